@@ -1,0 +1,228 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/spf13/cobra"
+
+	"github.com/geocompact/geocompact/engine"
+)
+
+// Exit codes, decided once in run.
+const (
+	exitOK        = 0
+	exitError     = 1
+	exitUsage     = 2
+	exitViolation = 3
+	exitConflict  = 4
+)
+
+// ioStreams are the streams a command writes to, with what is known about
+// the terminal (gh's iostreams).
+type ioStreams struct {
+	In          io.Reader
+	Out, ErrOut io.Writer
+	// OutTTY and ErrTTY report whether stdout and stderr are terminals:
+	// human units and progress bars only appear on a terminal.
+	OutTTY, ErrTTY bool
+}
+
+func newIOStreams(in io.Reader, out, errOut *os.File) *ioStreams {
+	return &ioStreams{In: in, Out: out, ErrOut: errOut, OutTTY: isTerminal(out), ErrTTY: isTerminal(errOut)}
+}
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// globalOptions are the flags every command shares.
+type globalOptions struct {
+	IO        *ioStreams
+	Warehouse string
+	Catalog   string
+	Config    string
+	JSON      bool
+	Verbose   bool
+	LogLevel  string
+	LogFormat string
+
+	logger *slog.Logger
+}
+
+// commands holds the constructors of the subcommands; each command's file
+// registers its own in init, so commands are added without touching this
+// file.
+var commands []func(*globalOptions) *cobra.Command
+
+func register(newCmd func(*globalOptions) *cobra.Command) { commands = append(commands, newCmd) }
+
+// usageError marks a mistake in the command line: exit 2.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// usageErrorf returns a usage error (exit 2) with a formatted message.
+func usageErrorf(format string, args ...any) error {
+	return &usageError{fmt.Errorf(format, args...)}
+}
+
+// exitCodeError carries an explicit exit code with an error that has
+// already been reported (or needs no message, when err is nil).
+type exitCodeError struct {
+	code int
+	err  error
+}
+
+func (e *exitCodeError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+func (e *exitCodeError) Unwrap() error { return e.err }
+
+func newRootCmd(g *globalOptions) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "geocompact",
+		Short: "Keep spatial Apache Iceberg tables fast",
+		Long: `geocompact compacts the small files of spatial Iceberg tables into target-sized
+files clustered by a linear, Z-order or Hilbert key over bounding boxes,
+commits them as replace snapshots, validates geometry, expires snapshots,
+removes orphan files and measures how many files bbox queries plan.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			return g.setup()
+		},
+	}
+	root.SetOut(g.IO.Out)
+	root.SetErr(g.IO.ErrOut)
+	root.SetIn(g.IO.In)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
+
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.Warehouse, "warehouse", envOr("GEOCOMPACT_WAREHOUSE", engine.DefaultWarehouse), "warehouse directory of the embedded catalog (env GEOCOMPACT_WAREHOUSE)")
+	pf.StringVar(&g.Catalog, "catalog", "", "catalog name from the config file (default: the embedded SQLite catalog in the warehouse)")
+	pf.StringVar(&g.Config, "config", "", "config file (default ./geocompact.yaml, then ~/.config/geocompact/config.yaml)")
+	pf.BoolVar(&g.JSON, "json", false, "write the result as JSON")
+	pf.BoolVarP(&g.Verbose, "verbose", "v", false, "log progress (same as --log-level info)")
+	pf.StringVar(&g.LogLevel, "log-level", "warn", "log level: debug, info, warn or error")
+	pf.StringVar(&g.LogFormat, "log-format", "text", "log format: text or json")
+
+	for _, newCmd := range commands {
+		root.AddCommand(newCmd(g))
+	}
+	return root
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+// setup builds the stderr logger from the log flags.
+func (g *globalOptions) setup() error {
+	level := g.LogLevel
+	if g.Verbose && level == "warn" {
+		level = "info"
+	}
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return usageErrorf("--log-level %q: want debug, info, warn or error", g.LogLevel)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch g.LogFormat {
+	case "text":
+		g.logger = slog.New(slog.NewTextHandler(g.IO.ErrOut, opts))
+	case "json":
+		g.logger = slog.New(slog.NewJSONHandler(g.IO.ErrOut, opts))
+	default:
+		return usageErrorf("--log-format %q: want text or json", g.LogFormat)
+	}
+	return nil
+}
+
+// Logger returns the logger built from the log flags.
+func (g *globalOptions) Logger() *slog.Logger {
+	if g.logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return g.logger
+}
+
+// openCatalog opens the catalog the global flags select: a named catalog
+// from the config file, or the embedded SQLite catalog in the warehouse.
+func (g *globalOptions) openCatalog(ctx context.Context) (catalog.Catalog, engine.CatalogSpec, error) {
+	spec, err := g.catalogSpec()
+	if err != nil {
+		return nil, spec, err
+	}
+	cat, err := engine.OpenCatalog(ctx, spec)
+	return cat, spec, err
+}
+
+func (g *globalOptions) catalogSpec() (engine.CatalogSpec, error) {
+	cfg, err := engine.LoadConfig(g.Config)
+	if err != nil {
+		return engine.CatalogSpec{}, err
+	}
+	return cfg.Catalog(g.Catalog, g.Warehouse)
+}
+
+// run executes the command line and returns the process exit code.
+func run(ctx context.Context, args []string, ios *ioStreams) int {
+	g := &globalOptions{IO: ios}
+	root := newRootCmd(g)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	code := exitCode(err)
+	var ec *exitCodeError
+	if !errors.As(err, &ec) || ec.err != nil {
+		fmt.Fprintf(ios.ErrOut, "geocompact: %s\n", oneLine(err.Error()))
+	}
+	return code
+}
+
+func exitCode(err error) int {
+	var ec *exitCodeError
+	var ue *usageError
+	switch {
+	case errors.As(err, &ec):
+		return ec.code
+	case errors.As(err, &ue), isCobraUsage(err):
+		return exitUsage
+	case engine.IsRetryable(err):
+		return exitConflict
+	}
+	return exitError
+}
+
+// isCobraUsage recognises the argument errors cobra returns unwrapped.
+func isCobraUsage(err error) bool {
+	s := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires at least", "required flag", "invalid argument"} {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// oneLine keeps an error on one line of stderr.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
+}

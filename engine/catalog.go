@@ -1,0 +1,227 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
+	// Catalog implementations, registered with catalog.Load by their init.
+	_ "github.com/apache/iceberg-go/catalog/glue"
+	_ "github.com/apache/iceberg-go/catalog/hadoop"
+	_ "github.com/apache/iceberg-go/catalog/hive"
+	_ "github.com/apache/iceberg-go/catalog/rest"
+	_ "github.com/apache/iceberg-go/catalog/sql"
+
+	// Object stores for s3://, gs:// and abfs:// warehouses.
+	_ "github.com/apache/iceberg-go/io/gocloud"
+
+	// database/sql drivers: "sqlite" (pure Go) and "pgx" (PostgreSQL).
+	_ "github.com/jackc/pgx/v5/stdlib"
+	_ "github.com/uptrace/bun/driver/sqliteshim"
+)
+
+// Sentinel errors for catalog access. They are matched with errors.Is and
+// decide the CLI's exit code.
+var (
+	// ErrUnknownCatalog is returned when a catalog name is not in the config file.
+	ErrUnknownCatalog = errors.New("engine: unknown catalog")
+	// ErrBadIdentifier is returned for a table name that is not NS.T.
+	ErrBadIdentifier = errors.New("engine: bad table identifier")
+)
+
+// DefaultWarehouse is the embedded warehouse directory used when neither
+// --warehouse nor GEOCOMPACT_WAREHOUSE is given.
+const DefaultWarehouse = "./warehouse"
+
+// EmbeddedCatalogName is the name the embedded SQLite catalog records on
+// every table row.
+const EmbeddedCatalogName = "geocompact"
+
+// CatalogSpec says how to reach one catalog. The zero value with Warehouse
+// set is the embedded default: iceberg-go's SQL catalog on a SQLite file
+// <Warehouse>/catalog.db, created on first use.
+type CatalogSpec struct {
+	// Name is the catalog's name as recorded in the catalog (and in the
+	// config file). Empty means EmbeddedCatalogName.
+	Name string
+	// Type is sql, rest, glue, hive or hadoop. Empty means the embedded
+	// SQLite catalog under Warehouse.
+	Type string
+	// Warehouse is a directory path or a file:// or s3:// URI.
+	Warehouse string
+	// Props are passed to the catalog as they are (uri, sql.dialect,
+	// s3.endpoint, credential, ...).
+	Props map[string]string
+	// CommitRetries is how many times a commit that lost a race with
+	// another writer is retried on a fresh base. Zero means 4; negative
+	// means none.
+	CommitRetries int
+}
+
+// Retries returns the commit retry budget the spec asks for.
+func (s CatalogSpec) Retries() int {
+	switch {
+	case s.CommitRetries < 0:
+		return 0
+	case s.CommitRetries == 0:
+		return 4
+	}
+	return s.CommitRetries
+}
+
+// OpenCatalog opens the catalog spec describes. The embedded SQLite catalog
+// creates its warehouse directory and database on first use. The returned
+// catalog reports stale-base commit failures of the sql and hadoop catalogs
+// as table.ErrCommitFailed, so they can be retried.
+func OpenCatalog(ctx context.Context, spec CatalogSpec) (catalog.Catalog, error) {
+	props := iceberg.Properties{}
+	for k, v := range spec.Props {
+		props[k] = v
+	}
+	name := spec.Name
+	if name == "" {
+		name = EmbeddedCatalogName
+	}
+	typ := strings.ToLower(spec.Type)
+	if typ == "" {
+		dir, err := localWarehouse(spec.Warehouse)
+		if err != nil {
+			return nil, err
+		}
+		typ = "sql"
+		props["uri"] = "file:" + filepath.Join(dir, "catalog.db") + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)"
+		props["sql.driver"] = "sqlite"
+		props["sql.dialect"] = "sqlite"
+		props["warehouse"] = "file://" + dir
+	} else if spec.Warehouse != "" {
+		wh, err := warehouseURI(spec.Warehouse)
+		if err != nil {
+			return nil, err
+		}
+		props["warehouse"] = wh
+	}
+	if typ == "sql" {
+		if props["sql.dialect"] == "" {
+			props["sql.dialect"] = "sqlite"
+		}
+		if props["sql.driver"] == "" {
+			props["sql.driver"] = map[string]string{"postgres": "pgx", "sqlite": "sqlite"}[props["sql.dialect"]]
+		}
+	}
+	if typ == "hadoop" {
+		wh := props["warehouse"]
+		if wh == "" {
+			return nil, fmt.Errorf("open catalog %q: a hadoop catalog needs a warehouse", name)
+		}
+		if !strings.HasPrefix(wh, "file://") && !strings.HasPrefix(wh, "/") {
+			// iceberg-go refuses non-local hadoop warehouses unless told
+			// that commits are unsafe; the user configured it, say so.
+			props["allow-unsafe-commits"] = props.Get("allow-unsafe-commits", "false")
+		}
+	}
+	props["type"] = typ
+	cat, err := catalog.Load(ctx, name, props)
+	if err != nil {
+		return nil, fmt.Errorf("open %s catalog %q: %s", typ, name, redact(err.Error(), props))
+	}
+	return wrapCatalog(cat), nil
+}
+
+// localWarehouse resolves a warehouse path for the embedded catalog and
+// creates it. Only local directories are supported there: an object-store
+// warehouse needs a catalog from the config file.
+func localWarehouse(wh string) (string, error) {
+	if wh == "" {
+		wh = DefaultWarehouse
+	}
+	if strings.Contains(wh, "://") {
+		u, err := url.Parse(wh)
+		if err != nil || u.Scheme != "file" {
+			return "", fmt.Errorf("warehouse %q: the embedded catalog needs a local directory; configure a catalog for object stores", wh)
+		}
+		wh = u.Path
+	}
+	dir, err := filepath.Abs(wh)
+	if err != nil {
+		return "", fmt.Errorf("warehouse %q: %w", wh, err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("create warehouse: %w", err)
+	}
+	return dir, nil
+}
+
+// warehouseURI turns a bare directory into a file:// URI and leaves URIs as
+// they are.
+func warehouseURI(wh string) (string, error) {
+	if strings.Contains(wh, "://") {
+		return wh, nil
+	}
+	dir, err := filepath.Abs(wh)
+	if err != nil {
+		return "", fmt.Errorf("warehouse %q: %w", wh, err)
+	}
+	return "file://" + dir, nil
+}
+
+// ParseIdentifier splits "ns.table" (or "a.b.table" for nested namespaces)
+// into an Iceberg identifier.
+func ParseIdentifier(s string) (table.Identifier, error) {
+	parts := strings.Split(s, ".")
+	if len(parts) < 2 {
+		return nil, fmt.Errorf("%w: %q, want NAMESPACE.TABLE", ErrBadIdentifier, s)
+	}
+	for _, p := range parts {
+		if p == "" {
+			return nil, fmt.Errorf("%w: %q has an empty part", ErrBadIdentifier, s)
+		}
+	}
+	return parts, nil
+}
+
+// LoadTable loads the table named ident ("ns.t"), with an error that names
+// it when it does not exist.
+func LoadTable(ctx context.Context, cat catalog.Catalog, name string) (*table.Table, error) {
+	ident, err := ParseIdentifier(name)
+	if err != nil {
+		return nil, err
+	}
+	tbl, err := cat.LoadTable(ctx, ident)
+	if err != nil {
+		return nil, fmt.Errorf("load table %s: %w", name, err)
+	}
+	return tbl, nil
+}
+
+// secretKeys are property names whose values never appear in messages.
+var secretKeys = []string{"secret", "password", "token", "credential", "key-id"}
+
+// redact removes the values of secret-looking properties (and any password
+// in a URI) from msg.
+func redact(msg string, props iceberg.Properties) string {
+	for k, v := range props {
+		if v == "" || len(v) < 4 {
+			continue
+		}
+		lk := strings.ToLower(k)
+		for _, s := range secretKeys {
+			if strings.Contains(lk, s) {
+				msg = strings.ReplaceAll(msg, v, "****")
+			}
+		}
+		if u, err := url.Parse(v); err == nil && u.User != nil {
+			if p, ok := u.User.Password(); ok && p != "" {
+				msg = strings.ReplaceAll(msg, p, "****")
+			}
+		}
+	}
+	return msg
+}

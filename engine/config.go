@@ -1,0 +1,140 @@
+package engine
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"io"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config is the geocompact config file: named catalogs and defaults.
+//
+//	commit-retries: 4            # default for every catalog
+//	catalogs:
+//	  lake:
+//	    type: sql                # sql, rest, glue, hive or hadoop
+//	    warehouse: s3://bucket/warehouse
+//	    properties:              # passed to the catalog as they are
+//	      uri: postgres://gis@127.0.0.1:5432/iceberg
+//	      sql.dialect: postgres
+//	      s3.endpoint: http://127.0.0.1:7070
+//	      s3.secret-access-key: ${LAKE_S3_SECRET}   # expanded from the environment
+//
+// Property values may reference environment variables as ${NAME}, so
+// secrets stay out of the file and out of shell history.
+type Config struct {
+	// CommitRetries is the default retry budget for commits that lose a
+	// race with another writer (default 4).
+	CommitRetries int `yaml:"commit-retries"`
+	// DefaultCatalog is used when --catalog is not given; empty means the
+	// embedded SQLite catalog.
+	DefaultCatalog string `yaml:"default-catalog"`
+	// Catalogs are the named catalogs --catalog chooses from.
+	Catalogs map[string]CatalogConfig `yaml:"catalogs"`
+
+	path string
+}
+
+// CatalogConfig is one named catalog in the config file.
+type CatalogConfig struct {
+	Type          string            `yaml:"type"`
+	Warehouse     string            `yaml:"warehouse"`
+	CommitRetries int               `yaml:"commit-retries"`
+	Properties    map[string]string `yaml:"properties"`
+}
+
+// ErrConfig marks a config file that cannot be used.
+var ErrConfig = errors.New("engine: bad config")
+
+var catalogTypes = []string{"sql", "rest", "glue", "hive", "hadoop"}
+
+// ConfigSearchPath lists where LoadConfig looks when no path is given, in
+// order.
+func ConfigSearchPath() []string {
+	paths := []string{"geocompact.yaml"}
+	if home, err := os.UserHomeDir(); err == nil {
+		paths = append(paths, filepath.Join(home, ".config", "geocompact", "config.yaml"))
+	}
+	return paths
+}
+
+// LoadConfig reads the config file at path, or the first that exists on
+// ConfigSearchPath when path is empty. No file is not an error: the result
+// is the empty config (the embedded catalog only). An explicit path that
+// does not exist is.
+func LoadConfig(path string) (*Config, error) {
+	candidates := []string{path}
+	if path == "" {
+		candidates = ConfigSearchPath()
+	}
+	for _, p := range candidates {
+		b, err := os.ReadFile(p)
+		if errors.Is(err, fs.ErrNotExist) && path == "" {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+		return ParseConfig(b, p)
+	}
+	return &Config{}, nil
+}
+
+// ParseConfig parses a config document; name is used in error messages.
+// Unknown fields and unknown catalog types are errors.
+func ParseConfig(b []byte, name string) (*Config, error) {
+	var c Config
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil && !errors.Is(err, errEOF()) {
+		return nil, fmt.Errorf("%w: %s: %w", ErrConfig, name, err)
+	}
+	for n, cc := range c.Catalogs {
+		ok := false
+		for _, t := range catalogTypes {
+			ok = ok || strings.EqualFold(cc.Type, t)
+		}
+		if !ok {
+			return nil, fmt.Errorf("%w: %s: catalog %q has type %q, want one of %s", ErrConfig, name, n, cc.Type, strings.Join(catalogTypes, ", "))
+		}
+	}
+	c.path = name
+	return &c, nil
+}
+
+func errEOF() error { return io.EOF }
+
+// Catalog returns the spec of the catalog called name, or of the embedded
+// catalog in warehouse when name (and the file's default) is empty.
+func (c *Config) Catalog(name, warehouse string) (CatalogSpec, error) {
+	if name == "" {
+		name = c.DefaultCatalog
+	}
+	if name == "" {
+		return CatalogSpec{Warehouse: warehouse, CommitRetries: c.CommitRetries}, nil
+	}
+	cc, ok := c.Catalogs[name]
+	if !ok {
+		where := "no config file was found"
+		if c.path != "" {
+			where = "it is not in " + c.path
+		}
+		return CatalogSpec{}, fmt.Errorf("%w %q: %s", ErrUnknownCatalog, name, where)
+	}
+	props := make(map[string]string, len(cc.Properties))
+	for k, v := range cc.Properties {
+		props[k] = os.ExpandEnv(v)
+	}
+	retries := cc.CommitRetries
+	if retries == 0 {
+		retries = c.CommitRetries
+	}
+	return CatalogSpec{Name: name, Type: strings.ToLower(cc.Type), Warehouse: os.ExpandEnv(cc.Warehouse), Props: props, CommitRetries: retries}, nil
+}

@@ -1,0 +1,110 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+)
+
+// ErrConflict marks a commit that lost to a concurrent writer and could not
+// be replayed within the retry budget. The table is unchanged; the
+// operation is safe to run again. The CLI exits 4 on it.
+var ErrConflict = errors.New("engine: commit conflict")
+
+// retryCatalog wraps a catalog so that the sql and hadoop catalogs' plain
+// "requirement failed" errors, raised when another writer moved the branch
+// between our read and our commit, wrap table.ErrCommitFailed like every
+// other catalog's stale-base error. Tables it loads or creates commit
+// through it.
+type retryCatalog struct {
+	catalog.Catalog
+}
+
+func wrapCatalog(c catalog.Catalog) catalog.Catalog {
+	if _, ok := c.(*retryCatalog); ok {
+		return c
+	}
+	return &retryCatalog{Catalog: c}
+}
+
+// CommitTable forwards to the wrapped catalog and maps a stale-base
+// requirement failure to table.ErrCommitFailed.
+func (c *retryCatalog) CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, updates []table.Update) (table.Metadata, string, error) {
+	meta, loc, err := c.Catalog.CommitTable(ctx, ident, reqs, updates)
+	if err != nil && !errors.Is(err, table.ErrCommitFailed) && isStaleBase(err) {
+		err = fmt.Errorf("%w: %w", table.ErrCommitFailed, err)
+	}
+	return meta, loc, err
+}
+
+// LoadTable loads through the wrapped catalog and binds the table's commits
+// to c.
+func (c *retryCatalog) LoadTable(ctx context.Context, ident table.Identifier) (*table.Table, error) {
+	t, err := c.Catalog.LoadTable(ctx, ident)
+	if err != nil {
+		return nil, err
+	}
+	return c.rebind(t), nil
+}
+
+// CreateTable creates through the wrapped catalog and binds the table's
+// commits to c.
+func (c *retryCatalog) CreateTable(ctx context.Context, ident table.Identifier, sc *iceberg.Schema, opts ...catalog.CreateTableOpt) (*table.Table, error) {
+	t, err := c.Catalog.CreateTable(ctx, ident, sc, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return c.rebind(t), nil
+}
+
+func (c *retryCatalog) rebind(t *table.Table) *table.Table {
+	return table.New(t.Identifier(), t.Metadata(), t.MetadataLocation(), t.FS, c)
+}
+
+// isStaleBase reports whether err is a catalog's report that a commit
+// requirement (the branch head, the table UUID, ...) no longer holds.
+func isStaleBase(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "requirement failed") || strings.Contains(s, "has changed")
+}
+
+// IsRetryable reports whether err means "another writer got there first":
+// the table is unchanged and the operation may be run again.
+func IsRetryable(err error) bool {
+	return errors.Is(err, table.ErrCommitFailed) || errors.Is(err, ErrConflict)
+}
+
+// WithCommitRetry runs attempt until it succeeds, fails with an error that
+// is not retryable, or has been retried retries times; it waits with
+// jittered exponential backoff in between. attempt must start from a fresh
+// load of the table each time. An exhausted budget returns an error that
+// wraps ErrConflict.
+func WithCommitRetry(ctx context.Context, retries int, attempt func(ctx context.Context) error) error {
+	wait := 50 * time.Millisecond
+	for i := 0; ; i++ {
+		err := attempt(ctx)
+		if err == nil || !IsRetryable(err) {
+			return err
+		}
+		if i >= retries {
+			if errors.Is(err, ErrConflict) {
+				return err
+			}
+			return fmt.Errorf("%w after %d retries: %w", ErrConflict, retries, err)
+		}
+		d := wait + rand.N(wait)
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-time.After(d):
+		}
+		wait = min(2*wait, 5*time.Second)
+	}
+}
