@@ -111,7 +111,7 @@ func TestEnvelopeErrors(t *testing.T) {
 		{"unknown type", le().hdr(8).f(0, 0).bytes(), WKBCodeType, 1},
 		{"type 0", le().hdr(0).bytes(), WKBCodeType, 1},
 		{"type 4001", le().hdr(4001).f(0, 0).bytes(), WKBCodeType, 1},
-		{"ISO and EWKB flags", le().hdr(0x80000000 | 1001).f(0, 0, 0).bytes(), WKBCodeType, 1},
+		{"ISO and EWKB flags", le().hdr(0x80000000|1001).f(0, 0, 0).bytes(), WKBCodeType, 1},
 		{"truncated point", le().hdr(1).f(1).bytes(), WKBCodeTruncated, 5},
 		{"truncated SRID", le().hdr(0x20000001).raw(1, 2).bytes(), WKBCodeTruncated, 5},
 		// 9 bytes claiming 2^27 points: must be refused before any work.
