@@ -1,0 +1,398 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/spatial"
+)
+
+// ErrGenerate marks a generator configuration that cannot be used.
+var ErrGenerate = errors.New("bench: bad generate config")
+
+// GenerateConfig describes a fragmented spatial table to build.
+type GenerateConfig struct {
+	// Table is the table to create, "ns.t". The namespace is created when
+	// missing.
+	Table string
+	// Rows is the total number of rows (> 0).
+	Rows int64
+	// Commits is the number of append commits the rows arrive in (> 0,
+	// <= Rows); each leaves at least one data file per partition it touches.
+	Commits int
+	// Geometry is points (default), lines or polygons.
+	Geometry GeometryKind
+	// Distribution is uniform (default) or clustered.
+	Distribution Distribution
+	// Extent bounds every geometry; the zero value means spatial.World.
+	Extent spatial.Bound
+	// FormatVersion is 2 (default: WKB binary plus four bbox columns) or 3
+	// (Iceberg's geometry type).
+	FormatVersion int
+	// BBoxColumns adds the four bbox columns to a v3 table; v2 tables always
+	// have them.
+	BBoxColumns bool
+	// PartitionBy is a partition spec such as "day(ts)" or
+	// "day(ts), bucket(8, device_id)"; empty means unpartitioned.
+	PartitionBy string
+	// CRS is recorded in the table properties (default OGC:CRS84).
+	CRS string
+	// Seed makes the table reproducible: the same config gives the same rows.
+	Seed uint64
+	// Start is the timestamp of the first row (default 2026-01-01T00:00Z);
+	// rows are spread evenly over Span (default 72h) in arrival order.
+	Start time.Time
+	Span  time.Duration
+	// Replace drops an existing table of the same name first.
+	Replace bool
+	// Properties are extra table properties.
+	Properties map[string]string
+	// Progress, when set, is called after each commit.
+	Progress func(done, total int)
+}
+
+// GenerateResult summarises a generated table.
+type GenerateResult struct {
+	Table     string        `json:"table"`
+	Rows      int64         `json:"rows"`
+	Commits   int           `json:"commits"`
+	DataFiles int           `json:"data_files"`
+	Bytes     int64         `json:"bytes"`
+	Extent    spatial.Bound `json:"extent"`
+	Duration  time.Duration `json:"duration_ns"`
+}
+
+// withDefaults fills in the documented defaults.
+func (c GenerateConfig) withDefaults() GenerateConfig {
+	if c.Geometry == "" {
+		c.Geometry = Points
+	}
+	if c.Distribution == "" {
+		c.Distribution = Uniform
+	}
+	if c.Extent == (spatial.Bound{}) {
+		c.Extent = spatial.World
+	}
+	if c.FormatVersion == 0 {
+		c.FormatVersion = 2
+	}
+	if c.FormatVersion == 2 {
+		c.BBoxColumns = true
+	}
+	if c.CRS == "" {
+		c.CRS = spatial.DefaultCRS
+	}
+	if c.Start.IsZero() {
+		c.Start = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	}
+	if c.Span == 0 {
+		c.Span = 72 * time.Hour
+	}
+	return c
+}
+
+// Validate reports the first problem with the config, naming the field.
+func (c GenerateConfig) Validate() error {
+	c = c.withDefaults()
+	if _, err := engine.ParseIdentifier(c.Table); err != nil {
+		return err
+	}
+	switch {
+	case c.Rows <= 0:
+		return fmt.Errorf("%w: rows must be positive, got %d", ErrGenerate, c.Rows)
+	case c.Commits <= 0:
+		return fmt.Errorf("%w: commits must be positive, got %d", ErrGenerate, c.Commits)
+	case int64(c.Commits) > c.Rows:
+		return fmt.Errorf("%w: %d commits cannot share %d rows", ErrGenerate, c.Commits, c.Rows)
+	case c.FormatVersion != 2 && c.FormatVersion != 3:
+		return fmt.Errorf("%w: format version must be 2 or 3, got %d", ErrGenerate, c.FormatVersion)
+	case c.Extent.IsEmpty() || c.Extent.Width() == 0 || c.Extent.Height() == 0:
+		return fmt.Errorf("%w: extent %v has no area", ErrGenerate, c.Extent)
+	case c.Span < 0:
+		return fmt.Errorf("%w: span must not be negative", ErrGenerate)
+	}
+	if _, err := ParseGeometryKind(string(c.Geometry)); err != nil {
+		return fmt.Errorf("%w: %w", ErrGenerate, err)
+	}
+	if _, err := ParseDistribution(string(c.Distribution)); err != nil {
+		return fmt.Errorf("%w: %w", ErrGenerate, err)
+	}
+	if _, err := ParsePartitionSpec(c.PartitionBy, Schema(c.FormatVersion, c.BBoxColumns, c.CRS)); err != nil {
+		return fmt.Errorf("%w: %w", ErrGenerate, err)
+	}
+	return nil
+}
+
+// ParseExtent parses "minx,miny,maxx,maxy".
+func ParseExtent(s string) (spatial.Bound, error) {
+	parts := strings.Split(s, ",")
+	if len(parts) != 4 {
+		return spatial.Bound{}, fmt.Errorf("extent %q: want minx,miny,maxx,maxy", s)
+	}
+	var v [4]float64
+	for i, p := range parts {
+		f, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil {
+			return spatial.Bound{}, fmt.Errorf("extent %q: %q is not a number", s, p)
+		}
+		v[i] = f
+	}
+	b := spatial.Bound{MinX: v[0], MinY: v[1], MaxX: v[2], MaxY: v[3]}
+	if !(b.MinX < b.MaxX && b.MinY < b.MaxY) {
+		return spatial.Bound{}, fmt.Errorf("extent %q: min must be below max on both axes", s)
+	}
+	return b, nil
+}
+
+// Schema is the generated tables' schema: id, ts, device_id, geometry and,
+// for v2 (or v3 with bboxColumns), the four bbox columns.
+func Schema(formatVersion int, bboxColumns bool, crs string) *iceberg.Schema {
+	var geom iceberg.Type = iceberg.PrimitiveTypes.Binary
+	if formatVersion >= 3 {
+		gt, err := iceberg.GeometryTypeOf(crs)
+		if err != nil {
+			gt = iceberg.GeometryType{}
+		}
+		geom = gt
+	}
+	fields := []iceberg.NestedField{
+		{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		{ID: 2, Name: "ts", Type: iceberg.PrimitiveTypes.TimestampTz},
+		{ID: 3, Name: "device_id", Type: iceberg.PrimitiveTypes.Int32},
+		{ID: 4, Name: "geometry", Type: geom},
+	}
+	if formatVersion < 3 || bboxColumns {
+		for i, n := range spatial.BBoxColumns {
+			fields = append(fields, iceberg.NestedField{ID: 5 + i, Name: n, Type: iceberg.PrimitiveTypes.Float64})
+		}
+	}
+	return iceberg.NewSchema(0, fields...)
+}
+
+// ParsePartitionSpec parses "transform(col), ..." — identity columns may be
+// given bare — against sc. An empty string is the unpartitioned spec.
+func ParsePartitionSpec(expr string, sc *iceberg.Schema) (iceberg.PartitionSpec, error) {
+	expr = strings.TrimSpace(expr)
+	if expr == "" {
+		return *iceberg.UnpartitionedSpec, nil
+	}
+	var opts []iceberg.PartitionOption
+	for _, term := range splitTopLevel(expr) {
+		term = strings.TrimSpace(term)
+		tname, col := "identity", term
+		if open := strings.IndexByte(term, '('); open >= 0 && strings.HasSuffix(term, ")") {
+			args := strings.Split(term[open+1:len(term)-1], ",")
+			tname, col = strings.ToLower(strings.TrimSpace(term[:open])), strings.TrimSpace(args[len(args)-1])
+			if len(args) == 2 {
+				tname = fmt.Sprintf("%s[%s]", tname, strings.TrimSpace(args[0]))
+			}
+		}
+		tr, err := iceberg.ParseTransform(tname)
+		if err != nil {
+			return iceberg.PartitionSpec{}, fmt.Errorf("partition %q: %w", term, err)
+		}
+		f, ok := sc.FindFieldByName(col)
+		if !ok {
+			return iceberg.PartitionSpec{}, fmt.Errorf("partition %q: no column %q", term, col)
+		}
+		name := col
+		if tname != "identity" {
+			name = col + "_" + strings.SplitN(tname, "[", 2)[0]
+		}
+		opts = append(opts, iceberg.AddPartitionFieldBySourceID(f.ID, name, tr, sc, nil))
+	}
+	return iceberg.NewPartitionSpecOpts(opts...)
+}
+
+// splitTopLevel splits s at commas outside parentheses.
+func splitTopLevel(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i, r := range s {
+		switch r {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ',':
+			if depth == 0 {
+				out = append(out, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(out, s[start:])
+}
+
+// Generate creates cfg.Table in cat and fills it with cfg.Commits append
+// commits of random geometries in arrival order.
+func Generate(ctx context.Context, cat catalog.Catalog, cfg GenerateConfig) (*GenerateResult, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	start := time.Now()
+	tbl, err := createTable(ctx, cat, cfg)
+	if err != nil {
+		return nil, err
+	}
+	arrowSchema, err := table.SchemaToArrowSchema(tbl.Schema(), nil, false, false)
+	if err != nil {
+		return nil, fmt.Errorf("generate %s: %w", cfg.Table, err)
+	}
+	s := newSampler(cfg.Seed, cfg.Extent, cfg.Distribution, cfg.Geometry)
+	res := &GenerateResult{Table: cfg.Table, Extent: spatial.EmptyBound()}
+	var id int64
+	for c := range cfg.Commits {
+		n := cfg.Rows/int64(cfg.Commits) + boolInt(int64(c) < cfg.Rows%int64(cfg.Commits))
+		rec, ext := buildBatch(arrowSchema, s, cfg, id, n)
+		res.Extent = res.Extent.Extend(ext)
+		id += n
+		rdr, err := array.NewRecordReader(arrowSchema, []arrow.RecordBatch{rec})
+		if err != nil {
+			rec.Release()
+			return nil, err
+		}
+		tbl, err = tbl.Append(ctx, rdr, iceberg.Properties{"geocompact.generate.commit": strconv.Itoa(c)})
+		rdr.Release()
+		rec.Release()
+		if err != nil {
+			return nil, fmt.Errorf("generate %s: commit %d of %d: %w", cfg.Table, c+1, cfg.Commits, err)
+		}
+		if cfg.Progress != nil {
+			cfg.Progress(c+1, cfg.Commits)
+		}
+	}
+	res.Rows, res.Commits, res.Duration = id, cfg.Commits, time.Since(start)
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("generate %s: plan: %w", cfg.Table, err)
+	}
+	for _, t := range tasks {
+		res.DataFiles++
+		res.Bytes += t.File.FileSizeBytes()
+	}
+	return res, nil
+}
+
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// createTable creates the namespace (if needed) and the table, dropping an
+// existing one when cfg.Replace is set.
+func createTable(ctx context.Context, cat catalog.Catalog, cfg GenerateConfig) (*table.Table, error) {
+	ident, _ := engine.ParseIdentifier(cfg.Table)
+	ns := catalog.NamespaceFromIdent(ident)
+	exists, err := cat.CheckNamespaceExists(ctx, ns)
+	if err != nil {
+		return nil, fmt.Errorf("generate %s: %w", cfg.Table, err)
+	}
+	if !exists {
+		if err := cat.CreateNamespace(ctx, ns, nil); err != nil && !errors.Is(err, catalog.ErrNamespaceAlreadyExists) {
+			return nil, fmt.Errorf("generate %s: create namespace: %w", cfg.Table, err)
+		}
+	}
+	if cfg.Replace {
+		if err := cat.DropTable(ctx, ident); err != nil && !errors.Is(err, catalog.ErrNoSuchTable) {
+			return nil, fmt.Errorf("generate %s: drop old table: %w", cfg.Table, err)
+		}
+	}
+	sc := Schema(cfg.FormatVersion, cfg.BBoxColumns, cfg.CRS)
+	spec, err := ParsePartitionSpec(cfg.PartitionBy, sc)
+	if err != nil {
+		return nil, err
+	}
+	props := iceberg.Properties{
+		table.PropertyFormatVersion:  strconv.Itoa(cfg.FormatVersion),
+		spatial.PropGeometryColumn:   "geometry",
+		spatial.PropGeometryEncoding: spatial.EncodingWKB,
+		spatial.PropCRS:              cfg.CRS,
+		// iceberg-go replays a commit that lost a race on the fresh head,
+		// reusing the data files it wrote.
+		table.CommitNumRetriesKey: "4",
+	}
+	if cfg.FormatVersion >= 3 {
+		props[spatial.PropGeometryEncoding] = spatial.EncodingIcebergGeometry
+	} else {
+		// Truncated binary bounds of WKB are useless and cost manifest space.
+		props["write.metadata.metrics.column.geometry"] = "none"
+	}
+	for k, v := range cfg.Properties {
+		props[k] = v
+	}
+	tbl, err := cat.CreateTable(ctx, ident, sc, catalog.WithPartitionSpec(&spec), catalog.WithProperties(props))
+	if err != nil {
+		return nil, fmt.Errorf("generate %s: create table: %w", cfg.Table, err)
+	}
+	return tbl, nil
+}
+
+// buildBatch makes n rows starting at id, with timestamps spread evenly
+// over the config's span in id order.
+func buildBatch(sc *arrow.Schema, s *sampler, cfg GenerateConfig, id, n int64) (arrow.RecordBatch, spatial.Bound) {
+	mem := memory.DefaultAllocator
+	ids := array.NewInt64Builder(mem)
+	ts := array.NewTimestampBuilder(mem, &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"})
+	dev := array.NewInt32Builder(mem)
+	geo := array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary)
+	var bb [4]*array.Float64Builder
+	for i := range bb {
+		bb[i] = array.NewFloat64Builder(mem)
+	}
+	ext := spatial.EmptyBound()
+	step := cfg.Span.Microseconds() / max(cfg.Rows, 1)
+	t0 := cfg.Start.UnixMicro()
+	buf := make([]byte, 0, 256)
+	for i := range n {
+		row := id + i
+		ids.Append(row)
+		ts.Append(arrow.Timestamp(t0 + row*step))
+		dev.Append(int32(s.rng.IntN(10000)))
+		var b spatial.Bound
+		buf, b = s.geometry(buf[:0])
+		geo.Append(buf)
+		ext = ext.Extend(b)
+		bb[0].Append(b.MinX)
+		bb[1].Append(b.MinY)
+		bb[2].Append(b.MaxX)
+		bb[3].Append(b.MaxY)
+	}
+	cols := []arrow.Array{ids.NewArray(), ts.NewArray(), dev.NewArray(), geoArray(sc.Field(3).Type, geo.NewArray())}
+	if sc.NumFields() > 4 {
+		for i := range bb {
+			cols = append(cols, bb[i].NewArray())
+		}
+	}
+	rec := array.NewRecordBatch(sc, cols, n)
+	for _, c := range cols {
+		c.Release()
+	}
+	return rec, ext
+}
+
+// geoArray wraps binary WKB storage in the column's extension type (the v3
+// geometry column's geoarrow.wkb), or returns it as it is.
+func geoArray(typ arrow.DataType, storage arrow.Array) arrow.Array {
+	if et, ok := typ.(arrow.ExtensionType); ok {
+		arr := array.NewExtensionArrayWithStorage(et, storage)
+		storage.Release()
+		return arr
+	}
+	return storage
+}

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/geocompact/geocompact/spatial"
+)
+
+// formatBytes renders n in binary units on a terminal ("1.2 GiB") and as a
+// raw number when piped, so scripts can parse it.
+func formatBytes(n int64, human bool) string {
+	if !human {
+		return strconv.FormatInt(n, 10)
+	}
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// formatBound renders a bbox as minx,miny,maxx,maxy.
+func formatBound(b spatial.Bound) string {
+	if b.IsEmpty() {
+		return "-"
+	}
+	return fmt.Sprintf("%.6g,%.6g,%.6g,%.6g", b.MinX, b.MinY, b.MaxX, b.MaxY)
+}
+
+// progress draws a one-line progress bar on stderr, only when stderr is a
+// terminal and the output is not JSON.
+type progress struct {
+	mu      sync.Mutex
+	g       *globalOptions
+	verb    string
+	unit    string
+	enabled bool
+	last    time.Time
+}
+
+func newProgress(g *globalOptions, verb, unit string) *progress {
+	return &progress{g: g, verb: verb, unit: unit, enabled: g.IO.ErrTTY && !g.JSON}
+}
+
+// Update redraws the bar at most ten times a second, and always at the end.
+func (p *progress) Update(done, total int) {
+	if p == nil || !p.enabled {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if done < total && time.Since(p.last) < 100*time.Millisecond {
+		return
+	}
+	p.last = time.Now()
+	const width = 30
+	filled := width * done / max(total, 1)
+	bar := make([]byte, width)
+	for i := range bar {
+		bar[i] = '.'
+		if i < filled {
+			bar[i] = '='
+		}
+	}
+	fmt.Fprintf(p.g.IO.ErrOut, "\r%s [%s] %d/%d %s", p.verb, bar, done, total, p.unit)
+}
+
+// Done ends the bar's line.
+func (p *progress) Done() {
+	if p != nil && p.enabled && !p.last.IsZero() {
+		fmt.Fprintln(p.g.IO.ErrOut)
+	}
+}
