@@ -14,7 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Config is the geocompact config file: named catalogs and defaults.
+// ConfigFile is the geocompact config file: named catalogs and defaults.
 //
 //	commit-retries: 4            # default for every catalog
 //	catalogs:
@@ -29,7 +29,7 @@ import (
 //
 // Property values may reference environment variables as ${NAME}, so
 // secrets stay out of the file and out of shell history.
-type Config struct {
+type ConfigFile struct {
 	// CommitRetries is the default retry budget for commits that lose a
 	// race with another writer (default 4).
 	CommitRetries int `yaml:"commit-retries"`
@@ -69,7 +69,7 @@ func ConfigSearchPath() []string {
 // ConfigSearchPath when path is empty. No file is not an error: the result
 // is the empty config (the embedded catalog only). An explicit path that
 // does not exist is.
-func LoadConfig(path string) (*Config, error) {
+func LoadConfig(path string) (*ConfigFile, error) {
 	candidates := []string{path}
 	if path == "" {
 		candidates = ConfigSearchPath()
@@ -84,13 +84,13 @@ func LoadConfig(path string) (*Config, error) {
 		}
 		return ParseConfig(b, p)
 	}
-	return &Config{}, nil
+	return &ConfigFile{}, nil
 }
 
 // ParseConfig parses a config document; name is used in error messages.
 // Unknown fields and unknown catalog types are errors.
-func ParseConfig(b []byte, name string) (*Config, error) {
-	var c Config
+func ParseConfig(b []byte, name string) (*ConfigFile, error) {
+	var c ConfigFile
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(&c); err != nil && !errors.Is(err, errEOF()) {
@@ -113,7 +113,7 @@ func errEOF() error { return io.EOF }
 
 // Catalog returns the spec of the catalog called name, or of the embedded
 // catalog in warehouse when name (and the file's default) is empty.
-func (c *Config) Catalog(name, warehouse string) (CatalogSpec, error) {
+func (c *ConfigFile) Catalog(name, warehouse string) (CatalogSpec, error) {
 	if name == "" {
 		name = c.DefaultCatalog
 	}

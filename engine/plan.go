@@ -1,0 +1,269 @@
+package engine
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/apache/iceberg-go/table"
+)
+
+// PlanFile is what the planner needs to know of one data file.
+type PlanFile struct {
+	Path      string `json:"path"`
+	Size      int64  `json:"size_bytes"`
+	Records   int64  `json:"records"`
+	Partition string `json:"partition"`
+	// DeleteFiles is the number of delete files that apply to the file.
+	DeleteFiles int `json:"delete_files"`
+
+	task *table.FileScanTask
+}
+
+// Group is a set of files of one partition rewritten together.
+type Group struct {
+	Partition string     `json:"partition"`
+	Files     []PlanFile `json:"files"`
+	Bytes     int64      `json:"bytes"`
+	Records   int64      `json:"records"`
+	// OutputFiles is the number of files the group is written as.
+	OutputFiles int `json:"output_files"`
+	// Reason says why the group is rewritten.
+	Reason string `json:"reason"`
+}
+
+// Skipped is a file the plan leaves alone, with the reason.
+type Skipped struct {
+	PlanFile
+	Reason string `json:"reason"`
+}
+
+// Plan is which files are rewritten, in which groups, and why the others
+// are not. It is printable (--dry-run) and serialisable.
+type Plan struct {
+	Groups  []Group   `json:"groups"`
+	Skipped []Skipped `json:"skipped_files"`
+	// Deferred are groups that would be rewritten but exceed
+	// max-files-to-rewrite in this run.
+	Deferred []Group `json:"deferred_groups,omitempty"`
+	// Hint says what would change a plan with no groups; empty otherwise.
+	Hint string `json:"hint,omitempty"`
+}
+
+// Files returns how many files the plan rewrites.
+func (p *Plan) Files() int {
+	n := 0
+	for _, g := range p.Groups {
+		n += len(g.Files)
+	}
+	return n
+}
+
+// Bytes returns how many bytes the plan rewrites.
+func (p *Plan) Bytes() int64 {
+	var n int64
+	for _, g := range p.Groups {
+		n += g.Bytes
+	}
+	return n
+}
+
+// Plan groups files for rewriting the way Iceberg's size-based planner
+// does. Per partition:
+//   - a file is a candidate when its size is outside [min, max] (small
+//     files merge, large ones split) or it carries at least
+//     delete-file-threshold delete files; with rewrite-all every file is;
+//   - candidates are packed, in input order, into groups of at most
+//     max-file-group-size-bytes;
+//   - a group is kept when it has at least min-input-files files (and more
+//     than one), more than one file and more than a target file's worth of
+//     bytes, a file above max-file-size (it must be split), delete files to
+//     drop, or more than max-file-group-size-bytes; with rewrite-all always.
+//
+// Every input file lands in exactly one group or in Skipped with its
+// reason; no group spans partitions; the same input gives the same plan.
+// Groups are then ordered by JobOrder and cut at MaxFilesToRewrite.
+func (o Options) Plan(files []PlanFile) *Plan {
+	p := &Plan{}
+	var order []string
+	byPart := map[string][]PlanFile{}
+	for _, f := range files {
+		if _, ok := byPart[f.Partition]; !ok {
+			order = append(order, f.Partition)
+		}
+		byPart[f.Partition] = append(byPart[f.Partition], f)
+	}
+	var hints []string
+	for _, part := range order {
+		var cands []PlanFile
+		for _, f := range byPart[part] {
+			if reason := o.notCandidate(f); reason != "" {
+				p.Skipped = append(p.Skipped, Skipped{PlanFile: f, Reason: reason})
+				continue
+			}
+			cands = append(cands, f)
+		}
+		for _, g := range o.pack(part, cands) {
+			if g.Reason = o.keepReason(g); g.Reason != "" {
+				g.OutputFiles = o.outputFiles(g.Bytes)
+				p.Groups = append(p.Groups, g)
+				continue
+			}
+			reason := fmt.Sprintf("group of %d candidate files (%s) is below %s=%d and holds less than one target file (%s=%d)",
+				len(g.Files), fmtBytes(g.Bytes), OptMinInputFiles, o.MinInputFiles, OptTargetFileSize, o.TargetFileSize)
+			for _, f := range g.Files {
+				p.Skipped = append(p.Skipped, Skipped{PlanFile: f, Reason: reason})
+			}
+			hints = append(hints, fmt.Sprintf("partition %s has %d candidate files (%s), below %s=%d; pass --option %s=%d (or %s=true) to rewrite them",
+				partName(part), len(g.Files), fmtBytes(g.Bytes), OptMinInputFiles, o.MinInputFiles, OptMinInputFiles, max(len(g.Files), 2), OptRewriteAll))
+		}
+	}
+	o.orderGroups(p.Groups)
+	if o.MaxFilesToRewrite > 0 {
+		n := 0
+		for i, g := range p.Groups {
+			if n+len(g.Files) > o.MaxFilesToRewrite && n > 0 {
+				p.Deferred = p.Groups[i:]
+				p.Groups = p.Groups[:i:i]
+				break
+			}
+			n += len(g.Files)
+		}
+		for _, g := range p.Deferred {
+			for _, f := range g.Files {
+				p.Skipped = append(p.Skipped, Skipped{PlanFile: f, Reason: fmt.Sprintf("deferred: %s=%d reached", OptMaxFilesToRewrite, o.MaxFilesToRewrite)})
+			}
+		}
+	}
+	if len(p.Groups) == 0 {
+		p.Hint = o.hint(files, hints)
+	}
+	return p
+}
+
+// notCandidate returns why f is not a rewrite candidate, or "" if it is.
+func (o Options) notCandidate(f PlanFile) string {
+	switch {
+	case o.RewriteAll:
+		return ""
+	case f.DeleteFiles >= o.DeleteFileThreshold:
+		return ""
+	case f.Size < o.MinFileSize || f.Size > o.MaxFileSize:
+		return ""
+	}
+	return fmt.Sprintf("size %s is within [%s=%s, %s=%s]", fmtBytes(f.Size), OptMinFileSize, fmtBytes(o.MinFileSize), OptMaxFileSize, fmtBytes(o.MaxFileSize))
+}
+
+// pack packs candidates, in order, into groups of at most
+// MaxFileGroupSize bytes (a single larger file forms its own group).
+func (o Options) pack(part string, cands []PlanFile) []Group {
+	var groups []Group
+	cur := Group{Partition: part}
+	for _, f := range cands {
+		if len(cur.Files) > 0 && cur.Bytes+f.Size > o.MaxFileGroupSize {
+			groups = append(groups, cur)
+			cur = Group{Partition: part}
+		}
+		cur.Files = append(cur.Files, f)
+		cur.Bytes += f.Size
+		cur.Records += f.Records
+	}
+	if len(cur.Files) > 0 {
+		groups = append(groups, cur)
+	}
+	return groups
+}
+
+// keepReason says why g is worth rewriting, or "" when it is not.
+func (o Options) keepReason(g Group) string {
+	n := len(g.Files)
+	switch {
+	case o.RewriteAll:
+		return OptRewriteAll
+	case n > 1 && n >= o.MinInputFiles:
+		return fmt.Sprintf("%d files >= %s=%d", n, OptMinInputFiles, o.MinInputFiles)
+	case n > 1 && g.Bytes > o.TargetFileSize:
+		return fmt.Sprintf("%d files hold more than one target file (%s)", n, fmtBytes(g.Bytes))
+	case g.Bytes > o.MaxFileGroupSize:
+		return fmt.Sprintf("more than %s", OptMaxFileGroupSize)
+	}
+	for _, f := range g.Files {
+		if f.Size > o.MaxFileSize {
+			return fmt.Sprintf("file of %s above %s=%s must be split", fmtBytes(f.Size), OptMaxFileSize, fmtBytes(o.MaxFileSize))
+		}
+		if f.DeleteFiles >= o.DeleteFileThreshold {
+			return fmt.Sprintf("file has %d delete files >= %s=%d", f.DeleteFiles, OptDeleteFileThreshold, o.DeleteFileThreshold)
+		}
+	}
+	return ""
+}
+
+// outputFiles is how many files a group of inputBytes is written as,
+// following Iceberg: whole target-size files, plus one more for a
+// remainder above min-file-size; a smaller remainder is spread over the
+// others when that keeps them under max-file-size (no tiny tail files).
+func (o Options) outputFiles(inputBytes int64) int {
+	if inputBytes <= o.TargetFileSize {
+		return 1
+	}
+	n := inputBytes / o.TargetFileSize
+	rem := inputBytes % o.TargetFileSize
+	if rem > o.MinFileSize {
+		return int(n) + 1
+	}
+	if inputBytes/n > o.MaxFileSize {
+		return int(n) + 1
+	}
+	return int(n)
+}
+
+func (o Options) orderGroups(gs []Group) {
+	var key func(a, b Group) int
+	switch o.JobOrder {
+	case JobOrderBytesAsc:
+		key = func(a, b Group) int { return cmp.Compare(a.Bytes, b.Bytes) }
+	case JobOrderBytesDesc:
+		key = func(a, b Group) int { return cmp.Compare(b.Bytes, a.Bytes) }
+	case JobOrderFilesAsc:
+		key = func(a, b Group) int { return cmp.Compare(len(a.Files), len(b.Files)) }
+	case JobOrderFilesDesc:
+		key = func(a, b Group) int { return cmp.Compare(len(b.Files), len(a.Files)) }
+	default:
+		return
+	}
+	slices.SortStableFunc(gs, key)
+}
+
+// hint explains an empty plan and what would change it.
+func (o Options) hint(files []PlanFile, groupHints []string) string {
+	if len(files) == 0 {
+		return "the table (or the --where scope) has no data files"
+	}
+	if len(groupHints) > 0 {
+		return strings.Join(groupHints, "; ")
+	}
+	return fmt.Sprintf("all %d files are within the size band [%s, %s] around %s=%s with no delete files to drop; pass --option %s=true to rewrite them anyway (for example to apply a new sort order)",
+		len(files), fmtBytes(o.MinFileSize), fmtBytes(o.MaxFileSize), OptTargetFileSize, fmtBytes(o.TargetFileSize), OptRewriteAll)
+}
+
+func partName(p string) string {
+	if p == "" {
+		return "(unpartitioned)"
+	}
+	return p
+}
+
+// fmtBytes renders n in binary units for messages.
+func fmtBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

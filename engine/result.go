@@ -1,0 +1,44 @@
+package engine
+
+import "time"
+
+// Result is the outcome of one rewrite, the row Iceberg's
+// rewrite_data_files procedure returns plus what a person needs to judge
+// it. The five Iceberg counters keep their Iceberg names.
+type Result struct {
+	RewrittenDataFilesCount int   `json:"rewritten_data_files_count"`
+	AddedDataFilesCount     int   `json:"added_data_files_count"`
+	RewrittenBytesCount     int64 `json:"rewritten_bytes_count"`
+	FailedDataFilesCount    int   `json:"failed_data_files_count"`
+	RemovedDeleteFilesCount int   `json:"removed_delete_files_count"`
+
+	// Table-wide figures before and after (after == before on a dry run or
+	// a no-op).
+	FilesBefore int   `json:"files_before"`
+	FilesAfter  int   `json:"files_after"`
+	BytesBefore int64 `json:"bytes_before"`
+	BytesAfter  int64 `json:"bytes_after"`
+
+	// AddedBytesCount is the size of the files the rewrite wrote.
+	AddedBytesCount int64 `json:"added_bytes_count"`
+	// SnapshotsCommitted is 1 for an atomic rewrite, up to
+	// partial-progress.max-commits with partial progress, 0 for a no-op.
+	SnapshotsCommitted int `json:"snapshots_committed"`
+	// SnapshotIDs are the snapshots this rewrite committed.
+	SnapshotIDs []int64 `json:"snapshot_ids,omitempty"`
+	// Strategy and SortOrder say how the rows were laid out.
+	Strategy  string `json:"strategy"`
+	SortOrder string `json:"sort_order,omitempty"`
+	// DryRun is set when nothing was written on purpose.
+	DryRun bool `json:"dry_run"`
+	// NoopReason says why nothing was rewritten and what would change it;
+	// empty when something was.
+	NoopReason string `json:"noop_reason,omitempty"`
+	// Verified is set when every committed group passed verification: row
+	// count, bbox extent and content checksum equal before and after.
+	Verified bool `json:"verified"`
+	// Plan is the plan the rewrite executed.
+	Plan *Plan `json:"plan"`
+	// Duration is the wall time of the whole rewrite.
+	Duration time.Duration `json:"duration_ns"`
+}
