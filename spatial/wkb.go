@@ -5,6 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/twpayne/go-geom"
+	"github.com/twpayne/go-geom/encoding/ewkb"
+	"github.com/twpayne/go-geom/encoding/wkb"
+	"github.com/twpayne/go-geom/encoding/wkbcommon"
 )
 
 // ErrInvalidWKB is the category of every WKB decoding failure. A
@@ -101,6 +106,8 @@ type wkbHeader struct {
 	typ   GeometryType
 	dims  int // coordinates per point: 2, 3 or 4
 	srid  bool
+	ewkb  bool // the code uses PostGIS flag bits
+	iso   bool // the code uses ISO dimension thousands
 }
 
 // parseHeader reads the byte order and type code at b[off:], returning the
@@ -121,7 +128,9 @@ func parseHeader(b []byte, off int) (wkbHeader, int, error) {
 	code := h.order.Uint32(b[off+1:])
 	hasZ, hasM := code&ewkbZ != 0, code&ewkbM != 0
 	h.srid = code&ewkbSRID != 0
+	h.ewkb = code&(ewkbZ|ewkbM|ewkbSRID) != 0
 	iso := code &^ (ewkbZ | ewkbM | ewkbSRID)
+	h.iso = iso >= 1000
 	if iso > 3007 {
 		return h, off, wkbErr(off+1, WKBCodeType, "unknown geometry type code %d", code)
 	}
@@ -189,25 +198,76 @@ func readCount(b []byte, off int, order binary.ByteOrder, minSize int, what stri
 // with fewer than four points, and trailing bytes.
 func Envelope(b []byte) (Bound, error) {
 	s := scanner{b: b, bound: EmptyBound()}
-	off, err := s.geometry(0, 0, 0)
-	if err != nil {
+	if err := s.scan(); err != nil {
 		return EmptyBound(), err
 	}
-	if off != len(b) {
-		return EmptyBound(), wkbErr(off, WKBCodeTrailing, "%d bytes after the geometry", len(b)-off)
-	}
 	return s.bound, nil
+}
+
+// scan walks the whole value and checks nothing follows it.
+func (s *scanner) scan() error {
+	off, err := s.geometry(0, 0, nil, 0)
+	if err != nil {
+		return err
+	}
+	if off != len(s.b) {
+		return wkbErr(off, WKBCodeTrailing, "%d bytes after the geometry", len(s.b)-off)
+	}
+	return nil
+}
+
+// DecodeWKB decodes b into a go-geom geometry. It first runs the same
+// bounded scan as Envelope, so go-geom only ever sees a value whose counts
+// the bytes back (its own decoder sizes allocations from them) and every
+// defect Envelope reports is reported here with the same *WKBError. EWKB
+// input keeps its SRID; POINT EMPTY decodes as an empty point.
+func DecodeWKB(b []byte) (geom.T, error) {
+	s := scanner{b: b, bound: EmptyBound()}
+	if err := s.scan(); err != nil {
+		return nil, err
+	}
+	var (
+		g   geom.T
+		err error
+	)
+	if s.ewkb {
+		g, err = ewkb.Unmarshal(b)
+	} else {
+		g, err = wkb.Unmarshal(b, wkbcommon.WKBOptionEmptyPointHandling(wkbcommon.EmptyPointHandlingNaN))
+	}
+	if err != nil {
+		// The scan accepts only what go-geom decodes; reaching this is a
+		// disagreement between the two, reported rather than hidden.
+		return nil, &WKBError{Offset: 0, Code: WKBCodeType, Reason: "go-geom: " + err.Error()}
+	}
+	return g, nil
+}
+
+// EncodeWKB encodes g as little-endian ISO WKB (Z/M as type codes 1000,
+// 2000 and 3000; any SRID is dropped). Empty points are written as NaN
+// coordinates, the encoding DecodeWKB and Envelope accept as empty.
+func EncodeWKB(g geom.T) ([]byte, error) {
+	b, err := wkb.Marshal(g, binary.LittleEndian, wkbcommon.WKBOptionEmptyPointHandling(wkbcommon.EmptyPointHandlingNaN))
+	if err != nil {
+		return nil, fmt.Errorf("encode WKB: %w", err)
+	}
+	return b, nil
 }
 
 // scanner accumulates the envelope of a WKB value as it is walked.
 type scanner struct {
 	b     []byte
 	bound Bound
+	ewkb  bool // the outermost header uses EWKB flag bits
 }
 
 // geometry scans one geometry at off. want, if non-zero, is the type a
 // Multi* container requires of its members.
-func (s *scanner) geometry(off int, want GeometryType, depth int) (int, error) {
+//
+// Members must have their container's dimensions and must not switch
+// between the ISO and EWKB spellings of them or carry their own SRID:
+// OGC forbids the first, and no writer produces the others.
+func (s *scanner) geometry(off int, want GeometryType, parent *wkbHeader, depth int) (int, error) {
 	if depth > MaxWKBDepth {
 		return off, wkbErr(off, WKBCodeDepth, "geometry nested deeper than %d", MaxWKBDepth)
 	}
@@ -216,8 +276,19 @@ func (s *scanner) geometry(off int, want GeometryType, depth int) (int, error) {
 	if err != nil {
 		return off, err
 	}
-	if want != 0 && h.typ != want {
-		return start, wkbErr(start+1, WKBCodeType, "%s inside a Multi%s", h.typ, want)
+	if parent == nil {
+		s.ewkb = h.ewkb
+	} else {
+		switch {
+		case want != 0 && h.typ != want:
+			return start, wkbErr(start+1, WKBCodeType, "%s inside a Multi%s", h.typ, want)
+		case h.dims != parent.dims:
+			return start, wkbErr(start+1, WKBCodeType, "%d-dimensional member of a %d-dimensional %s", h.dims, parent.dims, parent.typ)
+		case h.srid:
+			return start, wkbErr(start+1, WKBCodeType, "member of a %s carries its own SRID", parent.typ)
+		case (h.ewkb && parent.iso) || (h.iso && parent.ewkb):
+			return start, wkbErr(start+1, WKBCodeType, "member mixes ISO and EWKB type codes")
+		}
 	}
 	stride := 8 * h.dims
 	switch h.typ {
@@ -246,7 +317,7 @@ func (s *scanner) geometry(off int, want GeometryType, depth int) (int, error) {
 			return off, err
 		}
 		for range n {
-			if off, err = s.geometry(off, member, depth+1); err != nil {
+			if off, err = s.geometry(off, member, &h, depth+1); err != nil {
 				return off, err
 			}
 		}
@@ -255,7 +326,7 @@ func (s *scanner) geometry(off int, want GeometryType, depth int) (int, error) {
 	panic("unreachable: parseHeader validated the type")
 }
 
-// point scans a single Point body. All-NaN coordinates are the conventional
+// point scans a single Point body. All-NaN ordinates are the conventional
 // encoding of POINT EMPTY and are skipped; any other NaN or an Inf is an
 // error.
 func (s *scanner) point(off int, h wkbHeader, stride int) (int, error) {
@@ -264,14 +335,7 @@ func (s *scanner) point(off int, h wkbHeader, stride int) (int, error) {
 	}
 	x := math.Float64frombits(h.order.Uint64(s.b[off:]))
 	y := math.Float64frombits(h.order.Uint64(s.b[off+8:]))
-	if math.IsNaN(x) && math.IsNaN(y) {
-		for d := 2; d < h.dims; d++ {
-			// Z/M of an empty point: NaN by convention; anything else is
-			// tolerated as long as it is not Inf.
-			if v := math.Float64frombits(h.order.Uint64(s.b[off+8*d:])); math.IsInf(v, 0) {
-				return off, wkbErr(off+8*d, WKBCodeNonFinite, "infinite ordinate %d", d)
-			}
-		}
+	if math.IsNaN(x) && math.IsNaN(y) && s.allNaN(off, h) {
 		return off + stride, nil
 	}
 	if err := s.finite(off, h, x, y); err != nil {
@@ -279,6 +343,17 @@ func (s *scanner) point(off int, h wkbHeader, stride int) (int, error) {
 	}
 	s.bound = s.bound.Extend(Bound{MinX: x, MinY: y, MaxX: x, MaxY: y})
 	return off + stride, nil
+}
+
+// allNaN reports whether the Z and M ordinates of the point at off are NaN
+// too, as they are in an empty point.
+func (s *scanner) allNaN(off int, h wkbHeader) bool {
+	for d := 2; d < h.dims; d++ {
+		if !math.IsNaN(math.Float64frombits(h.order.Uint64(s.b[off+8*d:]))) {
+			return false
+		}
+	}
+	return true
 }
 
 // finite checks every ordinate of the point at off (x and y already read).
