@@ -431,3 +431,13 @@ func (s *scanner) points(off int, h wkbHeader, stride, minRing int) (int, error)
 	s.bound = b
 	return end, nil
 }
+
+// WKBType returns the geometry type in the header of the WKB value b
+// without scanning the rest of it.
+func WKBType(b []byte) (GeometryType, error) {
+	h, _, err := parseHeader(b, 0)
+	if err != nil {
+		return 0, err
+	}
+	return h.typ, nil
+}

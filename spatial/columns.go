@@ -1,0 +1,282 @@
+package spatial
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go"
+)
+
+// ErrGeometryColumn is the category of problems that leave no usable
+// geometry column: none named, the named one absent, or of the wrong type.
+var ErrGeometryColumn = errors.New("spatial: no usable geometry column")
+
+// ColumnError reports a problem with a file's or table's geometry columns.
+// Code is the stable check code (geometry.column, geo.metadata, ...).
+type ColumnError struct {
+	Column string
+	Code   string
+	Reason string
+	err    error
+}
+
+// Error implements error.
+func (e *ColumnError) Error() string {
+	if e.Column == "" {
+		return e.Reason
+	}
+	return fmt.Sprintf("column %q: %s", e.Column, e.Reason)
+}
+
+// Unwrap returns the category: ErrGeometryColumn or ErrGeoMetadata.
+func (e *ColumnError) Unwrap() error { return e.err }
+
+// GeoArrowWKB is the Arrow extension name of WKB geometry, which iceberg-go
+// uses for the Iceberg v3 geometry type.
+const GeoArrowWKB = "geoarrow.wkb"
+
+// Columns says where a file's or table's geometry lives.
+type Columns struct {
+	// Geometry is the primary geometry column.
+	Geometry string
+	// Encoding is EncodingWKB for a binary column, EncodingIcebergGeometry
+	// for a geoarrow.wkb extension column or an Iceberg v3 geometry field.
+	// Both hold WKB values.
+	Encoding string
+	// CRS is the geometry's canonical CRS, or "" when the source does not
+	// say (no GeoParquet, GeoArrow or Iceberg metadata) or says "unknown"
+	// (a JSON null); CRSSource then tells which.
+	CRS string
+	// CRSSource names where CRS came from: "geo metadata", "geoarrow
+	// metadata", "iceberg type", "table property", "null" (explicitly
+	// unknown) or "" (nowhere).
+	CRSSource string
+	// GeometryTypes lists the allowed types the metadata declares, if any.
+	GeometryTypes []string
+	// BBox holds the names of the bbox columns found, in BBoxColumns
+	// order; a missing one is "".
+	BBox [4]string
+	// Covering is the GeoParquet 1.1 covering struct column, if declared,
+	// and CoveringFields its xmin, ymin, xmax, ymax fields.
+	Covering       string
+	CoveringFields [4]string
+}
+
+// HasBBox reports whether all four bbox columns are present.
+func (c Columns) HasBBox() bool {
+	return c.BBox[0] != "" && c.BBox[1] != "" && c.BBox[2] != "" && c.BBox[3] != ""
+}
+
+// Hints are what a caller knows about a geometry column beyond the data:
+// an explicit column name (a flag) and table properties.
+type Hints struct {
+	Column string
+	Props  map[string]string
+}
+
+// DiscoverColumns finds the geometry column of a file with Arrow schema sc
+// and GeoParquet metadata geo (nil when the file has none). The column is
+// the one named by hints.Column, else the table property
+// PropGeometryColumn, else geo's primary_column, else the first geoarrow.wkb
+// extension field. It must be binary (WKB); a string column (WKT) is
+// refused with that reason. The CRS comes from geo, else the field's
+// GeoArrow metadata, else the table property PropCRS.
+//
+// geo must agree with sc: every column it lists must exist. Errors are
+// *ColumnError values wrapping ErrGeometryColumn or ErrGeoMetadata.
+func DiscoverColumns(sc *arrow.Schema, geo *GeoMetadata, hints Hints) (Columns, error) {
+	var c Columns
+	if geo != nil {
+		for name := range geo.Columns {
+			if len(sc.FieldIndices(name)) == 0 {
+				return c, &ColumnError{Column: name, Code: "geo.metadata", Reason: "listed in the geo metadata but not in the file", err: ErrGeoMetadata}
+			}
+		}
+	}
+	c.Geometry = hints.Column
+	if c.Geometry == "" {
+		c.Geometry = hints.Props[PropGeometryColumn]
+	}
+	if c.Geometry == "" && geo != nil {
+		c.Geometry = geo.PrimaryColumn
+	}
+	if c.Geometry == "" {
+		for _, f := range sc.Fields() {
+			if isGeoArrowWKB(f) {
+				c.Geometry = f.Name
+				break
+			}
+		}
+	}
+	if c.Geometry == "" {
+		return c, &ColumnError{Code: "geometry.column", Reason: "no geometry column: name one with --geometry-column, the table property " + PropGeometryColumn + " or GeoParquet metadata", err: ErrGeometryColumn}
+	}
+	idx := sc.FieldIndices(c.Geometry)
+	if len(idx) != 1 {
+		return c, &ColumnError{Column: c.Geometry, Code: "geometry.column", Reason: "geometry column is not in the file", err: ErrGeometryColumn}
+	}
+	f := sc.Field(idx[0])
+	enc, err := geometryEncoding(f)
+	if err != nil {
+		return c, err
+	}
+	c.Encoding = enc
+	if err := c.discoverCRS(f, geo, hints.Props); err != nil {
+		return c, err
+	}
+	c.discoverBBox(sc, geo)
+	return c, nil
+}
+
+// geometryEncoding checks that f holds WKB.
+func geometryEncoding(f arrow.Field) (string, error) {
+	if isGeoArrowWKB(f) {
+		return EncodingIcebergGeometry, nil
+	}
+	switch f.Type.ID() {
+	case arrow.BINARY, arrow.LARGE_BINARY, arrow.BINARY_VIEW:
+		return EncodingWKB, nil
+	case arrow.STRING, arrow.LARGE_STRING, arrow.STRING_VIEW:
+		return "", &ColumnError{Column: f.Name, Code: "geometry.column", Reason: "geometry column is a string column (WKT or GeoJSON?); want WKB binary", err: ErrGeometryColumn}
+	}
+	return "", &ColumnError{Column: f.Name, Code: "geometry.column", Reason: fmt.Sprintf("geometry column has type %s; want WKB binary", f.Type), err: ErrGeometryColumn}
+}
+
+func isGeoArrowWKB(f arrow.Field) bool {
+	if et, ok := f.Type.(arrow.ExtensionType); ok && et.ExtensionName() == GeoArrowWKB {
+		return true
+	}
+	name, _ := f.Metadata.GetValue("ARROW:extension:name")
+	return name == GeoArrowWKB
+}
+
+// geoArrowCRS returns the raw "crs" member of f's GeoArrow extension
+// metadata, or nil.
+func geoArrowCRS(f arrow.Field) json.RawMessage {
+	var meta string
+	if et, ok := f.Type.(arrow.ExtensionType); ok && et.ExtensionName() == GeoArrowWKB {
+		meta = et.Serialize()
+	} else if v, ok := f.Metadata.GetValue("ARROW:extension:metadata"); ok {
+		meta = v
+	}
+	if meta == "" {
+		return nil
+	}
+	var m struct {
+		CRS json.RawMessage `json:"crs"`
+	}
+	if json.Unmarshal([]byte(meta), &m) != nil {
+		return nil
+	}
+	return m.CRS
+}
+
+func (c *Columns) discoverCRS(f arrow.Field, geo *GeoMetadata, props map[string]string) error {
+	var gc *GeoColumn
+	if geo != nil {
+		if col, ok := geo.Columns[c.Geometry]; ok {
+			gc = &col
+			c.GeometryTypes = col.GeometryTypes
+		}
+	}
+	var (
+		crs string
+		err error
+	)
+	switch raw := geoArrowCRS(f); {
+	case gc != nil:
+		crs, err = gc.CRSName()
+		c.CRSSource = "geo metadata"
+	case len(raw) > 0:
+		crs, err = ParseGeoParquetCRS(raw)
+		c.CRSSource = "geoarrow metadata"
+	case props[PropCRS] != "":
+		crs, err = NormalizeCRS(props[PropCRS])
+		c.CRSSource = "table property"
+	}
+	if errors.Is(err, ErrUnknownCRS) {
+		c.CRSSource = "null"
+		return nil
+	}
+	if err != nil {
+		return &ColumnError{Column: c.Geometry, Code: "crs.missing", Reason: err.Error(), err: err}
+	}
+	c.CRS = crs
+	return nil
+}
+
+func (c *Columns) discoverBBox(sc *arrow.Schema, geo *GeoMetadata) {
+	for i, name := range BBoxColumns {
+		if len(sc.FieldIndices(name)) == 1 {
+			c.BBox[i] = name
+		}
+	}
+	if geo == nil {
+		return
+	}
+	if gc, ok := geo.Columns[c.Geometry]; ok && gc.Covering != nil {
+		paths := gc.Covering.BBox.Paths()
+		c.Covering = paths[0][0]
+		for i, p := range paths {
+			c.CoveringFields[i] = p[1]
+		}
+	}
+}
+
+// DiscoverTableColumns finds the geometry column of an Iceberg table from
+// its schema and properties: the column named by hints.Column, else by
+// PropGeometryColumn, else the first field of the v3 geometry type. A v3
+// geometry field carries its own CRS; a binary one takes PropCRS, which
+// defaults to OGC:CRS84.
+func DiscoverTableColumns(sc *iceberg.Schema, props map[string]string, column string) (Columns, error) {
+	c := Columns{Geometry: column}
+	if c.Geometry == "" {
+		c.Geometry = props[PropGeometryColumn]
+	}
+	if c.Geometry == "" {
+		for _, f := range sc.Fields() {
+			if _, ok := f.Type.(iceberg.GeometryType); ok {
+				c.Geometry = f.Name
+				break
+			}
+		}
+	}
+	if c.Geometry == "" {
+		return c, &ColumnError{Code: "geometry.column", Reason: "table has no geometry column: set the table property " + PropGeometryColumn, err: ErrGeometryColumn}
+	}
+	f, ok := sc.FindFieldByName(c.Geometry)
+	if !ok {
+		return c, &ColumnError{Column: c.Geometry, Code: "geometry.column", Reason: "geometry column is not in the table schema", err: ErrGeometryColumn}
+	}
+	var err error
+	switch t := f.Type.(type) {
+	case iceberg.GeometryType:
+		c.Encoding, c.CRSSource = EncodingIcebergGeometry, "iceberg type"
+		c.CRS, err = NormalizeCRS(t.CRS())
+	case iceberg.BinaryType:
+		c.Encoding, c.CRSSource = EncodingWKB, "table property"
+		crs := props[PropCRS]
+		if crs == "" {
+			crs = DefaultCRS
+		}
+		c.CRS, err = NormalizeCRS(crs)
+	default:
+		kind := "has type " + f.Type.String()
+		if _, ok := f.Type.(iceberg.StringType); ok {
+			kind = "is a string column (WKT or GeoJSON?)"
+		}
+		return c, &ColumnError{Column: c.Geometry, Code: "geometry.column", Reason: "geometry column " + kind + "; want binary WKB or geometry", err: ErrGeometryColumn}
+	}
+	if err != nil {
+		return c, &ColumnError{Column: c.Geometry, Code: "crs.missing", Reason: err.Error(), err: err}
+	}
+	for i, name := range BBoxColumns {
+		if bf, ok := sc.FindFieldByName(name); ok && strings.EqualFold(bf.Type.String(), "double") {
+			c.BBox[i] = name
+		}
+	}
+	return c, nil
+}
