@@ -1,0 +1,199 @@
+package bench
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/geocompact/geocompact/engine"
+)
+
+// Layout is one way of laying out a table's rows in files.
+type Layout string
+
+// Layouts, each written into its own scratch copy of the table.
+const (
+	// Unsorted is the arrival order: the rows as they were committed, cut
+	// into target-size files without any reordering.
+	Unsorted Layout = "unsorted"
+	// BinPack is the engine's binpack rewrite of all files: target-size
+	// files, rows still in arrival order.
+	BinPack Layout = "binpack"
+	// Linear, ZOrder and Hilbert are the engine's sorted rewrites of all
+	// files by that curve over the rows' bboxes.
+	Linear  Layout = "linear"
+	ZOrder  Layout = "zorder"
+	Hilbert Layout = "hilbert"
+)
+
+// AllLayouts are the layouts measured when none are named, in report order.
+var AllLayouts = []Layout{Unsorted, BinPack, Linear, ZOrder, Hilbert}
+
+// ParseLayouts parses a comma-separated layout list. Duplicates are
+// refused, since each layout gets one scratch table.
+func ParseLayouts(s string) ([]Layout, error) {
+	var out []Layout
+	for _, p := range strings.Split(s, ",") {
+		l := Layout(strings.ToLower(strings.TrimSpace(p)))
+		if !slices.Contains(AllLayouts, l) {
+			return nil, fmt.Errorf("bench: unknown layout %q: want unsorted, binpack, linear, zorder or hilbert", p)
+		}
+		if slices.Contains(out, l) {
+			return nil, fmt.Errorf("bench: layout %q given twice", l)
+		}
+		out = append(out, l)
+	}
+	return out, nil
+}
+
+// rewriteConfig is the engine request that writes layout l over a copy
+// already cut into target-size files in arrival order; nil for Unsorted,
+// which is that copy.
+func rewriteConfig(l Layout, opts map[string]string, target int64) *engine.Config {
+	o := make(map[string]string, len(opts)+2)
+	for k, v := range opts {
+		o[k] = v
+	}
+	o[engine.OptTargetFileSize] = strconv.FormatInt(target, 10)
+	o[engine.OptRewriteAll] = "true"
+	switch l {
+	case Unsorted:
+		return nil
+	case BinPack:
+		return &engine.Config{Strategy: engine.BinPack, Options: o}
+	}
+	return &engine.Config{Strategy: engine.Sort, Curve: string(l), Options: o}
+}
+
+// propBenchSource marks a scratch table with the table it copies, so that
+// a later run may replace it and never replaces anything else.
+const propBenchSource = "geocompact.bench.source"
+
+// ScratchName is the name of layout l's scratch copy of table ("ns.t"):
+// "ns.t__bench_<layout>".
+func ScratchName(tableName string, l Layout) string {
+	return tableName + "__bench_" + string(l)
+}
+
+// arrivalOrder sorts tasks into the order their rows were committed: by
+// data sequence number, then by position in the snapshot's manifests.
+func arrivalOrder(ctx context.Context, tbl *table.Table, tasks []table.FileScanTask) error {
+	snap := tbl.CurrentSnapshot()
+	if snap == nil {
+		return nil
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return err
+	}
+	manifests, err := snap.Manifests(fs)
+	if err != nil {
+		return fmt.Errorf("list manifests: %w", err)
+	}
+	type key struct {
+		seq int64
+		pos int
+	}
+	keys := map[string]key{}
+	for _, m := range manifests {
+		if m.ManifestContent() != iceberg.ManifestContentData {
+			continue
+		}
+		entries, err := m.FetchEntries(fs, true)
+		if err != nil {
+			return fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
+		}
+		for _, e := range entries {
+			keys[e.DataFile().FilePath()] = key{e.SequenceNum(), len(keys)}
+		}
+	}
+	slices.SortStableFunc(tasks, func(a, b table.FileScanTask) int {
+		ka, kb := keys[a.File.FilePath()], keys[b.File.FilePath()]
+		return cmp.Or(cmp.Compare(ka.seq, kb.seq), cmp.Compare(ka.pos, kb.pos))
+	})
+	return nil
+}
+
+// createScratch creates the scratch table name with src's schema,
+// partition spec, format version and properties (not its sort order: a
+// table sort order would reorder the copied batches). The copy rolls files
+// at target bytes; rowGroupRows bounds its row groups so that it can.
+// An earlier scratch copy of the same source is replaced; any other table
+// of that name is left alone and reported.
+func createScratch(ctx context.Context, cat catalog.Catalog, src *table.Table, srcName, name string, target, rowGroupRows int64) (*table.Table, error) {
+	ident, err := engine.ParseIdentifier(name)
+	if err != nil {
+		return nil, err
+	}
+	if old, err := cat.LoadTable(ctx, ident); err == nil {
+		if old.Properties()[propBenchSource] != srcName {
+			return nil, fmt.Errorf("bench: table %s exists and is not a bench copy of %s; drop or rename it", name, srcName)
+		}
+		if err := dropScratch(ctx, cat, name); err != nil {
+			return nil, err
+		}
+	} else if !errors.Is(err, catalog.ErrNoSuchTable) {
+		return nil, fmt.Errorf("look up %s: %w", name, err)
+	}
+	props := iceberg.Properties{}
+	for k, v := range src.Properties() {
+		props[k] = v
+	}
+	props[table.PropertyFormatVersion] = strconv.Itoa(src.Metadata().Version())
+	props[table.WriteTargetFileSizeBytesKey] = strconv.FormatInt(target, 10)
+	props[table.ParquetRowGroupLimitKey] = strconv.FormatInt(rowGroupRows, 10)
+	props["gc.enabled"] = "true" // it is ours to purge
+	props[propBenchSource] = srcName
+	spec := src.Spec()
+	tbl, err := cat.CreateTable(ctx, ident, src.Schema(), catalog.WithPartitionSpec(&spec), catalog.WithProperties(props))
+	if err != nil {
+		return nil, fmt.Errorf("create %s: %w", name, err)
+	}
+	return tbl, nil
+}
+
+// copyRows appends the rows of tasks, in their order, to dst in one commit.
+func copyRows(ctx context.Context, src *table.Table, tasks []table.FileScanTask, dst *table.Table) (*table.Table, error) {
+	sc, recs, err := src.Scan().ReadTasks(ctx, tasks)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", src.Identifier(), err)
+	}
+	rdr := array.ReaderFromIter(sc, recs)
+	defer rdr.Release()
+	out, err := dst.Append(ctx, rdr, iceberg.Properties{propBenchSource: strings.Join(src.Identifier(), ".")})
+	if err != nil {
+		return nil, fmt.Errorf("copy rows into %s: %w", strings.Join(dst.Identifier(), "."), err)
+	}
+	return out, nil
+}
+
+// dropScratch drops a scratch table and deletes its files.
+func dropScratch(ctx context.Context, cat catalog.Catalog, name string) error {
+	ident, err := engine.ParseIdentifier(name)
+	if err != nil {
+		return err
+	}
+	tbl, err := cat.LoadTable(ctx, ident)
+	if err != nil {
+		if errors.Is(err, catalog.ErrNoSuchTable) {
+			return nil
+		}
+		return fmt.Errorf("drop %s: %w", name, err)
+	}
+	if err := cat.DropTable(ctx, ident); err != nil {
+		return fmt.Errorf("drop %s: %w", name, err)
+	}
+	if err := tbl.PurgeFiles(ctx); err != nil {
+		return fmt.Errorf("purge %s: %w", name, err)
+	}
+	return nil
+}

@@ -1,0 +1,273 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/geocompact/geocompact/spatial"
+)
+
+// everywhere is the bound of a file without usable statistics: planning
+// cannot prune it, so it covers every window.
+var everywhere = spatial.Bound{MinX: math.Inf(-1), MinY: math.Inf(-1), MaxX: math.Inf(1), MaxY: math.Inf(1)}
+
+// fileInfo is one data file of a layout, with the bbox of every live row
+// read from it.
+type fileInfo struct {
+	path  string
+	size  int64
+	count int64 // the manifest's record count
+	// bound is the bbox the manifest statistics give; everywhere when
+	// hasBound is false.
+	bound    spatial.Bound
+	hasBound bool
+	rows     []spatial.Bound
+}
+
+// readFiles lists tbl's live data files and reads the bbox of each file's
+// rows (deletes applied) in one pass, projecting only the spatial columns.
+// A row whose bbox is null or whose WKB is not valid gets an empty bbox:
+// it matches no window, as no bbox predicate would select it.
+func readFiles(ctx context.Context, tbl *table.Table, cols spatialColumns) ([]fileInfo, error) {
+	scan := tbl.Scan(table.WithSelectedFields(cols.names()...))
+	tasks, err := scan.PlanFiles(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("plan %s: %w", tbl.Identifier(), err)
+	}
+	files := make([]fileInfo, len(tasks))
+	for i, t := range tasks {
+		f := &files[i]
+		f.path, f.size, f.count = t.File.FilePath(), t.File.FileSizeBytes(), t.File.Count()
+		f.bound, f.hasBound = cols.fileBound(t.File.LowerBoundValues(), t.File.UpperBoundValues())
+		if !f.hasBound {
+			f.bound = everywhere
+		}
+		f.rows = make([]spatial.Bound, 0, f.count)
+		_, recs, err := scan.ReadTasks(ctx, tasks[i:i+1])
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", f.path, err)
+		}
+		for rec, err := range recs {
+			if err != nil {
+				return nil, fmt.Errorf("read %s: %w", f.path, err)
+			}
+			f.rows, err = appendRowBounds(f.rows, rec, cols)
+			rec.Release()
+			if err != nil {
+				return nil, fmt.Errorf("read %s: %w", f.path, err)
+			}
+		}
+	}
+	return files, nil
+}
+
+// appendRowBounds appends the bbox of each row of rec.
+func appendRowBounds(dst []spatial.Bound, rec arrow.RecordBatch, cols spatialColumns) ([]spatial.Bound, error) {
+	n := int(rec.NumRows())
+	if cols.hasBBox() {
+		var arrs [4]*array.Float64
+		for i, name := range spatial.BBoxColumns {
+			idx := rec.Schema().FieldIndices(name)
+			if len(idx) == 0 {
+				return dst, fmt.Errorf("column %s missing from the scan", name)
+			}
+			a, ok := rec.Column(idx[0]).(*array.Float64)
+			if !ok {
+				return dst, fmt.Errorf("column %s is %s, want double", name, rec.Column(idx[0]).DataType())
+			}
+			arrs[i] = a
+		}
+		for r := range n {
+			b := spatial.EmptyBound()
+			if !arrs[0].IsNull(r) && !arrs[1].IsNull(r) && !arrs[2].IsNull(r) && !arrs[3].IsNull(r) {
+				b = spatial.Bound{MinX: arrs[0].Value(r), MinY: arrs[1].Value(r), MaxX: arrs[2].Value(r), MaxY: arrs[3].Value(r)}
+			}
+			dst = append(dst, b)
+		}
+		return dst, nil
+	}
+	idx := rec.Schema().FieldIndices(cols.geometry)
+	if len(idx) == 0 {
+		return dst, fmt.Errorf("column %s missing from the scan", cols.geometry)
+	}
+	col := rec.Column(idx[0])
+	if ext, ok := col.(array.ExtensionArray); ok {
+		col = ext.Storage()
+	}
+	bin, ok := col.(interface {
+		Value(int) []byte
+		IsNull(int) bool
+	})
+	if !ok {
+		return dst, fmt.Errorf("column %s is %s, want WKB binary", cols.geometry, col.DataType())
+	}
+	for r := range n {
+		b := spatial.EmptyBound()
+		if !bin.IsNull(r) {
+			if e, err := spatial.Envelope(bin.Value(r)); err == nil {
+				b = e
+			}
+		}
+		dst = append(dst, b)
+	}
+	return dst, nil
+}
+
+// windowResult is what one window planned and matched on one layout.
+type windowResult struct {
+	// Planned and PlannedBytes are the files (and their bytes) that scan
+	// planning returned for the window.
+	Planned      int
+	PlannedBytes int64
+	// Matching is the number of rows whose bbox intersects the window.
+	Matching int64
+	// FilesWithMatches is the number of files holding at least one
+	// matching row: what a perfect index over these same files would open.
+	FilesWithMatches int
+	// LowerBound is ceil(Matching / largest rows per file).
+	LowerBound int64
+}
+
+// measureWindows plans every window on tbl with iceberg-go's scan planning
+// and counts, from the rows already read into files, the rows and files
+// that truly match. A file holding a matching row that planning pruned is
+// an error: the statistics would be lying, and no figure could be trusted.
+func measureWindows(ctx context.Context, tbl *table.Table, cols spatialColumns, files []fileInfo, windows []Window) ([]windowResult, error) {
+	byPath := make(map[string]int, len(files))
+	var maxRows int64
+	for i, f := range files {
+		byPath[f.path] = i
+		maxRows = max(maxRows, f.count)
+	}
+	out := make([]windowResult, len(windows))
+	planned := make([]bool, len(files))
+	for wi, w := range windows {
+		wb := w.Bound()
+		tasks, err := tbl.Scan(table.WithRowFilter(cols.filter(wb))).PlanFiles(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("plan window %d: %w", wi, err)
+		}
+		clear(planned)
+		res := &out[wi]
+		for _, t := range tasks {
+			i, ok := byPath[t.File.FilePath()]
+			if !ok {
+				return nil, fmt.Errorf("plan window %d: file %s is not in the table's file list", wi, t.File.FilePath())
+			}
+			planned[i] = true
+			res.Planned++
+			res.PlannedBytes += t.File.FileSizeBytes()
+		}
+		for i, f := range files {
+			n := countMatches(f, wb)
+			if n == 0 {
+				continue
+			}
+			if !planned[i] {
+				return nil, fmt.Errorf("window %d: planning pruned %s, which holds %d matching rows", wi, f.path, n)
+			}
+			res.Matching += n
+			res.FilesWithMatches++
+		}
+		res.LowerBound = lowerBound(res.Matching, maxRows)
+	}
+	return out, nil
+}
+
+// countMatches counts f's rows whose bbox intersects w, skipping the rows
+// when the file's own bound shows none can.
+func countMatches(f fileInfo, w spatial.Bound) int64 {
+	if f.hasBound && !f.bound.Intersects(w) {
+		return 0
+	}
+	var n int64
+	for _, r := range f.rows {
+		if r.Intersects(w) {
+			n++
+		}
+	}
+	return n
+}
+
+// lowerBound is the fewest files any layout of files holding at most
+// maxRowsPerFile rows each could plan for a window matching `matching`
+// rows: ceil(matching / maxRowsPerFile).
+func lowerBound(matching, maxRowsPerFile int64) int64 {
+	if matching == 0 || maxRowsPerFile <= 0 {
+		return 0
+	}
+	return (matching + maxRowsPerFile - 1) / maxRowsPerFile
+}
+
+// overlapDepth measures how much the files' bboxes overlap. The depth of
+// a point is the number of file bboxes (closed boxes, from the manifest
+// statistics; a file without statistics covers every point) that contain
+// it. mean is the average depth at the bbox centres of the table's rows —
+// the files a point query at a random row would plan, at least 1 — and
+// maxDepth the largest depth of any point of the plane.
+func overlapDepth(files []fileInfo) (mean float64, maxDepth int) {
+	var sum, n int64
+	for _, f := range files {
+		for _, r := range f.rows {
+			if r.IsEmpty() {
+				continue
+			}
+			x, y := r.Center()
+			for _, g := range files {
+				if g.bound.Contains(x, y) {
+					sum++
+				}
+			}
+			n++
+		}
+	}
+	if n > 0 {
+		mean = float64(sum) / float64(n)
+	}
+	return mean, maxOverlap(files)
+}
+
+// maxOverlap returns the largest number of file bboxes sharing one point.
+// Closed boxes that share a point all contain the corner (max minx,
+// max miny) of their intersection, so only points (minx_i, miny_j) need
+// checking: for each minx it sweeps the boxes spanning that x along y.
+func maxOverlap(files []fileInfo) int {
+	type event struct {
+		y     float64
+		delta int
+	}
+	best := 0
+	events := make([]event, 0, 2*len(files))
+	for _, f := range files {
+		x := f.bound.MinX
+		events = events[:0]
+		for _, g := range files {
+			if g.bound.MinX <= x && x <= g.bound.MaxX {
+				events = append(events, event{g.bound.MinY, +1}, event{g.bound.MaxY, -1})
+			}
+		}
+		// Openings sort before closings at the same y: closed intervals
+		// that touch share a point.
+		slices.SortFunc(events, func(a, b event) int {
+			if a.y != b.y {
+				if a.y < b.y {
+					return -1
+				}
+				return 1
+			}
+			return b.delta - a.delta
+		})
+		depth := 0
+		for _, e := range events {
+			depth += e.delta
+			best = max(best, depth)
+		}
+	}
+	return best
+}

@@ -1,0 +1,319 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/spatial"
+)
+
+// DefaultTargetFiles is how many files the default target file size aims
+// at: the source table's bytes divided by this.
+const DefaultTargetFiles = 64
+
+// Config is one pruning measurement.
+type Config struct {
+	// Table is the source table, "ns.t". It is only read.
+	Table string
+	// Layouts are the layouts to measure (default AllLayouts), each written
+	// into a scratch table ScratchName(Table, layout).
+	Layouts []Layout
+	// Windows are the query windows. When empty they are generated from
+	// WindowConfig over the source table's rows.
+	Windows      []Window
+	WindowConfig WindowConfig
+	// Options are rewrite options by Iceberg's names, passed to every
+	// engine rewrite (rewrite-all is always set). target-file-size-bytes
+	// applies to every layout; its default is the source table's bytes /
+	// DefaultTargetFiles.
+	Options map[string]string
+	// Keep leaves the scratch tables in the catalog; by default each is
+	// dropped, with its files, once measured.
+	Keep bool
+	// Logger receives one line per phase; nil discards.
+	Logger *slog.Logger
+	// Progress, when set, is called as each layout starts.
+	Progress func(done, total int)
+}
+
+// Report is what a pruning measurement found.
+type Report struct {
+	Table       string `json:"table"`
+	Rows        int64  `json:"rows"`
+	SourceFiles int    `json:"source_files"`
+	SourceBytes int64  `json:"source_bytes"`
+	// Extent is the union of the rows' bboxes.
+	Extent Window `json:"extent"`
+	// Filter says which predicate planned the windows: "bbox_columns" or
+	// "bbox_intersects(<geometry column>)".
+	Filter         string `json:"filter"`
+	TargetFileSize int64  `json:"target_file_size_bytes"`
+	// Windows is the number of windows; WindowList holds them.
+	Windows    int      `json:"windows"`
+	WindowList []Window `json:"-"`
+	// WindowArea, Placement and Seed describe generated windows (zero when
+	// they were read from a file).
+	WindowArea float64           `json:"window_area,omitempty"`
+	Placement  Placement         `json:"window_placement,omitempty"`
+	Seed       uint64            `json:"seed"`
+	Options    map[string]string `json:"options,omitempty"`
+	Layouts    []LayoutReport    `json:"layouts"`
+}
+
+// LayoutReport is one layout's figures over all windows.
+type LayoutReport struct {
+	Layout Layout `json:"layout"`
+	// ScratchTable is the scratch table's name when it was kept.
+	ScratchTable   string `json:"scratch_table,omitempty"`
+	Files          int    `json:"files"`
+	Bytes          int64  `json:"bytes"`
+	Rows           int64  `json:"rows"`
+	MaxRowsPerFile int64  `json:"max_rows_per_file"`
+	// Files planned per window: mean, median (mean of the two middle
+	// values for an even count) and 95th percentile (nearest rank).
+	MeanFilesPlanned   float64 `json:"mean_files_planned"`
+	MedianFilesPlanned float64 `json:"median_files_planned"`
+	P95FilesPlanned    float64 `json:"p95_files_planned"`
+	MeanBytesPlanned   float64 `json:"mean_bytes_planned"`
+	// MeanFilesWithMatches is the mean number of files that hold at least
+	// one matching row: what perfect per-file statistics would plan.
+	MeanFilesWithMatches float64 `json:"mean_files_with_matches"`
+	MeanMatchingRows     float64 `json:"mean_matching_rows"`
+	MeanLowerBound       float64 `json:"mean_lower_bound"`
+	// RatioToLowerBound is sum(files planned) / sum(lower bound) over all
+	// windows; null when no window matches a row.
+	RatioToLowerBound *float64 `json:"ratio_to_lower_bound"`
+	// MeanOverlapDepth and MaxOverlapDepth describe how the files' bboxes
+	// overlap (see overlapDepth).
+	MeanOverlapDepth float64 `json:"mean_overlap_depth"`
+	MaxOverlapDepth  int     `json:"max_overlap_depth"`
+	// WriteSeconds is the time to copy the rows and rewrite them.
+	WriteSeconds float64 `json:"write_seconds"`
+	// FileBounds are the files' bboxes from their statistics, and
+	// PerWindow the figures of each window, in window order.
+	FileBounds []spatial.Bound `json:"-"`
+	PerWindow  []WindowResult  `json:"-"`
+}
+
+// WindowResult is what one window planned and matched on one layout.
+type WindowResult = windowResult
+
+// Run measures, for every layout in cfg, how many files iceberg-go's scan
+// planning opens for each window, against the rows that truly match and
+// the fewest files any layout could open. Each layout is a scratch copy of
+// the source table's current rows, appended in arrival order and cut into
+// target-size files, then rewritten by engine.Rewrite (except Unsorted,
+// which is that copy). The source table is never written.
+func Run(ctx context.Context, cat catalog.Catalog, cfg Config) (*Report, error) {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	layouts := cfg.Layouts
+	if len(layouts) == 0 {
+		layouts = AllLayouts
+	}
+	src, err := engine.LoadTable(ctx, cat, cfg.Table)
+	if err != nil {
+		return nil, err
+	}
+	cols, err := columnsOf(src.Schema(), src.Properties())
+	if err != nil {
+		return nil, fmt.Errorf("bench %s: %w", cfg.Table, err)
+	}
+	start := time.Now()
+	srcFiles, err := readFiles(ctx, src, cols)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{Table: cfg.Table, SourceFiles: len(srcFiles), Filter: "bbox_columns", Options: cfg.Options, Seed: cfg.WindowConfig.Seed}
+	if !cols.hasBBox() {
+		rep.Filter = "bbox_intersects(" + cols.geometry + ")"
+	}
+	extent := spatial.EmptyBound()
+	var rows []spatial.Bound
+	for _, f := range srcFiles {
+		rep.Rows += int64(len(f.rows))
+		rep.SourceBytes += f.size
+		for _, r := range f.rows {
+			extent = extent.Extend(r)
+		}
+		rows = append(rows, f.rows...)
+	}
+	rep.Extent = windowOf(extent)
+	log.Info("bench source read", "table", cfg.Table, "files", len(srcFiles), "rows", rep.Rows, "duration", time.Since(start))
+	if rep.Windows, err = chooseWindows(cfg, extent, rows, rep); err != nil {
+		return nil, err
+	}
+	rows = nil
+	rep.TargetFileSize = max(rep.SourceBytes/DefaultTargetFiles, 1)
+	if v, ok := cfg.Options[engine.OptTargetFileSize]; ok {
+		if rep.TargetFileSize, err = strconv.ParseInt(v, 10, 64); err != nil || rep.TargetFileSize <= 0 {
+			return nil, fmt.Errorf("%w: %s=%q: want a positive integer", engine.ErrOption, engine.OptTargetFileSize, v)
+		}
+	}
+	// Row groups of about 1/16 of a file let the copy roll files near the
+	// target (files roll only at row-group boundaries).
+	rowGroupRows := max(rep.Rows*rep.TargetFileSize/max(rep.SourceBytes, 1)/16, 100)
+	tasks, err := src.Scan().PlanFiles(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("plan %s: %w", cfg.Table, err)
+	}
+	if err := arrivalOrder(ctx, src, tasks); err != nil {
+		return nil, fmt.Errorf("order %s by arrival: %w", cfg.Table, err)
+	}
+	for i, l := range layouts {
+		if cfg.Progress != nil {
+			cfg.Progress(i, len(layouts))
+		}
+		lr, err := runLayout(ctx, cat, src, tasks, cols, cfg, l, rep, rowGroupRows, log)
+		if err != nil {
+			return nil, fmt.Errorf("bench layout %s: %w", l, err)
+		}
+		rep.Layouts = append(rep.Layouts, *lr)
+	}
+	if cfg.Progress != nil {
+		cfg.Progress(len(layouts), len(layouts))
+	}
+	return rep, nil
+}
+
+// chooseWindows takes cfg's windows or generates them, recording how.
+func chooseWindows(cfg Config, extent spatial.Bound, rows []spatial.Bound, rep *Report) (int, error) {
+	if len(cfg.Windows) > 0 {
+		rep.WindowList = cfg.Windows
+		return len(cfg.Windows), nil
+	}
+	wc := cfg.WindowConfig.withDefaults()
+	ws, err := GenerateWindows(wc, extent, rows)
+	if err != nil {
+		return 0, err
+	}
+	rep.WindowList, rep.WindowArea, rep.Placement = ws, wc.Area, wc.Placement
+	return len(ws), nil
+}
+
+// runLayout writes layout l into its scratch table, measures it and drops
+// the table unless cfg.Keep.
+func runLayout(ctx context.Context, cat catalog.Catalog, src *table.Table, tasks []table.FileScanTask, cols spatialColumns,
+	cfg Config, l Layout, rep *Report, rowGroupRows int64, log *slog.Logger) (lr *LayoutReport, err error) {
+	name := ScratchName(cfg.Table, l)
+	start := time.Now()
+	dst, err := createScratch(ctx, cat, src, cfg.Table, name, rep.TargetFileSize, rowGroupRows)
+	if err != nil {
+		return nil, err
+	}
+	if !cfg.Keep {
+		defer func() {
+			if derr := dropScratch(context.WithoutCancel(ctx), cat, name); derr != nil && err == nil {
+				err = derr
+			}
+		}()
+	}
+	if dst, err = copyRows(ctx, src, tasks, dst); err != nil {
+		return nil, err
+	}
+	if rc := rewriteConfig(l, cfg.Options, rep.TargetFileSize); rc != nil {
+		rc.Logger = log
+		res, err := engine.Rewrite(ctx, cat, name, *rc)
+		if err != nil {
+			return nil, err
+		}
+		if res.NoopReason != "" || res.AddedDataFilesCount == 0 {
+			return nil, fmt.Errorf("the engine rewrote nothing: %s", res.NoopReason)
+		}
+		if dst, err = engine.LoadTable(ctx, cat, name); err != nil {
+			return nil, err
+		}
+	}
+	written := time.Since(start)
+	log.Info("bench layout written", "layout", l, "table", name, "duration", written)
+	files, err := readFiles(ctx, dst, cols)
+	if err != nil {
+		return nil, err
+	}
+	per, err := measureWindows(ctx, dst, cols, files, rep.WindowList)
+	if err != nil {
+		return nil, err
+	}
+	lr = summarize(l, files, per)
+	lr.WriteSeconds = written.Seconds()
+	if lr.Rows != rep.Rows {
+		return nil, fmt.Errorf("layout holds %d rows, the source %d", lr.Rows, rep.Rows)
+	}
+	if cfg.Keep {
+		lr.ScratchTable = name
+	}
+	log.Info("bench layout measured", "layout", l, "files", lr.Files, "mean_files_planned", lr.MeanFilesPlanned, "duration", time.Since(start)-written)
+	return lr, nil
+}
+
+// summarize computes a layout's figures from its files and window results.
+func summarize(l Layout, files []fileInfo, per []WindowResult) *LayoutReport {
+	lr := &LayoutReport{Layout: l, Files: len(files), PerWindow: per}
+	for _, f := range files {
+		lr.Bytes += f.size
+		lr.Rows += int64(len(f.rows))
+		lr.MaxRowsPerFile = max(lr.MaxRowsPerFile, f.count)
+		lr.FileBounds = append(lr.FileBounds, f.bound)
+	}
+	planned := make([]float64, len(per))
+	var sumPlanned, sumLB int64
+	for i, w := range per {
+		planned[i] = float64(w.Planned)
+		sumPlanned += int64(w.Planned)
+		sumLB += w.LowerBound
+		lr.MeanBytesPlanned += float64(w.PlannedBytes)
+		lr.MeanFilesWithMatches += float64(w.FilesWithMatches)
+		lr.MeanMatchingRows += float64(w.Matching)
+		lr.MeanLowerBound += float64(w.LowerBound)
+	}
+	if n := float64(len(per)); n > 0 {
+		lr.MeanFilesPlanned = float64(sumPlanned) / n
+		lr.MeanBytesPlanned /= n
+		lr.MeanFilesWithMatches /= n
+		lr.MeanMatchingRows /= n
+		lr.MeanLowerBound /= n
+	}
+	lr.MedianFilesPlanned, lr.P95FilesPlanned = median(planned), percentile(planned, 0.95)
+	if sumLB > 0 {
+		r := float64(sumPlanned) / float64(sumLB)
+		lr.RatioToLowerBound = &r
+	}
+	lr.MeanOverlapDepth, lr.MaxOverlapDepth = overlapDepth(files)
+	return lr
+}
+
+// median is the middle value of v, or the mean of the two middle values
+// for an even count; 0 for none.
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(v))
+	if n := len(s); n%2 == 1 {
+		return s[n/2]
+	} else {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+}
+
+// percentile is the nearest-rank p-quantile of v: the smallest value with
+// at least p of the values at or below it; 0 for none.
+func percentile(v []float64, p float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(v))
+	k := int(math.Ceil(p*float64(len(s)))) - 1
+	return s[min(max(k, 0), len(s)-1)]
+}
