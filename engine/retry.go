@@ -81,16 +81,19 @@ func IsRetryable(err error) bool {
 	return errors.Is(err, table.ErrCommitFailed) || errors.Is(err, ErrConflict)
 }
 
-// WithCommitRetry runs attempt until it succeeds, fails with an error that
-// is not retryable, or has been retried retries times; it waits with
+// WithCommitRetry runs attempt until it succeeds, fails with an error
+// other than table.ErrCommitFailed (a lost race with another writer), or
+// has been retried retries times (0 means 4, negative none); it waits with
 // jittered exponential backoff in between. attempt must start from a fresh
 // load of the table each time. An exhausted budget returns an error that
-// wraps ErrConflict.
+// wraps ErrConflict. An attempt that finds the table changed in a way a
+// retry cannot fix returns ErrConflict itself, which is not retried.
 func WithCommitRetry(ctx context.Context, retries int, attempt func(ctx context.Context) error) error {
+	retries = CatalogSpec{CommitRetries: retries}.Retries()
 	wait := 50 * time.Millisecond
 	for i := 0; ; i++ {
 		err := attempt(ctx)
-		if err == nil || !IsRetryable(err) {
+		if err == nil || !errors.Is(err, table.ErrCommitFailed) {
 			return err
 		}
 		if i >= retries {

@@ -2,13 +2,530 @@ package engine
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
 
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/geocompact/geocompact/spatial"
 )
 
-// Rewrite compacts the table called name in cat as cfg says: plan, rewrite
-// each group, verify, and commit a replace snapshot.
+// Snapshot summary keys a rewrite records.
+const (
+	SummaryStrategy  = "geocompact.strategy"
+	SummarySortOrder = "geocompact.sort-order"
+	SummaryGroups    = "geocompact.file-groups"
+)
+
+// Rewrite compacts the table called name in cat as cfg says: plan which
+// files to rewrite, rewrite each group (ordered by the sort key across the
+// whole group for the sort strategy), verify that the rows written are the
+// rows read, and commit a replace snapshot (or partial-progress batches).
+//
+// When nothing is rewritten the result says why in NoopReason; that is
+// not an error. On any failure the files written so far are deleted and
+// the table is left as it was (or, with partial progress, with the batches
+// that committed).
 func Rewrite(ctx context.Context, cat catalog.Catalog, name string, cfg Config) (*Result, error) {
-	return nil, errors.New("engine: rewrite is being built")
+	start := time.Now()
+	cat = wrapCatalog(cat)
+	tbl, err := LoadTable(ctx, cat, name)
+	if err != nil {
+		return nil, err
+	}
+	opts, err := ParseOptions(cfg.Options, tbl.Properties())
+	if err != nil {
+		return nil, err
+	}
+	lay, err := resolveLayout(tbl, cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	filter, err := ParseWhere(cfg.Where, tbl.Schema())
+	if err != nil {
+		return nil, err
+	}
+	r := &rewriter{cat: cat, name: name, ident: tbl.Identifier(), cfg: cfg, opts: opts, lay: lay, log: cfg.logger().With("table", name)}
+	res, err := r.run(ctx, tbl, filter)
+	if res != nil {
+		res.Duration = time.Since(start)
+	}
+	return res, err
 }
+
+// rewriter carries one rewrite's settings through its phases.
+type rewriter struct {
+	cat   catalog.Catalog
+	name  string
+	ident table.Identifier
+	cfg   Config
+	opts  Options
+	lay   layout
+	log   interface {
+		Info(string, ...any)
+		Warn(string, ...any)
+	}
+}
+
+func (r *rewriter) run(ctx context.Context, tbl *table.Table, filter iceberg.BooleanExpression) (*Result, error) {
+	res := &Result{Strategy: string(r.lay.strategy), SortOrder: r.lay.orderText, DryRun: r.cfg.DryRun, Plan: &Plan{}}
+	snap := tbl.CurrentSnapshot()
+	if snap == nil {
+		res.NoopReason = "the table has no snapshot yet: there is no data to rewrite"
+		return res, nil
+	}
+	all, err := tbl.Scan(table.WithSnapshotID(snap.SnapshotID)).PlanFiles(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("plan files of %s: %w", r.name, err)
+	}
+	for _, t := range all {
+		res.FilesBefore++
+		res.BytesBefore += t.File.FileSizeBytes()
+	}
+	res.FilesAfter, res.BytesAfter = res.FilesBefore, res.BytesBefore
+	selected := all
+	if _, ok := filter.(iceberg.AlwaysTrue); !ok {
+		// Tasks from a filtered scan would drop the non-matching rows of
+		// the files they select; rewrite whole files, as Iceberg does.
+		scoped, err := tbl.Scan(table.WithSnapshotID(snap.SnapshotID), table.WithRowFilter(filter)).PlanFiles(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("plan files of %s for --where: %w", r.name, err)
+		}
+		keep := make(map[string]bool, len(scoped))
+		for _, t := range scoped {
+			keep[t.File.FilePath()] = true
+		}
+		selected = slices.DeleteFunc(slices.Clone(all), func(t table.FileScanTask) bool { return !keep[t.File.FilePath()] })
+	}
+	plan := r.opts.Plan(planFiles(tbl, selected))
+	res.Plan = plan
+	if len(plan.Groups) == 0 {
+		res.NoopReason = plan.Hint
+		if len(selected) == 0 && len(all) > 0 {
+			res.NoopReason = fmt.Sprintf("no data file may hold rows matching --where %q (%d files in the table)", r.cfg.Where, len(all))
+		}
+		return res, nil
+	}
+	if err := r.checkMemory(plan); err != nil {
+		return nil, err
+	}
+	r.log.Info("rewrite planned", "groups", len(plan.Groups), "files", plan.Files(), "bytes", plan.Bytes(), "skipped", len(plan.Skipped))
+	if r.cfg.DryRun {
+		return res, nil
+	}
+	ex := &execution{r: r, tbl: tbl, snapshotID: snap.SnapshotID, all: all}
+	if err := ex.run(ctx, plan, res); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// planFiles turns scan tasks into the planner's view of them.
+func planFiles(tbl *table.Table, tasks []table.FileScanTask) []PlanFile {
+	out := make([]PlanFile, len(tasks))
+	for i := range tasks {
+		t := &tasks[i]
+		out[i] = PlanFile{
+			Path:        t.File.FilePath(),
+			Size:        t.File.FileSizeBytes(),
+			Records:     t.File.Count(),
+			Partition:   partitionKey(tbl, t.File),
+			DeleteFiles: len(t.DeleteFiles) + len(t.EqualityDeleteFiles) + len(t.DeletionVectorFiles),
+			task:        t,
+		}
+	}
+	return out
+}
+
+// partitionKey renders a file's partition as "name=value/..." in spec
+// order ("" for an unpartitioned file). Files of an older spec are
+// prefixed with it so they never share a group with the current spec's.
+func partitionKey(tbl *table.Table, df iceberg.DataFile) string {
+	var spec *iceberg.PartitionSpec
+	for _, s := range tbl.Metadata().PartitionSpecs() {
+		if s.ID() == int(df.SpecID()) {
+			spec = &s
+			break
+		}
+	}
+	if spec == nil || spec.IsUnpartitioned() {
+		return ""
+	}
+	vals := df.Partition()
+	var parts []string
+	for _, f := range spec.Fields() {
+		parts = append(parts, fmt.Sprintf("%s=%s", f.Name, humanPartitionValue(f.Transform, vals[f.FieldID])))
+	}
+	key := strings.Join(parts, "/")
+	if spec.ID() != tbl.Metadata().DefaultPartitionSpec() {
+		key = "spec-" + strconv.Itoa(spec.ID()) + ":" + key
+	}
+	return key
+}
+
+// humanPartitionValue renders a partition value the way Iceberg's paths
+// do (day(ts)=2026-01-02), falling back to %v.
+func humanPartitionValue(tr iceberg.Transform, v any) string {
+	if v == nil {
+		return "null"
+	}
+	if s := tr.ToHumanStr(v); s != "" {
+		return s
+	}
+	return fmt.Sprint(v)
+}
+
+// checkMemory refuses a sorted group whose in-memory sort would not fit
+// max-group-memory-bytes, before anything is read or written.
+func (r *rewriter) checkMemory(p *Plan) error {
+	if r.lay.strategy != Sort {
+		return nil
+	}
+	for i, g := range p.Groups {
+		need := g.Bytes * memoryPerInputByte
+		if need > r.opts.MaxGroupMemoryBytes {
+			return fmt.Errorf("%w: group %d (%s) holds %s of Parquet; sorting it in memory needs about %s (%d× its size), above %s=%s; pass --option %s=%d to split it into smaller sorted groups, or raise %s",
+				ErrOption, i+1, partName(g.Partition), fmtBytes(g.Bytes), fmtBytes(need), memoryPerInputByte, OptMaxGroupMemory, fmtBytes(r.opts.MaxGroupMemoryBytes),
+				OptMaxFileGroupSize, r.opts.MaxGroupMemoryBytes/memoryPerInputByte, OptMaxGroupMemory)
+		}
+	}
+	return nil
+}
+
+// summary is the snapshot summary a rewrite commit records.
+func (r *rewriter) summary(groups int) iceberg.Properties {
+	p := iceberg.Properties{SummaryStrategy: string(r.lay.strategy), SummaryGroups: strconv.Itoa(groups)}
+	if r.lay.orderText != "" {
+		p[SummarySortOrder] = r.lay.orderText
+	}
+	return p
+}
+
+// execution runs the groups of one plan and commits them.
+type execution struct {
+	r          *rewriter
+	tbl        *table.Table
+	snapshotID int64
+	all        []table.FileScanTask
+
+	mu      sync.Mutex
+	written []string // paths of every file written, for cleanup
+
+	lastRemovedDeletes int
+}
+
+func (ex *execution) track(files []iceberg.DataFile) {
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	for _, f := range files {
+		ex.written = append(ex.written, f.FilePath())
+	}
+}
+
+// cleanup deletes the files written for groups that did not commit.
+func (ex *execution) cleanup(ctx context.Context, keep map[string]bool) {
+	fs, err := ex.tbl.FS(ctx)
+	if err != nil {
+		ex.r.log.Warn("cleanup: no file system", "error", err)
+		return
+	}
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	for _, p := range ex.written {
+		if keep[p] {
+			continue
+		}
+		if err := fs.Remove(p); err != nil {
+			ex.r.log.Warn("cleanup: could not delete a file this rewrite wrote; orphans will find it", "path", p, "error", err)
+		}
+	}
+}
+
+// groupOut is what rewriting one group produced.
+type groupOut struct {
+	group    *Group
+	tasks    []table.FileScanTask
+	newFiles []iceberg.DataFile
+	in, out  Digest
+	err      error
+}
+
+func (ex *execution) run(ctx context.Context, plan *Plan, res *Result) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	n := len(plan.Groups)
+	outs := make([]*groupOut, n)
+	done := make([]chan struct{}, n)
+	for i := range done {
+		done[i] = make(chan struct{})
+	}
+	sem := make(chan struct{}, ex.r.concurrency(plan))
+	go func() {
+		for i := range plan.Groups {
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				for j := i; j < n; j++ {
+					outs[j] = &groupOut{group: &plan.Groups[j], err: context.Cause(ctx)}
+					close(done[j])
+				}
+				return
+			}
+			go func(i int) {
+				defer func() { <-sem; close(done[i]) }()
+				outs[i] = ex.rewriteGroup(ctx, i, &plan.Groups[i])
+				ex.track(outs[i].newFiles)
+			}(i)
+		}
+	}()
+
+	batches := ex.r.batches(n)
+	committed := map[string]bool{}
+	var firstErr error
+	for _, b := range batches {
+		var ok []*groupOut
+		for i := b[0]; i < b[1]; i++ {
+			<-done[i]
+			o := outs[i]
+			if o.err != nil {
+				res.FailedDataFilesCount += len(o.group.Files)
+				if firstErr == nil {
+					firstErr = o.err
+				}
+				ex.r.log.Warn("rewrite group failed", "group", i+1, "partition", o.group.Partition, "error", o.err)
+				continue
+			}
+			ok = append(ok, o)
+		}
+		if !ex.r.opts.PartialProgress && firstErr != nil {
+			break
+		}
+		if len(ok) == 0 {
+			continue
+		}
+		id, err := ex.commit(ctx, ok)
+		if err != nil {
+			res.FailedDataFilesCount += countFiles(ok)
+			if firstErr == nil {
+				firstErr = err
+			}
+			if !ex.r.opts.PartialProgress {
+				break
+			}
+			continue
+		}
+		res.SnapshotIDs = append(res.SnapshotIDs, id)
+		res.SnapshotsCommitted++
+		for _, o := range ok {
+			res.RewrittenDataFilesCount += len(o.group.Files)
+			res.RewrittenBytesCount += o.group.Bytes
+			res.AddedDataFilesCount += len(o.newFiles)
+			for _, f := range o.newFiles {
+				res.AddedBytesCount += f.FileSizeBytes()
+				committed[f.FilePath()] = true
+			}
+		}
+		res.RemovedDeleteFilesCount += ex.lastRemovedDeletes
+	}
+	cancel()
+	for i := range done {
+		<-done[i]
+	}
+	ex.cleanup(context.WithoutCancel(ctx), committed)
+	res.Verified = res.SnapshotsCommitted > 0 && res.FailedDataFilesCount == 0
+	res.FilesAfter = res.FilesBefore - res.RewrittenDataFilesCount + res.AddedDataFilesCount
+	res.BytesAfter = res.BytesBefore - res.RewrittenBytesCount + res.AddedBytesCount
+	if firstErr != nil {
+		if res.SnapshotsCommitted == 0 {
+			return firstErr
+		}
+		return fmt.Errorf("partial progress: %d of %d groups committed; %w", countCommittedGroups(res), n, firstErr)
+	}
+	return nil
+}
+
+func countFiles(os []*groupOut) int {
+	n := 0
+	for _, o := range os {
+		n += len(o.group.Files)
+	}
+	return n
+}
+
+func countCommittedGroups(res *Result) int {
+	n, files := 0, res.RewrittenDataFilesCount
+	for _, g := range res.Plan.Groups {
+		if files <= 0 {
+			break
+		}
+		files -= len(g.Files)
+		n++
+	}
+	return n
+}
+
+// concurrency is how many groups run at once: the option, bounded by
+// cores and, for sorted groups, by the memory budget.
+func (r *rewriter) concurrency(p *Plan) int {
+	c := max(1, r.opts.MaxConcurrent)
+	if r.lay.strategy == Sort {
+		var biggest int64
+		for _, g := range p.Groups {
+			biggest = max(biggest, g.Bytes*memoryPerInputByte)
+		}
+		if biggest > 0 {
+			c = min(c, max(1, int(r.opts.MaxGroupMemoryBytes/biggest)))
+		}
+	}
+	return c
+}
+
+// batches splits n groups into commit batches: one for an atomic
+// rewrite, up to partial-progress.max-commits otherwise.
+func (r *rewriter) batches(n int) [][2]int {
+	k := 1
+	if r.opts.PartialProgress {
+		k = min(n, r.opts.MaxCommits)
+	}
+	per := (n + k - 1) / k
+	var out [][2]int
+	for i := 0; i < n; i += per {
+		out = append(out, [2]int{i, min(n, i+per)})
+	}
+	return out
+}
+
+// errDiverged reports that files this rewrite replaces changed under it.
+func errDiverged(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrConflict, fmt.Sprintf(format, args...))
+}
+
+// commit replaces the groups' input files with their outputs in one
+// replace snapshot, on a fresh load of the table, retrying when another
+// writer committed first. It fails with ErrConflict, without retrying,
+// when a file it replaces is gone or has gained delete files since it was
+// read: committing then would lose those deletes.
+func (ex *execution) commit(ctx context.Context, outs []*groupOut) (int64, error) {
+	var id int64
+	err := WithCommitRetry(ctx, ex.r.cfg.CommitRetries, func(ctx context.Context) error {
+		if testHookBeforeCommit != nil {
+			testHookBeforeCommit(ctx)
+		}
+		tbl, err := ex.r.cat.LoadTable(ctx, ex.r.ident)
+		if err != nil {
+			return fmt.Errorf("reload %s: %w", ex.r.name, err)
+		}
+		removable, err := ex.checkBase(ctx, tbl, outs)
+		if err != nil {
+			return err
+		}
+		tx := tbl.NewTransaction()
+		rw := tx.NewRewrite(ex.r.summary(len(outs)))
+		for _, o := range outs {
+			for _, t := range o.tasks {
+				rw.DeleteFile(t.File)
+			}
+			for _, f := range o.newFiles {
+				rw.AddDataFile(f)
+			}
+		}
+		for _, d := range removable {
+			rw.DeleteFile(d)
+		}
+		if err := rw.Commit(ctx); err != nil {
+			return fmt.Errorf("stage rewrite of %s: %w", ex.r.name, err)
+		}
+		nt, err := tx.Commit(ctx)
+		if err != nil {
+			return fmt.Errorf("commit rewrite of %s: %w", ex.r.name, err)
+		}
+		id = nt.CurrentSnapshot().SnapshotID
+		ex.lastRemovedDeletes = len(removable)
+		ex.tbl = nt
+		return nil
+	})
+	if err == nil {
+		ex.r.log.Info("rewrite committed", "snapshot_id", id, "groups", len(outs))
+	}
+	return id, err
+}
+
+// checkBase checks that every file the groups replace is still live in
+// tbl with exactly the delete files that were applied when it was read,
+// and returns the delete files that apply only to replaced files (safe to
+// drop with them).
+func (ex *execution) checkBase(ctx context.Context, tbl *table.Table, outs []*groupOut) ([]iceberg.DataFile, error) {
+	if tbl.CurrentSnapshot() == nil {
+		return nil, errDiverged("the table has no current snapshot any more")
+	}
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("plan files of %s: %w", ex.r.name, err)
+	}
+	live := make(map[string]*table.FileScanTask, len(tasks))
+	for i := range tasks {
+		live[tasks[i].File.FilePath()] = &tasks[i]
+	}
+	replaced := map[string]bool{}
+	for _, o := range outs {
+		for _, t := range o.tasks {
+			replaced[t.File.FilePath()] = true
+			cur, ok := live[t.File.FilePath()]
+			if !ok {
+				return nil, errDiverged("data file %s was removed by a concurrent commit (another rewrite or a delete); nothing was committed, run the rewrite again", t.File.FilePath())
+			}
+			if !slices.Equal(deletePaths(cur), deletePaths(&t)) {
+				return nil, errDiverged("data file %s gained delete files from a concurrent commit; nothing was committed, run the rewrite again", t.File.FilePath())
+			}
+		}
+	}
+	// A delete file may go when every live data file it applies to is
+	// being replaced.
+	users := map[string][]string{}
+	files := map[string]iceberg.DataFile{}
+	for _, t := range tasks {
+		for _, d := range taskDeletes(&t) {
+			users[d.FilePath()] = append(users[d.FilePath()], t.File.FilePath())
+			files[d.FilePath()] = d
+		}
+	}
+	var removable []iceberg.DataFile
+	for _, p := range slices.Sorted(maps.Keys(users)) {
+		if !slices.ContainsFunc(users[p], func(u string) bool { return !replaced[u] }) {
+			removable = append(removable, files[p])
+		}
+	}
+	return removable, nil
+}
+
+func taskDeletes(t *table.FileScanTask) []iceberg.DataFile {
+	return slices.Concat(t.DeleteFiles, t.EqualityDeleteFiles, t.DeletionVectorFiles)
+}
+
+func deletePaths(t *table.FileScanTask) []string {
+	var ps []string
+	for _, d := range taskDeletes(t) {
+		ps = append(ps, d.FilePath())
+	}
+	slices.Sort(ps)
+	return ps
+}
+
+// spatialGeomName is the table's geometry column name.
+func spatialGeomName(tbl *table.Table) string {
+	return tbl.Properties().Get(spatial.PropGeometryColumn, "geometry")
+}
+
+// Test hooks: run before each commit attempt, and after a group's files
+// are written (an error fails the group).
+var (
+	testHookBeforeCommit func(context.Context)
+	testHookAfterWrite   func() error
+)

@@ -1,0 +1,224 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"math"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+)
+
+// sortBatchRows is the size of the record batches a sorted group is cut
+// into before writing.
+const sortBatchRows = 64 << 10
+
+// rewriteGroup reads group g with its deletes applied, orders its rows
+// when the strategy is sort, writes them as g.OutputFiles files of equal
+// row counts, and verifies the written files against what was read.
+func (ex *execution) rewriteGroup(ctx context.Context, i int, g *Group) *groupOut {
+	o := &groupOut{group: g, in: NewDigest(), out: NewDigest()}
+	for _, f := range g.Files {
+		o.tasks = append(o.tasks, *f.task)
+	}
+	o.err = ex.rewriteGroupErr(ctx, o)
+	if o.err != nil {
+		o.err = fmt.Errorf("rewrite group %d (%s): %w", i+1, partName(g.Partition), o.err)
+		return o
+	}
+	ex.r.log.Info("rewrite group done", "group", i+1, "partition", g.Partition, "files_in", len(g.Files),
+		"files_out", len(o.newFiles), "rows", o.in.Rows)
+	return o
+}
+
+func (ex *execution) rewriteGroupErr(ctx context.Context, o *groupOut) error {
+	scanOpts, writeOpts, lineage := ex.ioOptions(o.tasks)
+	scan := ex.tbl.Scan(append(scanOpts, table.WithSnapshotID(ex.snapshotID))...)
+	readSc, recs, err := scan.ReadTasks(ctx, o.tasks)
+	if err != nil {
+		return fmt.Errorf("read: %w", err)
+	}
+	sc := readSc // the schema the writer checks; with lineage it carries field IDs
+	if lineage != nil {
+		if sc, err = table.SchemaToArrowSchemaWithOptions(lineage, table.ArrowSchemaOptions{IncludeFieldIDs: true, TableProperties: ex.tbl.Properties()}); err != nil {
+			return fmt.Errorf("lineage schema: %w", err)
+		}
+	}
+	geom, bbox := spatialColumns(sc, spatialGeomName(ex.tbl))
+	digest := func(rec arrow.RecordBatch) error { return o.in.Add(rec, geom, bbox) }
+
+	var src iter.Seq2[arrow.RecordBatch, error]
+	rows := o.group.Records
+	if ex.r.lay.strategy == Sort {
+		sorted, n, err := ex.sortGroup(readSc, recs, digest, o.group)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			for _, r := range sorted {
+				r.Release()
+			}
+		}()
+		rows = n
+		src = func(yield func(arrow.RecordBatch, error) bool) {
+			for _, r := range sorted {
+				r.Retain()
+				if !yield(r, nil) {
+					return
+				}
+			}
+		}
+	} else {
+		src = func(yield func(arrow.RecordBatch, error) bool) {
+			for rec, err := range recs {
+				if err == nil {
+					err = digest(rec)
+				}
+				if err != nil {
+					if rec != nil {
+						rec.Release()
+					}
+					yield(nil, err)
+					return
+				}
+				if !yield(rec, nil) {
+					return
+				}
+			}
+		}
+	}
+	perFile := int64(math.Ceil(float64(max(rows, 1)) / float64(max(o.group.OutputFiles, 1))))
+	files, err := ex.writeChunks(ctx, sc, src, perFile, writeOpts)
+	o.newFiles = files
+	if err == nil && testHookAfterWrite != nil {
+		err = testHookAfterWrite()
+	}
+	if err != nil {
+		return fmt.Errorf("write: %w", err)
+	}
+	return ex.verify(ctx, o, scanOpts, geom, bbox)
+}
+
+// ioOptions returns the scan and write options for a group: on a v3 table
+// whose files all carry row lineage, _row_id and
+// _last_updated_sequence_number are read and written as they are.
+func (ex *execution) ioOptions(tasks []table.FileScanTask) ([]table.ScanOption, []table.WriteRecordOption, *iceberg.Schema) {
+	write := []table.WriteRecordOption{table.WithClusteredWrite(), table.WithTargetFileSize(math.MaxInt64 / 4)}
+	if ex.tbl.Metadata().Version() < 3 {
+		return nil, write, nil
+	}
+	for _, t := range tasks {
+		if t.FirstRowID == nil {
+			return nil, write, nil
+		}
+	}
+	lineage := iceberg.SchemaWithRowLineage(ex.tbl.Schema())
+	return []table.ScanOption{table.WithRowLineage()}, append(write, table.WithPreserveRowLineage(lineage)), lineage
+}
+
+// writeChunks writes the rows of src as files of perFile rows (the last
+// may hold fewer): one WriteRecords call, so one file, per chunk. src's
+// batches are handed to the writer, which releases them.
+func (ex *execution) writeChunks(ctx context.Context, sc *arrow.Schema, src iter.Seq2[arrow.RecordBatch, error], perFile int64, opts []table.WriteRecordOption) ([]iceberg.DataFile, error) {
+	next, stop := iter.Pull2(src)
+	defer stop()
+	var pending arrow.RecordBatch // a batch's unwritten tail
+	defer func() {
+		if pending != nil {
+			pending.Release()
+		}
+	}()
+	exhausted := false
+	var files []iceberg.DataFile
+	for !exhausted {
+		var srcErr error
+		wrote := int64(0)
+		chunk := func(yield func(arrow.RecordBatch, error) bool) {
+			for wrote < perFile {
+				rec := pending
+				pending = nil
+				if rec == nil {
+					var err error
+					var ok bool
+					rec, err, ok = next()
+					if !ok {
+						exhausted = true
+						return
+					}
+					if err != nil {
+						srcErr = err
+						yield(nil, err)
+						return
+					}
+				}
+				if rec.NumRows() == 0 {
+					rec.Release()
+					continue
+				}
+				if take := perFile - wrote; rec.NumRows() > take {
+					head := rec.NewSlice(0, take)
+					pending = rec.NewSlice(take, rec.NumRows())
+					rec.Release()
+					rec = head
+				}
+				wrote += rec.NumRows()
+				if !yield(rec, nil) {
+					return
+				}
+			}
+		}
+		for df, err := range table.WriteRecords(ctx, ex.tbl, sc, chunk, opts...) {
+			if err != nil {
+				return files, err
+			}
+			files = append(files, df)
+		}
+		if srcErr != nil {
+			return files, srcErr
+		}
+		if pending == nil && !exhausted {
+			// Peek: stop when the source has nothing more.
+			rec, err, ok := next()
+			switch {
+			case !ok:
+				exhausted = true
+			case err != nil:
+				return files, err
+			default:
+				pending = rec
+			}
+		}
+	}
+	return files, nil
+}
+
+// verify reads back the files a group wrote and compares their digest to
+// the digest of the rows read.
+func (ex *execution) verify(ctx context.Context, o *groupOut, scanOpts []table.ScanOption, geom int, bbox [4]int) error {
+	tasks := make([]table.FileScanTask, len(o.newFiles))
+	for i, f := range o.newFiles {
+		tasks[i] = table.FileScanTask{File: f, Start: 0, Length: f.FileSizeBytes()}
+	}
+	if len(tasks) > 0 {
+		_, recs, err := ex.tbl.Scan(scanOpts...).ReadTasks(ctx, tasks)
+		if err != nil {
+			return fmt.Errorf("verify: read back: %w", err)
+		}
+		for rec, err := range recs {
+			if err != nil {
+				return fmt.Errorf("verify: read back: %w", err)
+			}
+			err = o.out.Add(rec, geom, bbox)
+			rec.Release()
+			if err != nil {
+				return fmt.Errorf("verify: %w", err)
+			}
+		}
+	}
+	if d := o.in.Diff(o.out); d != "" {
+		return fmt.Errorf("%w: %s; nothing was committed", ErrVerify, d)
+	}
+	return nil
+}

@@ -1,0 +1,132 @@
+package engine
+
+import (
+	"fmt"
+	"iter"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/geocompact/geocompact/cluster"
+	"github.com/geocompact/geocompact/spatial"
+)
+
+// layout is how a rewrite orders rows.
+type layout struct {
+	strategy  Strategy
+	order     cluster.Order
+	orderText string
+	normalize cluster.Normalization
+}
+
+// resolveLayout turns the strategy, curve and sort order of cfg into a
+// layout. A curve or a sort order implies the sort strategy; sort without
+// either uses the table's own sort order and fails when it has none.
+func resolveLayout(tbl *table.Table, cfg Config, opts Options) (layout, error) {
+	l := layout{strategy: cfg.Strategy}
+	if l.strategy == "" {
+		l.strategy = BinPack
+	}
+	if l.strategy != BinPack && l.strategy != Sort {
+		return l, fmt.Errorf("%w: strategy %q: want binpack or sort", ErrOption, cfg.Strategy)
+	}
+	if cfg.Curve != "" && cfg.SortOrder != "" {
+		return l, fmt.Errorf("%w: give --curve or --sort-order, not both", ErrOption)
+	}
+	if (cfg.Curve != "" || cfg.SortOrder != "") && cfg.Strategy == BinPack {
+		return l, fmt.Errorf("%w: strategy binpack does not sort; drop --strategy binpack to use the sort order", ErrOption)
+	}
+	var err error
+	switch {
+	case cfg.Curve != "":
+		l.strategy = Sort
+		l.order, err = cluster.CurveOrder(cfg.Curve)
+	case cfg.SortOrder != "":
+		l.strategy = Sort
+		l.order, err = cluster.ParseOrder(cfg.SortOrder)
+	case l.strategy == Sort:
+		expr, ok := tableSortOrder(tbl)
+		if !ok {
+			return l, fmt.Errorf("%w: strategy sort needs an order, and table %s has no sort order; pass --curve hilbert (or zorder, linear) or --sort-order EXPR",
+				ErrOption, strings.Join(tbl.Identifier(), "."))
+		}
+		l.order, err = cluster.ParseOrder(expr)
+	default:
+		return l, nil
+	}
+	if err != nil {
+		return l, err
+	}
+	if l.normalize, err = cluster.ParseNormalization(opts.Normalize); err != nil {
+		return l, fmt.Errorf("%w: %w", ErrOption, err)
+	}
+	l.orderText = l.order.String()
+	return l, nil
+}
+
+// tableSortOrder renders the table's sort order in the sort-order syntax,
+// or reports false when the table is unsorted or sorts by a transform
+// (bucket, day, ...) that a rewrite cannot evaluate.
+func tableSortOrder(tbl *table.Table) (string, bool) {
+	so := tbl.SortOrder()
+	if so.IsUnsorted() {
+		return "", false
+	}
+	var parts []string
+	for _, f := range so.Fields() {
+		if f.Transform.String() != "identity" {
+			return "", false
+		}
+		name, ok := tbl.Schema().FindColumnName(f.SourceID())
+		if !ok {
+			return "", false
+		}
+		nulls := "NULLS FIRST"
+		if f.NullOrder == table.NullsLast {
+			nulls = "NULLS LAST"
+		}
+		parts = append(parts, fmt.Sprintf("%q %s %s", name, f.Direction, nulls))
+	}
+	return strings.Join(parts, ", "), len(parts) > 0
+}
+
+// sortGroup reads every batch of the group, then orders all its rows by
+// the layout's key at once (not per batch). It returns the sorted batches
+// and the row count.
+func (ex *execution) sortGroup(sc *arrow.Schema, recs iter.Seq2[arrow.RecordBatch, error], digest func(arrow.RecordBatch) error, g *Group) ([]arrow.RecordBatch, int64, error) {
+	var in []arrow.RecordBatch
+	release := func() {
+		for _, r := range in {
+			r.Release()
+		}
+	}
+	var rows int64
+	for rec, err := range recs {
+		if err == nil {
+			err = digest(rec)
+		}
+		if err != nil {
+			if rec != nil {
+				rec.Release()
+			}
+			release()
+			return nil, 0, fmt.Errorf("read: %w", err)
+		}
+		rows += rec.NumRows()
+		in = append(in, rec)
+	}
+	defer release()
+	if rows == 0 {
+		return nil, 0, nil
+	}
+	sorter, err := cluster.NewSorter(ex.r.lay.order, sc, cluster.SortOptions{Extent: spatial.EmptyBound(), Normalize: ex.r.lay.normalize})
+	if err != nil {
+		return nil, 0, err
+	}
+	out, err := sorter.Sort(in, sortBatchRows)
+	if err != nil {
+		return nil, 0, fmt.Errorf("sort: %w", err)
+	}
+	return out, rows, nil
+}

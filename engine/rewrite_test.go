@@ -1,0 +1,488 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/geocompact/geocompact/bench"
+	"github.com/geocompact/geocompact/engine"
+)
+
+// newTable generates a table in a fresh embedded warehouse.
+func newTable(t testing.TB, cfg bench.GenerateConfig) (catalog.Catalog, string) {
+	t.Helper()
+	cat, err := engine.OpenCatalog(t.Context(), engine.CatalogSpec{Warehouse: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Table == "" {
+		cfg.Table = "geo.t"
+	}
+	if cfg.Seed == 0 {
+		cfg.Seed = 7
+	}
+	if _, err := bench.Generate(t.Context(), cat, cfg); err != nil {
+		t.Fatal(err)
+	}
+	return cat, cfg.Table
+}
+
+func mustLoad(t testing.TB, cat catalog.Catalog, name string) *table.Table {
+	t.Helper()
+	tbl, err := engine.LoadTable(t.Context(), cat, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tbl
+}
+
+// tableFiles lists the live data files of the current snapshot.
+func tableFiles(t testing.TB, tbl *table.Table) []table.FileScanTask {
+	t.Helper()
+	tasks, err := tbl.Scan().PlanFiles(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tasks
+}
+
+// tableDigest reads every row of the table (deletes applied).
+func tableDigest(t testing.TB, tbl *table.Table) engine.Digest {
+	t.Helper()
+	d := engine.NewDigest()
+	sc, recs, err := tbl.Scan().ToArrowRecords(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	geom, bbox := -1, [4]int{-1, -1, -1, -1}
+	for i, n := range []string{"bbox_minx", "bbox_miny", "bbox_maxx", "bbox_maxy"} {
+		if idx := sc.FieldIndices(n); len(idx) > 0 {
+			bbox[i] = idx[0]
+		}
+	}
+	if idx := sc.FieldIndices("geometry"); len(idx) > 0 {
+		geom = idx[0]
+	}
+	for rec, err := range recs {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Add(rec, geom, bbox); err != nil {
+			t.Fatal(err)
+		}
+		rec.Release()
+	}
+	return d
+}
+
+func rewrite(t testing.TB, cat catalog.Catalog, name string, cfg engine.Config) *engine.Result {
+	t.Helper()
+	res, err := engine.Rewrite(t.Context(), cat, name, cfg)
+	if err != nil {
+		t.Fatalf("rewrite: %v", err)
+	}
+	return res
+}
+
+func opts(kv ...string) map[string]string {
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return m
+}
+
+// checkUnchanged asserts the data survived a rewrite and the new snapshot
+// is a replace.
+func checkUnchanged(t testing.TB, before engine.Digest, tbl *table.Table) {
+	t.Helper()
+	after := tableDigest(t, tbl)
+	if d := before.Diff(after); d != "" {
+		t.Fatalf("data changed: %s", d)
+	}
+	if op := tbl.CurrentSnapshot().Summary.Operation; op != table.OpReplace {
+		t.Fatalf("snapshot operation %q, want replace", op)
+	}
+}
+
+func TestRewriteBinpackMerges(t *testing.T) {
+	cat, name := newTable(t, bench.GenerateConfig{Rows: 4000, Commits: 20})
+	before := tableDigest(t, mustLoad(t, cat, name))
+	res := rewrite(t, cat, name, engine.Config{})
+	if res.RewrittenDataFilesCount != 20 || res.AddedDataFilesCount != 1 {
+		t.Fatalf("rewrote %d files into %d, want 20 into 1", res.RewrittenDataFilesCount, res.AddedDataFilesCount)
+	}
+	if !res.Verified || res.SnapshotsCommitted != 1 || res.NoopReason != "" {
+		t.Fatalf("result %+v", res)
+	}
+	tbl := mustLoad(t, cat, name)
+	if n := len(tableFiles(t, tbl)); n != 1 {
+		t.Fatalf("%d files after, want 1", n)
+	}
+	checkUnchanged(t, before, tbl)
+	if got := tbl.CurrentSnapshot().Summary.Properties[engine.SummaryStrategy]; got != "binpack" {
+		t.Fatalf("summary strategy %q", got)
+	}
+}
+
+func TestRewriteSplitsOversizedFiles(t *testing.T) {
+	cat, name := newTable(t, bench.GenerateConfig{Rows: 40000, Commits: 1})
+	tbl := mustLoad(t, cat, name)
+	size := tableFiles(t, tbl)[0].File.FileSizeBytes()
+	before := tableDigest(t, tbl)
+	target := size / 6
+	res := rewrite(t, cat, name, engine.Config{Options: opts("target-file-size-bytes", fmt.Sprint(target))})
+	if res.RewrittenDataFilesCount != 1 || res.AddedDataFilesCount < 5 {
+		t.Fatalf("split 1 file of %d bytes into %d files (target %d)", size, res.AddedDataFilesCount, target)
+	}
+	tbl = mustLoad(t, cat, name)
+	files := tableFiles(t, tbl)
+	var counts []int64
+	for _, f := range files {
+		counts = append(counts, f.File.Count())
+	}
+	// Equal row counts per file, at most one row apart: no tiny tail.
+	if slices.Max(counts)-slices.Min(counts) > 1 {
+		t.Fatalf("uneven split: rows per file %v", counts)
+	}
+	checkUnchanged(t, before, tbl)
+}
+
+func TestRewriteMinInputFiles(t *testing.T) {
+	for _, tc := range []struct {
+		commits int
+		noop    bool
+	}{{4, true}, {5, false}} {
+		t.Run(fmt.Sprintf("%d files", tc.commits), func(t *testing.T) {
+			cat, name := newTable(t, bench.GenerateConfig{Rows: 1000, Commits: tc.commits})
+			res := rewrite(t, cat, name, engine.Config{})
+			if tc.noop {
+				if res.RewrittenDataFilesCount != 0 || res.SnapshotsCommitted != 0 {
+					t.Fatalf("rewrote %d files, want none", res.RewrittenDataFilesCount)
+				}
+				for _, want := range []string{"4 candidate files", "min-input-files=5", "--option min-input-files=4"} {
+					if !strings.Contains(res.NoopReason, want) {
+						t.Fatalf("noop reason %q lacks %q", res.NoopReason, want)
+					}
+				}
+				return
+			}
+			if res.RewrittenDataFilesCount != 5 || res.NoopReason != "" {
+				t.Fatalf("rewrote %d files (noop %q), want 5", res.RewrittenDataFilesCount, res.NoopReason)
+			}
+		})
+	}
+}
+
+func TestRewriteUnknownOption(t *testing.T) {
+	cat, name := newTable(t, bench.GenerateConfig{Rows: 100, Commits: 2})
+	_, err := engine.Rewrite(t.Context(), cat, name, engine.Config{Options: opts("target-file-size", "10")})
+	if err == nil || !strings.Contains(err.Error(), `"target-file-size"`) || !strings.Contains(err.Error(), "target-file-size-bytes") {
+		t.Fatalf("error %v should name the option and list valid ones", err)
+	}
+}
+
+func TestRewriteDryRunWritesNothing(t *testing.T) {
+	cat, name := newTable(t, bench.GenerateConfig{Rows: 1000, Commits: 6})
+	tbl := mustLoad(t, cat, name)
+	snap := tbl.CurrentSnapshot().SnapshotID
+	res := rewrite(t, cat, name, engine.Config{Curve: "hilbert", DryRun: true})
+	if len(res.Plan.Groups) != 1 || len(res.Plan.Groups[0].Files) != 6 || res.RewrittenDataFilesCount != 0 {
+		t.Fatalf("plan %+v, result %+v", res.Plan, res)
+	}
+	if got := mustLoad(t, cat, name).CurrentSnapshot().SnapshotID; got != snap {
+		t.Fatalf("dry run committed snapshot %d", got)
+	}
+}
+
+// sortedWithin reports whether column col of every file is non-decreasing
+// and the files' ranges do not overlap.
+func checkLinearOrder(t *testing.T, tbl *table.Table) {
+	t.Helper()
+	files := tableFiles(t, tbl)
+	type span struct{ lo, hi float64 }
+	var spans []span
+	for _, f := range files {
+		_, recs, err := tbl.Scan().ReadTasks(t.Context(), []table.FileScanTask{f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var vals []float64
+		for rec, err := range recs {
+			if err != nil {
+				t.Fatal(err)
+			}
+			col := rec.Column(rec.Schema().FieldIndices("bbox_minx")[0]).(*array.Float64)
+			vals = append(vals, col.Float64Values()...)
+			rec.Release()
+		}
+		if !slices.IsSorted(vals) {
+			t.Fatalf("file %s is not sorted by bbox_minx", f.File.FilePath())
+		}
+		spans = append(spans, span{vals[0], vals[len(vals)-1]})
+	}
+	slices.SortFunc(spans, func(a, b span) int { return cmpFloat(a.lo, b.lo) })
+	for i := 1; i < len(spans); i++ {
+		if spans[i].lo < spans[i-1].hi {
+			t.Fatalf("files overlap in bbox_minx: %v and %v", spans[i-1], spans[i])
+		}
+	}
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func TestRewriteSortOrders(t *testing.T) {
+	for _, curve := range []string{"linear", "zorder", "hilbert"} {
+		t.Run(curve, func(t *testing.T) {
+			cat, name := newTable(t, bench.GenerateConfig{Rows: 20000, Commits: 10, Distribution: bench.Clustered})
+			tbl := mustLoad(t, cat, name)
+			var total int64
+			for _, f := range tableFiles(t, tbl) {
+				total += f.File.FileSizeBytes()
+			}
+			before := tableDigest(t, tbl)
+			res := rewrite(t, cat, name, engine.Config{Curve: curve, Options: opts("target-file-size-bytes", fmt.Sprint(total/8), "rewrite-all", "true")})
+			if res.AddedDataFilesCount < 6 {
+				t.Fatalf("added %d files, want about 8", res.AddedDataFilesCount)
+			}
+			tbl = mustLoad(t, cat, name)
+			checkUnchanged(t, before, tbl)
+			if got := tbl.CurrentSnapshot().Summary.Properties[engine.SummarySortOrder]; got == "" {
+				t.Fatal("snapshot summary lacks the sort order")
+			}
+			if curve == "linear" {
+				checkLinearOrder(t, tbl)
+			}
+			// Clustering shrinks the files' bboxes: their mean area must be
+			// well below the whole extent's, which arrival order covers.
+			checkCompactBoxes(t, tbl)
+		})
+	}
+}
+
+// checkCompactBoxes asserts that the mean file bbox covers under a quarter
+// of the table extent.
+func checkCompactBoxes(t *testing.T, tbl *table.Table) {
+	t.Helper()
+	var sum float64
+	files := tableFiles(t, tbl)
+	for _, f := range files {
+		b := fileBound(t, f.File)
+		sum += b[2] * b[3]
+	}
+	mean := sum / float64(len(files))
+	if mean > 0.25*360*180 {
+		t.Fatalf("mean file bbox area %.0f is not much below the extent's %d", mean, 360*180)
+	}
+}
+
+// fileBound returns width and height of a file's bbox from its column
+// bounds, as [minx, miny, width, height].
+func fileBound(t *testing.T, df iceberg.DataFile) [4]float64 {
+	t.Helper()
+	lo, hi := df.LowerBoundValues(), df.UpperBoundValues()
+	get := func(m map[int][]byte, id int) float64 {
+		lit, err := iceberg.LiteralFromBytes(iceberg.PrimitiveTypes.Float64, m[id])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return float64(lit.(iceberg.Float64Literal))
+	}
+	minx, miny, maxx, maxy := get(lo, 5), get(lo, 6), get(hi, 7), get(hi, 8)
+	return [4]float64{minx, miny, maxx - minx, maxy - miny}
+}
+
+func TestRewritePartitionedWhereUTC(t *testing.T) {
+	cat, name := newTable(t, bench.GenerateConfig{Rows: 6000, Commits: 12, PartitionBy: "day(ts)",
+		Start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Span: 72 * time.Hour})
+	tbl := mustLoad(t, cat, name)
+	before := tableDigest(t, tbl)
+	byDay := map[string]int{}
+	for _, f := range tableFiles(t, tbl) {
+		byDay[fmt.Sprint(f.File.Partition())]++
+	}
+	if len(byDay) != 3 {
+		t.Fatalf("files span %d days, want 3", len(byDay))
+	}
+	res := rewrite(t, cat, name, engine.Config{Curve: "hilbert", Where: "ts >= '2026-01-02' AND ts < '2026-01-03'", Options: opts("min-input-files", "2")})
+	if len(res.Plan.Groups) != 1 || !strings.Contains(res.Plan.Groups[0].Partition, "2026-01-02") {
+		t.Fatalf("groups %+v, want one for 2026-01-02", res.Plan.Groups)
+	}
+	tbl = mustLoad(t, cat, name)
+	checkUnchanged(t, before, tbl)
+	after := map[string]int{}
+	for _, f := range tableFiles(t, tbl) {
+		after[fmt.Sprint(f.File.Partition())]++
+	}
+	ones := 0
+	for _, n := range after {
+		if n == 1 {
+			ones++
+		}
+	}
+	if ones != 1 || len(after) != 3 {
+		t.Fatalf("files per day after: %v; want one day compacted to 1 file", after)
+	}
+}
+
+func TestRewritePartitionedNoGroupSpansPartitions(t *testing.T) {
+	cat, name := newTable(t, bench.GenerateConfig{Rows: 6000, Commits: 12, PartitionBy: "day(ts)"})
+	res := rewrite(t, cat, name, engine.Config{Curve: "zorder", Options: opts("min-input-files", "2")})
+	if len(res.Plan.Groups) != 3 {
+		t.Fatalf("%d groups, want 3 (one per day)", len(res.Plan.Groups))
+	}
+	for _, g := range res.Plan.Groups {
+		for _, f := range g.Files {
+			if f.Partition != g.Partition {
+				t.Fatalf("group %s holds a file of %s", g.Partition, f.Partition)
+			}
+		}
+	}
+	if n := len(tableFiles(t, mustLoad(t, cat, name))); n != 3 {
+		t.Fatalf("%d files after, want 3", n)
+	}
+}
+
+func TestRewritePartialProgress(t *testing.T) {
+	cat, name := newTable(t, bench.GenerateConfig{Rows: 8000, Commits: 16, PartitionBy: "day(ts)", Span: 96 * time.Hour})
+	snaps := len(mustLoad(t, cat, name).Metadata().Snapshots())
+	res := rewrite(t, cat, name, engine.Config{Options: opts("partial-progress.enabled", "true", "partial-progress.max-commits", "2", "min-input-files", "2")})
+	if len(res.Plan.Groups) != 4 || res.SnapshotsCommitted != 2 {
+		t.Fatalf("%d groups in %d commits, want 4 in 2", len(res.Plan.Groups), res.SnapshotsCommitted)
+	}
+	if got := len(mustLoad(t, cat, name).Metadata().Snapshots()); got != snaps+2 {
+		t.Fatalf("snapshots %d -> %d, want +2", snaps, got)
+	}
+}
+
+func TestRewriteV3KeepsLineage(t *testing.T) {
+	cat, name := newTable(t, bench.GenerateConfig{Rows: 3000, Commits: 6, FormatVersion: 3})
+	before := tableDigest(t, mustLoad(t, cat, name))
+	res := rewrite(t, cat, name, engine.Config{Curve: "hilbert"})
+	if res.AddedDataFilesCount != 1 {
+		t.Fatalf("added %d", res.AddedDataFilesCount)
+	}
+	checkUnchanged(t, before, mustLoad(t, cat, name))
+}
+
+func TestRewriteMergeOnReadDeletes(t *testing.T) {
+	cat, name := newTable(t, bench.GenerateConfig{Rows: 2000, Commits: 5,
+		Properties: map[string]string{"write.delete.mode": "merge-on-read"}})
+	tbl := mustLoad(t, cat, name)
+	tbl, err := tbl.Delete(t.Context(), iceberg.LessThan(iceberg.Reference("id"), int64(10)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := tableDigest(t, tbl)
+	if before.Rows != 1990 {
+		t.Fatalf("%d rows after delete", before.Rows)
+	}
+	res := rewrite(t, cat, name, engine.Config{Options: opts("rewrite-all", "true")})
+	tbl = mustLoad(t, cat, name)
+	checkUnchanged(t, before, tbl)
+	for _, f := range tableFiles(t, tbl) {
+		if len(f.DeleteFiles)+len(f.DeletionVectorFiles)+len(f.EqualityDeleteFiles) != 0 {
+			t.Fatalf("delete files still apply after the rewrite")
+		}
+	}
+	t.Logf("removed %d delete files", res.RemovedDeleteFilesCount)
+}
+
+func TestRewriteKeepsConcurrentAppend(t *testing.T) {
+	cat, name := newTable(t, bench.GenerateConfig{Rows: 2000, Commits: 5})
+	before := tableDigest(t, mustLoad(t, cat, name))
+	restore := engine.SetTestHookBeforeCommit(func(ctx context.Context) {
+		// Another writer appends between our plan and our commit.
+		tbl := mustLoad(t, cat, name)
+		rdr := oneRow(t, tbl, 999999)
+		defer rdr.Release()
+		if _, err := tbl.Append(ctx, rdr, nil); err != nil {
+			t.Errorf("concurrent append: %v", err)
+		}
+	})
+	res := rewrite(t, cat, name, engine.Config{})
+	restore()
+	if res.SnapshotsCommitted != 1 {
+		t.Fatalf("result %+v", res)
+	}
+	after := tableDigest(t, mustLoad(t, cat, name))
+	if after.Rows != before.Rows+1 {
+		t.Fatalf("rows %d after, want %d (the concurrent append must be kept)", after.Rows, before.Rows+1)
+	}
+}
+
+func TestRewriteFailedWriteLeavesNoFiles(t *testing.T) {
+	cat, name := newTable(t, bench.GenerateConfig{Rows: 2000, Commits: 5})
+	tbl := mustLoad(t, cat, name)
+	dir := strings.TrimPrefix(tbl.Location(), "file://")
+	filesBefore := dirFiles(t, dir)
+	restore := engine.SetTestHookBeforeCommit(func(context.Context) { panic("unreachable") })
+	defer restore()
+	restoreFail := engine.SetTestHookAfterWrite(func() error { return fmt.Errorf("disk full") })
+	_, err := engine.Rewrite(t.Context(), cat, name, engine.Config{})
+	restoreFail()
+	if err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("error %v, want the injected failure", err)
+	}
+	if got := dirFiles(t, dir); !slices.Equal(got, filesBefore) {
+		t.Fatalf("files changed:\nbefore %v\nafter  %v", filesBefore, got)
+	}
+}
+
+func dirFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			out = append(out, p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// oneRow returns a reader over a copy of the table's row with the given
+// id... or of row 0 when id is absent, as a new row to append.
+func oneRow(t testing.TB, tbl *table.Table, _ int64) array.RecordReader {
+	t.Helper()
+	sc, recs, err := tbl.Scan(table.WithRowFilter(iceberg.EqualTo(iceberg.Reference("id"), int64(0)))).ToArrowRecords(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []arrow.RecordBatch
+	for rec, err := range recs {
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, rec)
+	}
+	rdr, err := array.NewRecordReader(sc, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rdr
+}
