@@ -227,4 +227,3 @@ func spatialColumns(sc *arrow.Schema, geomName string) (geom int, bbox [4]int) {
 	}
 	return geom, bbox
 }
-
