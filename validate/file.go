@@ -1,0 +1,135 @@
+package validate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/geocompact/geocompact/spatial"
+)
+
+// File validates the Parquet file at path. A file that is empty, truncated
+// or not Parquet is a finding (file.corrupt), not an error; the error
+// return is kept for I/O failures (the file cannot be opened) and
+// cancellation.
+func File(ctx context.Context, path string, cfg Config) (*Report, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("validate %s: %w", path, err)
+	}
+	defer f.Close()
+	return Reader(ctx, f, cfg)
+}
+
+// Reader validates a Parquet file read through r. See File.
+func Reader(ctx context.Context, r parquet.ReaderAtSeeker, cfg Config) (rep *Report, err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	rr := newReport(cfg)
+	rep = &rr
+	defer func() {
+		// arrow-go's decoders can panic on a corrupt page; that is the
+		// file's defect, reported like any other corruption.
+		if p := recover(); p != nil {
+			rep.add(-1, CodeCorrupt, fmt.Sprintf("reading: %v", p))
+			err = nil
+		}
+	}()
+	pf, err := file.NewParquetReader(r)
+	if err != nil {
+		rep.add(-1, CodeCorrupt, "not a readable Parquet file: "+err.Error())
+		return rep, nil
+	}
+	defer pf.Close()
+	_, err = readFile(ctx, rep, pf, cfg)
+	if err != nil {
+		return nil, err
+	}
+	cfg.logger().Debug("validate file done", "rows", rep.Rows, "violations", rep.Violations(), "duration", time.Since(start))
+	return rep, nil
+}
+
+// readFile resolves pf's columns and checks its rows batch by batch,
+// reading only the columns the checks need. It returns the columns it
+// found.
+func readFile(ctx context.Context, rep *Report, pf *file.Reader, cfg Config) (spatial.Columns, error) {
+	geoJSON := ""
+	if v := pf.MetaData().KeyValueMetadata().FindValue(spatial.GeoParquetKey); v != nil {
+		geoJSON = *v
+	}
+	batch := cfg.BatchSize
+	if batch <= 0 {
+		batch = 1 << 16
+	}
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(batch)}, memory.DefaultAllocator)
+	if err != nil {
+		rep.add(-1, CodeCorrupt, "schema: "+err.Error())
+		return spatial.Columns{}, nil
+	}
+	sc, err := fr.Schema()
+	if err != nil {
+		rep.add(-1, CodeCorrupt, "schema: "+err.Error())
+		return spatial.Columns{}, nil
+	}
+	cols, ok := Columns(rep, sc, geoJSON, cfg)
+	if !ok {
+		return cols, nil
+	}
+	rr, err := fr.GetRecordReader(ctx, neededLeaves(pf, cols), nil)
+	if err != nil {
+		rep.add(-1, CodeCorrupt, "reading: "+err.Error())
+		return cols, nil
+	}
+	defer rr.Release()
+	var row int64
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		checkBatch(rep, rec, cols, cfg, row)
+		row += rec.NumRows()
+	}
+	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
+		if ctx.Err() != nil {
+			return cols, context.Cause(ctx)
+		}
+		rep.add(-1, CodeCorrupt, "reading: "+err.Error())
+	}
+	if row != pf.NumRows() && rep.Counts[CodeCorrupt] == 0 {
+		rep.add(-1, CodeCorrupt, fmt.Sprintf("read %d rows, footer says %d", row, pf.NumRows()))
+	}
+	return cols, nil
+}
+
+// neededLeaves returns the Parquet leaf columns the checks read: the
+// geometry and the bbox or covering columns. Reading only those keeps
+// validation fast on wide files.
+func neededLeaves(pf *file.Reader, cols spatial.Columns) []int {
+	sc := pf.MetaData().Schema
+	var out []int
+	addLeaf := func(path string) {
+		if i := sc.ColumnIndexByName(path); i >= 0 {
+			out = append(out, i)
+		}
+	}
+	addLeaf(cols.Geometry)
+	for _, name := range cols.BBox {
+		if name != "" {
+			addLeaf(name)
+		}
+	}
+	if cols.Covering != "" {
+		for _, f := range cols.CoveringFields {
+			addLeaf(cols.Covering + "." + f)
+		}
+	}
+	return out
+}

@@ -1,0 +1,221 @@
+package validate
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/geocompact/geocompact/spatial"
+)
+
+// binaryValues is what the checks need of a WKB column, whatever its Arrow
+// layout (binary, large binary, binary view, or an extension over them).
+type binaryValues interface {
+	Len() int
+	IsNull(i int) bool
+	Value(i int) []byte
+}
+
+func asBinary(a arrow.Array) (binaryValues, bool) {
+	if ext, ok := a.(array.ExtensionArray); ok {
+		a = ext.Storage()
+	}
+	switch a := a.(type) {
+	case *array.Binary:
+		return a, true
+	case *array.LargeBinary:
+		return a, true
+	case *array.BinaryView:
+		return a, true
+	}
+	return nil, false
+}
+
+// bboxArrays are the four bbox columns of a batch, as double arrays.
+type bboxArrays [4]*array.Float64
+
+// rowChecker holds what Batch resolved once per batch.
+type rowChecker struct {
+	cfg        Config
+	geo        binaryValues
+	bbox       *bboxArrays
+	bboxNames  [4]string
+	allowed    map[spatial.GeometryType]bool
+	geographic bool
+}
+
+// Batch checks every row of rec: null geometries, WKB structure, allowed
+// types and the bbox (or GeoParquet covering) columns against each
+// geometry's envelope. cols says which columns to read (see
+// spatial.DiscoverColumns). Row numbers in the report count from 0 at the
+// batch's first row. Column-level problems (the geometry column absent or
+// not binary, bbox columns not double) are reported once with row -1.
+func Batch(rec arrow.RecordBatch, cols spatial.Columns, cfg Config) Report {
+	r := newReport(cfg)
+	checkBatch(&r, rec, cols, cfg, 0)
+	return r
+}
+
+// checkBatch adds rec's findings to r, numbering rows from first.
+func checkBatch(r *Report, rec arrow.RecordBatch, cols spatial.Columns, cfg Config, first int64) {
+	r.Rows += rec.NumRows()
+	rc, ok := newRowChecker(r, rec, cols, cfg)
+	if !ok {
+		return
+	}
+	n := rc.geo.Len()
+	for i := range n {
+		rc.row(r, i, first+int64(i))
+	}
+}
+
+func newRowChecker(r *Report, rec arrow.RecordBatch, cols spatial.Columns, cfg Config) (*rowChecker, bool) {
+	rc := &rowChecker{cfg: cfg, geographic: spatial.IsGeographic(cols.CRS)}
+	idx := rec.Schema().FieldIndices(cols.Geometry)
+	if len(idx) != 1 {
+		r.add(-1, CodeColumn, fmt.Sprintf("geometry column %q is not in the batch", cols.Geometry))
+		return nil, false
+	}
+	var ok bool
+	if rc.geo, ok = asBinary(rec.Column(idx[0])); !ok {
+		r.add(-1, CodeColumn, fmt.Sprintf("geometry column %q has type %s, want WKB binary", cols.Geometry, rec.Column(idx[0]).DataType()))
+		return nil, false
+	}
+	types := cfg.AllowedTypes
+	if len(types) == 0 {
+		types = cols.GeometryTypes
+	}
+	if len(types) > 0 {
+		rc.allowed = map[spatial.GeometryType]bool{}
+		for _, t := range types {
+			if gt, ok := spatial.ParseGeometryType(t); ok {
+				rc.allowed[gt] = true
+			}
+		}
+	}
+	rc.bbox, rc.bboxNames = bboxColumns(r, rec, cols)
+	return rc, true
+}
+
+// bboxColumns resolves the bbox columns, or the covering struct's fields,
+// as double arrays. Wrong types are reported once; nil means no bbox check.
+func bboxColumns(r *Report, rec arrow.RecordBatch, cols spatial.Columns) (*bboxArrays, [4]string) {
+	var (
+		out   bboxArrays
+		names [4]string
+	)
+	switch {
+	case cols.HasBBox():
+		for i, name := range cols.BBox {
+			names[i] = name
+			a, ok := float64Column(rec, name)
+			if !ok {
+				r.add(-1, CodeBBoxMissing, fmt.Sprintf("bbox column %q is not double", name))
+				return nil, names
+			}
+			out[i] = a
+		}
+	case cols.Covering != "":
+		idx := rec.Schema().FieldIndices(cols.Covering)
+		if len(idx) != 1 {
+			r.add(-1, CodeBBoxMissing, fmt.Sprintf("covering column %q is not in the batch", cols.Covering))
+			return nil, names
+		}
+		st, ok := rec.Column(idx[0]).(*array.Struct)
+		if !ok {
+			r.add(-1, CodeBBoxMissing, fmt.Sprintf("covering column %q is not a struct", cols.Covering))
+			return nil, names
+		}
+		stype := st.DataType().(*arrow.StructType)
+		for i, fname := range cols.CoveringFields {
+			names[i] = cols.Covering + "." + fname
+			fi, ok := stype.FieldIdx(fname)
+			var a *array.Float64
+			if ok {
+				a, ok = st.Field(fi).(*array.Float64)
+			}
+			if !ok {
+				r.add(-1, CodeBBoxMissing, fmt.Sprintf("covering field %q is absent or not double", names[i]))
+				return nil, names
+			}
+			out[i] = a
+		}
+	default:
+		return nil, names
+	}
+	return &out, names
+}
+
+func float64Column(rec arrow.RecordBatch, name string) (*array.Float64, bool) {
+	idx := rec.Schema().FieldIndices(name)
+	if len(idx) != 1 {
+		return nil, false
+	}
+	a, ok := rec.Column(idx[0]).(*array.Float64)
+	return a, ok
+}
+
+// row checks row i of the batch, reported as row.
+func (rc *rowChecker) row(r *Report, i int, row int64) {
+	if rc.geo.IsNull(i) {
+		if !rc.cfg.AllowNull {
+			r.add(row, CodeNull, "geometry is null")
+		}
+		return
+	}
+	b := rc.geo.Value(i)
+	env, err := spatial.Envelope(b)
+	if err != nil {
+		code, detail := CodeType, err.Error()
+		if we, ok := errors.AsType[*spatial.WKBError](err); ok {
+			code = we.Code
+			if r.wantDetail() {
+				detail = fmt.Sprintf("at byte %d of %d: %s", we.Offset, len(b), we.Reason)
+			}
+		}
+		r.add(row, code, detail)
+		return
+	}
+	if rc.allowed != nil {
+		if t, _ := spatial.WKBType(b); !rc.allowed[t] {
+			r.add(row, CodeType, fmt.Sprintf("%s is not an allowed geometry type", t))
+		}
+	}
+	if rc.bbox != nil {
+		rc.checkBBox(r, i, row, env)
+	}
+}
+
+// checkBBox compares the bbox columns of row i with the envelope env.
+func (rc *rowChecker) checkBBox(r *Report, i int, row int64, env spatial.Bound) {
+	var v [4]float64
+	for k, a := range rc.bbox {
+		if a.IsNull(i) {
+			r.add(row, CodeBBoxMissing, rc.bboxNames[k]+" is null")
+			return
+		}
+		v[k] = a.Value(i)
+	}
+	if env.IsEmpty() {
+		return // an empty geometry has no box to agree with
+	}
+	if rc.geographic && (v[0] > v[2] || env.MaxX-env.MinX > 180) {
+		r.add(row, CodeAntimeridian, fmt.Sprintf("bbox x [%g, %g], geometry x-span [%g, %g]", v[0], v[2], env.MinX, env.MaxX))
+		return
+	}
+	want := [4]float64{env.MinX, env.MinY, env.MaxX, env.MaxY}
+	tol := rc.cfg.Tolerance
+	for k := range v {
+		if d := math.Abs(v[k] - want[k]); !(d <= tol) {
+			detail := ""
+			if r.wantDetail() {
+				detail = fmt.Sprintf("%s = %g, envelope %g (off by %g, tolerance %g)", rc.bboxNames[k], v[k], want[k], d, tol)
+			}
+			r.add(row, CodeBBoxMismatch, detail)
+			return
+		}
+	}
+}

@@ -1,0 +1,166 @@
+package validate_test
+
+import (
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/validate"
+	"github.com/geocompact/geocompact/validate/validatetest"
+)
+
+func TestBatch(t *testing.T) {
+	cols := spatial.Columns{Geometry: "geometry", Encoding: spatial.EncodingWKB, CRS: "OGC:CRS84", BBox: spatial.BBoxColumns}
+	pt := validatetest.Point
+	box := validatetest.Box
+	tests := []struct {
+		name   string
+		rows   []validatetest.Row
+		cfg    func(*validate.Config)
+		cols   func(*spatial.Columns)
+		counts map[string]int64
+		ok     bool
+	}{
+		{name: "clean", rows: validatetest.Points(100), counts: map[string]int64{}, ok: true},
+		{
+			name:   "null refused",
+			rows:   []validatetest.Row{{BBox: box(0, 0, 0, 0)}, {WKB: pt(1, 1), BBox: box(1, 1, 1, 1)}},
+			counts: map[string]int64{validate.CodeNull: 1},
+		},
+		{
+			name:   "null allowed, with null bbox",
+			rows:   []validatetest.Row{{}, {WKB: pt(1, 1), BBox: box(1, 1, 1, 1)}},
+			cfg:    func(c *validate.Config) { c.AllowNull = true },
+			counts: map[string]int64{}, ok: true,
+		},
+		{
+			name:   "tolerance flag",
+			rows:   []validatetest.Row{{WKB: pt(1, 1), BBox: box(1, 1, 1.01, 1)}},
+			cfg:    func(c *validate.Config) { c.Tolerance = 0.1 },
+			counts: map[string]int64{}, ok: true,
+		},
+		{
+			name:   "mismatch beyond tolerance",
+			rows:   []validatetest.Row{{WKB: pt(1, 1), BBox: box(1, 1, 1.01, 1)}},
+			counts: map[string]int64{validate.CodeBBoxMismatch: 1},
+		},
+		{
+			name:   "allowed types",
+			rows:   []validatetest.Row{{WKB: pt(1, 1), BBox: box(1, 1, 1, 1)}, {WKB: validatetest.Square(0, 0, 1), BBox: box(0, 0, 1, 1)}},
+			cfg:    func(c *validate.Config) { c.AllowedTypes = []string{"Polygon", "MultiPolygon"} },
+			counts: map[string]int64{validate.CodeType: 1},
+		},
+		{
+			name:   "antimeridian is a warning in a geographic CRS",
+			rows:   []validatetest.Row{{WKB: validatetest.LE().Hdr(2).N(2).F(179, 0, -179, 0).Buf, BBox: box(179, 0, -179, 0)}},
+			counts: map[string]int64{validate.CodeAntimeridian: 1}, ok: true,
+		},
+		{
+			name:   "wide x-span is a warning too",
+			rows:   []validatetest.Row{{WKB: validatetest.LE().Hdr(2).N(2).F(-179, 0, 179, 0).Buf, BBox: box(-179, 0, 179, 0)}},
+			counts: map[string]int64{validate.CodeAntimeridian: 1}, ok: true,
+		},
+		{
+			name:   "inverted bbox in a planar CRS is a mismatch",
+			rows:   []validatetest.Row{{WKB: validatetest.LE().Hdr(2).N(2).F(179, 0, -179, 0).Buf, BBox: box(179, 0, -179, 0)}},
+			cols:   func(c *spatial.Columns) { c.CRS = "EPSG:3857" },
+			counts: map[string]int64{validate.CodeBBoxMismatch: 1},
+		},
+		{
+			name: "every WKB defect is counted",
+			rows: []validatetest.Row{
+				{WKB: []byte{1, 1}, BBox: box(0, 0, 0, 0)},
+				{WKB: append(pt(0, 0), 9), BBox: box(0, 0, 0, 0)},
+				{WKB: validatetest.LE().Hdr(1).F(0, math.Inf(-1)).Buf, BBox: box(0, 0, 0, 0)},
+			},
+			counts: map[string]int64{validate.CodeTruncated: 1, validate.CodeTrailing: 1, validate.CodeNonFinite: 1},
+		},
+		{
+			name:   "wrong geometry column",
+			rows:   validatetest.Points(3),
+			cols:   func(c *spatial.Columns) { c.Geometry = "shape" },
+			counts: map[string]int64{validate.CodeColumn: 1},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := validate.DefaultConfig()
+			if tc.cfg != nil {
+				tc.cfg(&cfg)
+			}
+			c := cols
+			if tc.cols != nil {
+				tc.cols(&c)
+			}
+			rec := validatetest.File{Rows: tc.rows}.Record()
+			defer rec.Release()
+			rep := validate.Batch(rec, c, cfg)
+			if diff := cmp.Diff(tc.counts, rep.Counts); diff != "" {
+				t.Errorf("counts (-want +got):\n%s\nexamples %+v", diff, rep.Examples)
+			}
+			if rep.OK() != tc.ok {
+				t.Errorf("OK() = %v, want %v", rep.OK(), tc.ok)
+			}
+			if rep.Rows != int64(len(tc.rows)) {
+				t.Errorf("Rows = %d, want %d", rep.Rows, len(tc.rows))
+			}
+		})
+	}
+}
+
+// TestFileRowNumbers checks that findings carry file-wide row numbers
+// across row groups and batches, and that examples are capped while counts
+// are not.
+func TestFileRowNumbers(t *testing.T) {
+	rows := validatetest.Points(50)
+	for _, i := range []int{7, 23, 41} {
+		rows[i].BBox = validatetest.Box(0, 0, 0, 0)
+		rows[i].WKB = validatetest.Point(5, 5)
+	}
+	path := filepath.Join(t.TempDir(), "f.parquet")
+	validatetest.Write(t, path, validatetest.File{Rows: rows, Geo: validatetest.Geo(""), RowGroupRows: 10})
+	cfg := validate.DefaultConfig()
+	cfg.BatchSize = 4
+	cfg.MaxExamples = 2
+	rep, err := validate.File(t.Context(), path, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Counts[validate.CodeBBoxMismatch] != 3 || rep.Rows != 50 {
+		t.Fatalf("counts %v rows %d", rep.Counts, rep.Rows)
+	}
+	var got []int64
+	for _, f := range rep.Examples {
+		got = append(got, f.Row)
+	}
+	if diff := cmp.Diff([]int64{7, 23}, got); diff != "" {
+		t.Errorf("example rows (-want +got):\n%s", diff)
+	}
+}
+
+func TestFileMissingIsError(t *testing.T) {
+	if _, err := validate.File(t.Context(), filepath.Join(t.TempDir(), "nope.parquet"), validate.DefaultConfig()); err == nil {
+		t.Fatal("want an error for a missing file")
+	}
+}
+
+func TestFileCRSFromHint(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "plain.parquet")
+	validatetest.Write(t, path, validatetest.File{Rows: validatetest.Points(3)})
+	cfg := validate.DefaultConfig()
+	cfg.Column = "geometry"
+	rep, err := validate.File(t.Context(), path, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Counts[validate.CodeCRSMissing] != 1 || rep.Violations() != 1 {
+		t.Fatalf("no metadata: counts %v", rep.Counts)
+	}
+	cfg.Props = map[string]string{spatial.PropCRS: "OGC:CRS84"}
+	if rep, _ = validate.File(t.Context(), path, cfg); !rep.OK() {
+		t.Fatalf("CRS from table property: %v", rep.Counts)
+	}
+}
