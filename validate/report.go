@@ -18,18 +18,18 @@ import (
 // Check codes. Each finding carries one; they are stable and appear in
 // --json output.
 const (
-	CodeTruncated   = spatial.WKBCodeTruncated // WKB shorter than its header or counts say
-	CodeType        = spatial.WKBCodeType      // bad byte order, unknown or disallowed geometry type
-	CodeNonFinite   = spatial.WKBCodeNonFinite // NaN or Inf coordinate
-	CodeRingOpen    = spatial.WKBCodeRingOpen  // polygon ring not closed
-	CodeRingShort   = spatial.WKBCodeRingShort // polygon ring with fewer than 4 points
-	CodeTrailing    = spatial.WKBCodeTrailing  // bytes after the geometry
-	CodeDepth       = spatial.WKBCodeDepth     // collections nested too deep
-	CodeCRSMissing  = "crs.missing"            // no CRS, or an explicitly unknown one
-	CodeCRSMismatch = "crs.mismatch"           // the data's CRS differs from the expected one
-	CodeGeoMetadata = "geo.metadata"           // GeoParquet metadata unreadable or inconsistent
-	CodeBBoxMissing = "bbox.missing"           // bbox columns absent, not double, or null
-	CodeBBoxMismatch = "bbox.mismatch"         // bbox differs from the geometry's envelope
+	CodeTruncated    = spatial.WKBCodeTruncated // WKB shorter than its header or counts say
+	CodeType         = spatial.WKBCodeType      // bad byte order, unknown or disallowed geometry type
+	CodeNonFinite    = spatial.WKBCodeNonFinite // NaN or Inf coordinate
+	CodeRingOpen     = spatial.WKBCodeRingOpen  // polygon ring not closed
+	CodeRingShort    = spatial.WKBCodeRingShort // polygon ring with fewer than 4 points
+	CodeTrailing     = spatial.WKBCodeTrailing  // bytes after the geometry
+	CodeDepth        = spatial.WKBCodeDepth     // collections nested too deep
+	CodeCRSMissing   = "crs.missing"            // no CRS, or an explicitly unknown one
+	CodeCRSMismatch  = "crs.mismatch"           // the data's CRS differs from the expected one
+	CodeGeoMetadata  = "geo.metadata"           // GeoParquet metadata unreadable or inconsistent
+	CodeBBoxMissing  = "bbox.missing"           // bbox columns absent, not double, or null
+	CodeBBoxMismatch = "bbox.mismatch"          // bbox differs from the geometry's envelope
 	// CodeAntimeridian marks a geographic geometry that crosses the
 	// antimeridian (bbox xmin > xmax, or an x-span over 180°). It is a
 	// warning: counted and shown, but it does not fail a report.
