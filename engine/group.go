@@ -89,8 +89,7 @@ func (ex *execution) rewriteGroupErr(ctx context.Context, o *groupOut) error {
 			}
 		}
 	}
-	perFile := int64(math.Ceil(float64(max(rows, 1)) / float64(max(o.group.OutputFiles, 1))))
-	files, err := ex.writeChunks(ctx, sc, src, perFile, writeOpts)
+	files, err := ex.writeChunks(ctx, sc, src, evenChunks(rows, o.group.OutputFiles), writeOpts)
 	o.newFiles = files
 	if err == nil && testHookAfterWrite != nil {
 		err = testHookAfterWrite()
@@ -118,10 +117,21 @@ func (ex *execution) ioOptions(tasks []table.FileScanTask) ([]table.ScanOption, 
 	return []table.ScanOption{table.WithRowLineage()}, append(write, table.WithPreserveRowLineage(lineage)), lineage
 }
 
-// writeChunks writes the rows of src as files of perFile rows (the last
-// may hold fewer): one WriteRecords call, so one file, per chunk. src's
-// batches are handed to the writer, which releases them.
-func (ex *execution) writeChunks(ctx context.Context, sc *arrow.Schema, src iter.Seq2[arrow.RecordBatch, error], perFile int64, opts []table.WriteRecordOption) ([]iceberg.DataFile, error) {
+// evenChunks splits rows into n chunks whose sizes differ by at most one
+// row; chunk(i) is the size of the i-th. Past the n-th chunk (when the
+// estimate of rows was low) chunks keep the last size.
+func evenChunks(rows int64, n int) func(i int) int64 {
+	rows, k := max(rows, 1), int64(max(n, 1))
+	return func(i int) int64 {
+		j := min(int64(i), k-1)
+		return max(rows*(j+1)/k-rows*j/k, 1)
+	}
+}
+
+// writeChunks writes the rows of src as files of chunk(0), chunk(1), ...
+// rows: one WriteRecords call, so one file, per chunk. src's batches are
+// handed to the writer, which releases them.
+func (ex *execution) writeChunks(ctx context.Context, sc *arrow.Schema, src iter.Seq2[arrow.RecordBatch, error], chunkRows func(int) int64, opts []table.WriteRecordOption) ([]iceberg.DataFile, error) {
 	next, stop := iter.Pull2(src)
 	defer stop()
 	var pending arrow.RecordBatch // a batch's unwritten tail
@@ -132,9 +142,9 @@ func (ex *execution) writeChunks(ctx context.Context, sc *arrow.Schema, src iter
 	}()
 	exhausted := false
 	var files []iceberg.DataFile
-	for !exhausted {
+	for c := 0; !exhausted; c++ {
 		var srcErr error
-		wrote := int64(0)
+		wrote, perFile := int64(0), chunkRows(c)
 		chunk := func(yield func(arrow.RecordBatch, error) bool) {
 			for wrote < perFile {
 				rec := pending
