@@ -1,0 +1,158 @@
+package validate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"sync"
+	"time"
+
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/geocompact/geocompact/spatial"
+)
+
+// FileReport is the report of one data file of a table.
+type FileReport struct {
+	Path string `json:"path"`
+	Report
+}
+
+// TableReport is the result of validating a table: its geometry metadata,
+// each data file of the current snapshot, and the totals.
+type TableReport struct {
+	Table      string       `json:"table"`
+	SnapshotID int64        `json:"snapshot_id"`
+	Metadata   Report       `json:"metadata"`
+	Files      []FileReport `json:"files"`
+	Total      Report       `json:"total"`
+}
+
+// OK reports whether the metadata and every file are free of violations.
+func (r *TableReport) OK() bool { return r.Total.OK() }
+
+// Table validates tbl: its geometry metadata (the geometry column and
+// encoding, the CRS property, the bbox columns of a WKB table) and then
+// every data file of the current snapshot, cfg.Parallelism at a time,
+// read through the table's FileIO. Files are checked against the table's
+// geometry column and CRS. A file that cannot be opened is an error; a
+// corrupt one is a file.corrupt finding.
+func Table(ctx context.Context, tbl *table.Table, cfg Config) (*TableReport, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	rep := &TableReport{Table: tbl.Identifier()[len(tbl.Identifier())-1], Metadata: newReport(cfg), Total: newReport(cfg)}
+	if len(tbl.Identifier()) > 1 {
+		rep.Table = fmt.Sprint(joinIdent(tbl.Identifier()))
+	}
+	props := maps.Clone(map[string]string(tbl.Properties()))
+	if props == nil {
+		props = map[string]string{}
+	}
+	cols, err := spatial.DiscoverTableColumns(tbl.Schema(), props, cfg.Column)
+	if err != nil {
+		code := CodeColumn
+		if ce, ok := errors.AsType[*spatial.ColumnError](err); ok {
+			code = ce.Code
+		}
+		rep.Metadata.add(-1, code, err.Error())
+		rep.Total.merge(rep.Metadata, 0)
+		return rep, nil
+	}
+	checkTableMetadata(&rep.Metadata, cols, props, cfg)
+	rep.Total.merge(rep.Metadata, 0)
+
+	snap := tbl.CurrentSnapshot()
+	if snap == nil {
+		return rep, nil
+	}
+	rep.SnapshotID = snap.SnapshotID
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("plan files of %s: %w", rep.Table, err)
+	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("open file IO of %s: %w", rep.Table, err)
+	}
+	// Files are read as the table defines them: its geometry column, and
+	// its CRS in place of GeoParquet metadata iceberg-go does not write.
+	fileCfg := cfg
+	fileCfg.Column = cols.Geometry
+	fileCfg.Props = maps.Clone(props)
+	fileCfg.Props[spatial.PropCRS] = cols.CRS
+	fileCfg.CRS = cols.CRS
+
+	rep.Files = make([]FileReport, len(tasks))
+	errs := make([]error, len(tasks))
+	par := max(cfg.Parallelism, 1)
+	sem := make(chan struct{}, par)
+	var wg sync.WaitGroup
+	for i, task := range tasks {
+		path := task.File.FilePath()
+		rep.Files[i].Path = path
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if ctx.Err() != nil {
+				errs[i] = context.Cause(ctx)
+				return
+			}
+			start := time.Now()
+			f, err := fsys.Open(path)
+			if err != nil {
+				errs[i] = fmt.Errorf("open %s: %w", path, err)
+				return
+			}
+			defer f.Close()
+			r, err := Reader(ctx, f, fileCfg)
+			if err != nil {
+				errs[i] = fmt.Errorf("validate %s: %w", path, err)
+				return
+			}
+			rep.Files[i].Report = *r
+			cfg.logger().Info("validate file done", "path", path, "rows", r.Rows, "violations", r.Violations(), "duration", time.Since(start))
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	for _, f := range rep.Files {
+		rep.Total.merge(f.Report, 0)
+	}
+	return rep, nil
+}
+
+func joinIdent(id []string) string {
+	s := id[0]
+	for _, p := range id[1:] {
+		s += "." + p
+	}
+	return s
+}
+
+// checkTableMetadata checks what the table declares about its geometry.
+func checkTableMetadata(r *Report, cols spatial.Columns, props map[string]string, cfg Config) {
+	if enc := props[spatial.PropGeometryEncoding]; enc != "" && enc != cols.Encoding {
+		r.add(-1, CodeColumn, fmt.Sprintf("property %s is %q but column %q holds %q", spatial.PropGeometryEncoding, enc, cols.Geometry, cols.Encoding))
+	}
+	if crs := props[spatial.PropCRS]; crs != "" && cols.Encoding == spatial.EncodingIcebergGeometry {
+		if n, err := spatial.NormalizeCRS(crs); err != nil || n != cols.CRS {
+			r.add(-1, CodeCRSMismatch, fmt.Sprintf("property %s is %q but the geometry type's CRS is %s", spatial.PropCRS, crs, cols.CRS))
+		}
+	}
+	if cfg.CRS != "" && cols.CRS != cfg.CRS {
+		r.add(-1, CodeCRSMismatch, fmt.Sprintf("table CRS %s differs from the expected %s", cols.CRS, cfg.CRS))
+	}
+	if cols.Encoding == spatial.EncodingWKB && cfg.RequireBBox && !cols.HasBBox() {
+		var missing []string
+		for i, n := range spatial.BBoxColumns {
+			if cols.BBox[i] == "" {
+				missing = append(missing, n)
+			}
+		}
+		r.add(-1, CodeBBoxMissing, fmt.Sprintf("table lacks double bbox columns %v", missing))
+	}
+}
