@@ -206,4 +206,3 @@ func writeValidateResult(w io.Writer, asJSON bool, res validateResult) error {
 	}
 	return tw.Flush()
 }
-
