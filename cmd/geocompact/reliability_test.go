@@ -1,0 +1,144 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/internal/reliability"
+)
+
+// envAsCLI makes the test binary behave as the geocompact binary, so the
+// reliability tests can run (and kill) real child processes without a
+// separate build.
+const envAsCLI = "GEOCOMPACT_TEST_AS_CLI"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(envAsCLI) == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// longRun reports whether the long reliability suites were asked for
+// (GEOCOMPACT_LONG=1, as .ci/run's long section sets it).
+func longRun() bool { return os.Getenv("GEOCOMPACT_LONG") == "1" && !testing.Short() }
+
+// childCLI returns a command that runs geocompact with args in a child
+// process (this test binary, re-executed as the CLI).
+func childCLI(ctx context.Context, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Env = append(os.Environ(), envAsCLI+"=1")
+	return cmd
+}
+
+// runChild runs geocompact with args in a child process and returns its
+// exit code and output.
+func runChild(t testing.TB, args ...string) cliResult {
+	t.Helper()
+	cmd := childCLI(t.Context(), args...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("run child geocompact: %v", err)
+	}
+	return cliResult{Code: code, Stdout: out.String(), Stderr: errOut.String()}
+}
+
+// hasCommand reports whether this build registers the subcommand name.
+func hasCommand(name string) bool {
+	g := &globalOptions{IO: &ioStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}}
+	for _, c := range newRootCmd(g).Commands() {
+		if c.Name() == name {
+			return true
+		}
+	}
+	return false
+}
+
+// needCommand skips the rest of the test when the build does not have the
+// subcommand yet, saying which.
+func needCommand(t testing.TB, name string) {
+	t.Helper()
+	if !hasCommand(name) {
+		t.Skipf("geocompact %s is not in this build", name)
+	}
+}
+
+// openWarehouse opens the embedded catalog of a local warehouse directory.
+func openWarehouse(t testing.TB, dir string) catalog.Catalog {
+	t.Helper()
+	cat, err := engine.OpenCatalog(t.Context(), engine.CatalogSpec{Warehouse: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cat
+}
+
+// openConfigCatalog opens the catalog name from the config file path.
+func openConfigCatalog(t testing.TB, path, name string) catalog.Catalog {
+	t.Helper()
+	cfg, err := engine.LoadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := cfg.Catalog(name, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := engine.OpenCatalog(t.Context(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cat
+}
+
+func loadTable(t testing.TB, cat catalog.Catalog, name string) *table.Table {
+	t.Helper()
+	tbl, err := engine.LoadTable(t.Context(), cat, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tbl
+}
+
+func digest(t testing.TB, tbl *table.Table) reliability.Digest {
+	t.Helper()
+	d, err := reliability.TableDigest(t.Context(), tbl, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// checkIntact fails the test unless tbl holds exactly the rows of want, with
+// no id twice and every file its metadata names present.
+func checkIntact(t testing.TB, tbl *table.Table, want reliability.Digest) {
+	t.Helper()
+	got := digest(t, tbl)
+	if !got.Equal(want) {
+		t.Fatalf("table %s: digest %v, want %v", tbl.Identifier(), got, want)
+	}
+	if d := got.Duplicates(); len(d) > 0 {
+		t.Fatalf("table %s: %d ids appear more than once, e.g. %v", tbl.Identifier(), len(d), d[:min(5, len(d))])
+	}
+	missing, err := reliability.MissingFiles(t.Context(), tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(missing) > 0 {
+		t.Fatalf("table %s: %d referenced files are missing, e.g. %s", tbl.Identifier(), len(missing), missing[0])
+	}
+}
