@@ -242,7 +242,9 @@ type BBox struct {
 }
 
 // BBoxOf converts a spatial.Bound.
-func BBoxOf(b spatial.Bound) BBox { return BBox{MinX: b.MinX, MinY: b.MinY, MaxX: b.MaxX, MaxY: b.MaxY} }
+func BBoxOf(b spatial.Bound) BBox {
+	return BBox{MinX: b.MinX, MinY: b.MinY, MaxX: b.MaxX, MaxY: b.MaxY}
+}
 
 // Bound converts b back to a spatial.Bound.
 func (b BBox) Bound() spatial.Bound {
