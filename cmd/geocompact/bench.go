@@ -1,0 +1,213 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/geocompact/geocompact/bench"
+	"github.com/geocompact/geocompact/engine"
+)
+
+func init() { register(newBenchCmd) }
+
+type benchOptions struct {
+	g         *globalOptions
+	table     string
+	layouts   string
+	windows   string
+	count     int
+	area      float64
+	placement string
+	seed      uint64
+	options   []string
+	svgDir    string
+	keep      bool
+	csv       bool
+}
+
+func newBenchCmd(g *globalOptions) *cobra.Command {
+	o := &benchOptions{g: g}
+	cmd := &cobra.Command{
+		Use:   "bench --table NS.T",
+		Short: "Measure how many files bbox queries plan under each layout",
+		Long: `Bench writes each layout of the table's current rows into a scratch copy
+(NS.T__bench_<layout>, dropped afterwards unless --keep) with the rewrite
+engine, then plans every query window with Iceberg's own scan planning and
+reports the files planned, against the rows that truly match and the fewest
+files any layout with files of that size could open (the lower bound).
+
+Layouts: unsorted (arrival order cut into target-size files), binpack,
+linear, zorder and hilbert. All use the same target file size (default:
+the table's bytes / 64). The source table is only read.`,
+		Example: `  $ geocompact bench --table demo.pings
+  $ geocompact bench --table demo.pings --layouts zorder,hilbert --window-area 0.001 --svg pics/
+  $ geocompact bench --table demo.pings --layouts hilbert --option normalize=quantile --json
+  $ geocompact bench --table demo.pings --windows queries.json --csv`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := o.config()
+			if err != nil {
+				return err
+			}
+			return runBench(cmd.Context(), o, cfg)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.table, "table", "", "table to measure, NAMESPACE.TABLE (required; only read)")
+	f.StringVar(&o.layouts, "layouts", "unsorted,binpack,linear,zorder,hilbert", "layouts to measure, comma-separated")
+	f.StringVar(&o.windows, "windows", "", `JSON file of windows [{"minx":..,"miny":..,"maxx":..,"maxy":..}, ...] (default: generated)`)
+	f.IntVar(&o.count, "window-count", bench.DefaultWindowCount, "number of generated windows")
+	f.Float64Var(&o.area, "window-area", bench.DefaultWindowArea, "area of each generated window as a fraction of the extent's")
+	f.StringVar(&o.placement, "window-placement", string(bench.PlaceData), "where generated windows go: data (centred on random rows) or uniform")
+	f.Uint64Var(&o.seed, "seed", 1, "seed of the generated windows")
+	f.StringArrayVar(&o.options, "option", nil, "rewrite option K=V by Iceberg's name, for every layout (repeatable)")
+	f.StringVar(&o.svgDir, "svg", "", "write one SVG picture per layout into this directory")
+	f.BoolVar(&o.keep, "keep", false, "keep the scratch tables")
+	f.BoolVar(&o.csv, "csv", false, "write one CSV row per layout")
+	_ = cmd.MarkFlagRequired("table")
+	return cmd
+}
+
+// config checks the flags and builds the bench config before anything is
+// opened.
+func (o *benchOptions) config() (bench.Config, error) {
+	if o.csv && o.g.JSON {
+		return bench.Config{}, usageErrorf("--csv and --json exclude each other")
+	}
+	layouts, err := bench.ParseLayouts(o.layouts)
+	if err != nil {
+		return bench.Config{}, usageErrorf("--layouts: %w", err)
+	}
+	kv, err := parseKV(o.options)
+	if err != nil {
+		return bench.Config{}, err
+	}
+	if _, err := engine.ParseOptions(kv, nil); err != nil {
+		return bench.Config{}, &usageError{err}
+	}
+	cfg := bench.Config{Table: o.table, Layouts: layouts, Options: kv, Keep: o.keep, Logger: o.g.Logger()}
+	if o.windows != "" {
+		f, err := os.Open(o.windows)
+		if err != nil {
+			return cfg, usageErrorf("--windows: %w", err)
+		}
+		defer f.Close()
+		if cfg.Windows, err = bench.ReadWindows(f); err != nil {
+			return cfg, usageErrorf("--windows %s: %w", o.windows, err)
+		}
+		return cfg, nil
+	}
+	placement, err := bench.ParsePlacement(o.placement)
+	if err != nil {
+		return cfg, usageErrorf("--window-placement: %w", err)
+	}
+	if o.count <= 0 {
+		return cfg, usageErrorf("--window-count %d: want a positive number", o.count)
+	}
+	cfg.WindowConfig = bench.WindowConfig{Count: o.count, Area: o.area, Placement: placement, Seed: o.seed}
+	if err := cfg.WindowConfig.Validate(); err != nil {
+		return cfg, usageErrorf("%w", err)
+	}
+	return cfg, nil
+}
+
+func runBench(ctx context.Context, o *benchOptions, cfg bench.Config) error {
+	cat, _, err := o.g.openCatalog(ctx)
+	if err != nil {
+		return err
+	}
+	p := newProgress(o.g, "bench", "layouts")
+	cfg.Progress = p.Update
+	rep, err := bench.Run(ctx, cat, cfg)
+	p.Done()
+	if err != nil {
+		if errors.Is(err, engine.ErrOption) {
+			return &usageError{err}
+		}
+		return err
+	}
+	if o.svgDir != "" {
+		paths, err := bench.WriteSVGs(o.svgDir, rep)
+		if err != nil {
+			return err
+		}
+		for _, path := range paths {
+			o.g.Logger().Info("bench svg written", "path", path)
+		}
+	}
+	switch {
+	case o.g.JSON:
+		enc := json.NewEncoder(o.g.IO.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	case o.csv:
+		return writeBenchCSV(o.g.IO.Out, rep)
+	}
+	return writeBenchTable(o.g, rep)
+}
+
+// benchColumns are the per-layout figures of the table and CSV forms, in
+// order.
+var benchColumns = []string{"layout", "files", "bytes", "mean_files_planned", "median_files_planned", "p95_files_planned",
+	"mean_bytes_planned", "mean_files_with_matches", "mean_lower_bound", "ratio_to_lower_bound", "mean_overlap_depth", "max_overlap_depth"}
+
+func benchRow(lr bench.LayoutReport, human bool) []string {
+	ratio := ""
+	if lr.RatioToLowerBound != nil {
+		ratio = strconv.FormatFloat(*lr.RatioToLowerBound, 'f', 3, 64)
+	}
+	f := func(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
+	return []string{string(lr.Layout), strconv.Itoa(lr.Files), formatBytes(lr.Bytes, human),
+		f(lr.MeanFilesPlanned, 2), f(lr.MedianFilesPlanned, 1), f(lr.P95FilesPlanned, 0),
+		formatBytes(int64(lr.MeanBytesPlanned), human), f(lr.MeanFilesWithMatches, 2), f(lr.MeanLowerBound, 2), ratio,
+		f(lr.MeanOverlapDepth, 2), strconv.Itoa(lr.MaxOverlapDepth)}
+}
+
+func writeBenchCSV(w io.Writer, rep *bench.Report) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write(append([]string{"table", "windows"}, benchColumns...))
+	for _, lr := range rep.Layouts {
+		_ = cw.Write(append([]string{rep.Table, strconv.Itoa(rep.Windows)}, benchRow(lr, false)...))
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func writeBenchTable(g *globalOptions, rep *bench.Report) error {
+	w := tabwriter.NewWriter(g.IO.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "LAYOUT\tFILES\tBYTES\tMEAN PLANNED\tMEDIAN\tP95\tMEAN BYTES PLANNED\tWITH MATCHES\tLOWER BOUND\tRATIO\tOVERLAP MEAN\tOVERLAP MAX")
+	for _, lr := range rep.Layouts {
+		row := benchRow(lr, g.IO.OutTTY)
+		if row[9] == "" {
+			row[9] = "-"
+		}
+		for i, c := range row {
+			sep := "\t"
+			if i == len(row)-1 {
+				sep = "\n"
+			}
+			fmt.Fprint(w, c, sep)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if g.IO.ErrTTY {
+		how := "from --windows"
+		if rep.WindowArea > 0 {
+			how = fmt.Sprintf("of %.3g%% of the extent, %s placement, seed %d", rep.WindowArea*100, rep.Placement, rep.Seed)
+		}
+		fmt.Fprintf(g.IO.ErrOut, "%s: %d rows, %d windows %s, target file size %s, filter on %s\n",
+			rep.Table, rep.Rows, rep.Windows, how, formatBytes(rep.TargetFileSize, true), rep.Filter)
+	}
+	return nil
+}
