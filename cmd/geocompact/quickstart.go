@@ -15,6 +15,7 @@ import (
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/validate"
 )
 
 func init() { register(newQuickstartCmd) }
@@ -70,14 +71,16 @@ type quickstartSide struct {
 }
 
 type quickstartResult struct {
-	Table    string          `json:"table"`
-	Rows     int64           `json:"rows"`
-	Before   quickstartSide  `json:"before"`
-	After    quickstartSide  `json:"after"`
-	Rewrite  *engine.Result  `json:"rewrite"`
-	Windows  []bench.Window  `json:"windows"`
-	Duration time.Duration   `json:"duration_ns"`
-	Steps    []quickstepTime `json:"steps"`
+	Table string `json:"table"`
+	Rows  int64  `json:"rows"`
+	// ValidatedRows is how many rows passed geometry validation.
+	ValidatedRows int64           `json:"validated_rows"`
+	Before        quickstartSide  `json:"before"`
+	After         quickstartSide  `json:"after"`
+	Rewrite       *engine.Result  `json:"rewrite"`
+	Windows       []bench.Window  `json:"windows"`
+	Duration      time.Duration   `json:"duration_ns"`
+	Steps         []quickstepTime `json:"steps"`
 }
 
 type quickstepTime struct {
@@ -117,11 +120,21 @@ func runQuickstart(ctx context.Context, o *quickstartOptions) error {
 	step("generate", t0)
 
 	t0 = time.Now()
-	say("2/4 measuring: files, sizes and files planned for %d bbox windows of %.1f%% of the extent...", o.windows, 100*quickstartWindowArea)
+	say("2/4 validating every file's geometry, then measuring files, sizes and files planned for %d bbox windows of %.1f%% of the extent...", o.windows, 100*quickstartWindowArea)
 	tbl, err := engine.LoadTable(ctx, cat, o.table)
 	if err != nil {
 		return err
 	}
+	rep, err := validate.Table(ctx, tbl, validate.DefaultConfig())
+	if err != nil {
+		return err
+	}
+	if !rep.OK() {
+		return fmt.Errorf("quickstart: the demo table has %d geometry violations (%v)", rep.Total.Violations(), rep.Total.Codes())
+	}
+	res.ValidatedRows = rep.Total.Rows
+	step("validate", t0)
+	t0 = time.Now()
 	res.Windows, err = quickstartWindows(ctx, tbl, gen.Extent, o.windows)
 	if err != nil {
 		return err
@@ -244,7 +257,8 @@ func writeQuickstart(out io.Writer, r *quickstartResult, human bool) error {
 	if !r.Rewrite.Verified {
 		verified = "NOT verified"
 	}
-	fmt.Fprintf(out, "\nrewrite: %d files -> %d, one replace snapshot, %s; %s.\n", r.Rewrite.RewrittenDataFilesCount, r.Rewrite.AddedDataFilesCount, strategyText(r.Rewrite), verified)
+	fmt.Fprintf(out, "\nvalidated: %d rows, no geometry violations.\n", r.ValidatedRows)
+	fmt.Fprintf(out, "rewrite: %d files -> %d, one replace snapshot, %s; %s.\n", r.Rewrite.RewrittenDataFilesCount, r.Rewrite.AddedDataFilesCount, strategyText(r.Rewrite), verified)
 	fmt.Fprintf(out, "done in %s. The old files stay until snapshots expire: geocompact expire --table %s --older-than 1h\n", r.Duration.Round(100*time.Millisecond), r.Table)
 	_ = human
 	return nil
