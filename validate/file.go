@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
@@ -132,4 +133,44 @@ func neededLeaves(pf *file.Reader, cols spatial.Columns) []int {
 		}
 	}
 	return out
+}
+
+// ErrCorrupt wraps the reason a file could not be read as Parquet.
+var ErrCorrupt = errors.New("validate: not a readable Parquet file")
+
+// Inspect reads only the footer of the Parquet file at path and returns its
+// Arrow schema and geometry columns (see spatial.DiscoverColumns, with
+// cfg.Column and cfg.Props as hints). A corrupt file returns an error
+// wrapping ErrCorrupt; a file whose geometry metadata is unusable returns
+// the *spatial.ColumnError.
+func Inspect(ctx context.Context, path string, cfg Config) (spatial.Columns, *arrow.Schema, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return spatial.Columns{}, nil, fmt.Errorf("inspect %s: %w", path, err)
+	}
+	defer f.Close()
+	pf, err := file.NewParquetReader(f)
+	if err != nil {
+		return spatial.Columns{}, nil, fmt.Errorf("inspect %s: %w: %v", path, ErrCorrupt, err)
+	}
+	defer pf.Close()
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		return spatial.Columns{}, nil, fmt.Errorf("inspect %s: %w: %v", path, ErrCorrupt, err)
+	}
+	sc, err := fr.Schema()
+	if err != nil {
+		return spatial.Columns{}, nil, fmt.Errorf("inspect %s: %w: %v", path, ErrCorrupt, err)
+	}
+	var geo *spatial.GeoMetadata
+	if v := pf.MetaData().KeyValueMetadata().FindValue(spatial.GeoParquetKey); v != nil {
+		if geo, err = spatial.ParseGeoMetadata([]byte(*v)); err != nil {
+			return spatial.Columns{}, sc, fmt.Errorf("inspect %s: %w", path, err)
+		}
+	}
+	cols, err := spatial.DiscoverColumns(sc, geo, spatial.Hints{Column: cfg.Column, Props: cfg.Props})
+	if err != nil {
+		return cols, sc, fmt.Errorf("inspect %s: %w", path, err)
+	}
+	return cols, sc, ctx.Err()
 }
