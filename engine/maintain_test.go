@@ -1,0 +1,225 @@
+package engine_test
+
+import (
+	"errors"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/geocompact/geocompact/engine"
+)
+
+func TestGateEvaluate(t *testing.T) {
+	g := engine.GatePolicy{MinAvgFileBytes: 1 << 20, MaxFilesPerPartition: 100}
+	part := func(name string, files, avg int64) engine.PartitionMetrics {
+		return engine.PartitionMetrics{Partition: name, FileCount: files, AvgFileBytes: avg, TotalBytes: files * avg}
+	}
+	tests := []struct {
+		name       string
+		parts      []engine.PartitionMetrics
+		fired      []string
+		firedWhere []string
+	}{
+		{"empty table", nil, []string{}, []string{}},
+		{"one big file", []engine.PartitionMetrics{part("", 1, 8<<20)}, []string{}, []string{}},
+		{"one small file cannot be compacted", []engine.PartitionMetrics{part("", 1, 10)}, []string{}, []string{}},
+		{"small files", []engine.PartitionMetrics{part("", 20, 5000)}, []string{engine.GateMinAvgFileBytes}, []string{""}},
+		{"many big files", []engine.PartitionMetrics{part("d=1", 101, 4<<20), part("d=2", 100, 4<<20)}, []string{engine.GateMaxFilesPerPartition}, []string{"d=1"}},
+		{"both", []engine.PartitionMetrics{part("d=1", 500, 10), part("d=2", 3, 8<<20)}, []string{engine.GateMinAvgFileBytes, engine.GateMaxFilesPerPartition}, []string{"d=1"}},
+		{"at the thresholds", []engine.PartitionMetrics{part("d=1", 100, 1<<20)}, []string{}, []string{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d := g.Evaluate(&engine.TableMetrics{Partitions: tc.parts})
+			if d.Compact != (len(tc.fired) > 0) {
+				t.Errorf("Compact = %v, want %v (%s)", d.Compact, len(tc.fired) > 0, d.Reason)
+			}
+			if diff := cmp.Diff(tc.fired, d.Fired); diff != "" {
+				t.Errorf("fired (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.firedWhere, d.Partitions); diff != "" {
+				t.Errorf("partitions (-want +got):\n%s", diff)
+			}
+			for _, f := range tc.fired {
+				if !strings.Contains(d.Reason, f) {
+					t.Errorf("reason %q does not name %s", d.Reason, f)
+				}
+			}
+			if len(tc.fired) == 0 && !strings.Contains(d.Reason, "no threshold fired") {
+				t.Errorf("reason %q does not say nothing fired", d.Reason)
+			}
+		})
+	}
+}
+
+// testPolicy compacts small files with a binpack, and expires and removes
+// orphans on every run at the retention floor.
+func testPolicy() engine.Policy {
+	p := engine.DefaultPolicy()
+	zero := engine.Duration(0)
+	p.Expire.Every, p.Orphans.Every = &zero, &zero
+	p.Expire.OlderThan, p.Orphans.OlderThan = engine.Duration(time.Hour), engine.Duration(time.Hour)
+	return p
+}
+
+func stepStatus(rep *engine.MaintainReport) map[string]string {
+	out := map[string]string{}
+	for _, s := range rep.Steps {
+		out[s.Step] = s.Status
+	}
+	return out
+}
+
+func TestMaintainCompactsThenStaysQuiet(t *testing.T) {
+	const name = "t.x"
+	cat := fragmented(t, name, 2000, 20)
+	rows, _ := liveRows(t, load(t, cat, name))
+	dir := tableDir(t, load(t, cat, name))
+	orphan := filepath.Join(dir, "data", "left-by-a-crash.parquet")
+	plant(t, orphan, 500, 2*time.Hour)
+
+	rep, err := engine.Maintain(t.Context(), cat, name, engine.MaintainConfig{Policy: testPolicy(), Owner: "test"})
+	if err != nil {
+		t.Fatalf("maintain: %v\nsteps %+v", err, rep.Steps)
+	}
+	st := stepStatus(rep)
+	want := map[string]string{"lease": engine.StepDone, "measure": engine.StepDone, "gate": engine.StepDone, "rewrite": engine.StepDone,
+		"verify": engine.StepDone, "manifests": engine.StepSkipped, "expire": engine.StepDone, "orphans": engine.StepDone}
+	if d := cmp.Diff(want, st); d != "" {
+		t.Fatalf("steps (-want +got):\n%s\n%+v", d, rep.Steps)
+	}
+	if !slicesContain(rep.Gate.Fired, engine.GateMinAvgFileBytes) {
+		t.Errorf("gate fired %v, want %s", rep.Gate.Fired, engine.GateMinAvgFileBytes)
+	}
+	if rep.Before.FileCount != 20 || rep.After.FileCount >= rep.Before.FileCount || rep.After.TotalRecords != rows {
+		t.Errorf("files %d -> %d, rows after %d; want fewer files and %d rows", rep.Before.FileCount, rep.After.FileCount, rep.After.TotalRecords, rows)
+	}
+	// Fresh snapshots are younger than the floor: nothing expires.
+	if len(rep.Expire.ExpiredSnapshots) != 0 {
+		t.Errorf("expired %d snapshots younger than an hour", len(rep.Expire.ExpiredSnapshots))
+	}
+	if len(rep.Orphans.Files) != 1 || trimFileScheme(rep.Orphans.Files[0].Path) != orphan {
+		t.Errorf("orphans removed %+v, want only %s", rep.Orphans.Files, orphan)
+	}
+	tbl := load(t, cat, name)
+	if hasLeaseTag(tbl) || tbl.Properties()[engine.PropLeaseOwner] != "" {
+		t.Errorf("lease not released: %v", tbl.Properties())
+	}
+	for _, k := range []string{engine.PropLastRewriteMs, engine.PropLastExpireMs, engine.PropLastOrphansMs} {
+		ms, err := strconv.ParseInt(tbl.Properties()[k], 10, 64)
+		if err != nil || time.Since(time.UnixMilli(ms)) > time.Minute {
+			t.Errorf("property %s = %q, want a recent time", k, tbl.Properties()[k])
+		}
+	}
+
+	// Second run: the table is compacted; the gate stays quiet and the
+	// daily cadence skips expiry.
+	p := testPolicy()
+	day := engine.Duration(24 * time.Hour)
+	p.Expire.Every = &day
+	rep, err = engine.Maintain(t.Context(), cat, name, engine.MaintainConfig{Policy: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st = stepStatus(rep)
+	if st["gate"] != engine.StepNoop || st["rewrite"] != engine.StepSkipped || st["expire"] != engine.StepSkipped || rep.Gate.Compact {
+		t.Errorf("second run steps %+v, want a quiet gate and expiry skipped by cadence", rep.Steps)
+	}
+	if !strings.Contains(rep.Gate.Reason, "no threshold fired") {
+		t.Errorf("gate reason %q", rep.Gate.Reason)
+	}
+}
+
+func slicesContain(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func TestMaintainRefusedWhileLeased(t *testing.T) {
+	const name = "t.x"
+	cat := fragmented(t, name, 500, 6)
+	snaps := snapshotIDs(load(t, cat, name))
+	if _, err := engine.AcquireLease(t.Context(), cat, name, "other-run", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	_, err := engine.Maintain(t.Context(), cat, name, engine.MaintainConfig{Policy: testPolicy()})
+	var le *engine.LeaseError
+	if !errors.As(err, &le) || le.Owner != "other-run" || !engine.IsRetryable(err) {
+		t.Fatalf("err = %v, want a retryable LeaseError naming other-run", err)
+	}
+	if d := cmp.Diff(snaps, snapshotIDs(load(t, cat, name))); d != "" {
+		t.Fatalf("refused run committed snapshots:\n%s", d)
+	}
+	// The other run crashed and its lease lapsed: the next run takes over.
+	setProps(t, cat, name, map[string]string{engine.PropLeaseExpiresMs: strconv.FormatInt(time.Now().Add(-time.Second).UnixMilli(), 10)})
+	rep, err := engine.Maintain(t.Context(), cat, name, engine.MaintainConfig{Policy: testPolicy()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Lease.TookOverFrom != "other-run" || !strings.Contains(rep.Steps[0].Detail, "other-run") {
+		t.Fatalf("lease %+v, step %+v; want a takeover from other-run", rep.Lease, rep.Steps[0])
+	}
+}
+
+func TestMaintainRefusesPolicyBelowFloor(t *testing.T) {
+	const name = "t.x"
+	cat := fragmented(t, name, 100, 3)
+	p := testPolicy()
+	p.Expire.OlderThan = engine.Duration(10 * time.Minute)
+	_, err := engine.Maintain(t.Context(), cat, name, engine.MaintainConfig{Policy: p})
+	if !errors.Is(err, engine.ErrPolicy) {
+		t.Fatalf("err = %v, want ErrPolicy", err)
+	}
+	if hasLeaseTag(load(t, cat, name)) {
+		t.Fatal("refused run took the lease")
+	}
+}
+
+func TestRewriteThenExpireShrinksTable(t *testing.T) {
+	const name = "t.x"
+	cat := fragmented(t, name, 2000, 20)
+	tbl := load(t, cat, name)
+	rows, _ := liveRows(t, tbl)
+	dir := tableDir(t, tbl)
+	res, err := engine.Rewrite(t.Context(), cat, name, engine.Config{Curve: "hilbert"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Verified || res.RewrittenDataFilesCount != 20 {
+		t.Fatalf("rewrite: verified %v, %d files rewritten", res.Verified, res.RewrittenDataFilesCount)
+	}
+	before := listFiles(t, dir)
+	exp, err := engine.Expire(t.Context(), cat, name, engine.ExpireConfig{RetainLast: 1, Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := listFiles(t, dir)
+	var goneBytes, dataBytes int64
+	for p, n := range before {
+		if _, ok := after[p]; !ok {
+			goneBytes += n
+		}
+	}
+	for _, f := range exp.Files {
+		if f.Kind == engine.KindData {
+			dataBytes += f.Bytes
+		}
+	}
+	if exp.DeletedDataFilesCount != res.RewrittenDataFilesCount || dataBytes != res.RewrittenBytesCount {
+		t.Errorf("expiry freed %d data files (%d bytes), want the %d rewritten (%d bytes)", exp.DeletedDataFilesCount, dataBytes, res.RewrittenDataFilesCount, res.RewrittenBytesCount)
+	}
+	if goneBytes != exp.FreedBytes {
+		t.Errorf("directory shrank by %d bytes, expiry reported %d", goneBytes, exp.FreedBytes)
+	}
+	if got, _ := liveRows(t, load(t, cat, name)); got != rows {
+		t.Errorf("rows %d, want %d", got, rows)
+	}
+}
