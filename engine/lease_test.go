@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/internal/testenv"
 )
 
 // createTag tags snapshot id as tag.
@@ -113,8 +114,14 @@ func TestLeaseExpiredIsTakenOver(t *testing.T) {
 }
 
 func TestLeaseRaceHasOneWinner(t *testing.T) {
+	for _, c := range testenv.Catalogs(t) {
+		t.Run(c.Backend, func(t *testing.T) { testLeaseRace(t, c) })
+	}
+}
+
+func testLeaseRace(t *testing.T, c testenv.Catalog) {
 	const name = "t.x"
-	cat := fragmented(t, name, 100, 3)
+	cat := fragmentedOn(t, c, name, 100, 3)
 	const n = 4
 	errs := make(chan error, n)
 	for i := range n {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/internal/testenv"
 )
 
 // fragmented opens a fresh embedded catalog and generates a fragmented
@@ -23,10 +24,23 @@ func fragmented(t testing.TB, name string, rows int64, commits int) catalog.Cata
 	if err != nil {
 		t.Fatal(err)
 	}
+	generate(t, cat, name, rows, commits)
+	return cat
+}
+
+// fragmentedOn is fragmented on a fresh catalog of c's backend.
+func fragmentedOn(t testing.TB, c testenv.Catalog, name string, rows int64, commits int) catalog.Catalog {
+	t.Helper()
+	cat, _ := c.Open(t)
+	generate(t, cat, name, rows, commits)
+	return cat
+}
+
+func generate(t testing.TB, cat catalog.Catalog, name string, rows int64, commits int) {
+	t.Helper()
 	if _, err := bench.Generate(t.Context(), cat, bench.GenerateConfig{Table: name, Rows: rows, Commits: commits, Seed: 1}); err != nil {
 		t.Fatal(err)
 	}
-	return cat
 }
 
 func load(t testing.TB, cat catalog.Catalog, name string) *table.Table {

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/internal/testenv"
 )
 
 func TestGateEvaluate(t *testing.T) {
@@ -75,8 +76,14 @@ func stepStatus(rep *engine.MaintainReport) map[string]string {
 }
 
 func TestMaintainCompactsThenStaysQuiet(t *testing.T) {
+	for _, c := range testenv.Catalogs(t) {
+		t.Run(c.Backend, func(t *testing.T) { testMaintainCompactsThenStaysQuiet(t, c) })
+	}
+}
+
+func testMaintainCompactsThenStaysQuiet(t *testing.T, c testenv.Catalog) {
 	const name = "t.x"
-	cat := fragmented(t, name, 2000, 20)
+	cat := fragmentedOn(t, c, name, 2000, 20)
 	rows, _ := liveRows(t, load(t, cat, name))
 	dir := tableDir(t, load(t, cat, name))
 	orphan := filepath.Join(dir, "data", "left-by-a-crash.parquet")
