@@ -197,6 +197,15 @@ func readCount(b []byte, off int, order binary.ByteOrder, minSize int, what stri
 // truncation, unknown types, NaN or Inf coordinates, unclosed rings or rings
 // with fewer than four points, and trailing bytes.
 func Envelope(b []byte) (Bound, error) {
+	// Fast path for the commonest value, a little-endian 2D point.
+	if len(b) == 21 && b[0] == 1 && binary.LittleEndian.Uint32(b[1:]) == uint32(TypePoint) {
+		x := math.Float64frombits(binary.LittleEndian.Uint64(b[5:]))
+		y := math.Float64frombits(binary.LittleEndian.Uint64(b[13:]))
+		if x-x == 0 && y-y == 0 {
+			return Bound{MinX: x, MinY: y, MaxX: x, MaxY: y}, nil
+		}
+		// NaN or Inf: the general path tells empty from invalid.
+	}
 	s := scanner{b: b, bound: EmptyBound()}
 	if err := s.scan(); err != nil {
 		return EmptyBound(), err
