@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
+	"strings"
 
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
@@ -89,7 +90,7 @@ func ListFiles(ctx context.Context, tbl *table.Table) (map[string]int64, error) 
 		if err != nil {
 			return err
 		}
-		files[path] = info.Size()
+		files[normalize(path)] = info.Size()
 		return nil
 	})
 	return files, err
@@ -106,12 +107,32 @@ func Unreferenced(ctx context.Context, tbl *table.Table) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	refs := make(map[string]bool, len(ref))
+	for p := range ref {
+		refs[normalize(p)] = true
+	}
 	var out []string
 	for p := range all {
-		if !ref[p] {
+		if !refs[normalize(p)] {
 			out = append(out, p)
 		}
 	}
 	slices.Sort(out)
 	return out, nil
 }
+
+// normalize maps the spellings of one local file ("file:///x", "file:/x",
+// "/x") to one; object store URIs are left as they are.
+func normalize(p string) string {
+	if rest, ok := strings.CutPrefix(p, "file://"); ok {
+		return rest
+	}
+	if rest, ok := strings.CutPrefix(p, "file:"); ok {
+		return rest
+	}
+	return p
+}
+
+// Normalize is normalize for callers comparing paths from different
+// sources.
+func Normalize(p string) string { return normalize(p) }
