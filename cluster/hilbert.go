@@ -192,11 +192,17 @@ func checkDims(n, bits int) error {
 // hilbertN computes the index of x in place (x is clobbered). For two
 // dimensions it defers to hilbert2 so that both paths give one curve.
 func hilbertN(x []uint32, bits int) uint64 {
-	n := len(x)
-	if n == 2 {
+	if len(x) == 2 {
 		sh := uint(32 - bits)
 		return hilbert2(x[0]<<sh, x[1]<<sh) >> (2 * sh)
 	}
+	return skilling(x, bits)
+}
+
+// skilling computes the index of x on the n-dimensional Hilbert curve by
+// Skilling's transpose method, clobbering x.
+func skilling(x []uint32, bits int) uint64 {
+	n := len(x)
 	top := uint32(1) << uint(bits-1)
 	// Inverse undo: turn the axes into the transposed index.
 	for q := top; q > 1; q >>= 1 {
@@ -236,14 +242,19 @@ func hilbertN(x []uint32, bits int) uint64 {
 
 // hilbertNDecode writes the point of index d into x.
 func hilbertNDecode(x []uint32, bits int, d uint64) {
-	n := len(x)
-	if n == 2 {
+	if len(x) == 2 {
 		sh := uint(32 - bits)
 		x[0], x[1] = hilbert2Decode(d << (2 * sh))
 		x[0] >>= sh
 		x[1] >>= sh
 		return
 	}
+	skillingDecode(x, bits, d)
+}
+
+// skillingDecode is the inverse of skilling.
+func skillingDecode(x []uint32, bits int, d uint64) {
+	n := len(x)
 	clear(x)
 	pos := n*bits - 1
 	for b := bits - 1; b >= 0; b-- {

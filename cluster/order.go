@@ -273,7 +273,7 @@ func quoteIdent(name string) string {
 			break
 		}
 	}
-	if plain && !isKeyword(name) {
+	if plain && !isKeyword(name) && curveNames[strings.ToLower(name)] == 0 {
 		return name
 	}
 	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
@@ -281,7 +281,7 @@ func quoteIdent(name string) string {
 
 func isKeyword(s string) bool {
 	switch strings.ToUpper(s) {
-	case "ASC", "DESC", "NULLS", "FIRST", "LAST", "ZORDER", "HILBERT":
+	case "ASC", "DESC", "NULLS", "FIRST", "LAST":
 		return true
 	}
 	return false
