@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
@@ -161,13 +163,15 @@ func createScratch(ctx context.Context, cat catalog.Catalog, src *table.Table, s
 	return tbl, nil
 }
 
-// copyRows appends the rows of tasks, in their order, to dst in one commit.
-func copyRows(ctx context.Context, src *table.Table, tasks []table.FileScanTask, dst *table.Table) (*table.Table, error) {
+// copyRows appends the rows of tasks, in their order, to dst in one commit,
+// in batches of at most chunk rows: the writer checks the file size only
+// between batches, so large batches would overshoot the target.
+func copyRows(ctx context.Context, src *table.Table, tasks []table.FileScanTask, dst *table.Table, chunk int64) (*table.Table, error) {
 	sc, recs, err := src.Scan().ReadTasks(ctx, tasks)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", src.Identifier(), err)
 	}
-	rdr := array.ReaderFromIter(sc, recs)
+	rdr := array.ReaderFromIter(sc, chunked(recs, chunk))
 	defer rdr.Release()
 	out, err := dst.Append(ctx, rdr, iceberg.Properties{propBenchSource: strings.Join(src.Identifier(), ".")})
 	if err != nil {
@@ -196,4 +200,24 @@ func dropScratch(ctx context.Context, cat catalog.Catalog, name string) error {
 		return fmt.Errorf("purge %s: %w", name, err)
 	}
 	return nil
+}
+
+// chunked re-slices the batches of recs into batches of at most n rows. The
+// consumer releases each slice; chunked releases the batches it slices.
+func chunked(recs iter.Seq2[arrow.RecordBatch, error], n int64) iter.Seq2[arrow.RecordBatch, error] {
+	return func(yield func(arrow.RecordBatch, error) bool) {
+		for rec, err := range recs {
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			for i := int64(0); i < rec.NumRows(); i += n {
+				if !yield(rec.NewSlice(i, min(i+n, rec.NumRows())), nil) {
+					rec.Release()
+					return
+				}
+			}
+			rec.Release()
+		}
+	}
 }

@@ -20,6 +20,9 @@ import (
 // at: the source table's bytes divided by this.
 const DefaultTargetFiles = 64
 
+// MaxRowSample bounds Report.RowSample.
+const MaxRowSample = 4000
+
 // Config is one pruning measurement.
 type Config struct {
 	// Table is the source table, "ns.t". It is only read.
@@ -66,7 +69,10 @@ type Report struct {
 	Placement  Placement         `json:"window_placement,omitempty"`
 	Seed       uint64            `json:"seed"`
 	Options    map[string]string `json:"options,omitempty"`
-	Layouts    []LayoutReport    `json:"layouts"`
+	// RowSample is an even sample of at most MaxRowSample row bboxes, in
+	// arrival order, for pictures.
+	RowSample []spatial.Bound `json:"-"`
+	Layouts   []LayoutReport  `json:"layouts"`
 }
 
 // LayoutReport is one layout's figures over all windows.
@@ -150,6 +156,9 @@ func Run(ctx context.Context, cat catalog.Catalog, cfg Config) (*Report, error) 
 		rows = append(rows, f.rows...)
 	}
 	rep.Extent = windowOf(extent)
+	for i := 0; i < len(rows); i += (len(rows) + MaxRowSample - 1) / MaxRowSample {
+		rep.RowSample = append(rep.RowSample, rows[i])
+	}
 	log.Info("bench source read", "table", cfg.Table, "files", len(srcFiles), "rows", rep.Rows, "duration", time.Since(start))
 	if rep.Windows, err = chooseWindows(cfg, extent, rows, rep); err != nil {
 		return nil, err
@@ -219,7 +228,7 @@ func runLayout(ctx context.Context, cat catalog.Catalog, src *table.Table, tasks
 			}
 		}()
 	}
-	if dst, err = copyRows(ctx, src, tasks, dst); err != nil {
+	if dst, err = copyRows(ctx, src, tasks, dst, rowGroupRows); err != nil {
 		return nil, err
 	}
 	if rc := rewriteConfig(l, cfg.Options, rep.TargetFileSize); rc != nil {

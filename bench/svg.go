@@ -2,12 +2,14 @@ package bench
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/xml"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/geocompact/geocompact/spatial"
@@ -83,11 +85,22 @@ func WriteSVG(w io.Writer, rep *Report, lr *LayoutReport) error {
 	p(`<g clip-path="url(#plot)">` + "\n")
 	ex, ey, ew, eh := m.rect(rep.Extent.Bound())
 	p(`<rect class="extent" x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="none" stroke="#999" stroke-width="1"/>`+"\n", ex, ey, ew, eh)
-	for i, b := range lr.FileBounds {
+	for _, r := range rep.RowSample {
+		if cx, cy := r.Center(); !r.IsEmpty() {
+			p(`<circle cx="%.1f" cy="%.1f" r="0.9" fill="#555"/>`, m.x(cx), m.y(cy))
+		}
+	}
+	p("\n")
+	// Fills fade with the overlap, so that where the most files overlap
+	// the picture is about half covered; larger files are drawn first so
+	// that small ones stay visible.
+	alpha := fillAlpha(lr.MaxOverlapDepth)
+	for _, i := range drawOrder(lr.FileBounds) {
+		b := lr.FileBounds[i]
 		x, y, fw, fh := m.rect(b)
 		col := fileColour(i)
-		p(`<rect class="file" x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="%s" fill-opacity="0.16" stroke="%s" stroke-width="1.2"><title>file %d: %s</title></rect>`+"\n",
-			x, y, fw, fh, col, col, i, esc(formatBoundText(b)))
+		p(`<rect class="file" x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="%s" fill-opacity="%.3f" stroke="%s" stroke-width="1.2"><title>file %d: %s</title></rect>`+"\n",
+			x, y, fw, fh, col, alpha, col, i, esc(formatBoundText(b)))
 	}
 	for _, win := range sampleWindows(rep.WindowList, svgMaxWindows) {
 		x, y, ww, wh := m.rect(win.Bound())
@@ -128,7 +141,7 @@ func writeAxes(p func(string, ...any), m svgMapper) {
 		p(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#888"/>`, svgMarginL-5, y, svgMarginL, y)
 		p(`<text x="%.1f" y="%.1f" text-anchor="end">%s</text>`+"\n", svgMarginL-8, y+4, tickLabel(v))
 	}
-	p(`<text x="%.1f" y="%.1f" text-anchor="middle">x (bbox columns' coordinates)</text>`+"\n", svgMarginL+m.plotW/2, bottom+40)
+	p(`<text x="%.1f" y="%.1f" text-anchor="middle">x</text>`+"\n", svgMarginL+m.plotW/2, bottom+40)
 	p(`<text x="%.1f" y="%.1f" text-anchor="middle" transform="rotate(-90 %.1f %.1f)">y</text>`+"\n",
 		svgMarginL-50, svgMarginT+m.plotH/2, svgMarginL-50, svgMarginT+m.plotH/2)
 }
@@ -137,7 +150,7 @@ func writeAxes(p func(string, ...any), m svgMapper) {
 func writeLegend(p func(string, ...any), rep *Report, lr *LayoutReport, x float64) {
 	y := svgMarginT + 10
 	shown := min(len(rep.WindowList), svgMaxWindows)
-	p(`<rect x="%.1f" y="%.1f" width="22" height="14" fill="%s" fill-opacity="0.16" stroke="%s" stroke-width="1.2"/>`, x, y, fileColour(0), fileColour(0))
+	p(`<rect x="%.1f" y="%.1f" width="22" height="14" fill="%s" fill-opacity="0.2" stroke="%s" stroke-width="1.2"/>`, x, y, fileColour(0), fileColour(0))
 	p(`<text x="%.1f" y="%.1f">file bbox (%d; a colour each)</text>`+"\n", x+30, y+11, lr.Files)
 	y += 24
 	p(`<rect x="%.1f" y="%.1f" width="22" height="14" fill="none" stroke="black" stroke-width="1.5" stroke-dasharray="4 3"/>`, x, y)
@@ -145,6 +158,9 @@ func writeLegend(p func(string, ...any), rep *Report, lr *LayoutReport, x float6
 	y += 24
 	p(`<rect x="%.1f" y="%.1f" width="22" height="14" fill="none" stroke="#999"/>`, x, y)
 	p(`<text x="%.1f" y="%.1f">data extent</text>`+"\n", x+30, y+11)
+	y += 24
+	p(`<circle cx="%.1f" cy="%.1f" r="2" fill="#555"/>`, x+11, y+7)
+	p(`<text x="%.1f" y="%.1f">rows (sample of %d)</text>`+"\n", x+30, y+11, len(rep.RowSample))
 	y += 40
 	ratio := "n/a"
 	if lr.RatioToLowerBound != nil {
@@ -164,6 +180,25 @@ func writeLegend(p func(string, ...any), rep *Report, lr *LayoutReport, x float6
 		p(`<text x="%.1f" y="%.1f" xml:space="preserve">%s</text>`+"\n", x, y, esc(l))
 		y += 18
 	}
+}
+
+// fillAlpha is the fill opacity at which depth overlapping fills cover
+// about half the background, at most 0.2.
+func fillAlpha(depth int) float64 {
+	if depth <= 1 {
+		return 0.2
+	}
+	return math.Min(0.2, 1-math.Pow(0.5, 1/float64(depth)))
+}
+
+// drawOrder returns file indexes by decreasing bbox area.
+func drawOrder(bounds []spatial.Bound) []int {
+	idx := make([]int, len(bounds))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(bounds[b].Area(), bounds[a].Area()) })
+	return idx
 }
 
 // fileColour gives file i a colour: hues a golden angle apart, so that
