@@ -1,0 +1,323 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+	"github.com/spf13/cobra"
+
+	"github.com/geocompact/geocompact/engine"
+)
+
+func init() { register(newInspectCmd) }
+
+type inspectOptions struct {
+	g     *globalOptions
+	table string
+	kind  engine.InspectKind
+}
+
+func newInspectCmd(g *globalOptions) *cobra.Command {
+	o := &inspectOptions{g: g}
+	cmd := &cobra.Command{
+		Use:   "inspect (files|snapshots|manifests|partitions|history) --table NS.T",
+		Short: "Show a table's Iceberg metadata tables",
+		Long: `Inspect prints one of the table's Iceberg metadata tables: its live files (with
+record counts, sizes and bounding boxes), snapshots, manifests, partitions or
+snapshot history. --json writes a JSON array with one object per row, keyed
+by Iceberg's metadata table column names.`,
+		Example: `  $ geocompact inspect files --table demo.pings
+  $ geocompact inspect snapshots --table demo.pings --json | jq '.[].operation'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return usageErrorf("inspect needs a metadata table: files, snapshots, manifests, partitions or history")
+		},
+	}
+	cmd.PersistentFlags().StringVar(&o.table, "table", "", "table to inspect, NAMESPACE.TABLE (required)")
+	short := map[engine.InspectKind]string{
+		engine.InspectFiles:      "List the live data and delete files with their sizes and bounding boxes",
+		engine.InspectSnapshots:  "List the snapshots with their operations and summaries",
+		engine.InspectManifests:  "List the current snapshot's manifests",
+		engine.InspectPartitions: "List the partitions with their file counts and sizes",
+		engine.InspectHistory:    "List the snapshots that were current, in order",
+	}
+	for _, kind := range engine.InspectKinds {
+		cmd.AddCommand(&cobra.Command{
+			Use:   string(kind) + " --table NS.T",
+			Short: short[kind],
+			Args:  cobra.NoArgs,
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				o.kind = kind
+				if o.table == "" {
+					return usageErrorf("--table is required")
+				}
+				return runInspect(cmd.Context(), o)
+			},
+		})
+	}
+	return cmd
+}
+
+func runInspect(ctx context.Context, o *inspectOptions) error {
+	tbl, done, err := loadTableForRead(ctx, o.g, o.table)
+	if err != nil {
+		return err
+	}
+	defer done()
+	rows, err := engine.Inspect(ctx, tbl, o.kind)
+	if err != nil {
+		return err
+	}
+	if o.g.JSON {
+		enc := json.NewEncoder(o.g.IO.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rows)
+	}
+	return writeInspectTable(o.g.IO.Out, o.kind, rows, o.g.IO.OutTTY)
+}
+
+// loadTableForRead opens the selected catalog and loads name for a
+// read-only command, with errors that name what is missing: the table or
+// its namespace. It never creates anything: an embedded warehouse without a
+// catalog is reported, not initialised. done closes the catalog.
+func loadTableForRead(ctx context.Context, g *globalOptions, name string) (*table.Table, func(), error) {
+	ident, err := engine.ParseIdentifier(name)
+	if err != nil {
+		return nil, nil, usageErrorf("--table: %w", err)
+	}
+	spec, err := g.catalogSpec()
+	if err != nil {
+		return nil, nil, err
+	}
+	if spec.Type == "" {
+		dir := strings.TrimPrefix(spec.Warehouse, "file://")
+		if dir == "" {
+			dir = engine.DefaultWarehouse
+		}
+		if _, err := os.Stat(filepath.Join(dir, "catalog.db")); err != nil {
+			return nil, nil, fmt.Errorf("table %s does not exist: warehouse %s has no catalog yet", name, dir)
+		}
+	}
+	cat, err := engine.OpenCatalog(ctx, spec)
+	if err != nil {
+		return nil, nil, err
+	}
+	done := func() {
+		if c, ok := cat.(io.Closer); ok {
+			_ = c.Close()
+		}
+	}
+	catName := spec.Name
+	if catName == "" {
+		catName = engine.EmbeddedCatalogName
+	}
+	tbl, err := cat.LoadTable(ctx, ident)
+	if err == nil {
+		return tbl, done, nil
+	}
+	defer done()
+	if !errors.Is(err, catalog.ErrNoSuchTable) {
+		return nil, nil, fmt.Errorf("load table %s: %w", name, err)
+	}
+	ns := catalog.NamespaceFromIdent(ident)
+	if ok, nsErr := cat.CheckNamespaceExists(ctx, ns); nsErr == nil && !ok {
+		return nil, nil, fmt.Errorf("table %s does not exist: catalog %q has no namespace %q", name, catName, strings.Join(ns, "."))
+	}
+	return nil, nil, fmt.Errorf("table %s does not exist in catalog %q", name, catName)
+}
+
+// inspectColumn is one column of an inspect text table.
+type inspectColumn struct {
+	header string
+	cell   func(r engine.Row, human bool) string
+}
+
+func writeInspectTable(out io.Writer, kind engine.InspectKind, rows []engine.Row, human bool) error {
+	cols := inspectColumns[kind]
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	for i, c := range cols {
+		if i > 0 {
+			fmt.Fprint(w, "\t")
+		}
+		fmt.Fprint(w, c.header)
+	}
+	fmt.Fprintln(w)
+	for _, r := range rows {
+		for i, c := range cols {
+			if i > 0 {
+				fmt.Fprint(w, "\t")
+			}
+			fmt.Fprint(w, c.cell(r, human))
+		}
+		fmt.Fprintln(w)
+	}
+	return w.Flush()
+}
+
+var inspectColumns = map[engine.InspectKind][]inspectColumn{
+	engine.InspectFiles: {
+		{"FILE", func(r engine.Row, human bool) string { return pathCell(r, "file_path", human) }},
+		{"CONTENT", func(r engine.Row, _ bool) string { return contentCell(r, "content") }},
+		{"PARTITION", partitionCell},
+		{"RECORDS", col("record_count")},
+		{"SIZE", bytesCol("file_size_in_bytes")},
+		{"BBOX", func(r engine.Row, _ bool) string {
+			if b, ok := get(r, "bbox").(engine.BBox); ok {
+				return formatBound(b.Bound())
+			}
+			return "-"
+		}},
+	},
+	engine.InspectSnapshots: {
+		{"COMMITTED AT", timeCol("committed_at")},
+		{"SNAPSHOT ID", col("snapshot_id")},
+		{"PARENT ID", col("parent_id")},
+		{"OPERATION", col("operation")},
+		{"ADDED FILES", summaryCol("added-data-files")},
+		{"DELETED FILES", summaryCol("deleted-data-files")},
+		{"TOTAL FILES", summaryCol("total-data-files")},
+		{"TOTAL RECORDS", summaryCol("total-records")},
+	},
+	engine.InspectManifests: {
+		{"PATH", func(r engine.Row, human bool) string { return pathCell(r, "path", human) }},
+		{"CONTENT", func(r engine.Row, _ bool) string {
+			if c, _ := get(r, "content").(int32); c == 1 {
+				return "deletes"
+			}
+			return "data"
+		}},
+		{"SPEC", col("partition_spec_id")},
+		{"ADDED SNAPSHOT", col("added_snapshot_id")},
+		{"ADDED", col("added_data_files_count")},
+		{"EXISTING", col("existing_data_files_count")},
+		{"DELETED", col("deleted_data_files_count")},
+		{"SIZE", bytesCol("length")},
+	},
+	engine.InspectPartitions: {
+		{"PARTITION", partitionCell},
+		{"RECORDS", col("record_count")},
+		{"FILES", col("file_count")},
+		{"SIZE", bytesCol("total_data_file_size_in_bytes")},
+		{"DELETE FILES", func(r engine.Row, _ bool) string {
+			p, _ := get(r, "position_delete_file_count").(int32)
+			e, _ := get(r, "equality_delete_file_count").(int32)
+			return strconv.Itoa(int(p + e))
+		}},
+		{"LAST UPDATED", timeCol("last_updated_at")},
+	},
+	engine.InspectHistory: {
+		{"MADE CURRENT AT", timeCol("made_current_at")},
+		{"SNAPSHOT ID", col("snapshot_id")},
+		{"PARENT ID", col("parent_id")},
+		{"CURRENT ANCESTOR", col("is_current_ancestor")},
+	},
+}
+
+func get(r engine.Row, key string) any {
+	v, _ := r.Get(key)
+	return v
+}
+
+// cellString renders a scalar; null is "-".
+func cellString(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "-"
+	case string:
+		return v
+	case time.Time:
+		return v.Format(time.RFC3339Nano)
+	}
+	return fmt.Sprint(v)
+}
+
+func col(key string) func(engine.Row, bool) string {
+	return func(r engine.Row, _ bool) string { return cellString(get(r, key)) }
+}
+
+func bytesCol(key string) func(engine.Row, bool) string {
+	return func(r engine.Row, human bool) string {
+		switch n := get(r, key).(type) {
+		case int64:
+			return formatBytes(n, human)
+		case int32:
+			return formatBytes(int64(n), human)
+		}
+		return "-"
+	}
+}
+
+// timeCol renders a timestamp: to the second in local-free UTC on a
+// terminal, RFC 3339 with full precision when piped.
+func timeCol(key string) func(engine.Row, bool) string {
+	return func(r engine.Row, human bool) string {
+		t, ok := get(r, key).(time.Time)
+		switch {
+		case !ok:
+			return "-"
+		case human:
+			return t.UTC().Format(time.DateTime)
+		}
+		return t.UTC().Format(time.RFC3339Nano)
+	}
+}
+
+func summaryCol(key string) func(engine.Row, bool) string {
+	return func(r engine.Row, _ bool) string {
+		m, _ := get(r, "summary").(map[string]any)
+		return cellString(m[key])
+	}
+}
+
+// pathCell shows a file's base name on a terminal, its full path when
+// piped.
+func pathCell(r engine.Row, key string, human bool) string {
+	p, ok := get(r, key).(string)
+	if !ok {
+		return "-"
+	}
+	if human {
+		return path.Base(p)
+	}
+	return p
+}
+
+func contentCell(r engine.Row, key string) string {
+	switch c, _ := get(r, key).(int32); c {
+	case 1:
+		return "position-deletes"
+	case 2:
+		return "equality-deletes"
+	}
+	return "data"
+}
+
+// partitionCell renders a partition struct as name=value/...; "-" for an
+// unpartitioned table.
+func partitionCell(r engine.Row, _ bool) string {
+	p, ok := get(r, "partition").(engine.Row)
+	if !ok || len(p) == 0 {
+		return "-"
+	}
+	parts := make([]string, len(p))
+	for i, f := range p {
+		v := "null"
+		if f.Value != nil {
+			v = cellString(f.Value)
+		}
+		parts[i] = f.Key + "=" + v
+	}
+	return strings.Join(parts, "/")
+}

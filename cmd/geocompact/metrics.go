@@ -1,0 +1,195 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/geocompact/geocompact/engine"
+)
+
+func init() { register(newMetricsCmd) }
+
+type metricsOptions struct {
+	g      *globalOptions
+	table  string
+	format string
+}
+
+func newMetricsCmd(g *globalOptions) *cobra.Command {
+	o := &metricsOptions{g: g}
+	cmd := &cobra.Command{
+		Use:   "metrics --table NS.T [--format text|json|prometheus]",
+		Short: "Report a table's file, size and snapshot figures",
+		Long: `Metrics reports what decides whether a table needs maintenance: its live data
+files (count, average and total size, records), snapshots (count, age of the
+oldest and of the current one), manifests and delete files, overall and per
+partition. It reads metadata and manifests only.
+
+--format prometheus writes the text exposition format for a node-exporter
+textfile collector; write to a temporary file and rename it, so the
+collector never reads half a file.`,
+		Example: `  $ geocompact metrics --table demo.pings
+  $ geocompact metrics --table demo.pings --format json
+  $ geocompact metrics --table demo.pings --format prometheus > /var/lib/node_exporter/demo.prom.$$ && mv /var/lib/node_exporter/demo.prom.$$ /var/lib/node_exporter/demo.prom`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.complete(cmd); err != nil {
+				return err
+			}
+			return runMetrics(cmd.Context(), o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.table, "table", "", "table to measure, NAMESPACE.TABLE (required)")
+	f.StringVar(&o.format, "format", "text", "output format: text, json or prometheus (--json means json)")
+	_ = cmd.MarkFlagRequired("table")
+	return cmd
+}
+
+// complete reconciles --format with the global --json.
+func (o *metricsOptions) complete(cmd *cobra.Command) error {
+	switch o.format {
+	case "text", "json", "prometheus":
+	default:
+		return usageErrorf("--format %q: want text, json or prometheus", o.format)
+	}
+	if o.g.JSON {
+		if cmd.Flags().Changed("format") && o.format != "json" {
+			return usageErrorf("--json conflicts with --format %s", o.format)
+		}
+		o.format = "json"
+	}
+	return nil
+}
+
+func runMetrics(ctx context.Context, o *metricsOptions) error {
+	tbl, done, err := loadTableForRead(ctx, o.g, o.table)
+	if err != nil {
+		return err
+	}
+	defer done()
+	m, err := engine.Metrics(ctx, tbl)
+	if err != nil {
+		return err
+	}
+	switch o.format {
+	case "json":
+		enc := json.NewEncoder(o.g.IO.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(m)
+	case "prometheus":
+		return writePrometheus(o.g.IO.Out, o.table, m)
+	}
+	return writeMetricsTable(o.g.IO.Out, o.table, m, o.g.IO.OutTTY)
+}
+
+func writeMetricsTable(out io.Writer, name string, m *engine.TableMetrics, human bool) error {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "TABLE\tFILES\tAVG FILE\tTOTAL\tRECORDS\tSNAPSHOTS\tOLDEST SNAPSHOT AGE\tCURRENT SNAPSHOT AGE\tMANIFESTS\tDELETE FILES")
+	fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%d\t%d\t%s\t%s\t%d\t%d\n", name, m.FileCount,
+		formatBytes(m.AvgFileBytes, human), formatBytes(m.TotalBytes, human), m.TotalRecords, m.SnapshotCount,
+		formatAge(m.OldestSnapshotAgeSeconds, human), formatAge(m.CurrentSnapshotAgeSeconds, human),
+		m.ManifestCount, m.DeleteFileCount)
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if len(m.Partitions) == 0 {
+		return nil
+	}
+	fmt.Fprintln(out)
+	w = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "PARTITION\tFILES\tAVG FILE\tTOTAL")
+	for _, p := range m.Partitions {
+		part := p.Partition
+		if part == "" {
+			part = "-"
+		}
+		fmt.Fprintf(w, "%s\t%d\t%s\t%s\n", part, p.FileCount, formatBytes(p.AvgFileBytes, human), formatBytes(p.TotalBytes, human))
+	}
+	return w.Flush()
+}
+
+// formatAge renders an age in seconds as a duration on a terminal ("3h2m5s")
+// and as seconds when piped.
+func formatAge(sec float64, human bool) string {
+	if !human {
+		return strconv.FormatFloat(sec, 'f', 3, 64)
+	}
+	return (time.Duration(sec) * time.Second).String()
+}
+
+// promMetric is one metric family of the prometheus output.
+type promMetric struct {
+	name, help string
+	value      func(*engine.TableMetrics) float64
+}
+
+var promTableMetrics = []promMetric{
+	{"file_count", "Live data files in the current snapshot.", func(m *engine.TableMetrics) float64 { return float64(m.FileCount) }},
+	{"avg_file_bytes", "Average size of the live data files, in bytes.", func(m *engine.TableMetrics) float64 { return float64(m.AvgFileBytes) }},
+	{"total_bytes", "Total size of the live data files, in bytes.", func(m *engine.TableMetrics) float64 { return float64(m.TotalBytes) }},
+	{"total_records", "Records in the live data files, before deletes.", func(m *engine.TableMetrics) float64 { return float64(m.TotalRecords) }},
+	{"snapshot_count", "Snapshots kept in the table metadata.", func(m *engine.TableMetrics) float64 { return float64(m.SnapshotCount) }},
+	{"oldest_snapshot_age_seconds", "Age of the oldest kept snapshot, in seconds.", func(m *engine.TableMetrics) float64 { return m.OldestSnapshotAgeSeconds }},
+	{"current_snapshot_age_seconds", "Age of the current snapshot, in seconds.", func(m *engine.TableMetrics) float64 { return m.CurrentSnapshotAgeSeconds }},
+	{"manifest_count", "Manifests in the current snapshot.", func(m *engine.TableMetrics) float64 { return float64(m.ManifestCount) }},
+	{"delete_file_count", "Live position and equality delete files.", func(m *engine.TableMetrics) float64 { return float64(m.DeleteFileCount) }},
+	{"partition_count", "Partitions holding live data files.", func(m *engine.TableMetrics) float64 { return float64(len(m.Partitions)) }},
+}
+
+type promPartitionMetric struct {
+	name, help string
+	value      func(engine.PartitionMetrics) float64
+}
+
+var promPartitionMetrics = []promPartitionMetric{
+	{"partition_file_count", "Live data files in the partition.", func(p engine.PartitionMetrics) float64 { return float64(p.FileCount) }},
+	{"partition_avg_file_bytes", "Average size of the partition's live data files, in bytes.", func(p engine.PartitionMetrics) float64 { return float64(p.AvgFileBytes) }},
+	{"partition_total_bytes", "Total size of the partition's live data files, in bytes.", func(p engine.PartitionMetrics) float64 { return float64(p.TotalBytes) }},
+}
+
+// promPrefix starts every metric name.
+const promPrefix = "geocompact_table_"
+
+// writePrometheus writes m in the Prometheus text exposition format: every
+// family with its HELP and TYPE lines, all gauges, labelled by table and,
+// for the per-partition families, partition.
+func writePrometheus(out io.Writer, name string, m *engine.TableMetrics) error {
+	var b strings.Builder
+	tableLabel := `table="` + promEscapeLabel(name) + `"`
+	for _, pm := range promTableMetrics {
+		fmt.Fprintf(&b, "# HELP %s%s %s\n# TYPE %s%s gauge\n", promPrefix, pm.name, promEscapeHelp(pm.help), promPrefix, pm.name)
+		fmt.Fprintf(&b, "%s%s{%s} %s\n", promPrefix, pm.name, tableLabel, promValue(pm.value(m)))
+	}
+	for _, pm := range promPartitionMetrics {
+		fmt.Fprintf(&b, "# HELP %s%s %s\n# TYPE %s%s gauge\n", promPrefix, pm.name, promEscapeHelp(pm.help), promPrefix, pm.name)
+		for _, p := range m.Partitions {
+			fmt.Fprintf(&b, "%s%s{%s,partition=\"%s\"} %s\n", promPrefix, pm.name, tableLabel, promEscapeLabel(p.Partition), promValue(pm.value(p)))
+		}
+	}
+	_, err := io.WriteString(out, b.String())
+	return err
+}
+
+// promEscapeLabel escapes a label value: backslash, double quote and line
+// feed.
+func promEscapeLabel(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s)
+}
+
+// promEscapeHelp escapes HELP text: backslash and line feed.
+func promEscapeHelp(s string) string {
+	return strings.NewReplacer(`\`, `\\`, "\n", `\n`).Replace(s)
+}
+
+func promValue(v float64) string {
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
