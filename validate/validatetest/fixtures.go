@@ -47,7 +47,7 @@ func Fixtures() []Fixture {
 		{Name: "ok-polygons", File: File{Rows: poly, Geo: Geo(`"OGC:CRS84"`)}},
 		{Name: "ok-bbox-within-tolerance", File: File{Rows: []Row{{WKB: Point(10, 20), BBox: Box(10-5e-7, 20, 10, 20+5e-7)}}, Geo: Geo("")}},
 		{Name: "ok-zero-rows", File: File{Geo: Geo("")}},
-		{Name: "ok-covering-small-row-groups", File: File{Rows: Points(10), Geo: covering, Covering: true, RowGroupRows: 3}},
+		{Name: "ok-covering-other-layout", File: File{Rows: Points(10), Geo: covering, Covering: true, RowGroupRows: 3, OtherLayout: true}},
 		{Name: "ok-empty-point", File: File{Rows: []Row{{WKB: Point(math.NaN(), math.NaN()), BBox: Box(math.NaN(), math.NaN(), math.NaN(), math.NaN())}}, Geo: Geo("")}},
 		{Name: "ok-antimeridian-warning", File: File{Rows: []Row{{WKB: LE().Hdr(2).N(2).F(170, 0, -170, 1).Buf, BBox: Box(170, 0, -170, 1)}}, Geo: Geo("")}},
 		{Name: "bad-wkb.truncated", File: File{Rows: with(3, Row{WKB: LE().Hdr(2).N(1 << 27).Buf, BBox: Box(0, 0, 0, 0)}), Geo: Geo("")}},

@@ -44,6 +44,10 @@ type File struct {
 	RowGroupRows int64
 	// Extra adds an int64 "id" column (row number) when true.
 	Extra bool
+	// OtherLayout writes with settings unlike the default ones, standing in
+	// for another writer: no dictionary encoding, data page v2, gzip, no
+	// column statistics, the Arrow schema stored in the footer.
+	OtherLayout bool
 }
 
 // Schema returns the Arrow schema f is written with.
@@ -151,7 +155,14 @@ func Write(t testing.TB, path string, f File) {
 		rg = 1024
 	}
 	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy), parquet.WithMaxRowGroupLength(rg), parquet.WithCreatedBy("geocompact validatetest"))
-	fw, err := pqarrow.NewFileWriter(f.Schema(), out, props, pqarrow.DefaultWriterProps())
+	aprops := pqarrow.DefaultWriterProps()
+	if f.OtherLayout {
+		props = parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Gzip), parquet.WithMaxRowGroupLength(rg),
+			parquet.WithDictionaryDefault(false), parquet.WithDataPageVersion(parquet.DataPageV2), parquet.WithStats(false),
+			parquet.WithCreatedBy("geocompact validatetest (other layout)"))
+		aprops = pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema())
+	}
+	fw, err := pqarrow.NewFileWriter(f.Schema(), out, props, aprops)
 	if err != nil {
 		t.Fatal(err)
 	}
