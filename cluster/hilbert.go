@@ -57,7 +57,6 @@ func (h *Hilbert) Decode(d uint64) (x, y uint32) {
 // Bit-plane masks for the 32 levels of a 2-D index. Level i (0 is the most
 // significant) lives in bit 31-i, so even levels are the odd bits.
 const (
-	mask32   = 0xFFFFFFFF
 	oddBits  = 0xAAAAAAAA // even levels
 	evenBits = 0x55555555 // odd levels
 )
@@ -81,32 +80,56 @@ const (
 // in five rounds of word-wide AND and XOR. Each bit position holds one map:
 // slope a + b·ω, offset u0 + u1·ω.
 func hilbert2(x, y uint32) uint64 {
-	X, Y := uint64(x), uint64(y)
-	e := X ^ Y           // levels where the bits differ; also the low digit bit
-	ne := ^e & mask32    // levels where they are equal
-	ny := ^Y & mask32    // the offsets are ~y (= ~x where equal)
-	a := e | ne&evenBits // slope: 1 where different, ω² on odd levels
-	b := ne              // ω on even levels, ω² on odd ones
-	u0 := ny & (e | evenBits)
-	u1 := ny & (e | oddBits)
+	// The planes are uint32 so that the masks are immediate operands.
+	e := x ^ y                // levels where the bits differ; also the low digit bit
+	ne := ^e                  // levels where they are equal
+	a := e | ne&evenBits      // slope: 1 where different, ω² on odd levels
+	b := ne                   // ω on even levels, ω² on odd ones
+	u0 := ^y & (e | evenBits) // offsets are ~y (= ~x where equal)
+	u1 := ^y & (e | oddBits)
 
 	// Inclusive prefix scan: position p composes with the maps k levels
 	// above it (k bits higher). Shifted-in zeros are the zero slope with a
 	// zero offset, which leaves offsets unchanged, so the top needs no fill.
-	for k := uint(1); k < 16; k <<= 1 {
-		ao, bo, u0o, u1o := a>>k, b>>k, u0>>k, u1>>k
-		u0, u1 = u0^(a&u0o)^(b&u1o), u1^(a&u1o)^(b&(u0o^u1o))
-		a, b = (a&ao)^(b&bo), (a&bo)^(b&(ao^bo))
-	}
-	u0o, u1o := u0>>16, u1>>16
+	// Unrolled: constant shifts compile to single instructions.
+	ao, bo, u0o, u1o := a>>1, b>>1, u0>>1, u1>>1
+	u0, u1 = u0^(a&u0o)^(b&u1o), u1^(a&u1o)^(b&(u0o^u1o))
+	a, b = (a&ao)^(b&bo), (a&bo)^(b&(ao^bo))
+	ao, bo, u0o, u1o = a>>2, b>>2, u0>>2, u1>>2
+	u0, u1 = u0^(a&u0o)^(b&u1o), u1^(a&u1o)^(b&(u0o^u1o))
+	a, b = (a&ao)^(b&bo), (a&bo)^(b&(ao^bo))
+	ao, bo, u0o, u1o = a>>4, b>>4, u0>>4, u1>>4
+	u0, u1 = u0^(a&u0o)^(b&u1o), u1^(a&u1o)^(b&(u0o^u1o))
+	a, b = (a&ao)^(b&bo), (a&bo)^(b&(ao^bo))
+	ao, bo, u0o, u1o = a>>8, b>>8, u0>>8, u1>>8
+	u0, u1 = u0^(a&u0o)^(b&u1o), u1^(a&u1o)^(b&(u0o^u1o))
+	a, b = (a&ao)^(b&bo), (a&bo)^(b&(ao^bo))
+	u0o, u1o = u0>>16, u1>>16 // the last round needs only the offsets
 	u0, u1 = u0^(a&u0o)^(b&u1o), u1^(a&u1o)^(b&(u0o^u1o))
 
 	// The state entering level i is the inclusive result of level i-1.
 	w0, w1 := u0>>1, u1>>1
 	s := w0&oddBits | w1&evenBits // undo the basis change on odd levels
 	c := w1&oddBits | w0&evenBits
-	hi := X ^ s&e ^ c // the transformed x bit
-	return spread(hi)<<1 | spread(e)
+	hi := x ^ s&e ^ c // the transformed x bit
+	return zip(hi, e)
+}
+
+// zip interleaves hi and lo: bit i of hi goes to bit 2i+1, bit i of lo to
+// bit 2i. It is an outer perfect shuffle of the 64-bit word hi:lo.
+func zip(hi, lo uint32) uint64 {
+	v := uint64(hi)<<32 | uint64(lo)
+	t := (v ^ v>>16) & 0x00000000FFFF0000
+	v ^= t ^ t<<16
+	t = (v ^ v>>8) & 0x0000FF000000FF00
+	v ^= t ^ t<<8
+	t = (v ^ v>>4) & 0x00F000F000F000F0
+	v ^= t ^ t<<4
+	t = (v ^ v>>2) & 0x0C0C0C0C0C0C0C0C
+	v ^= t ^ t<<2
+	t = (v ^ v>>1) & 0x2222222222222222
+	v ^= t ^ t<<1
+	return v
 }
 
 // hilbert2Decode inverts hilbert2 by walking the 32 levels.
