@@ -116,7 +116,7 @@ func BenchmarkHilbertND(b *testing.B) {
 			var s uint64
 			i := 0
 			defer cpuMeter(b, 1)()
-		for b.Loop() {
+			for b.Loop() {
 				for d := range p {
 					p[d] = xs[(i+d)%benchPoints] ^ ys[i%benchPoints]
 				}
@@ -150,7 +150,7 @@ func BenchmarkKeyer(b *testing.B) {
 			var s uint64
 			i := 0
 			defer cpuMeter(b, 1)()
-		for b.Loop() {
+			for b.Loop() {
 				s += k.k.Key(boxes[i%benchPoints])
 				i++
 			}
@@ -175,7 +175,7 @@ func BenchmarkSortKeys(b *testing.B) {
 			keys, rows := make([]uint64, n), make([]int32, n)
 			b.ReportAllocs()
 			defer cpuMeter(b, 1)()
-		for b.Loop() {
+			for b.Loop() {
 				b.StopTimer()
 				copy(keys, src)
 				for i := range rows {
@@ -251,7 +251,7 @@ func BenchmarkKeysAndPermutation(b *testing.B) {
 				}
 				b.ReportAllocs()
 				defer cpuMeter(b, 1)()
-		for b.Loop() {
+				for b.Loop() {
 					if _, err := s.curvePermutation(recs, n); err != nil {
 						b.Fatal(err)
 					}
@@ -274,7 +274,7 @@ func BenchmarkSort(b *testing.B) {
 			}
 			b.ReportAllocs()
 			defer cpuMeter(b, 1)()
-		for b.Loop() {
+			for b.Loop() {
 				out, err := s.Sort(recs, 1<<16)
 				if err != nil {
 					b.Fatal(err)
