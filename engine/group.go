@@ -4,9 +4,10 @@ import (
 	"context"
 	"fmt"
 	"iter"
-	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 )
@@ -104,7 +105,7 @@ func (ex *execution) rewriteGroupErr(ctx context.Context, o *groupOut) error {
 // whose files all carry row lineage, _row_id and
 // _last_updated_sequence_number are read and written as they are.
 func (ex *execution) ioOptions(tasks []table.FileScanTask) ([]table.ScanOption, []table.WriteRecordOption, *iceberg.Schema) {
-	write := []table.WriteRecordOption{table.WithClusteredWrite(), table.WithTargetFileSize(math.MaxInt64 / 4)}
+	write := []table.WriteRecordOption{table.WithClusteredWrite()}
 	if ex.tbl.Metadata().Version() < 3 {
 		return nil, write, nil
 	}
@@ -129,79 +130,95 @@ func evenChunks(rows int64, n int) func(i int) int64 {
 }
 
 // writeChunks writes the rows of src as files of chunk(0), chunk(1), ...
-// rows: one WriteRecords call, so one file, per chunk. src's batches are
-// handed to the writer, which releases them.
+// rows, through one WriteRecords call: each chunk is gathered into a single
+// record batch, and with a target size of one byte iceberg-go's rolling
+// writer closes the file after every batch, so one batch is one file.
+// src's batches are released here; the writer releases the chunks.
 func (ex *execution) writeChunks(ctx context.Context, sc *arrow.Schema, src iter.Seq2[arrow.RecordBatch, error], chunkRows func(int) int64, opts []table.WriteRecordOption) ([]iceberg.DataFile, error) {
-	next, stop := iter.Pull2(src)
-	defer stop()
-	var pending arrow.RecordBatch // a batch's unwritten tail
-	defer func() {
-		if pending != nil {
-			pending.Release()
+	var srcErr error
+	chunks := func(yield func(arrow.RecordBatch, error) bool) {
+		var parts []arrow.RecordBatch
+		var have int64
+		c := 0
+		release := func() {
+			for _, p := range parts {
+				p.Release()
+			}
+			parts, have = nil, 0
 		}
-	}()
-	exhausted := false
-	var files []iceberg.DataFile
-	for c := 0; !exhausted; c++ {
-		var srcErr error
-		wrote, perFile := int64(0), chunkRows(c)
-		chunk := func(yield func(arrow.RecordBatch, error) bool) {
-			for wrote < perFile {
-				rec := pending
-				pending = nil
-				if rec == nil {
-					var err error
-					var ok bool
-					rec, err, ok = next()
-					if !ok {
-						exhausted = true
-						return
-					}
-					if err != nil {
-						srcErr = err
-						yield(nil, err)
-						return
-					}
-				}
-				if rec.NumRows() == 0 {
+		defer release()
+		emit := func() bool {
+			rec, err := concatBatches(sc, parts)
+			release()
+			if err != nil {
+				srcErr = err
+				yield(nil, err)
+				return false
+			}
+			c++
+			return yield(rec, nil)
+		}
+		for rec, err := range src {
+			if err != nil {
+				srcErr = err
+				yield(nil, err)
+				return
+			}
+			for off := int64(0); off < rec.NumRows(); {
+				take := min(chunkRows(c)-have, rec.NumRows()-off)
+				parts = append(parts, rec.NewSlice(off, off+take))
+				off += take
+				if have += take; have == chunkRows(c) && !emit() {
 					rec.Release()
-					continue
-				}
-				if take := perFile - wrote; rec.NumRows() > take {
-					head := rec.NewSlice(0, take)
-					pending = rec.NewSlice(take, rec.NumRows())
-					rec.Release()
-					rec = head
-				}
-				wrote += rec.NumRows()
-				if !yield(rec, nil) {
 					return
 				}
 			}
+			rec.Release()
 		}
-		for df, err := range table.WriteRecords(ctx, ex.tbl, sc, chunk, opts...) {
-			if err != nil {
-				return files, err
-			}
-			files = append(files, df)
-		}
-		if srcErr != nil {
-			return files, srcErr
-		}
-		if pending == nil && !exhausted {
-			// Peek: stop when the source has nothing more.
-			rec, err, ok := next()
-			switch {
-			case !ok:
-				exhausted = true
-			case err != nil:
-				return files, err
-			default:
-				pending = rec
-			}
+		if have > 0 {
+			emit()
 		}
 	}
-	return files, nil
+	var files []iceberg.DataFile
+	for df, err := range table.WriteRecords(ctx, ex.tbl, sc, chunks, append(opts, table.WithTargetFileSize(1))...) {
+		if err != nil {
+			return files, err
+		}
+		files = append(files, df)
+	}
+	return files, srcErr
+}
+
+// concatBatches gathers parts into one record batch with schema sc.
+func concatBatches(sc *arrow.Schema, parts []arrow.RecordBatch) (arrow.RecordBatch, error) {
+	if len(parts) == 1 {
+		parts[0].Retain()
+		return parts[0], nil
+	}
+	cols := make([]arrow.Array, sc.NumFields())
+	var rows int64
+	for _, p := range parts {
+		rows += p.NumRows()
+	}
+	for i := range cols {
+		arrs := make([]arrow.Array, len(parts))
+		for k, p := range parts {
+			arrs[k] = p.Column(i)
+		}
+		col, err := array.Concatenate(arrs, memory.DefaultAllocator)
+		if err != nil {
+			for _, c := range cols[:i] {
+				c.Release()
+			}
+			return nil, fmt.Errorf("gather rows: %w", err)
+		}
+		cols[i] = col
+	}
+	rec := array.NewRecordBatch(parts[0].Schema(), cols, rows)
+	for _, c := range cols {
+		c.Release()
+	}
+	return rec, nil
 }
 
 // verify reads back the files a group wrote and compares their digest to
