@@ -28,7 +28,9 @@ func TestSorterColumnTypes(t *testing.T) {
 			func(b array.Builder, i int) { b.(*array.Date32Builder).Append(arrow.Date32(int32(i*37%11) - 5)) },
 			func(a arrow.Array, i int) float64 { return float64(a.(*array.Date32).Value(i)) }},
 		{"date64", arrow.FixedWidthTypes.Date64,
-			func(b array.Builder, i int) { b.(*array.Date64Builder).Append(arrow.Date64(int64(i*37%11-5) * 86400000)) },
+			func(b array.Builder, i int) {
+				b.(*array.Date64Builder).Append(arrow.Date64(int64(i*37%11-5) * 86400000))
+			},
 			func(a arrow.Array, i int) float64 { return float64(a.(*array.Date64).Value(i)) }},
 		{"int32", arrow.PrimitiveTypes.Int32,
 			func(b array.Builder, i int) { b.(*array.Int32Builder).Append(int32(i*37%11) - 5) },
