@@ -2,10 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/apache/iceberg-go"
@@ -225,5 +227,53 @@ func TestIngestCreateV3(t *testing.T) {
 	crs84 := writeGeoParquet(t, dir, "crs84", validatetest.File{Rows: validatetest.Points(3), Geo: validatetest.Geo(""), Extra: true, NoBBox: true})
 	if r := runCLI(t, wh, false, "ingest", "--table", "gis.v3", crs84); r.Code != exitViolation || !strings.Contains(r.Stdout, "crs.mismatch") {
 		t.Errorf("CRS drift on v3: %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+}
+
+// TestIngestConcurrent runs ingests into one table at the same time: the
+// losers of each commit race replay on the fresh head, so every batch
+// lands exactly once.
+func TestIngestConcurrent(t *testing.T) {
+	wh, dir := t.TempDir(), t.TempDir()
+	first := writeGeoParquet(t, dir, "first", validatetest.File{Rows: validatetest.Points(5), Geo: validatetest.Geo(""), Extra: true})
+	if r := runCLI(t, wh, false, "ingest", "--table", "gis.c", "--create", first); r.Code != exitOK {
+		t.Fatalf("create: %d %s", r.Code, r.Stderr)
+	}
+	const writers = 4
+	codes := make([]cliResult, writers)
+	var wg sync.WaitGroup
+	for i := range writers {
+		p := writeGeoParquet(t, dir, fmt.Sprintf("w%d", i), validatetest.File{Rows: validatetest.Points(10 + i), Geo: validatetest.Geo(""), Extra: true})
+		wg.Go(func() { codes[i] = runCLI(t, wh, false, "ingest", "--table", "gis.c", p) })
+	}
+	wg.Wait()
+	for i, r := range codes {
+		if r.Code != exitOK {
+			t.Errorf("writer %d: exit %d\n%s\n%s", i, r.Code, r.Stdout, r.Stderr)
+		}
+	}
+	tbl := ingestLoadTable(t, wh, "gis.c")
+	if got, want := ingestTableRows(t, tbl), int64(5+10+11+12+13); got != want {
+		t.Errorf("rows %d, want %d", got, want)
+	}
+	if n := len(tbl.Metadata().Snapshots()); n != 1+writers {
+		t.Errorf("%d snapshots, want %d", n, 1+writers)
+	}
+}
+
+// TestValidateTableText checks the text report of a table whose CRS is not
+// the one asked for: one table-level finding, not one per file.
+func TestValidateTableText(t *testing.T) {
+	wh, dir := t.TempDir(), t.TempDir()
+	src := writeGeoParquet(t, dir, "pts", validatetest.File{Rows: validatetest.Points(5), Geo: validatetest.Geo(""), Extra: true, NoBBox: true})
+	if r := runCLI(t, wh, false, "ingest", "--table", "gis.v", "--create", "--add-bbox", src); r.Code != exitOK {
+		t.Fatalf("create: %d %s", r.Code, r.Stderr)
+	}
+	r := runCLI(t, wh, false, "validate", "--table", "gis.v", "--crs", "EPSG:3857", "--max-examples", "1")
+	if r.Code != exitViolation {
+		t.Fatalf("exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if !strings.Contains(r.Stdout, "gis.v: 5 rows, 1 violations") || !strings.Contains(r.Stdout, "table CRS OGC:CRS84 differs from the expected EPSG:3857") {
+		t.Errorf("stdout:\n%s", r.Stdout)
 	}
 }

@@ -173,13 +173,13 @@ func writeValidateResult(w io.Writer, asJSON bool, res validateResult) error {
 		}
 		fmt.Fprintf(tw, "%s: %d rows, %s\n", in.Input, in.Report.Rows, status)
 		if len(in.Report.Counts) > 0 {
-			fmt.Fprintln(tw, "CODE\tCOUNT\t")
+			fmt.Fprintln(tw, "CODE\tCOUNT")
 			for _, code := range in.Report.Codes() {
 				note := ""
 				if validate.IsWarning(code) {
 					note = " (warning)"
 				}
-				fmt.Fprintf(tw, "%s%s\t%d\t\n", code, note, in.Report.Counts[code])
+				fmt.Fprintf(tw, "%s%s\t%d\n", code, note, in.Report.Counts[code])
 			}
 		}
 		examples := in.Report.Examples
@@ -192,6 +192,8 @@ func writeValidateResult(w io.Writer, asJSON bool, res validateResult) error {
 					examples = append(examples, ex)
 				}
 			}
+			// As many as the total keeps: --max-examples for the table.
+			examples = examples[:min(len(examples), len(in.Report.Examples))]
 		}
 		if len(examples) > 0 {
 			fmt.Fprintln(tw, "ROW\tCODE\tDETAIL")
