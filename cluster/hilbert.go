@@ -226,18 +226,11 @@ func hilbertN(x []uint32, bits int) uint64 {
 // Skilling's transpose method, clobbering x.
 func skilling(x []uint32, bits int) uint64 {
 	n := len(x)
-	top := uint32(1) << uint(bits-1)
 	// Inverse undo: turn the axes into the transposed index.
-	for q := top; q > 1; q >>= 1 {
-		p := q - 1
+	for b := bits - 1; b > 0; b-- {
+		p := uint32(1)<<uint(b) - 1
 		for i := range n {
-			if x[i]&q != 0 {
-				x[0] ^= p
-			} else {
-				t := (x[0] ^ x[i]) & p
-				x[0] ^= t
-				x[i] ^= t
-			}
+			undo(x, i, b, p)
 		}
 	}
 	// Gray encode.
@@ -245,10 +238,8 @@ func skilling(x []uint32, bits int) uint64 {
 		x[i] ^= x[i-1]
 	}
 	var t uint32
-	for q := top; q > 1; q >>= 1 {
-		if x[n-1]&q != 0 {
-			t ^= q - 1
-		}
+	for b := bits - 1; b > 0; b-- {
+		t ^= (uint32(1)<<uint(b) - 1) & (0 - (x[n-1] >> uint(b) & 1))
 	}
 	for i := range n {
 		x[i] ^= t
@@ -275,6 +266,18 @@ func hilbertNDecode(x []uint32, bits int, d uint64) {
 	skillingDecode(x, bits, d)
 }
 
+// undo is the step both directions of Skilling's method share: when bit
+// b of x[i] is set, invert the low bits of x[0]; otherwise exchange the
+// low bits of x[0] and x[i]. It is branch-free, because the bits are
+// random and a mispredicted branch costs more than both arms.
+func undo(x []uint32, i, b int, low uint32) {
+	set := 0 - (x[i] >> uint(b) & 1) // all ones when the bit is set
+	x[0] ^= low & set
+	t := (x[0] ^ x[i]) & low &^ set
+	x[0] ^= t
+	x[i] ^= t
+}
+
 // skillingDecode is the inverse of skilling.
 func skillingDecode(x []uint32, bits int, d uint64) {
 	n := len(x)
@@ -293,16 +296,10 @@ func skillingDecode(x []uint32, bits int, d uint64) {
 	}
 	x[0] ^= t
 	// Undo excess work.
-	for q := uint32(2); q != uint32(1)<<uint(bits) && q != 0; q <<= 1 {
-		p := q - 1
+	for b := 1; b < bits; b++ {
+		p := uint32(1)<<uint(b) - 1
 		for i := n - 1; i >= 0; i-- {
-			if x[i]&q != 0 {
-				x[0] ^= p
-			} else {
-				t := (x[0] ^ x[i]) & p
-				x[0] ^= t
-				x[i] ^= t
-			}
+			undo(x, i, b, p)
 		}
 	}
 }
