@@ -3,6 +3,7 @@ package engine_test
 import (
 	"testing"
 
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/go-cmp/cmp"
@@ -129,5 +130,39 @@ func TestMetricsEmptyTable(t *testing.T) {
 	want := &engine.TableMetrics{Partitions: []engine.PartitionMetrics{}}
 	if diff := cmp.Diff(want, m); diff != "" {
 		t.Errorf("metrics of an empty table (-want +got):\n%s", diff)
+	}
+}
+
+// TestMetricsCountsDeleteFiles deletes rows merge-on-read, which leaves the
+// data files in place and adds a position delete file: the delete file is
+// counted apart, and the data figures do not change.
+func TestMetricsCountsDeleteFiles(t *testing.T) {
+	cfg := bench.GenerateConfig{Table: "m.mor", Rows: 400, Commits: 2, Seed: 4,
+		Properties: map[string]string{table.WriteDeleteModeKey: table.WriteModeMergeOnRead}}
+	tbl := generatedTable(t, nil, cfg)
+	before, err := engine.Metrics(t.Context(), tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx := tbl.NewTransaction()
+	if err := tx.Delete(t.Context(), iceberg.LessThan(iceberg.Reference("id"), int64(10)), nil); err != nil {
+		t.Fatal(err)
+	}
+	if tbl, err = tx.Commit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	after, err := engine.Metrics(t.Context(), tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.DeleteFileCount < 1 {
+		t.Errorf("delete files %d after a merge-on-read delete, want at least 1", after.DeleteFileCount)
+	}
+	if after.FileCount != before.FileCount || after.TotalRecords != before.TotalRecords || after.TotalBytes != before.TotalBytes {
+		t.Errorf("data figures changed: before %+v, after %+v", before, after)
+	}
+	if after.SnapshotCount != before.SnapshotCount+1 || after.ManifestCount <= before.ManifestCount {
+		t.Errorf("snapshots %d -> %d, manifests %d -> %d; want one more snapshot and a delete manifest",
+			before.SnapshotCount, after.SnapshotCount, before.ManifestCount, after.ManifestCount)
 	}
 }
