@@ -85,12 +85,15 @@ func WriteSVG(w io.Writer, rep *Report, lr *LayoutReport) error {
 	p(`<g clip-path="url(#plot)">` + "\n")
 	ex, ey, ew, eh := m.rect(rep.Extent.Bound())
 	p(`<rect class="extent" x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="none" stroke="#999" stroke-width="1"/>`+"\n", ex, ey, ew, eh)
+	// The row sample is one path of small squares: a tenth of the bytes
+	// of one circle per row.
+	p(`<path class="rows" fill="#555" d="`)
 	for _, r := range rep.RowSample {
 		if cx, cy := r.Center(); !r.IsEmpty() {
-			p(`<circle cx="%.1f" cy="%.1f" r="0.9" fill="#555"/>`, m.x(cx), m.y(cy))
+			p("M%.1f %.1fh1.6v1.6h-1.6z", m.x(cx)-0.8, m.y(cy)-0.8)
 		}
 	}
-	p("\n")
+	p(`"/>` + "\n")
 	// Fills fade with the overlap, so that where the most files overlap
 	// the picture is about half covered; larger files are drawn first so
 	// that small ones stay visible.
