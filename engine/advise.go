@@ -178,7 +178,7 @@ func AdviseFrom(h History) Advice {
 	lo := max(24*time.Hour, 2*a.Cadence)
 	a.ExpireOlderThan = DefaultExpireOlderThan
 	if known {
-		budget := time.Duration(float64(snapshotBudget) / a.CommitsPerHour * float64(time.Hour)).Truncate(time.Hour)
+		budget := time.Duration(float64(snapshotBudget) / a.CommitsPerHour * float64(time.Hour)).Round(time.Minute)
 		a.ExpireOlderThan = min(max(budget, lo), 7*24*time.Hour)
 		a.reason("expire older-than %s: at %.1f commits/h the history reaches %d snapshots in %s (kept between %s and 7d)",
 			FormatDuration(a.ExpireOlderThan), a.CommitsPerHour, snapshotBudget, FormatDuration(budget), FormatDuration(lo))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -116,11 +117,18 @@ func ParseAge(s string, now time.Time) (time.Duration, error) {
 	return now.Sub(ts), nil
 }
 
-// FormatDuration renders d the way ParseDuration reads it, in whole days
-// when it is a whole number of days ("5d"), else as Go does ("36h0m0s").
+// FormatDuration renders d the way ParseDuration reads it, in the largest
+// whole unit: "5d", "36h", "90m", else as Go does ("1h30m15s").
 func FormatDuration(d time.Duration) string {
-	if d > 0 && d%(24*time.Hour) == 0 {
+	switch {
+	case d <= 0:
+		return d.String()
+	case d%(24*time.Hour) == 0:
 		return fmt.Sprintf("%dd", d/(24*time.Hour))
+	case d%time.Hour == 0:
+		return fmt.Sprintf("%dh", d/time.Hour)
+	case d%time.Minute == 0:
+		return fmt.Sprintf("%dm", d/time.Minute)
 	}
 	return d.String()
 }
@@ -168,11 +176,11 @@ type GatePolicy struct {
 // RewritePolicy is the rewrite a run performs when the gate fires; its
 // fields mean what Config's fields of the same names mean.
 type RewritePolicy struct {
-	Strategy  string            `yaml:"strategy"`
-	Curve     string            `yaml:"curve"`
-	SortOrder string            `yaml:"sort-order"`
-	Where     string            `yaml:"where"`
-	Options   map[string]string `yaml:"options"`
+	Strategy  string            `yaml:"strategy,omitempty"`
+	Curve     string            `yaml:"curve,omitempty"`
+	SortOrder string            `yaml:"sort-order,omitempty"`
+	Where     string            `yaml:"where,omitempty"`
+	Options   map[string]string `yaml:"options,omitempty"`
 }
 
 // ManifestsPolicy says when a run merges manifests.
@@ -182,7 +190,7 @@ type ManifestsPolicy struct {
 	MaxManifests int `yaml:"max-manifests"`
 	// TargetSizeBytes is the merged manifests' size (default: the table's
 	// commit.manifest.target-size-bytes, 8 MiB).
-	TargetSizeBytes int64 `yaml:"target-size-bytes"`
+	TargetSizeBytes int64 `yaml:"target-size-bytes,omitempty"`
 }
 
 // ExpirePolicy says how often and how much a run expires.
@@ -275,11 +283,11 @@ func (p Policy) Validate() error {
 		return fmt.Errorf("%w: lease.ttl %s is too short: a run must be able to finish within it", ErrPolicy, FormatDuration(time.Duration(p.Lease.TTL)))
 	}
 	if err := CheckRetention("expire", time.Duration(p.Expire.OlderThan), false); err != nil {
-		return fmt.Errorf("%w: expire.older-than: %s older than %s is below the %s retention floor (readers mid-scan and time-travel consumers)",
-			ErrPolicy, "snapshots", FormatDuration(time.Duration(p.Expire.OlderThan)), FormatDuration(MinRetention))
+		return fmt.Errorf("%w: expire.older-than %s is below the %s retention floor: readers mid-scan and time-travel consumers may still need those snapshots",
+			ErrPolicy, FormatDuration(time.Duration(p.Expire.OlderThan)), FormatDuration(MinRetention))
 	}
 	if err := CheckRetention("orphans", time.Duration(p.Orphans.OlderThan), false); err != nil {
-		return fmt.Errorf("%w: orphans.older-than: files younger than %s may belong to a writer that has not committed yet; the floor is %s",
+		return fmt.Errorf("%w: orphans.older-than %s is below the %s retention floor: a younger file may belong to a writer that has not committed yet",
 			ErrPolicy, FormatDuration(time.Duration(p.Orphans.OlderThan)), FormatDuration(MinRetention))
 	}
 	switch Strategy(p.Rewrite.Strategy) {
@@ -306,13 +314,43 @@ func ParsePolicy(b []byte, name string) (Policy, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(&p); err != nil && !errors.Is(err, io.EOF) {
-		return Policy{}, fmt.Errorf("%w: %s: %w", ErrPolicy, name, err)
+		return Policy{}, fmt.Errorf("%w: %s: %s", ErrPolicy, name, yamlMessage(err))
 	}
 	p.fillDefaults()
 	if err := p.Validate(); err != nil {
 		return Policy{}, fmt.Errorf("%s: %w", name, err)
 	}
 	return p, nil
+}
+
+// policySections names the policy's sections by their Go types, for
+// messages about unknown fields.
+var policySections = map[string]string{
+	"Policy": "the top level", "GatePolicy": "gate", "RewritePolicy": "rewrite", "ManifestsPolicy": "manifests",
+	"ExpirePolicy": "expire", "OrphansPolicy": "orphans", "LeasePolicy": "lease",
+}
+
+var unknownField = regexp.MustCompile(`field (\S+) not found in type engine\.(\w+)`)
+
+// yamlMessage rewrites the YAML decoder's messages in the policy's terms:
+// "line 2: unknown field "min-avg-file-size" in gate".
+func yamlMessage(err error) string {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return err.Error()
+	}
+	msgs := make([]string, len(te.Errors))
+	for i, m := range te.Errors {
+		msgs[i] = unknownField.ReplaceAllStringFunc(m, func(s string) string {
+			g := unknownField.FindStringSubmatch(s)
+			sec := policySections[g[2]]
+			if sec == "" {
+				sec = g[2]
+			}
+			return fmt.Sprintf("unknown field %q in %s", g[1], sec)
+		})
+	}
+	return strings.Join(msgs, "; ")
 }
 
 // LoadPolicy reads and parses the policy file at path; an empty path gives

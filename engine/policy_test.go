@@ -148,3 +148,16 @@ func TestLoadPolicyMissingFile(t *testing.T) {
 		t.Fatalf("err = %v, want ErrPolicy wrapping not-exist", err)
 	}
 }
+
+func TestFormatDurationRoundTrips(t *testing.T) {
+	for _, d := range []time.Duration{time.Hour, 36 * time.Hour, 5 * 24 * time.Hour, 90 * time.Minute, 90*time.Minute + 15*time.Second, 0} {
+		s := engine.FormatDuration(d)
+		got, err := engine.ParseDuration(s)
+		if err != nil || got != d {
+			t.Errorf("FormatDuration(%v) = %q, parses back to %v, %v", d, s, got, err)
+		}
+	}
+	if s := engine.FormatDuration(36 * time.Hour); s != "36h" {
+		t.Errorf("FormatDuration(36h) = %q", s)
+	}
+}

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/geocompact/geocompact/engine"
+)
+
+func init() { register(newExpireCmd) }
+
+type expireOptions struct {
+	g          *globalOptions
+	table      string
+	olderThan  string
+	retainLast int
+	dryRun     bool
+	force      bool
+}
+
+func newExpireCmd(g *globalOptions) *cobra.Command {
+	o := &expireOptions{g: g}
+	cmd := &cobra.Command{
+		Use:   "expire --table NS.T",
+		Short: "Expire old snapshots and delete the files only they reference",
+		Long: `Expire does what Iceberg's expire_snapshots procedure does: snapshots older than
+--older-than are removed from the table's history, except the --retain-last
+newest of each branch and any snapshot a branch or tag points at, and the
+files that only expired snapshots reached (data and delete files, manifests,
+manifest lists, statistics) are deleted. A file that a retained snapshot or
+any branch or tag still references is never deleted.
+
+Expiry is the one step that cannot be undone: time travel to an expired
+snapshot is gone. --older-than below 1h is refused without --force, as
+readers mid-scan and time-travel consumers may still need those snapshots.
+--dry-run lists the snapshots and files and changes nothing.`,
+		Example: `  $ geocompact expire --table gis.telemetry --dry-run
+  $ geocompact expire --table gis.telemetry --older-than 36h --retain-last 10
+  $ geocompact expire --table gis.telemetry --older-than 2026-01-31T00:00:00Z`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := o.config(time.Now())
+			if err != nil {
+				return err
+			}
+			return runExpire(cmd.Context(), o, cfg)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.table, "table", "", "table to expire, NAMESPACE.TABLE (required)")
+	f.StringVar(&o.olderThan, "older-than", "5d", "expire snapshots older than this: a duration (5d, 36h) or an RFC 3339 timestamp (UTC unless it has an offset)")
+	f.IntVar(&o.retainLast, "retain-last", engine.DefaultRetainLast, "keep this many newest snapshots of each branch whatever their age")
+	f.BoolVar(&o.dryRun, "dry-run", false, "list what would be expired and freed; change nothing")
+	f.BoolVar(&o.force, "force", false, "allow --older-than below the 1h retention floor")
+	_ = cmd.MarkFlagRequired("table")
+	return cmd
+}
+
+// config parses and checks the flags; bad values are usage errors and
+// nothing is opened.
+func (o *expireOptions) config(now time.Time) (engine.ExpireConfig, error) {
+	age, err := engine.ParseAge(o.olderThan, now)
+	if err != nil {
+		return engine.ExpireConfig{}, usageErrorf("--older-than: %w", err)
+	}
+	cfg := engine.ExpireConfig{OlderThan: age, RetainLast: o.retainLast, DryRun: o.dryRun, Force: o.force, Logger: o.g.Logger()}
+	if err := cfg.Validate(); err != nil {
+		return cfg, &usageError{err}
+	}
+	return cfg, nil
+}
+
+func runExpire(ctx context.Context, o *expireOptions, cfg engine.ExpireConfig) error {
+	cat, spec, err := o.g.openCatalog(ctx)
+	if err != nil {
+		return err
+	}
+	cfg.CommitRetries = spec.Retries()
+	res, err := engine.Expire(ctx, cat, o.table, cfg)
+	if err != nil {
+		if errors.Is(err, engine.ErrRetentionFloor) {
+			return &usageError{err}
+		}
+		return err
+	}
+	if o.g.JSON {
+		return writeIndentedJSON(o.g.IO.Out, res)
+	}
+	return writeExpireResult(o.g.IO.Out, res, o.g.IO.OutTTY)
+}
+
+// writeIndentedJSON writes v as one indented JSON document.
+func writeIndentedJSON(out io.Writer, v any) error {
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func writeExpireResult(out io.Writer, res *engine.ExpireResult, human bool) error {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	if len(res.ExpiredSnapshots) > 0 {
+		fmt.Fprintln(w, "EXPIRED SNAPSHOT\tCOMMITTED\tOPERATION")
+		for _, s := range res.ExpiredSnapshots {
+			fmt.Fprintf(w, "%d\t%s\t%s\n", s.SnapshotID, s.Timestamp.Format(time.RFC3339), s.Operation)
+		}
+		fmt.Fprintln(w)
+	}
+	if err := writeFreedFiles(w, res.Files, human); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "EXPIRED\tRETAINED\tDATA FILES\tDELETE FILES\tMANIFESTS\tMANIFEST LISTS\tSTATISTICS\tFREED")
+	fmt.Fprintf(w, "%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", len(res.ExpiredSnapshots), res.RetainedSnapshots,
+		res.DeletedDataFilesCount, res.DeletedPositionDeleteFilesCount+res.DeletedEqualityDeleteFilesCount,
+		res.DeletedManifestFilesCount, res.DeletedManifestListsCount, res.DeletedStatisticsFilesCount, formatBytes(res.FreedBytes, human))
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if len(res.RemovedRefs) > 0 {
+		fmt.Fprintf(out, "removed refs past their max-ref-age-ms: %v\n", res.RemovedRefs)
+	}
+	cut := fmt.Sprintf("older than %s (before %s), keeping the last %d", engine.FormatDuration(res.OlderThan), res.Cutoff.Format(time.RFC3339), res.RetainLast)
+	var err error
+	switch {
+	case res.DryRun:
+		_, err = fmt.Fprintf(out, "dry run: %d snapshots %s would expire, freeing %d files (%s); nothing was changed\n",
+			len(res.ExpiredSnapshots), cut, len(res.Files), formatBytes(res.FreedBytes, true))
+	case len(res.ExpiredSnapshots) == 0:
+		_, err = fmt.Fprintf(out, "nothing to expire: no snapshot is %s\n", cut)
+	default:
+		_, err = fmt.Fprintf(out, "expired %d snapshots %s; freed %d files (%s)\n",
+			len(res.ExpiredSnapshots), cut, len(res.Files), formatBytes(res.FreedBytes, true))
+	}
+	return err
+}
+
+// writeFreedFiles lists freed files: kind, bytes and path.
+func writeFreedFiles(w io.Writer, files []engine.FreedFile, human bool) error {
+	if len(files) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "KIND\tBYTES\tPATH")
+	for _, f := range files {
+		fmt.Fprintf(w, "%s\t%s\t%s\n", f.Kind, formatBytes(f.Bytes, human), f.Path)
+	}
+	_, err := fmt.Fprintln(w)
+	return err
+}

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/geocompact/geocompact/engine"
+)
+
+func init() { register(newMaintainCmd) }
+
+type maintainOptions struct {
+	g      *globalOptions
+	table  string
+	policy string
+}
+
+func newMaintainCmd(g *globalOptions) *cobra.Command {
+	o := &maintainOptions{g: g}
+	cmd := &cobra.Command{
+		Use:   "maintain --table NS.T [--policy FILE]",
+		Short: "Run one maintenance pass over a table, for schedulers",
+		Long: `Maintain is the command a scheduler runs: measure the table, compact it if the
+policy's gate says fragmentation justifies it (rewrite, then verify), merge
+manifests when there are too many, expire snapshots and remove orphan files
+on their own cadences, and measure again. It prints each step and the
+metrics before and after.
+
+Runs on the same table exclude each other with a lease kept in the table's
+metadata (a tag plus owner and expiry properties), so a second run exits 4
+naming the holder, and a crashed run's lease lapses after lease.ttl.
+
+Exit codes: 0 done or nothing to do, 1 error, 2 bad policy or flags,
+4 another run holds the table or a commit lost a race (retry later).
+
+Without --policy the defaults of docs/policy.md apply.`,
+		Example: `  $ geocompact maintain --table gis.telemetry --policy maintain.yaml
+  $ geocompact maintain --table gis.telemetry --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, err := engine.LoadPolicy(o.policy)
+			if err != nil {
+				return &usageError{err}
+			}
+			return runMaintain(cmd.Context(), o, p)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.table, "table", "", "table to maintain, NAMESPACE.TABLE (required)")
+	f.StringVar(&o.policy, "policy", "", "policy file (YAML; see docs/policy.md)")
+	_ = cmd.MarkFlagRequired("table")
+	return cmd
+}
+
+func runMaintain(ctx context.Context, o *maintainOptions, p engine.Policy) error {
+	cat, spec, err := o.g.openCatalog(ctx)
+	if err != nil {
+		return err
+	}
+	rep, err := engine.Maintain(ctx, cat, o.table, engine.MaintainConfig{Policy: p, CommitRetries: spec.Retries(), Logger: o.g.Logger()})
+	if rep == nil || len(rep.Steps) == 0 {
+		if errors.Is(err, engine.ErrPolicy) {
+			return &usageError{err}
+		}
+		return err
+	}
+	var werr error
+	if o.g.JSON {
+		werr = writeIndentedJSON(o.g.IO.Out, rep)
+	} else {
+		werr = writeMaintainReport(o.g.IO.Out, rep, o.g.IO.OutTTY)
+	}
+	if err == nil {
+		err = werr
+	}
+	return err
+}
+
+func writeMaintainReport(out io.Writer, rep *engine.MaintainReport, human bool) error {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "STEP\tSTATUS\tDURATION\tDETAIL")
+	for _, s := range rep.Steps {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", s.Step, s.Status, s.Duration.Round(time.Millisecond), s.Detail)
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if rep.Before == nil {
+		return nil
+	}
+	fmt.Fprintln(out)
+	after := rep.After
+	col := func(f func(*engine.TableMetrics) string) string {
+		if after == nil {
+			return "-"
+		}
+		return f(after)
+	}
+	rows := []struct {
+		name string
+		f    func(*engine.TableMetrics) string
+	}{
+		{"data files", func(m *engine.TableMetrics) string { return fmt.Sprint(m.FileCount) }},
+		{"average file size", func(m *engine.TableMetrics) string { return formatBytes(m.AvgFileBytes, human) }},
+		{"total bytes", func(m *engine.TableMetrics) string { return formatBytes(m.TotalBytes, human) }},
+		{"records", func(m *engine.TableMetrics) string { return fmt.Sprint(m.TotalRecords) }},
+		{"partitions", func(m *engine.TableMetrics) string { return fmt.Sprint(len(m.Partitions)) }},
+		{"snapshots", func(m *engine.TableMetrics) string { return fmt.Sprint(m.SnapshotCount) }},
+		{"oldest snapshot age", func(m *engine.TableMetrics) string {
+			return (time.Duration(m.OldestSnapshotAgeSeconds) * time.Second).String()
+		}},
+		{"manifests", func(m *engine.TableMetrics) string { return fmt.Sprint(m.ManifestCount) }},
+		{"delete files", func(m *engine.TableMetrics) string { return fmt.Sprint(m.DeleteFileCount) }},
+	}
+	w = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "METRIC\tBEFORE\tAFTER")
+	for _, r := range rows {
+		fmt.Fprintf(w, "%s\t%s\t%s\n", r.name, r.f(rep.Before), col(r.f))
+	}
+	return w.Flush()
+}
