@@ -113,6 +113,7 @@ type ExpireResult struct {
 // references is never among them. A commit that loses a race is retried on
 // a fresh load, up to cfg.CommitRetries.
 func Expire(ctx context.Context, cat catalog.Catalog, name string, cfg ExpireConfig) (*ExpireResult, error) {
+	cat = wrapCatalog(cat)
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

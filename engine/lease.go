@@ -92,6 +92,7 @@ func NewLeaseOwner() string {
 // as owner. A lease another owner holds returns a *LeaseError (which wraps
 // ErrLeaseHeld and so ErrConflict); a lapsed one is taken over.
 func AcquireLease(ctx context.Context, cat catalog.Catalog, name, owner string, ttl time.Duration) (*Lease, error) {
+	cat = wrapCatalog(cat)
 	ident, err := ParseIdentifier(name)
 	if err != nil {
 		return nil, err

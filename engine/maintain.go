@@ -142,6 +142,7 @@ func (r *MaintainReport) step(name, status, detail string, start time.Time) {
 // a failed or unverified rewrite stops the run before anything is expired.
 // Another run holding the table returns a *LeaseError (retryable).
 func Maintain(ctx context.Context, cat catalog.Catalog, name string, cfg MaintainConfig) (rep *MaintainReport, err error) {
+	cat = wrapCatalog(cat)
 	p := cfg.Policy
 	p.fillDefaults()
 	if err := p.Validate(); err != nil {

@@ -43,6 +43,7 @@ type ManifestsResult struct {
 // name into target-sized ones (iceberg-go's RewriteManifests), committed as
 // a metadata-only replace snapshot. Data files are not touched.
 func RewriteManifests(ctx context.Context, cat catalog.Catalog, name string, cfg ManifestsConfig) (*ManifestsResult, error) {
+	cat = wrapCatalog(cat)
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

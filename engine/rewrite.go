@@ -465,9 +465,12 @@ func (ex *execution) checkBase(ctx context.Context, tbl *table.Table, outs []*gr
 	if tbl.CurrentSnapshot() == nil {
 		return nil, errDiverged("the table has no current snapshot any more")
 	}
-	tasks, err := tbl.Scan().PlanFiles(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("plan files of %s: %w", ex.r.name, err)
+	tasks := ex.all
+	if tbl.CurrentSnapshot().SnapshotID != ex.snapshotID {
+		var err error
+		if tasks, err = tbl.Scan().PlanFiles(ctx); err != nil {
+			return nil, fmt.Errorf("plan files of %s: %w", ex.r.name, err)
+		}
 	}
 	live := make(map[string]*table.FileScanTask, len(tasks))
 	for i := range tasks {

@@ -173,7 +173,12 @@ func lexWhere(s string) ([]token, error) {
 			i++
 			continue
 		case c == '(' || c == ')' || c == ',':
-			k := map[byte]tokKind{'(': tokLParen, ')': tokRParen, ',': tokComma}[c]
+			k := tokComma
+			if c == '(' {
+				k = tokLParen
+			} else if c == ')' {
+				k = tokRParen
+			}
 			toks = append(toks, token{kind: k, pos: i, text: s[i : i+1], raw: s[i : i+1]})
 			i++
 			continue
@@ -784,7 +789,7 @@ func (p *whereParser) convert(c *column, l *literal) (iceberg.Literal, error) {
 			return nil, misfit(err.Error())
 		}
 		return v, nil
-	case iceberg.GeometryType, iceberg.GeographyType:
+	case iceberg.GeometryType:
 		return nil, errAt(c.tok, "column %q is %s and takes no comparisons; use bbox(minx, miny, maxx, maxy)", c.name, typ)
 	}
 	return nil, errAt(c.tok, "column %q has type %s, which --where cannot compare", c.name, c.field.Type)

@@ -531,3 +531,46 @@ func FuzzParseWhere(f *testing.F) {
 		}
 	})
 }
+
+// TestParseWhereOtherTypes covers the column types typed through
+// iceberg-go's own string conversion, and nanosecond timestamps.
+func TestParseWhereOtherTypes(t *testing.T) {
+	setLocal(t, time.FixedZone("X", -3*3600))
+	sc := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "amount", Type: iceberg.DecimalTypeOf(9, 2)},
+		iceberg.NestedField{ID: 2, Name: "uid", Type: iceberg.PrimitiveTypes.UUID},
+		iceberg.NestedField{ID: 3, Name: "tod", Type: iceberg.PrimitiveTypes.Time},
+		iceberg.NestedField{ID: 4, Name: "tsn", Type: iceberg.PrimitiveTypes.TimestampTzNs},
+	)
+	tests := []struct {
+		in   string
+		want string // the bound literal's String()
+	}{
+		{"amount >= 12.34", "12.34"},
+		{"amount < '7'", "7.00"},
+		{"uid = '0f8fad5b-d9cb-469f-a165-70867728950e'", "0f8fad5b-d9cb-469f-a165-70867728950e"},
+		{"tod > '06:30:00'", "06:30:00"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.in, func(t *testing.T) {
+			if got := boundLiteral(t, sc, mustParseWhere(t, tc.in, sc)).String(); got != tc.want {
+				t.Errorf("ParseWhere(%q) literal = %s, want %s", tc.in, got, tc.want)
+			}
+		})
+	}
+	t.Run("nanosecond timestamp", func(t *testing.T) {
+		got := boundLiteral(t, sc, mustParseWhere(t, "tsn >= '2026-01-02 00:00:00.000000001+02:00'", sc))
+		// 2026-01-01T22:00:00.000000001Z
+		if want := iceberg.NewLiteral(iceberg.TimestampNano(1767304800000000001)); !got.Equals(want) {
+			t.Errorf("literal = %v (%v), want %v", got, got.Any(), want.Any())
+		}
+	})
+	for _, in := range []string{"amount = 'abc'", "uid = 'nope'", "tod = 5.5.5", "tsn = '2300-01-01'"} {
+		t.Run(in, func(t *testing.T) {
+			if _, err := ParseWhere(in, sc); !errors.Is(err, ErrWhere) || !strings.Contains(err.Error(), "does not fit column") &&
+				!strings.Contains(err.Error(), "malformed number") {
+				t.Errorf("ParseWhere(%q) err = %v, want a misfit", in, err)
+			}
+		})
+	}
+}
