@@ -4,12 +4,16 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/validate"
 )
 
 // sortBatchRows is the size of the record batches a sorted group is cut
@@ -49,7 +53,13 @@ func (ex *execution) rewriteGroupErr(ctx context.Context, o *groupOut) error {
 		}
 	}
 	geom, bbox := spatialColumns(sc, spatialGeomName(ex.tbl))
-	digest := func(rec arrow.RecordBatch) error { return o.in.Add(rec, geom, bbox) }
+	check := ex.geometryCheck()
+	digest := func(rec arrow.RecordBatch) error {
+		if err := check(rec); err != nil {
+			return err
+		}
+		return o.in.Add(rec, geom, bbox)
+	}
 
 	var src iter.Seq2[arrow.RecordBatch, error]
 	rows := o.group.Records
@@ -249,4 +259,39 @@ func (ex *execution) verify(ctx context.Context, o *groupOut, scanOpts []table.S
 		return fmt.Errorf("%w: %s; nothing was committed", ErrVerify, d)
 	}
 	return nil
+}
+
+// geometryCheck returns a function that validates each batch read from the
+// table's geometry column (a no-op for tables without one, or with
+// validate-geometry=false), so that nothing malformed is written.
+func (ex *execution) geometryCheck() func(arrow.RecordBatch) error {
+	none := func(arrow.RecordBatch) error { return nil }
+	if !ex.r.opts.ValidateGeometry {
+		return none
+	}
+	cols, err := spatial.DiscoverTableColumns(ex.tbl.Schema(), ex.tbl.Properties(), "")
+	if err != nil {
+		return none // not a spatial table: nothing to validate
+	}
+	cfg := validate.DefaultConfig()
+	cfg.MaxExamples = 3
+	cfg.CRS = cols.CRS
+	cfg.Props = ex.tbl.Properties()
+	var rows int64
+	return func(rec arrow.RecordBatch) error {
+		rep := validate.Batch(rec, cols, cfg)
+		defer func() { rows += rec.NumRows() }()
+		if rep.OK() {
+			return nil
+		}
+		var first string
+		for _, f := range rep.Examples {
+			if !validate.IsWarning(f.Code) {
+				first = fmt.Sprintf("; first at row %d of the group: %s: %s", rows+f.Row, f.Code, f.Detail)
+				break
+			}
+		}
+		return fmt.Errorf("%w: %d geometry violations (%s)%s; nothing was written or committed: run geocompact validate --table %s, or pass --option %s=false to compact it as it is",
+			ErrInvalidData, rep.Violations(), strings.Join(rep.Codes(), ", "), first, ex.r.name, OptValidateGeometry)
+	}
 }

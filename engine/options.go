@@ -56,13 +56,16 @@ const (
 	// OptNormalize is geocompact's own: how curve coordinates are
 	// normalised, extent or quantile.
 	OptNormalize = "normalize"
+	// OptValidateGeometry is geocompact's own: validate the geometry of
+	// every row before it is written (default true).
+	OptValidateGeometry = "validate-geometry"
 )
 
 // KnownOptions lists every option name Options accepts, sorted.
 func KnownOptions() []string {
 	names := []string{OptTargetFileSize, OptMinFileSize, OptMaxFileSize, OptMinInputFiles, OptRewriteAll,
 		OptMaxFileGroupSize, OptMaxFilesToRewrite, OptRewriteJobOrder, OptMaxConcurrentGroups, OptPartialProgress,
-		OptPartialProgressCommit, OptDeleteFileThreshold, OptRemoveDanglingDeletes, OptMaxGroupMemory, OptNormalize}
+		OptPartialProgressCommit, OptDeleteFileThreshold, OptRemoveDanglingDeletes, OptMaxGroupMemory, OptNormalize, OptValidateGeometry}
 	slices.Sort(names)
 	return names
 }
@@ -132,6 +135,11 @@ type Options struct {
 	// Normalize is how curve coordinates are normalised: extent (default)
 	// or quantile.
 	Normalize string
+	// ValidateGeometry checks the geometry of every row read (WKB
+	// structure, finite coordinates, closed rings, bbox columns agreeing
+	// with the geometry) before anything is written; a violation fails the
+	// group and nothing is committed (default true).
+	ValidateGeometry bool
 }
 
 // ParseOptions checks kv (Iceberg option names) and fills the defaults.
@@ -160,6 +168,7 @@ func ParseOptions(kv map[string]string, tableProps map[string]string) (Options, 
 		DeleteFileThreshold: defaultDeleteThreshold,
 		MaxGroupMemoryBytes: 4 << 30,
 		Normalize:           "extent",
+		ValidateGeometry:    true,
 	}
 	if v, ok := tableProps[propTargetFileSize]; ok {
 		n, err := strconv.ParseInt(v, 10, 64)
@@ -183,6 +192,7 @@ func ParseOptions(kv map[string]string, tableProps map[string]string) (Options, 
 	p.int(OptDeleteFileThreshold, &o.DeleteFileThreshold, 1)
 	p.bool(OptRemoveDanglingDeletes, &o.RemoveDanglingDeletes)
 	p.int64(OptMaxGroupMemory, &o.MaxGroupMemoryBytes, 1)
+	p.bool(OptValidateGeometry, &o.ValidateGeometry)
 	if v, ok := kv[OptRewriteJobOrder]; ok && p.err == nil {
 		switch jo := JobOrder(v); jo {
 		case JobOrderNone, JobOrderBytesAsc, JobOrderBytesDesc, JobOrderFilesAsc, JobOrderFilesDesc:

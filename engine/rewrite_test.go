@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
@@ -485,4 +487,43 @@ func oneRow(t testing.TB, tbl *table.Table, _ int64) array.RecordReader {
 		t.Fatal(err)
 	}
 	return rdr
+}
+
+func TestRewriteRefusesInvalidGeometry(t *testing.T) {
+	cat, name := newTable(t, bench.GenerateConfig{Rows: 500, Commits: 5})
+	tbl := mustLoad(t, cat, name)
+	sc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, false, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer b.Release()
+	b.Field(0).(*array.Int64Builder).Append(-1)
+	b.Field(1).(*array.TimestampBuilder).Append(0)
+	b.Field(2).(*array.Int32Builder).Append(1)
+	// POINT header claiming coordinates that are not there.
+	b.Field(3).(*array.BinaryBuilder).Append([]byte{1, 1, 0, 0, 0, 0, 0})
+	for i := 4; i < 8; i++ {
+		b.Field(i).(*array.Float64Builder).Append(1)
+	}
+	rec := b.NewRecordBatch()
+	rdr, err := array.NewRecordReader(sc, []arrow.RecordBatch{rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tbl, err = tbl.Append(t.Context(), rdr, nil); err != nil {
+		t.Fatal(err)
+	}
+	snap := tbl.CurrentSnapshot().SnapshotID
+	_, err = engine.Rewrite(t.Context(), cat, name, engine.Config{Curve: "hilbert"})
+	if !errors.Is(err, engine.ErrInvalidData) || !strings.Contains(err.Error(), "wkb.") {
+		t.Fatalf("error %v, want an invalid-geometry error naming the check", err)
+	}
+	if got := mustLoad(t, cat, name).CurrentSnapshot().SnapshotID; got != snap {
+		t.Fatal("a refused rewrite committed")
+	}
+	res := rewrite(t, cat, name, engine.Config{Options: opts("validate-geometry", "false")})
+	if res.RewrittenDataFilesCount != 6 {
+		t.Fatalf("with validation off, rewrote %d files, want 6", res.RewrittenDataFilesCount)
+	}
 }

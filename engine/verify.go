@@ -16,6 +16,10 @@ import (
 // commit is abandoned and the written files are deleted.
 var ErrVerify = errors.New("engine: verification failed")
 
+// ErrInvalidData marks rows whose geometry fails validation: they are not
+// rewritten, and nothing is committed.
+var ErrInvalidData = errors.New("engine: invalid geometry")
+
 // Digest summarises a set of rows independently of their order: the row
 // count, the union of their bounding boxes and two order-independent
 // combinations (sum and xor) of a 64-bit hash of every row's values.
