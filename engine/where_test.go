@@ -549,7 +549,7 @@ func TestParseWhereOtherTypes(t *testing.T) {
 		{"amount >= 12.34", "12.34"},
 		{"amount < '7'", "7.00"},
 		{"uid = '0f8fad5b-d9cb-469f-a165-70867728950e'", "0f8fad5b-d9cb-469f-a165-70867728950e"},
-		{"tod > '06:30:00'", "06:30:00"},
+		{"tod > '06:30:00'", "06:30:00.000000"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.in, func(t *testing.T) {
