@@ -86,6 +86,9 @@ func readFile(ctx context.Context, rep *Report, pf *file.Reader, cfg Config) (sp
 	if !ok {
 		return cols, nil
 	}
+	if handled, err := checkColumns(ctx, rep, pf, cols, cfg); handled || err != nil {
+		return cols, err
+	}
 	rr, err := fr.GetRecordReader(ctx, neededLeaves(pf, cols), nil)
 	if err != nil {
 		rep.add(-1, CodeCorrupt, "reading: "+err.Error())

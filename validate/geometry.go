@@ -73,7 +73,7 @@ func checkBatch(r *Report, rec arrow.RecordBatch, cols spatial.Columns, cfg Conf
 }
 
 func newRowChecker(r *Report, rec arrow.RecordBatch, cols spatial.Columns, cfg Config) (*rowChecker, bool) {
-	rc := &rowChecker{cfg: cfg, geographic: spatial.IsGeographic(cols.CRS)}
+	rc := newChecker(cols, cfg)
 	idx := rec.Schema().FieldIndices(cols.Geometry)
 	if len(idx) != 1 {
 		r.add(-1, CodeColumn, fmt.Sprintf("geometry column %q is not in the batch", cols.Geometry))
@@ -84,6 +84,15 @@ func newRowChecker(r *Report, rec arrow.RecordBatch, cols spatial.Columns, cfg C
 		r.add(-1, CodeColumn, fmt.Sprintf("geometry column %q has type %s, want WKB binary", cols.Geometry, rec.Column(idx[0]).DataType()))
 		return nil, false
 	}
+	rc.bbox, rc.bboxNames = bboxColumns(r, rec, cols)
+	return rc, true
+}
+
+// newChecker resolves what does not depend on a batch: the allowed types
+// (cfg.AllowedTypes, else the declared GeoParquet geometry_types) and
+// whether the CRS is geographic.
+func newChecker(cols spatial.Columns, cfg Config) *rowChecker {
+	rc := &rowChecker{cfg: cfg, geographic: spatial.IsGeographic(cols.CRS), bboxNames: cols.BBox}
 	types := cfg.AllowedTypes
 	if len(types) == 0 {
 		types = cols.GeometryTypes
@@ -96,8 +105,7 @@ func newRowChecker(r *Report, rec arrow.RecordBatch, cols spatial.Columns, cfg C
 			}
 		}
 	}
-	rc.bbox, rc.bboxNames = bboxColumns(r, rec, cols)
-	return rc, true
+	return rc
 }
 
 // bboxColumns resolves the bbox columns, or the covering struct's fields,
@@ -161,12 +169,35 @@ func float64Column(rec arrow.RecordBatch, name string) (*array.Float64, bool) {
 // row checks row i of the batch, reported as row.
 func (rc *rowChecker) row(r *Report, i int, row int64) {
 	if rc.geo.IsNull(i) {
+		rc.check(r, row, nil, true, nil, -1)
+		return
+	}
+	if rc.bbox == nil {
+		rc.check(r, row, rc.geo.Value(i), false, nil, -1)
+		return
+	}
+	var v [4]float64
+	nullAt := -1
+	for k, a := range rc.bbox {
+		if a.IsNull(i) {
+			nullAt = k
+			break
+		}
+		v[k] = a.Value(i)
+	}
+	rc.check(r, row, rc.geo.Value(i), false, &v, nullAt)
+}
+
+// check checks one row: its WKB b (null when isNull) and, when box is not
+// nil, its bbox values, of which the one at nullAt (when >= 0) is null.
+// It is shared by the Arrow path and the column-reader path of File.
+func (rc *rowChecker) check(r *Report, row int64, b []byte, isNull bool, box *[4]float64, nullAt int) {
+	if isNull {
 		if !rc.cfg.AllowNull {
 			r.add(row, CodeNull, "geometry is null")
 		}
 		return
 	}
-	b := rc.geo.Value(i)
 	env, err := spatial.Envelope(b)
 	if err != nil {
 		code, detail := CodeType, err.Error()
@@ -184,21 +215,18 @@ func (rc *rowChecker) row(r *Report, i int, row int64) {
 			r.add(row, CodeType, fmt.Sprintf("%s is not an allowed geometry type", t))
 		}
 	}
-	if rc.bbox != nil {
-		rc.checkBBox(r, i, row, env)
+	if box == nil {
+		return
 	}
+	if nullAt >= 0 {
+		r.add(row, CodeBBoxMissing, rc.bboxNames[nullAt]+" is null")
+		return
+	}
+	rc.checkBBox(r, row, box, env)
 }
 
-// checkBBox compares the bbox columns of row i with the envelope env.
-func (rc *rowChecker) checkBBox(r *Report, i int, row int64, env spatial.Bound) {
-	var v [4]float64
-	for k, a := range rc.bbox {
-		if a.IsNull(i) {
-			r.add(row, CodeBBoxMissing, rc.bboxNames[k]+" is null")
-			return
-		}
-		v[k] = a.Value(i)
-	}
+// checkBBox compares the bbox values v of a row with its envelope env.
+func (rc *rowChecker) checkBBox(r *Report, row int64, v *[4]float64, env spatial.Bound) {
 	if env.IsEmpty() {
 		return // an empty geometry has no box to agree with
 	}

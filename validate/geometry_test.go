@@ -2,6 +2,7 @@ package validate_test
 
 import (
 	"math"
+	"math/rand/v2"
 	"path/filepath"
 	"testing"
 
@@ -162,5 +163,62 @@ func TestFileCRSFromHint(t *testing.T) {
 	cfg.Props = map[string]string{spatial.PropCRS: "OGC:CRS84"}
 	if rep, _ = validate.File(t.Context(), path, cfg); !rep.OK() {
 		t.Fatalf("CRS from table property: %v", rep.Counts)
+	}
+}
+
+// TestColumnReaderMatchesArrow validates the same rows through the
+// column-reader path (bbox columns) and the Arrow path (a covering
+// struct), across many pages, row groups and batches, with every kind of
+// row defect sprinkled in: both must report the same counts and rows.
+func TestColumnReaderMatchesArrow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	rows := validatetest.Points(3000)
+	for i := range rows {
+		switch rng.IntN(40) {
+		case 0:
+			rows[i].WKB = nil
+		case 1:
+			rows[i].BBox = nil
+		case 2:
+			rows[i].BBox = validatetest.Box(0, 0, 1, 1)
+		case 3:
+			rows[i].WKB = rows[i].WKB[:10]
+		case 4:
+			rows[i].WKB = validatetest.Square(1, 1, 1)
+			rows[i].BBox = validatetest.Box(1, 1, 2, 2)
+		}
+	}
+	dir := t.TempDir()
+	flat, covering := filepath.Join(dir, "flat.parquet"), filepath.Join(dir, "covering.parquet")
+	validatetest.Write(t, flat, validatetest.File{Rows: rows, Geo: validatetest.Geo(""), RowGroupRows: 700, PageSize: 2048})
+	validatetest.Write(t, covering, validatetest.File{Rows: rows, Covering: true, RowGroupRows: 700, PageSize: 2048,
+		Geo: `{"version":"1.1.0","primary_column":"geometry","columns":{"geometry":{"encoding":"WKB","geometry_types":[],` +
+			`"covering":{"bbox":{"xmin":["bbox","xmin"],"ymin":["bbox","ymin"],"xmax":["bbox","xmax"],"ymax":["bbox","ymax"]}}}}}`})
+	cfg := validate.DefaultConfig()
+	cfg.MaxExamples = 10000
+	cfg.BatchSize = 333
+	a, err := validate.File(t.Context(), flat, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := validate.File(t.Context(), covering, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Rows != 3000 || a.Violations() < 100 {
+		t.Fatalf("rows %d, counts %v", a.Rows, a.Counts)
+	}
+	if diff := cmp.Diff(a.Counts, b.Counts); diff != "" {
+		t.Errorf("counts (-columns +arrow):\n%s", diff)
+	}
+	rowsOf := func(r *validate.Report) []int64 {
+		var out []int64
+		for _, f := range r.Examples {
+			out = append(out, f.Row)
+		}
+		return out
+	}
+	if diff := cmp.Diff(rowsOf(a), rowsOf(b)); diff != "" {
+		t.Errorf("rows (-columns +arrow):\n%s", diff)
 	}
 }

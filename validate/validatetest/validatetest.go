@@ -48,6 +48,9 @@ type File struct {
 	// for another writer: no dictionary encoding, data page v2, gzip, no
 	// column statistics, the Arrow schema stored in the footer.
 	OtherLayout bool
+	// PageSize, when set, caps data pages at this many bytes, so small
+	// files still span many pages.
+	PageSize int64
 }
 
 // Schema returns the Arrow schema f is written with.
@@ -155,6 +158,10 @@ func Write(t testing.TB, path string, f File) {
 		rg = 1024
 	}
 	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy), parquet.WithMaxRowGroupLength(rg), parquet.WithCreatedBy("geocompact validatetest"))
+	if f.PageSize > 0 {
+		props = parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy), parquet.WithMaxRowGroupLength(rg),
+			parquet.WithDataPageSize(f.PageSize), parquet.WithCreatedBy("geocompact validatetest"))
+	}
 	aprops := pqarrow.DefaultWriterProps()
 	if f.OtherLayout {
 		props = parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Gzip), parquet.WithMaxRowGroupLength(rg),
