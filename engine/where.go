@@ -108,7 +108,11 @@ func ParseWhere(s string, sc *iceberg.Schema) (iceberg.BooleanExpression, error)
 	if err != nil {
 		return nil, err
 	}
-	if t := p.peek(); t.kind != tokEOF {
+	switch t := p.peek(); t.kind {
+	case tokEOF:
+	case tokRParen:
+		return nil, errAt(t, `unbalanced ")": no "(" to close`)
+	default:
 		return nil, p.unexpected(t, "AND, OR or end of input")
 	}
 	if _, err := iceberg.BindExpr(sc, expr, true); err != nil {

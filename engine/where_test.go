@@ -426,7 +426,7 @@ func TestParseWhereErrors(t *testing.T) {
 		{"bad DATE literal", "day = DATE '2026-02-30'", sc, 11, []string{"bad DATE literal '2026-02-30'"}},
 		{"sub-micro timestamp", "ts = '2026-01-02T00:00:00.0000001Z'", sc, 5, []string{"microsecond"}},
 		{"missing close paren", "(id = 1 OR n = 2", sc, 16, []string{`unexpected end of input, want AND, OR or ")" to close the "(" at 0`}},
-		{"extra close paren", "id = 1)", sc, 6, []string{`unexpected ")"`}},
+		{"extra close paren", "id = 1)", sc, 6, []string{`unbalanced ")": no "(" to close`}},
 		{"empty parens", "()", sc, 1, []string{`unexpected ")", want a column or a literal`}},
 		{"unterminated string", "name = 'abc", sc, 7, []string{"unterminated string"}},
 		{"unterminated ident", `"name = 1`, sc, 0, []string{"unterminated quoted column name"}},
