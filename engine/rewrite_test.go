@@ -20,15 +20,21 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/internal/testenv"
 )
 
-// newTable generates a table in a fresh embedded warehouse.
-func newTable(t testing.TB, cfg bench.GenerateConfig) (catalog.Catalog, string) {
-	t.Helper()
-	cat, err := engine.OpenCatalog(t.Context(), engine.CatalogSpec{Warehouse: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
+// eachCatalog runs f once per catalog backend (SQLite, and PostgreSQL
+// when configured), each in its own subtest.
+func eachCatalog(t *testing.T, f func(t *testing.T, c testenv.Catalog)) {
+	for _, c := range testenv.Catalogs(t) {
+		t.Run(c.Backend, func(t *testing.T) { f(t, c) })
 	}
+}
+
+// newTable generates a table in a fresh catalog of c's backend.
+func newTable(t testing.TB, c testenv.Catalog, cfg bench.GenerateConfig) (catalog.Catalog, string) {
+	t.Helper()
+	cat, _ := c.Open(t)
 	if cfg.Table == "" {
 		cfg.Table = "geo.t"
 	}
@@ -120,93 +126,103 @@ func checkUnchanged(t testing.TB, before engine.Digest, tbl *table.Table) {
 }
 
 func TestRewriteBinpackMerges(t *testing.T) {
-	cat, name := newTable(t, bench.GenerateConfig{Rows: 4000, Commits: 20})
-	before := tableDigest(t, mustLoad(t, cat, name))
-	res := rewrite(t, cat, name, engine.Config{})
-	if res.RewrittenDataFilesCount != 20 || res.AddedDataFilesCount != 1 {
-		t.Fatalf("rewrote %d files into %d, want 20 into 1", res.RewrittenDataFilesCount, res.AddedDataFilesCount)
-	}
-	if !res.Verified || res.SnapshotsCommitted != 1 || res.NoopReason != "" {
-		t.Fatalf("result %+v", res)
-	}
-	tbl := mustLoad(t, cat, name)
-	if n := len(tableFiles(t, tbl)); n != 1 {
-		t.Fatalf("%d files after, want 1", n)
-	}
-	checkUnchanged(t, before, tbl)
-	if got := tbl.CurrentSnapshot().Summary.Properties[engine.SummaryStrategy]; got != "binpack" {
-		t.Fatalf("summary strategy %q", got)
-	}
+	eachCatalog(t, func(t *testing.T, c testenv.Catalog) {
+		cat, name := newTable(t, c, bench.GenerateConfig{Rows: 4000, Commits: 20})
+		before := tableDigest(t, mustLoad(t, cat, name))
+		res := rewrite(t, cat, name, engine.Config{})
+		if res.RewrittenDataFilesCount != 20 || res.AddedDataFilesCount != 1 {
+			t.Fatalf("rewrote %d files into %d, want 20 into 1", res.RewrittenDataFilesCount, res.AddedDataFilesCount)
+		}
+		if !res.Verified || res.SnapshotsCommitted != 1 || res.NoopReason != "" {
+			t.Fatalf("result %+v", res)
+		}
+		tbl := mustLoad(t, cat, name)
+		if n := len(tableFiles(t, tbl)); n != 1 {
+			t.Fatalf("%d files after, want 1", n)
+		}
+		checkUnchanged(t, before, tbl)
+		if got := tbl.CurrentSnapshot().Summary.Properties[engine.SummaryStrategy]; got != "binpack" {
+			t.Fatalf("summary strategy %q", got)
+		}
+	})
 }
 
 func TestRewriteSplitsOversizedFiles(t *testing.T) {
-	cat, name := newTable(t, bench.GenerateConfig{Rows: 40000, Commits: 1})
-	tbl := mustLoad(t, cat, name)
-	size := tableFiles(t, tbl)[0].File.FileSizeBytes()
-	before := tableDigest(t, tbl)
-	target := size / 6
-	res := rewrite(t, cat, name, engine.Config{Options: opts("target-file-size-bytes", fmt.Sprint(target))})
-	if res.RewrittenDataFilesCount != 1 || res.AddedDataFilesCount < 5 {
-		t.Fatalf("split 1 file of %d bytes into %d files (target %d)", size, res.AddedDataFilesCount, target)
-	}
-	tbl = mustLoad(t, cat, name)
-	files := tableFiles(t, tbl)
-	var counts []int64
-	for _, f := range files {
-		counts = append(counts, f.File.Count())
-	}
-	// Equal row counts per file, at most one row apart: no tiny tail.
-	if slices.Max(counts)-slices.Min(counts) > 1 {
-		t.Fatalf("uneven split: rows per file %v", counts)
-	}
-	checkUnchanged(t, before, tbl)
+	eachCatalog(t, func(t *testing.T, c testenv.Catalog) {
+		cat, name := newTable(t, c, bench.GenerateConfig{Rows: 40000, Commits: 1})
+		tbl := mustLoad(t, cat, name)
+		size := tableFiles(t, tbl)[0].File.FileSizeBytes()
+		before := tableDigest(t, tbl)
+		target := size / 6
+		res := rewrite(t, cat, name, engine.Config{Options: opts("target-file-size-bytes", fmt.Sprint(target))})
+		if res.RewrittenDataFilesCount != 1 || res.AddedDataFilesCount < 5 {
+			t.Fatalf("split 1 file of %d bytes into %d files (target %d)", size, res.AddedDataFilesCount, target)
+		}
+		tbl = mustLoad(t, cat, name)
+		files := tableFiles(t, tbl)
+		var counts []int64
+		for _, f := range files {
+			counts = append(counts, f.File.Count())
+		}
+		// Equal row counts per file, at most one row apart: no tiny tail.
+		if slices.Max(counts)-slices.Min(counts) > 1 {
+			t.Fatalf("uneven split: rows per file %v", counts)
+		}
+		checkUnchanged(t, before, tbl)
+	})
 }
 
 func TestRewriteMinInputFiles(t *testing.T) {
-	for _, tc := range []struct {
-		commits int
-		noop    bool
-	}{{4, true}, {5, false}} {
-		t.Run(fmt.Sprintf("%d files", tc.commits), func(t *testing.T) {
-			cat, name := newTable(t, bench.GenerateConfig{Rows: 1000, Commits: tc.commits})
-			res := rewrite(t, cat, name, engine.Config{})
-			if tc.noop {
-				if res.RewrittenDataFilesCount != 0 || res.SnapshotsCommitted != 0 {
-					t.Fatalf("rewrote %d files, want none", res.RewrittenDataFilesCount)
-				}
-				for _, want := range []string{"4 candidate files", "min-input-files=5", "--option min-input-files=4"} {
-					if !strings.Contains(res.NoopReason, want) {
-						t.Fatalf("noop reason %q lacks %q", res.NoopReason, want)
+	eachCatalog(t, func(t *testing.T, c testenv.Catalog) {
+		for _, tc := range []struct {
+			commits int
+			noop    bool
+		}{{4, true}, {5, false}} {
+			t.Run(fmt.Sprintf("%d files", tc.commits), func(t *testing.T) {
+				cat, name := newTable(t, c, bench.GenerateConfig{Rows: 1000, Commits: tc.commits})
+				res := rewrite(t, cat, name, engine.Config{})
+				if tc.noop {
+					if res.RewrittenDataFilesCount != 0 || res.SnapshotsCommitted != 0 {
+						t.Fatalf("rewrote %d files, want none", res.RewrittenDataFilesCount)
 					}
+					for _, want := range []string{"4 candidate files", "min-input-files=5", "--option min-input-files=4"} {
+						if !strings.Contains(res.NoopReason, want) {
+							t.Fatalf("noop reason %q lacks %q", res.NoopReason, want)
+						}
+					}
+					return
 				}
-				return
-			}
-			if res.RewrittenDataFilesCount != 5 || res.NoopReason != "" {
-				t.Fatalf("rewrote %d files (noop %q), want 5", res.RewrittenDataFilesCount, res.NoopReason)
-			}
-		})
-	}
+				if res.RewrittenDataFilesCount != 5 || res.NoopReason != "" {
+					t.Fatalf("rewrote %d files (noop %q), want 5", res.RewrittenDataFilesCount, res.NoopReason)
+				}
+			})
+		}
+	})
 }
 
 func TestRewriteUnknownOption(t *testing.T) {
-	cat, name := newTable(t, bench.GenerateConfig{Rows: 100, Commits: 2})
-	_, err := engine.Rewrite(t.Context(), cat, name, engine.Config{Options: opts("target-file-size", "10")})
-	if err == nil || !strings.Contains(err.Error(), `"target-file-size"`) || !strings.Contains(err.Error(), "target-file-size-bytes") {
-		t.Fatalf("error %v should name the option and list valid ones", err)
-	}
+	eachCatalog(t, func(t *testing.T, c testenv.Catalog) {
+		cat, name := newTable(t, c, bench.GenerateConfig{Rows: 100, Commits: 2})
+		_, err := engine.Rewrite(t.Context(), cat, name, engine.Config{Options: opts("target-file-size", "10")})
+		if err == nil || !strings.Contains(err.Error(), `"target-file-size"`) || !strings.Contains(err.Error(), "target-file-size-bytes") {
+			t.Fatalf("error %v should name the option and list valid ones", err)
+		}
+	})
 }
 
 func TestRewriteDryRunWritesNothing(t *testing.T) {
-	cat, name := newTable(t, bench.GenerateConfig{Rows: 1000, Commits: 6})
-	tbl := mustLoad(t, cat, name)
-	snap := tbl.CurrentSnapshot().SnapshotID
-	res := rewrite(t, cat, name, engine.Config{Curve: "hilbert", DryRun: true})
-	if len(res.Plan.Groups) != 1 || len(res.Plan.Groups[0].Files) != 6 || res.RewrittenDataFilesCount != 0 {
-		t.Fatalf("plan %+v, result %+v", res.Plan, res)
-	}
-	if got := mustLoad(t, cat, name).CurrentSnapshot().SnapshotID; got != snap {
-		t.Fatalf("dry run committed snapshot %d", got)
-	}
+	eachCatalog(t, func(t *testing.T, c testenv.Catalog) {
+		cat, name := newTable(t, c, bench.GenerateConfig{Rows: 1000, Commits: 6})
+		tbl := mustLoad(t, cat, name)
+		snap := tbl.CurrentSnapshot().SnapshotID
+		res := rewrite(t, cat, name, engine.Config{Curve: "hilbert", DryRun: true})
+		if len(res.Plan.Groups) != 1 || len(res.Plan.Groups[0].Files) != 6 || res.RewrittenDataFilesCount != 0 {
+			t.Fatalf("plan %+v, result %+v", res.Plan, res)
+		}
+		if got := mustLoad(t, cat, name).CurrentSnapshot().SnapshotID; got != snap {
+			t.Fatalf("dry run committed snapshot %d", got)
+		}
+	})
 }
 
 // sortedWithin reports whether column col of every file is non-decreasing
@@ -254,32 +270,34 @@ func cmpFloat(a, b float64) int {
 }
 
 func TestRewriteSortOrders(t *testing.T) {
-	for _, curve := range []string{"linear", "zorder", "hilbert"} {
-		t.Run(curve, func(t *testing.T) {
-			cat, name := newTable(t, bench.GenerateConfig{Rows: 20000, Commits: 10, Distribution: bench.Clustered})
-			tbl := mustLoad(t, cat, name)
-			var total int64
-			for _, f := range tableFiles(t, tbl) {
-				total += f.File.FileSizeBytes()
-			}
-			before := tableDigest(t, tbl)
-			res := rewrite(t, cat, name, engine.Config{Curve: curve, Options: opts("target-file-size-bytes", fmt.Sprint(total/8), "rewrite-all", "true")})
-			if res.AddedDataFilesCount < 6 {
-				t.Fatalf("added %d files, want about 8", res.AddedDataFilesCount)
-			}
-			tbl = mustLoad(t, cat, name)
-			checkUnchanged(t, before, tbl)
-			if got := tbl.CurrentSnapshot().Summary.Properties[engine.SummarySortOrder]; got == "" {
-				t.Fatal("snapshot summary lacks the sort order")
-			}
-			if curve == "linear" {
-				checkLinearOrder(t, tbl)
-			}
-			// Clustering shrinks the files' bboxes: their mean area must be
-			// well below the whole extent's, which arrival order covers.
-			checkCompactBoxes(t, tbl)
-		})
-	}
+	eachCatalog(t, func(t *testing.T, c testenv.Catalog) {
+		for _, curve := range []string{"linear", "zorder", "hilbert"} {
+			t.Run(curve, func(t *testing.T) {
+				cat, name := newTable(t, c, bench.GenerateConfig{Rows: 20000, Commits: 10, Distribution: bench.Clustered})
+				tbl := mustLoad(t, cat, name)
+				var total int64
+				for _, f := range tableFiles(t, tbl) {
+					total += f.File.FileSizeBytes()
+				}
+				before := tableDigest(t, tbl)
+				res := rewrite(t, cat, name, engine.Config{Curve: curve, Options: opts("target-file-size-bytes", fmt.Sprint(total/8), "rewrite-all", "true")})
+				if res.AddedDataFilesCount < 6 {
+					t.Fatalf("added %d files, want about 8", res.AddedDataFilesCount)
+				}
+				tbl = mustLoad(t, cat, name)
+				checkUnchanged(t, before, tbl)
+				if got := tbl.CurrentSnapshot().Summary.Properties[engine.SummarySortOrder]; got == "" {
+					t.Fatal("snapshot summary lacks the sort order")
+				}
+				if curve == "linear" {
+					checkLinearOrder(t, tbl)
+				}
+				// Clustering shrinks the files' bboxes: their mean area must be
+				// well below the whole extent's, which arrival order covers.
+				checkCompactBoxes(t, tbl)
+			})
+		}
+	})
 }
 
 // checkCompactBoxes asserts that the mean file bbox covers under a quarter
@@ -315,140 +333,154 @@ func fileBound(t *testing.T, df iceberg.DataFile) [4]float64 {
 }
 
 func TestRewritePartitionedWhereUTC(t *testing.T) {
-	cat, name := newTable(t, bench.GenerateConfig{Rows: 6000, Commits: 12, PartitionBy: "day(ts)",
-		Start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Span: 72 * time.Hour})
-	tbl := mustLoad(t, cat, name)
-	before := tableDigest(t, tbl)
-	byDay := map[string]int{}
-	for _, f := range tableFiles(t, tbl) {
-		byDay[fmt.Sprint(f.File.Partition())]++
-	}
-	if len(byDay) != 3 {
-		t.Fatalf("files span %d days, want 3", len(byDay))
-	}
-	res := rewrite(t, cat, name, engine.Config{Curve: "hilbert", Where: "ts >= '2026-01-02' AND ts < '2026-01-03'", Options: opts("min-input-files", "2")})
-	if len(res.Plan.Groups) != 1 || !strings.Contains(res.Plan.Groups[0].Partition, "2026-01-02") {
-		t.Fatalf("groups %+v, want one for 2026-01-02", res.Plan.Groups)
-	}
-	tbl = mustLoad(t, cat, name)
-	checkUnchanged(t, before, tbl)
-	after := map[string]int{}
-	for _, f := range tableFiles(t, tbl) {
-		after[fmt.Sprint(f.File.Partition())]++
-	}
-	ones := 0
-	for _, n := range after {
-		if n == 1 {
-			ones++
+	eachCatalog(t, func(t *testing.T, c testenv.Catalog) {
+		cat, name := newTable(t, c, bench.GenerateConfig{Rows: 6000, Commits: 12, PartitionBy: "day(ts)",
+			Start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Span: 72 * time.Hour})
+		tbl := mustLoad(t, cat, name)
+		before := tableDigest(t, tbl)
+		byDay := map[string]int{}
+		for _, f := range tableFiles(t, tbl) {
+			byDay[fmt.Sprint(f.File.Partition())]++
 		}
-	}
-	if ones != 1 || len(after) != 3 {
-		t.Fatalf("files per day after: %v; want one day compacted to 1 file", after)
-	}
+		if len(byDay) != 3 {
+			t.Fatalf("files span %d days, want 3", len(byDay))
+		}
+		res := rewrite(t, cat, name, engine.Config{Curve: "hilbert", Where: "ts >= '2026-01-02' AND ts < '2026-01-03'", Options: opts("min-input-files", "2")})
+		if len(res.Plan.Groups) != 1 || !strings.Contains(res.Plan.Groups[0].Partition, "2026-01-02") {
+			t.Fatalf("groups %+v, want one for 2026-01-02", res.Plan.Groups)
+		}
+		tbl = mustLoad(t, cat, name)
+		checkUnchanged(t, before, tbl)
+		after := map[string]int{}
+		for _, f := range tableFiles(t, tbl) {
+			after[fmt.Sprint(f.File.Partition())]++
+		}
+		ones := 0
+		for _, n := range after {
+			if n == 1 {
+				ones++
+			}
+		}
+		if ones != 1 || len(after) != 3 {
+			t.Fatalf("files per day after: %v; want one day compacted to 1 file", after)
+		}
+	})
 }
 
 func TestRewritePartitionedNoGroupSpansPartitions(t *testing.T) {
-	cat, name := newTable(t, bench.GenerateConfig{Rows: 6000, Commits: 12, PartitionBy: "day(ts)"})
-	res := rewrite(t, cat, name, engine.Config{Curve: "zorder", Options: opts("min-input-files", "2")})
-	if len(res.Plan.Groups) != 3 {
-		t.Fatalf("%d groups, want 3 (one per day)", len(res.Plan.Groups))
-	}
-	for _, g := range res.Plan.Groups {
-		for _, f := range g.Files {
-			if f.Partition != g.Partition {
-				t.Fatalf("group %s holds a file of %s", g.Partition, f.Partition)
+	eachCatalog(t, func(t *testing.T, c testenv.Catalog) {
+		cat, name := newTable(t, c, bench.GenerateConfig{Rows: 6000, Commits: 12, PartitionBy: "day(ts)"})
+		res := rewrite(t, cat, name, engine.Config{Curve: "zorder", Options: opts("min-input-files", "2")})
+		if len(res.Plan.Groups) != 3 {
+			t.Fatalf("%d groups, want 3 (one per day)", len(res.Plan.Groups))
+		}
+		for _, g := range res.Plan.Groups {
+			for _, f := range g.Files {
+				if f.Partition != g.Partition {
+					t.Fatalf("group %s holds a file of %s", g.Partition, f.Partition)
+				}
 			}
 		}
-	}
-	if n := len(tableFiles(t, mustLoad(t, cat, name))); n != 3 {
-		t.Fatalf("%d files after, want 3", n)
-	}
+		if n := len(tableFiles(t, mustLoad(t, cat, name))); n != 3 {
+			t.Fatalf("%d files after, want 3", n)
+		}
+	})
 }
 
 func TestRewritePartialProgress(t *testing.T) {
-	cat, name := newTable(t, bench.GenerateConfig{Rows: 8000, Commits: 16, PartitionBy: "day(ts)", Span: 96 * time.Hour})
-	snaps := len(mustLoad(t, cat, name).Metadata().Snapshots())
-	res := rewrite(t, cat, name, engine.Config{Options: opts("partial-progress.enabled", "true", "partial-progress.max-commits", "2", "min-input-files", "2")})
-	if len(res.Plan.Groups) != 4 || res.SnapshotsCommitted != 2 {
-		t.Fatalf("%d groups in %d commits, want 4 in 2", len(res.Plan.Groups), res.SnapshotsCommitted)
-	}
-	if got := len(mustLoad(t, cat, name).Metadata().Snapshots()); got != snaps+2 {
-		t.Fatalf("snapshots %d -> %d, want +2", snaps, got)
-	}
+	eachCatalog(t, func(t *testing.T, c testenv.Catalog) {
+		cat, name := newTable(t, c, bench.GenerateConfig{Rows: 8000, Commits: 16, PartitionBy: "day(ts)", Span: 96 * time.Hour})
+		snaps := len(mustLoad(t, cat, name).Metadata().Snapshots())
+		res := rewrite(t, cat, name, engine.Config{Options: opts("partial-progress.enabled", "true", "partial-progress.max-commits", "2", "min-input-files", "2")})
+		if len(res.Plan.Groups) != 4 || res.SnapshotsCommitted != 2 {
+			t.Fatalf("%d groups in %d commits, want 4 in 2", len(res.Plan.Groups), res.SnapshotsCommitted)
+		}
+		if got := len(mustLoad(t, cat, name).Metadata().Snapshots()); got != snaps+2 {
+			t.Fatalf("snapshots %d -> %d, want +2", snaps, got)
+		}
+	})
 }
 
 func TestRewriteV3KeepsLineage(t *testing.T) {
-	cat, name := newTable(t, bench.GenerateConfig{Rows: 3000, Commits: 6, FormatVersion: 3})
-	before := tableDigest(t, mustLoad(t, cat, name))
-	res := rewrite(t, cat, name, engine.Config{Curve: "hilbert"})
-	if res.AddedDataFilesCount != 1 {
-		t.Fatalf("added %d", res.AddedDataFilesCount)
-	}
-	checkUnchanged(t, before, mustLoad(t, cat, name))
+	eachCatalog(t, func(t *testing.T, c testenv.Catalog) {
+		cat, name := newTable(t, c, bench.GenerateConfig{Rows: 3000, Commits: 6, FormatVersion: 3})
+		before := tableDigest(t, mustLoad(t, cat, name))
+		res := rewrite(t, cat, name, engine.Config{Curve: "hilbert"})
+		if res.AddedDataFilesCount != 1 {
+			t.Fatalf("added %d", res.AddedDataFilesCount)
+		}
+		checkUnchanged(t, before, mustLoad(t, cat, name))
+	})
 }
 
 func TestRewriteMergeOnReadDeletes(t *testing.T) {
-	cat, name := newTable(t, bench.GenerateConfig{Rows: 2000, Commits: 5,
-		Properties: map[string]string{"write.delete.mode": "merge-on-read"}})
-	tbl := mustLoad(t, cat, name)
-	tbl, err := tbl.Delete(t.Context(), iceberg.LessThan(iceberg.Reference("id"), int64(10)), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	before := tableDigest(t, tbl)
-	if before.Rows != 1990 {
-		t.Fatalf("%d rows after delete", before.Rows)
-	}
-	res := rewrite(t, cat, name, engine.Config{Options: opts("rewrite-all", "true")})
-	tbl = mustLoad(t, cat, name)
-	checkUnchanged(t, before, tbl)
-	for _, f := range tableFiles(t, tbl) {
-		if len(f.DeleteFiles)+len(f.DeletionVectorFiles)+len(f.EqualityDeleteFiles) != 0 {
-			t.Fatalf("delete files still apply after the rewrite")
+	eachCatalog(t, func(t *testing.T, c testenv.Catalog) {
+		cat, name := newTable(t, c, bench.GenerateConfig{Rows: 2000, Commits: 5,
+			Properties: map[string]string{"write.delete.mode": "merge-on-read"}})
+		tbl := mustLoad(t, cat, name)
+		tbl, err := tbl.Delete(t.Context(), iceberg.LessThan(iceberg.Reference("id"), int64(10)), nil)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	t.Logf("removed %d delete files", res.RemovedDeleteFilesCount)
+		before := tableDigest(t, tbl)
+		if before.Rows != 1990 {
+			t.Fatalf("%d rows after delete", before.Rows)
+		}
+		res := rewrite(t, cat, name, engine.Config{Options: opts("rewrite-all", "true")})
+		tbl = mustLoad(t, cat, name)
+		checkUnchanged(t, before, tbl)
+		for _, f := range tableFiles(t, tbl) {
+			if len(f.DeleteFiles)+len(f.DeletionVectorFiles)+len(f.EqualityDeleteFiles) != 0 {
+				t.Fatalf("delete files still apply after the rewrite")
+			}
+		}
+		t.Logf("removed %d delete files", res.RemovedDeleteFilesCount)
+	})
 }
 
 func TestRewriteKeepsConcurrentAppend(t *testing.T) {
-	cat, name := newTable(t, bench.GenerateConfig{Rows: 2000, Commits: 5})
-	before := tableDigest(t, mustLoad(t, cat, name))
-	restore := engine.SetTestHookBeforeCommit(func(ctx context.Context) {
-		// Another writer appends between our plan and our commit.
-		tbl := mustLoad(t, cat, name)
-		rdr := oneRow(t, tbl, 999999)
-		defer rdr.Release()
-		if _, err := tbl.Append(ctx, rdr, nil); err != nil {
-			t.Errorf("concurrent append: %v", err)
+	eachCatalog(t, func(t *testing.T, c testenv.Catalog) {
+		cat, name := newTable(t, c, bench.GenerateConfig{Rows: 2000, Commits: 5})
+		before := tableDigest(t, mustLoad(t, cat, name))
+		restore := engine.SetTestHookBeforeCommit(func(ctx context.Context) {
+			// Another writer appends between our plan and our commit.
+			tbl := mustLoad(t, cat, name)
+			rdr := oneRow(t, tbl, 999999)
+			defer rdr.Release()
+			if _, err := tbl.Append(ctx, rdr, nil); err != nil {
+				t.Errorf("concurrent append: %v", err)
+			}
+		})
+		res := rewrite(t, cat, name, engine.Config{})
+		restore()
+		if res.SnapshotsCommitted != 1 {
+			t.Fatalf("result %+v", res)
+		}
+		after := tableDigest(t, mustLoad(t, cat, name))
+		if after.Rows != before.Rows+1 {
+			t.Fatalf("rows %d after, want %d (the concurrent append must be kept)", after.Rows, before.Rows+1)
 		}
 	})
-	res := rewrite(t, cat, name, engine.Config{})
-	restore()
-	if res.SnapshotsCommitted != 1 {
-		t.Fatalf("result %+v", res)
-	}
-	after := tableDigest(t, mustLoad(t, cat, name))
-	if after.Rows != before.Rows+1 {
-		t.Fatalf("rows %d after, want %d (the concurrent append must be kept)", after.Rows, before.Rows+1)
-	}
 }
 
 func TestRewriteFailedWriteLeavesNoFiles(t *testing.T) {
-	cat, name := newTable(t, bench.GenerateConfig{Rows: 2000, Commits: 5})
-	tbl := mustLoad(t, cat, name)
-	dir := strings.TrimPrefix(tbl.Location(), "file://")
-	filesBefore := dirFiles(t, dir)
-	restore := engine.SetTestHookBeforeCommit(func(context.Context) { panic("unreachable") })
-	defer restore()
-	restoreFail := engine.SetTestHookAfterWrite(func() error { return fmt.Errorf("disk full") })
-	_, err := engine.Rewrite(t.Context(), cat, name, engine.Config{})
-	restoreFail()
-	if err == nil || !strings.Contains(err.Error(), "disk full") {
-		t.Fatalf("error %v, want the injected failure", err)
-	}
-	if got := dirFiles(t, dir); !slices.Equal(got, filesBefore) {
-		t.Fatalf("files changed:\nbefore %v\nafter  %v", filesBefore, got)
-	}
+	eachCatalog(t, func(t *testing.T, c testenv.Catalog) {
+		cat, name := newTable(t, c, bench.GenerateConfig{Rows: 2000, Commits: 5})
+		tbl := mustLoad(t, cat, name)
+		dir := strings.TrimPrefix(tbl.Location(), "file://")
+		filesBefore := dirFiles(t, dir)
+		restore := engine.SetTestHookBeforeCommit(func(context.Context) { panic("unreachable") })
+		defer restore()
+		restoreFail := engine.SetTestHookAfterWrite(func() error { return fmt.Errorf("disk full") })
+		_, err := engine.Rewrite(t.Context(), cat, name, engine.Config{})
+		restoreFail()
+		if err == nil || !strings.Contains(err.Error(), "disk full") {
+			t.Fatalf("error %v, want the injected failure", err)
+		}
+		if got := dirFiles(t, dir); !slices.Equal(got, filesBefore) {
+			t.Fatalf("files changed:\nbefore %v\nafter  %v", filesBefore, got)
+		}
+	})
 }
 
 func dirFiles(t *testing.T, dir string) []string {
@@ -490,40 +522,42 @@ func oneRow(t testing.TB, tbl *table.Table, _ int64) array.RecordReader {
 }
 
 func TestRewriteRefusesInvalidGeometry(t *testing.T) {
-	cat, name := newTable(t, bench.GenerateConfig{Rows: 500, Commits: 5})
-	tbl := mustLoad(t, cat, name)
-	sc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, false, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
-	defer b.Release()
-	b.Field(0).(*array.Int64Builder).Append(-1)
-	b.Field(1).(*array.TimestampBuilder).Append(0)
-	b.Field(2).(*array.Int32Builder).Append(1)
-	// POINT header claiming coordinates that are not there.
-	b.Field(3).(*array.BinaryBuilder).Append([]byte{1, 1, 0, 0, 0, 0, 0})
-	for i := 4; i < 8; i++ {
-		b.Field(i).(*array.Float64Builder).Append(1)
-	}
-	rec := b.NewRecordBatch()
-	rdr, err := array.NewRecordReader(sc, []arrow.RecordBatch{rec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if tbl, err = tbl.Append(t.Context(), rdr, nil); err != nil {
-		t.Fatal(err)
-	}
-	snap := tbl.CurrentSnapshot().SnapshotID
-	_, err = engine.Rewrite(t.Context(), cat, name, engine.Config{Curve: "hilbert"})
-	if !errors.Is(err, engine.ErrInvalidData) || !strings.Contains(err.Error(), "wkb.") {
-		t.Fatalf("error %v, want an invalid-geometry error naming the check", err)
-	}
-	if got := mustLoad(t, cat, name).CurrentSnapshot().SnapshotID; got != snap {
-		t.Fatal("a refused rewrite committed")
-	}
-	res := rewrite(t, cat, name, engine.Config{Options: opts("validate-geometry", "false")})
-	if res.RewrittenDataFilesCount != 6 {
-		t.Fatalf("with validation off, rewrote %d files, want 6", res.RewrittenDataFilesCount)
-	}
+	eachCatalog(t, func(t *testing.T, c testenv.Catalog) {
+		cat, name := newTable(t, c, bench.GenerateConfig{Rows: 500, Commits: 5})
+		tbl := mustLoad(t, cat, name)
+		sc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, false, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+		defer b.Release()
+		b.Field(0).(*array.Int64Builder).Append(-1)
+		b.Field(1).(*array.TimestampBuilder).Append(0)
+		b.Field(2).(*array.Int32Builder).Append(1)
+		// POINT header claiming coordinates that are not there.
+		b.Field(3).(*array.BinaryBuilder).Append([]byte{1, 1, 0, 0, 0, 0, 0})
+		for i := 4; i < 8; i++ {
+			b.Field(i).(*array.Float64Builder).Append(1)
+		}
+		rec := b.NewRecordBatch()
+		rdr, err := array.NewRecordReader(sc, []arrow.RecordBatch{rec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tbl, err = tbl.Append(t.Context(), rdr, nil); err != nil {
+			t.Fatal(err)
+		}
+		snap := tbl.CurrentSnapshot().SnapshotID
+		_, err = engine.Rewrite(t.Context(), cat, name, engine.Config{Curve: "hilbert"})
+		if !errors.Is(err, engine.ErrInvalidData) || !strings.Contains(err.Error(), "wkb.") {
+			t.Fatalf("error %v, want an invalid-geometry error naming the check", err)
+		}
+		if got := mustLoad(t, cat, name).CurrentSnapshot().SnapshotID; got != snap {
+			t.Fatal("a refused rewrite committed")
+		}
+		res := rewrite(t, cat, name, engine.Config{Options: opts("validate-geometry", "false")})
+		if res.RewrittenDataFilesCount != 6 {
+			t.Fatalf("with validation off, rewrote %d files, want 6", res.RewrittenDataFilesCount)
+		}
+	})
 }
