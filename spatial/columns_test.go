@@ -101,3 +101,19 @@ func TestDiscoverTableColumns(t *testing.T) {
 		t.Errorf("no property: %v", err)
 	}
 }
+
+func TestDiscoverColumnsGeoArrowCRS(t *testing.T) {
+	md := arrow.NewMetadata(
+		[]string{"ARROW:extension:name", "ARROW:extension:metadata"},
+		[]string{GeoArrowWKB, `{"crs":{"type":"ProjectedCRS","id":{"authority":"EPSG","code":3857}},"crs_type":"projjson"}`},
+	)
+	sc := arrow.NewSchema([]arrow.Field{{Name: "shape", Type: arrow.BinaryTypes.Binary, Metadata: md}}, nil)
+	got, err := DiscoverColumns(sc, nil, Hints{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Columns{Geometry: "shape", Encoding: EncodingIcebergGeometry, CRS: "EPSG:3857", CRSSource: "geoarrow metadata"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}

@@ -3,6 +3,7 @@ package spatial
 import (
 	"errors"
 	"math"
+	"runtime"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -168,5 +169,27 @@ func TestEnvelopeAllocs(t *testing.T) {
 	poly := le().hdr(3).u32(1).u32(5).f(0, 0, 10, 0, 10, 10, 0, 10, 0, 0).bytes()
 	if n := testing.AllocsPerRun(100, func() { _, _ = Envelope(poly) }); n != 0 {
 		t.Errorf("Envelope allocates %v times per call, want 0", n)
+	}
+}
+
+// TestDecodeWKBLyingCountAllocatesNothing feeds DecodeWKB the 9-byte
+// header that made go-geom's decoder allocate 4.6 GB.
+func TestDecodeWKBLyingCountAllocatesNothing(t *testing.T) {
+	for _, b := range [][]byte{
+		le().hdr(2).u32(1 << 27).bytes(),
+		le().hdr(3).u32(1<<31 - 1).bytes(),
+		le().hdr(6).u32(1 << 30).bytes(),
+		le().hdr(4).u32(1).hdr(1).f(0, 0).raw(0xff).bytes(),
+	} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := DecodeWKB(b)
+		runtime.ReadMemStats(&after)
+		if err == nil {
+			t.Fatalf("DecodeWKB(%x) accepted", b)
+		}
+		if d := after.TotalAlloc - before.TotalAlloc; d > 64<<10 {
+			t.Errorf("DecodeWKB(%x) allocated %d bytes", b, d)
+		}
 	}
 }
