@@ -37,7 +37,7 @@ func BenchmarkHilbert2D(b *testing.B) {
 	b.Run("prefix-scan", func(b *testing.B) {
 		var s uint64
 		i := 0
-		defer cpuMeter(b, 1)()
+		defer cpuMeter(b, 1).report()
 		for b.Loop() {
 			s += hilbert2(xs[i%benchPoints], ys[i%benchPoints])
 			i++
@@ -48,7 +48,7 @@ func BenchmarkHilbert2D(b *testing.B) {
 		var s uint64
 		var p [2]uint32
 		i := 0
-		defer cpuMeter(b, 1)()
+		defer cpuMeter(b, 1).report()
 		for b.Loop() {
 			p[0], p[1] = xs[i%benchPoints], ys[i%benchPoints]
 			s += skilling(p[:], 32)
@@ -59,7 +59,7 @@ func BenchmarkHilbert2D(b *testing.B) {
 	b.Run("textbook", func(b *testing.B) {
 		var s uint64
 		i := 0
-		defer cpuMeter(b, 1)()
+		defer cpuMeter(b, 1).report()
 		for b.Loop() {
 			s += refHilbert2(32, uint64(xs[i%benchPoints]), uint64(ys[i%benchPoints]))
 			i++
@@ -71,7 +71,7 @@ func BenchmarkHilbert2D(b *testing.B) {
 		v := make([]int, 2)
 		var s uint64
 		i := 0
-		defer cpuMeter(b, 1)()
+		defer cpuMeter(b, 1).report()
 		for b.Loop() {
 			v[0], v[1] = int(ys[i%benchPoints]>>1), int(xs[i%benchPoints]>>1)
 			s += uint64(g.Pos(v))
@@ -82,7 +82,7 @@ func BenchmarkHilbert2D(b *testing.B) {
 	b.Run("decode", func(b *testing.B) {
 		var s uint64
 		i := 0
-		defer cpuMeter(b, 1)()
+		defer cpuMeter(b, 1).report()
 		for b.Loop() {
 			x, y := hilbert2Decode(uint64(xs[i%benchPoints])<<32 | uint64(ys[i%benchPoints]))
 			s += uint64(x ^ y)
@@ -98,7 +98,7 @@ func BenchmarkZOrder2D(b *testing.B) {
 	z, _ := NewZOrder(spatial.World, 32)
 	var s uint64
 	i := 0
-	defer cpuMeter(b, 1)()
+	defer cpuMeter(b, 1).report()
 	for b.Loop() {
 		s += z.Encode(xs[i%benchPoints], ys[i%benchPoints])
 		i++
@@ -115,7 +115,7 @@ func BenchmarkHilbertND(b *testing.B) {
 			p := make([]uint32, dims)
 			var s uint64
 			i := 0
-			defer cpuMeter(b, 1)()
+			defer cpuMeter(b, 1).report()
 			for b.Loop() {
 				for d := range p {
 					p[d] = xs[(i+d)%benchPoints] ^ ys[i%benchPoints]
@@ -149,7 +149,7 @@ func BenchmarkKeyer(b *testing.B) {
 		b.Run(k.name, func(b *testing.B) {
 			var s uint64
 			i := 0
-			defer cpuMeter(b, 1)()
+			defer cpuMeter(b, 1).report()
 			for b.Loop() {
 				s += k.k.Key(boxes[i%benchPoints])
 				i++
@@ -174,17 +174,19 @@ func BenchmarkSortKeys(b *testing.B) {
 			}
 			keys, rows := make([]uint64, n), make([]int32, n)
 			b.ReportAllocs()
-			defer cpuMeter(b, 1)()
+			clk := cpuMeter(b, n)
+			defer clk.report()
 			for b.Loop() {
 				b.StopTimer()
+				clk.pause()
 				copy(keys, src)
 				for i := range rows {
 					rows[i] = int32(i)
 				}
+				clk.resume()
 				b.StartTimer()
 				SortKeys(keys, rows)
 			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/row")
 		})
 	}
 	b.Run("n=1000000/slices.SortStableFunc", func(b *testing.B) {
@@ -195,7 +197,7 @@ func BenchmarkSortKeys(b *testing.B) {
 			src[i] = rng.Uint64()
 		}
 		rows := make([]int32, n)
-		defer cpuMeter(b, 1)()
+		defer cpuMeter(b, n).report()
 		for b.Loop() {
 			for i := range rows {
 				rows[i] = int32(i)
@@ -241,22 +243,21 @@ func bboxBatches(b *testing.B, n int) (*arrow.Schema, []arrow.RecordBatch) {
 // Z-order index) and the sorted permutation, over 64Ki-row batches.
 func BenchmarkKeysAndPermutation(b *testing.B) {
 	for _, n := range benchSizes {
-		schema, recs := bboxBatches(b, n)
 		for _, c := range []string{"hilbert", "zorder"} {
 			b.Run(fmt.Sprintf("%s/n=%d", c, n), func(b *testing.B) {
+				schema, recs := bboxBatches(b, n)
 				o, _ := CurveOrder(c)
 				s, err := NewSorter(o, schema, SortOptions{Extent: spatial.World})
 				if err != nil {
 					b.Fatal(err)
 				}
 				b.ReportAllocs()
-				defer cpuMeter(b, 1)()
+				defer cpuMeter(b, n).report()
 				for b.Loop() {
 					if _, err := s.curvePermutation(recs, n); err != nil {
 						b.Fatal(err)
 					}
 				}
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/row")
 			})
 		}
 	}
@@ -265,15 +266,15 @@ func BenchmarkKeysAndPermutation(b *testing.B) {
 // BenchmarkSort measures the whole Sort, gathering included.
 func BenchmarkSort(b *testing.B) {
 	for _, n := range benchSizes[:2] {
-		schema, recs := bboxBatches(b, n)
 		b.Run(fmt.Sprintf("hilbert/n=%d", n), func(b *testing.B) {
+			schema, recs := bboxBatches(b, n)
 			o, _ := CurveOrder("hilbert")
 			s, err := NewSorter(o, schema, SortOptions{})
 			if err != nil {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
-			defer cpuMeter(b, 1)()
+			defer cpuMeter(b, n).report()
 			for b.Loop() {
 				out, err := s.Sort(recs, 1<<16)
 				if err != nil {

@@ -4,5 +4,10 @@ package cluster
 
 import "testing"
 
-// cpuMeter reports nothing where the thread CPU clock is not available.
-func cpuMeter(b *testing.B, rows int) func() { return func() {} }
+// cpuClock reports nothing where the thread CPU clock is not available.
+type cpuClock struct{}
+
+func cpuMeter(b *testing.B, rows int) *cpuClock { return &cpuClock{} }
+func (c *cpuClock) pause()                      {}
+func (c *cpuClock) resume()                     {}
+func (c *cpuClock) report()                     {}
