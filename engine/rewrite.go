@@ -448,7 +448,6 @@ func (ex *execution) commit(ctx context.Context, outs []*groupOut) (int64, error
 		}
 		id = nt.CurrentSnapshot().SnapshotID
 		ex.lastRemovedDeletes = len(removable)
-		ex.tbl = nt
 		return nil
 	})
 	if err == nil {

@@ -561,3 +561,54 @@ func TestRewriteRefusesInvalidGeometry(t *testing.T) {
 		}
 	})
 }
+
+func TestRewriteConcurrentDeleteConflicts(t *testing.T) {
+	eachCatalog(t, func(t *testing.T, c testenv.Catalog) {
+		cat, name := newTable(t, c, bench.GenerateConfig{Rows: 2000, Commits: 5,
+			Properties: map[string]string{"write.delete.mode": "merge-on-read"}})
+		tbl := mustLoad(t, cat, name)
+		dir := strings.TrimPrefix(tbl.Location(), "file://")
+		done := false
+		restore := engine.SetTestHookBeforeCommit(func(ctx context.Context) {
+			if done {
+				return
+			}
+			done = true
+			// Another writer deletes rows from files being rewritten.
+			if _, err := mustLoad(t, cat, name).Delete(ctx, iceberg.LessThan(iceberg.Reference("id"), int64(5)), nil); err != nil {
+				t.Errorf("concurrent delete: %v", err)
+			}
+		})
+		defer restore()
+		before := dirFiles(t, dir+"/data")
+		_, err := engine.Rewrite(t.Context(), cat, name, engine.Config{Curve: "hilbert"})
+		if !engine.IsRetryable(err) || !errors.Is(err, engine.ErrConflict) {
+			t.Fatalf("error %v, want a retryable conflict", err)
+		}
+		d := tableDigest(t, mustLoad(t, cat, name))
+		if d.Rows != 1995 {
+			t.Fatalf("%d rows after the conflict, want 1995: deleted rows came back or rows were lost", d.Rows)
+		}
+		// Only the delete's own files were added under data/.
+		deletes := map[string]bool{}
+		for _, task := range tableFiles(t, mustLoad(t, cat, name)) {
+			for _, d := range task.DeleteFiles {
+				deletes[strings.TrimPrefix(d.FilePath(), "file://")] = true
+			}
+			for _, d := range task.DeletionVectorFiles {
+				deletes[strings.TrimPrefix(d.FilePath(), "file://")] = true
+			}
+		}
+		for _, f := range dirFiles(t, dir+"/data") {
+			if !slices.Contains(before, f) && !deletes[f] {
+				t.Errorf("file %s left behind by the failed rewrite", f)
+			}
+		}
+		restore()
+		// A rerun succeeds and keeps the delete.
+		rewrite(t, cat, name, engine.Config{Curve: "hilbert", Options: opts("rewrite-all", "true")})
+		if d := tableDigest(t, mustLoad(t, cat, name)); d.Rows != 1995 {
+			t.Fatalf("%d rows after the rerun, want 1995", d.Rows)
+		}
+	})
+}
