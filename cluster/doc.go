@@ -49,6 +49,10 @@
 //
 // # Performance
 //
-// Measured figures, with the commands that produced them, are in
-// docs/perf-cluster.md.
+// On the shared 2-core VM the figures were taken on (thread CPU time,
+// under heavy load): a 2-D Hilbert index costs about 22–33 ns, ten times
+// less than the textbook loop or gonum's; a Z-order code about 6 ns. Keys
+// plus the sorted permutation for 10M rows take about 1.2 s of CPU and
+// 123 MB (12 bytes per row). Figures, conditions and the commands that
+// produced them are in docs/perf-cluster.md.
 package cluster
