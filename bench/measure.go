@@ -119,33 +119,33 @@ func appendRowBounds(dst []spatial.Bound, rec arrow.RecordBatch, cols spatialCol
 	return dst, nil
 }
 
-// windowResult is what one window planned and matched on one layout.
-type windowResult struct {
+// WindowResult is what one window planned and matched on one layout.
+type WindowResult struct {
 	// Planned and PlannedBytes are the files (and their bytes) that scan
 	// planning returned for the window.
-	Planned      int
-	PlannedBytes int64
+	Planned      int   `json:"files_planned"`
+	PlannedBytes int64 `json:"bytes_planned"`
 	// Matching is the number of rows whose bbox intersects the window.
-	Matching int64
+	Matching int64 `json:"matching_rows"`
 	// FilesWithMatches is the number of files holding at least one
 	// matching row: what a perfect index over these same files would open.
-	FilesWithMatches int
+	FilesWithMatches int `json:"files_with_matches"`
 	// LowerBound is ceil(Matching / largest rows per file).
-	LowerBound int64
+	LowerBound int64 `json:"lower_bound"`
 }
 
 // measureWindows plans every window on tbl with iceberg-go's scan planning
 // and counts, from the rows already read into files, the rows and files
 // that truly match. A file holding a matching row that planning pruned is
 // an error: the statistics would be lying, and no figure could be trusted.
-func measureWindows(ctx context.Context, tbl *table.Table, cols spatialColumns, files []fileInfo, windows []Window) ([]windowResult, error) {
+func measureWindows(ctx context.Context, tbl *table.Table, cols spatialColumns, files []fileInfo, windows []Window) ([]WindowResult, error) {
 	byPath := make(map[string]int, len(files))
 	var maxRows int64
 	for i, f := range files {
 		byPath[f.path] = i
 		maxRows = max(maxRows, f.count)
 	}
-	out := make([]windowResult, len(windows))
+	out := make([]WindowResult, len(windows))
 	planned := make([]bool, len(files))
 	for wi, w := range windows {
 		wb := w.Bound()

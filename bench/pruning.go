@@ -110,9 +110,6 @@ type LayoutReport struct {
 	PerWindow  []WindowResult  `json:"-"`
 }
 
-// WindowResult is what one window planned and matched on one layout.
-type WindowResult = windowResult
-
 // Run measures, for every layout in cfg, how many files iceberg-go's scan
 // planning opens for each window, against the rows that truly match and
 // the fewest files any layout could open. Each layout is a scratch copy of
