@@ -64,7 +64,7 @@ func (ex *execution) rewriteGroupErr(ctx context.Context, o *groupOut) error {
 	var src iter.Seq2[arrow.RecordBatch, error]
 	rows := o.group.Records
 	if ex.r.lay.strategy == Sort {
-		sorted, n, err := ex.sortGroup(readSc, recs, digest, o.group)
+		sorted, n, err := ex.sortGroup(readSc, recs, digest, func() spatial.Bound { return o.in.Extent })
 		if err != nil {
 			return err
 		}

@@ -94,7 +94,11 @@ func tableSortOrder(tbl *table.Table) (string, bool) {
 // sortGroup reads every batch of the group, then orders all its rows by
 // the layout's key at once (not per batch). It returns the sorted batches
 // and the row count.
-func (ex *execution) sortGroup(sc *arrow.Schema, recs iter.Seq2[arrow.RecordBatch, error], digest func(arrow.RecordBatch) error, g *Group) ([]arrow.RecordBatch, int64, error) {
+//
+// Curve positions are normalised over the group's extent (the union of the
+// rows' bboxes, known once every row is read), so the keys depend only on
+// the group's rows.
+func (ex *execution) sortGroup(sc *arrow.Schema, recs iter.Seq2[arrow.RecordBatch, error], digest func(arrow.RecordBatch) error, extent func() spatial.Bound) ([]arrow.RecordBatch, int64, error) {
 	var in []arrow.RecordBatch
 	release := func() {
 		for _, r := range in {
@@ -120,7 +124,7 @@ func (ex *execution) sortGroup(sc *arrow.Schema, recs iter.Seq2[arrow.RecordBatc
 	if rows == 0 {
 		return nil, 0, nil
 	}
-	sorter, err := cluster.NewSorter(ex.r.lay.order, sc, cluster.SortOptions{Extent: spatial.EmptyBound(), Normalize: ex.r.lay.normalize})
+	sorter, err := cluster.NewSorter(ex.r.lay.order, sc, cluster.SortOptions{Extent: extent(), Normalize: ex.r.lay.normalize})
 	if err != nil {
 		return nil, 0, err
 	}

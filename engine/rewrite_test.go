@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -19,8 +20,10 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/bench"
+	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/internal/testenv"
+	"github.com/geocompact/geocompact/spatial"
 )
 
 // eachCatalog runs f once per catalog backend (SQLite, and PostgreSQL
@@ -291,6 +294,8 @@ func TestRewriteSortOrders(t *testing.T) {
 				}
 				if curve == "linear" {
 					checkLinearOrder(t, tbl)
+				} else {
+					checkCurveOrder(t, tbl, curve, before.Extent)
 				}
 				// Clustering shrinks the files' bboxes: their mean area must be
 				// well below the whole extent's, which arrival order covers.
@@ -611,4 +616,49 @@ func TestRewriteConcurrentDeleteConflicts(t *testing.T) {
 			t.Fatalf("%d rows after the rerun, want 1995", d.Rows)
 		}
 	})
+}
+
+// checkCurveOrder asserts that the rows of every file are in curve-key
+// order, and that the files' key ranges do not overlap: the order is
+// global across the group, not per batch or per file.
+func checkCurveOrder(t *testing.T, tbl *table.Table, curve string, extent spatial.Bound) {
+	t.Helper()
+	order, err := cluster.CurveOrder(curve)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type span struct{ lo, hi uint64 }
+	var spans []span
+	for _, f := range tableFiles(t, tbl) {
+		sc, recs, err := tbl.Scan().ReadTasks(t.Context(), []table.FileScanTask{f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sorter, err := cluster.NewSorter(order, sc, cluster.SortOptions{Extent: extent})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys []uint64
+		for rec, err := range recs {
+			if err != nil {
+				t.Fatal(err)
+			}
+			k, err := sorter.Keys(rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			keys = append(keys, k...)
+			rec.Release()
+		}
+		if !slices.IsSorted(keys) {
+			t.Fatalf("file %s is not in %s order", f.File.FilePath(), curve)
+		}
+		spans = append(spans, span{keys[0], keys[len(keys)-1]})
+	}
+	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.lo, b.lo) })
+	for i := 1; i < len(spans); i++ {
+		if spans[i].lo < spans[i-1].hi {
+			t.Fatalf("files overlap in %s key: %v and %v", curve, spans[i-1], spans[i])
+		}
+	}
 }
