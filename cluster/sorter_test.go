@@ -191,6 +191,37 @@ func sortedIDs(t testing.TB, s *Sorter, recs []arrow.RecordBatch, batchRows int)
 	return ids
 }
 
+// checkRows checks that every column of every output row holds the values
+// of the input row with the same id.
+func checkRows(t testing.TB, recs, out []arrow.RecordBatch) {
+	t.Helper()
+	in := map[int64]string{}
+	for _, r := range recs {
+		for i := range int(r.NumRows()) {
+			in[r.Column(0).(*array.Int64).Value(i)] = rowString(r, i)
+		}
+	}
+	for _, r := range out {
+		for i := range int(r.NumRows()) {
+			id := r.Column(0).(*array.Int64).Value(i)
+			if got := rowString(r, i); got != in[id] {
+				t.Fatalf("row %d changed:\n got %s\nwant %s", id, got, in[id])
+			}
+		}
+	}
+}
+
+func rowString(r arrow.RecordBatch, i int) string {
+	var b strings.Builder
+	for c, col := range r.Columns() {
+		if c > 0 {
+			b.WriteString(" | ")
+		}
+		b.WriteString(col.ValueStr(i))
+	}
+	return b.String()
+}
+
 func checkPermutation(t testing.TB, ids []int64, n int) {
 	t.Helper()
 	got := slices.Sorted(slices.Values(ids))
@@ -232,6 +263,14 @@ func TestSorterCurves(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.expr, func(t *testing.T) {
 			s := mustSorter(t, tc.expr, SortOptions{Extent: ext})
+			out, err := s.Sort(recs, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkRows(t, recs, out)
+			for _, r := range out {
+				r.Release()
+			}
 			ids := sortedIDs(t, s, recs, 64)
 			checkPermutation(t, ids, len(rows))
 			for i := 1; i < len(ids); i++ {
