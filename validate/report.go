@@ -165,9 +165,9 @@ func (r *Report) Violations() int64 {
 // Codes returns the codes found, sorted.
 func (r *Report) Codes() []string { return slices.Sorted(maps.Keys(r.Counts)) }
 
-// merge adds o's rows and counts to r and keeps examples up to r's cap;
-// o's rows are offset by rowBase.
-func (r *Report) merge(o Report, rowBase int64) {
+// merge adds o's rows and counts to r and keeps its examples up to r's
+// cap.
+func (r *Report) merge(o Report) {
 	r.Rows += o.Rows
 	for code, n := range o.Counts {
 		r.Counts[code] += n
@@ -175,9 +175,6 @@ func (r *Report) merge(o Report, rowBase int64) {
 	for _, f := range o.Examples {
 		if len(r.Examples) >= r.max {
 			break
-		}
-		if f.Row >= 0 {
-			f.Row += rowBase
 		}
 		r.Examples = append(r.Examples, f)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strings"
 	"sync"
 	"time"
 
@@ -42,10 +43,7 @@ func Table(ctx context.Context, tbl *table.Table, cfg Config) (*TableReport, err
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	rep := &TableReport{Table: tbl.Identifier()[len(tbl.Identifier())-1], Metadata: newReport(cfg), Total: newReport(cfg)}
-	if len(tbl.Identifier()) > 1 {
-		rep.Table = fmt.Sprint(joinIdent(tbl.Identifier()))
-	}
+	rep := &TableReport{Table: strings.Join(tbl.Identifier(), "."), Metadata: newReport(cfg), Total: newReport(cfg)}
 	props := maps.Clone(map[string]string(tbl.Properties()))
 	if props == nil {
 		props = map[string]string{}
@@ -57,11 +55,11 @@ func Table(ctx context.Context, tbl *table.Table, cfg Config) (*TableReport, err
 			code = ce.Code
 		}
 		rep.Metadata.add(-1, code, err.Error())
-		rep.Total.merge(rep.Metadata, 0)
+		rep.Total.merge(rep.Metadata)
 		return rep, nil
 	}
 	checkTableMetadata(&rep.Metadata, cols, props, cfg)
-	rep.Total.merge(rep.Metadata, 0)
+	rep.Total.merge(rep.Metadata)
 
 	snap := tbl.CurrentSnapshot()
 	if snap == nil {
@@ -120,17 +118,9 @@ func Table(ctx context.Context, tbl *table.Table, cfg Config) (*TableReport, err
 		return nil, err
 	}
 	for _, f := range rep.Files {
-		rep.Total.merge(f.Report, 0)
+		rep.Total.merge(f.Report)
 	}
 	return rep, nil
-}
-
-func joinIdent(id []string) string {
-	s := id[0]
-	for _, p := range id[1:] {
-		s += "." + p
-	}
-	return s
 }
 
 // checkTableMetadata checks what the table declares about its geometry.
