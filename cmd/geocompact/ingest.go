@@ -332,6 +332,9 @@ func (o *ingestOptions) tableSchemaFor(ctx context.Context, t ingestTarget) (*ic
 		spatial.PropGeometryColumn:   t.cols.Geometry,
 		spatial.PropGeometryEncoding: t.encoding,
 		spatial.PropCRS:              t.cols.CRS,
+		// iceberg-go replays a commit that lost a race on the fresh head,
+		// reusing the data files it wrote rather than writing them again.
+		table.CommitNumRetriesKey: "4",
 	}
 	if o.formatVersion < 3 {
 		// Truncated binary bounds of WKB are useless in manifests.
