@@ -111,12 +111,12 @@ func (o Options) Plan(files []PlanFile) *Plan {
 				continue
 			}
 			reason := fmt.Sprintf("group of %d candidate files (%s) is below %s=%d and holds less than one target file (%s=%d)",
-				len(g.Files), fmtBytes(g.Bytes), OptMinInputFiles, o.MinInputFiles, OptTargetFileSize, o.TargetFileSize)
+				len(g.Files), FormatBytes(g.Bytes), OptMinInputFiles, o.MinInputFiles, OptTargetFileSize, o.TargetFileSize)
 			for _, f := range g.Files {
 				p.Skipped = append(p.Skipped, Skipped{PlanFile: f, Reason: reason})
 			}
 			hints = append(hints, fmt.Sprintf("partition %s has %d candidate files (%s), below %s=%d; pass --option %s=%d (or %s=true) to rewrite them",
-				partName(part), len(g.Files), fmtBytes(g.Bytes), OptMinInputFiles, o.MinInputFiles, OptMinInputFiles, max(len(g.Files), 2), OptRewriteAll))
+				partName(part), len(g.Files), FormatBytes(g.Bytes), OptMinInputFiles, o.MinInputFiles, OptMinInputFiles, max(len(g.Files), 2), OptRewriteAll))
 		}
 	}
 	o.orderGroups(p.Groups)
@@ -152,7 +152,7 @@ func (o Options) notCandidate(f PlanFile) string {
 	case f.Size < o.MinFileSize || f.Size > o.MaxFileSize:
 		return ""
 	}
-	return fmt.Sprintf("size %s is within [%s=%s, %s=%s]", fmtBytes(f.Size), OptMinFileSize, fmtBytes(o.MinFileSize), OptMaxFileSize, fmtBytes(o.MaxFileSize))
+	return fmt.Sprintf("size %s is within [%s=%s, %s=%s]", FormatBytes(f.Size), OptMinFileSize, FormatBytes(o.MinFileSize), OptMaxFileSize, FormatBytes(o.MaxFileSize))
 }
 
 // pack packs candidates, in order, into groups of at most
@@ -184,13 +184,13 @@ func (o Options) keepReason(g Group) string {
 	case n > 1 && n >= o.MinInputFiles:
 		return fmt.Sprintf("%d files >= %s=%d", n, OptMinInputFiles, o.MinInputFiles)
 	case n > 1 && g.Bytes > o.TargetFileSize:
-		return fmt.Sprintf("%d files hold more than one target file (%s)", n, fmtBytes(g.Bytes))
+		return fmt.Sprintf("%d files hold more than one target file (%s)", n, FormatBytes(g.Bytes))
 	case g.Bytes > o.MaxFileGroupSize:
 		return fmt.Sprintf("more than %s", OptMaxFileGroupSize)
 	}
 	for _, f := range g.Files {
 		if f.Size > o.MaxFileSize {
-			return fmt.Sprintf("file of %s above %s=%s must be split", fmtBytes(f.Size), OptMaxFileSize, fmtBytes(o.MaxFileSize))
+			return fmt.Sprintf("file of %s above %s=%s must be split", FormatBytes(f.Size), OptMaxFileSize, FormatBytes(o.MaxFileSize))
 		}
 		if f.DeleteFiles >= o.DeleteFileThreshold {
 			return fmt.Sprintf("file has %d delete files >= %s=%d", f.DeleteFiles, OptDeleteFileThreshold, o.DeleteFileThreshold)
@@ -244,7 +244,7 @@ func (o Options) hint(files []PlanFile, groupHints []string) string {
 		return strings.Join(groupHints, "; ")
 	}
 	return fmt.Sprintf("all %d files are within the size band [%s, %s] around %s=%s with no delete files to drop; pass --option %s=true to rewrite them anyway (for example to apply a new sort order)",
-		len(files), fmtBytes(o.MinFileSize), fmtBytes(o.MaxFileSize), OptTargetFileSize, fmtBytes(o.TargetFileSize), OptRewriteAll)
+		len(files), FormatBytes(o.MinFileSize), FormatBytes(o.MaxFileSize), OptTargetFileSize, FormatBytes(o.TargetFileSize), OptRewriteAll)
 }
 
 func partName(p string) string {
@@ -254,8 +254,9 @@ func partName(p string) string {
 	return p
 }
 
-// fmtBytes renders n in binary units for messages.
-func fmtBytes(n int64) string {
+// FormatBytes renders n in binary units ("1.2 GiB") for messages and
+// human-readable output.
+func FormatBytes(n int64) string {
 	const unit = 1024
 	if n < unit {
 		return fmt.Sprintf("%d B", n)
@@ -267,3 +268,6 @@ func fmtBytes(n int64) string {
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
+
+// fmtBytes is FormatBytes, for messages inside the package.
+func fmtBytes(n int64) string { return FormatBytes(n) }

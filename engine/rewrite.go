@@ -192,7 +192,7 @@ func (r *rewriter) checkMemory(p *Plan) error {
 		need := g.Bytes * memoryPerInputByte
 		if need > r.opts.MaxGroupMemoryBytes {
 			return fmt.Errorf("%w: group %d (%s) holds %s of Parquet; sorting it in memory needs about %s (%d× its size), above %s=%s; pass --option %s=%d to split it into smaller sorted groups, or raise %s",
-				ErrOption, i+1, partName(g.Partition), fmtBytes(g.Bytes), fmtBytes(need), memoryPerInputByte, OptMaxGroupMemory, fmtBytes(r.opts.MaxGroupMemoryBytes),
+				ErrOption, i+1, partName(g.Partition), FormatBytes(g.Bytes), FormatBytes(need), memoryPerInputByte, OptMaxGroupMemory, FormatBytes(r.opts.MaxGroupMemoryBytes),
 				OptMaxFileGroupSize, r.opts.MaxGroupMemoryBytes/memoryPerInputByte, OptMaxGroupMemory)
 		}
 	}

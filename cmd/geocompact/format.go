@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/spatial"
 )
 
@@ -15,16 +16,7 @@ func formatBytes(n int64, human bool) string {
 	if !human {
 		return strconv.FormatInt(n, 10)
 	}
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+	return engine.FormatBytes(n)
 }
 
 // formatBound renders a bbox as minx,miny,maxx,maxy.
