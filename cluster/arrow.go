@@ -169,6 +169,26 @@ func floatValues(dst []float64, a arrow.Array) []float64 {
 // the row has no position (null, empty or NaN). The buffers in sc are
 // reused across calls.
 func (s *spatialSource) centres(rec arrow.RecordBatch, sc *scratch) (xs, ys []float64, err error) {
+	return s.points(rec, sc, false)
+}
+
+// corners writes the lower-left corner of every row's box into xs and ys,
+// NaN when the row has no position.
+func (s *spatialSource) corners(rec arrow.RecordBatch, sc *scratch) (xs, ys []float64, err error) {
+	return s.points(rec, sc, true)
+}
+
+// lower is the low end of an interval, NaN when it is empty or NaN.
+func lower(lo, hi float64) float64 {
+	if !(lo <= hi) {
+		return math.NaN()
+	}
+	return lo
+}
+
+// points reduces each row's box to its lower-left corner (corner) or its
+// centre.
+func (s *spatialSource) points(rec arrow.RecordBatch, sc *scratch, corner bool) (xs, ys []float64, err error) {
 	n := int(rec.NumRows())
 	xs, ys = grow(&sc.xs, n), grow(&sc.ys, n)
 	switch s.kind {
@@ -197,12 +217,23 @@ func (s *spatialSource) centres(rec arrow.RecordBatch, sc *scratch) (xs, ys []fl
 		miny := floatValues(grow(&sc.b, n), cols[1])
 		maxx := floatValues(xs, cols[2])
 		maxy := floatValues(ys, cols[3])
-		for i := range n {
-			xs[i] = centre(minx[i], maxx[i])
-			ys[i] = centre(miny[i], maxy[i])
+		if corner {
+			for i := range n {
+				xs[i] = lower(minx[i], maxx[i])
+				ys[i] = lower(miny[i], maxy[i])
+			}
+		} else {
+			for i := range n {
+				xs[i] = centre(minx[i], maxx[i])
+				ys[i] = centre(miny[i], maxy[i])
+			}
 		}
 	case fromWKB:
-		if err := wkbCentres(rec.Column(s.col), xs, ys); err != nil {
+		pick := centre
+		if corner {
+			pick = lower
+		}
+		if err := wkbPoints(rec.Column(s.col), xs, ys, pick); err != nil {
 			return nil, nil, fmt.Errorf("column %q: %w", s.name, err)
 		}
 	}
@@ -223,7 +254,7 @@ type binaryValues interface {
 	Value(i int) []byte
 }
 
-func wkbCentres(a arrow.Array, xs, ys []float64) error {
+func wkbPoints(a arrow.Array, xs, ys []float64, pick func(lo, hi float64) float64) error {
 	if ext, ok := a.(array.ExtensionArray); ok {
 		a = ext.Storage()
 	}
@@ -244,7 +275,7 @@ func wkbCentres(a arrow.Array, xs, ys []float64) error {
 			xs[i], ys[i] = math.NaN(), math.NaN()
 			continue
 		}
-		xs[i], ys[i] = b.Center()
+		xs[i], ys[i] = pick(b.MinX, b.MaxX), pick(b.MinY, b.MaxY)
 	}
 	return nil
 }

@@ -10,11 +10,11 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 )
 
-// fieldKeys writes the key of a linear field for every row of a: the
+// columnKeys writes the key of a linear field for every row of a: the
 // order-preserving encoding, inverted for DESC (so NaN, last for ASC, comes
 // first for DESC, as Java's Double.compare reversed does). Strings give
 // their first 8 bytes, big-endian.
-func fieldKeys(dst []uint64, valid []bool, a arrow.Array, f linearField) error {
+func columnKeys(dst []uint64, valid []bool, a arrow.Array, f linearField) error {
 	if f.str {
 		for i := range dst {
 			valid[i] = a.IsValid(i)
@@ -29,6 +29,31 @@ func fieldKeys(dst []uint64, valid []bool, a arrow.Array, f linearField) error {
 	}
 	if f.Direction == Desc {
 		for i := range dst {
+			dst[i] = ^dst[i]
+		}
+	}
+	return nil
+}
+
+// fieldKeys is columnKeys for the field's column of rec, or, for the
+// bbox-corner fields of the linear shorthand on a table without bbox
+// columns, the corner of each row's box taken from its spatial column.
+func (s *Sorter) fieldKeys(dst []uint64, valid []bool, rec arrow.RecordBatch, f linearField, sc *scratch) error {
+	if !f.corner {
+		return columnKeys(dst, valid, rec.Column(f.col), f)
+	}
+	xs, ys, err := s.spatial[0].corners(rec, sc)
+	if err != nil {
+		return err
+	}
+	vals := xs
+	if f.axis == 1 {
+		vals = ys
+	}
+	for i, v := range vals {
+		valid[i] = v == v
+		dst[i] = OrderedFloat64(v)
+		if f.Direction == Desc {
 			dst[i] = ^dst[i]
 		}
 	}
@@ -61,6 +86,7 @@ func stringValue(a arrow.Array, i int) string {
 // last, keeping their current order.
 func (s *Sorter) linearPermutation(recs []arrow.RecordBatch, total int) ([]int32, error) {
 	perm := iota32(total)
+	var sc scratch
 	for fi := len(s.fields) - 1; fi >= 0; fi-- {
 		f := s.fields[fi]
 		keys := make([]uint64, total)
@@ -72,14 +98,13 @@ func (s *Sorter) linearPermutation(recs []arrow.RecordBatch, total int) ([]int32
 		off := 0
 		for _, rec := range recs {
 			n := int(rec.NumRows())
-			col := rec.Column(f.col)
-			if err := fieldKeys(keys[off:off+n], valid[off:off+n], col, f); err != nil {
+			if err := s.fieldKeys(keys[off:off+n], valid[off:off+n], rec, f, &sc); err != nil {
 				return nil, err
 			}
 			if f.str {
 				for i := range n {
 					if valid[off+i] {
-						strs[off+i] = stringValue(col, i)
+						strs[off+i] = stringValue(rec.Column(f.col), i)
 					}
 				}
 			}

@@ -108,7 +108,9 @@ func (o Order) String() string {
 // CurveOrder returns the order the --curve shorthand stands for: "linear"
 // is "bbox_minx ASC NULLS LAST, bbox_miny ASC NULLS LAST"; "zorder" and
 // "hilbert" are the curve over the row's spatial position, "zorder()" and
-// "hilbert()". Names are case-insensitive.
+// "hilbert()". Names are case-insensitive. On a schema without bbox
+// columns, a Sorter reads the linear order's bbox_minx and bbox_miny from
+// the lower-left corner of the covering or geometry column's boxes.
 func CurveOrder(curve string) (Order, error) {
 	switch strings.ToLower(strings.TrimSpace(curve)) {
 	case "linear":

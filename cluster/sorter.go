@@ -46,8 +46,10 @@ type Sorter struct {
 
 type linearField struct {
 	Field
-	col int
-	str bool
+	col    int
+	str    bool
+	corner bool // the linear shorthand's bbox_minx/bbox_miny from a spatial column
+	axis   int  // 0 for x, 1 for y, when corner
 }
 
 // dimension is one axis of a curve: axis 0 or 1 of spatial source src, or
@@ -103,6 +105,9 @@ func (s *Sorter) resolveLinear() error {
 	if len(s.order.Fields) == 0 {
 		return fmt.Errorf("%w: no columns", ErrSortOrder)
 	}
+	if s.linearShorthandFromGeometry() {
+		return nil
+	}
 	for _, f := range s.order.Fields {
 		c, err := columnIndex(s.schema, f.Column)
 		if err != nil {
@@ -119,6 +124,31 @@ func (s *Sorter) resolveLinear() error {
 		}
 	}
 	return nil
+}
+
+// linearShorthandFromGeometry resolves the --curve linear order
+// ("bbox_minx ASC NULLS LAST, bbox_miny ASC NULLS LAST") on a schema
+// without those columns to the lower-left corner of each row's box taken
+// from its covering or geometry column, as the bbox columns would hold it.
+func (s *Sorter) linearShorthandFromGeometry() bool {
+	short, _ := CurveOrder("linear")
+	if s.order.String() != short.String() {
+		return false
+	}
+	for _, c := range spatial.BBoxColumns[:2] {
+		if len(s.schema.FieldIndices(c)) > 0 {
+			return false
+		}
+	}
+	src, err := detectSpatial(s.schema)
+	if err != nil {
+		return false
+	}
+	s.spatial = []spatialSource{src}
+	for axis, f := range s.order.Fields {
+		s.fields = append(s.fields, linearField{Field: f, corner: true, axis: axis})
+	}
+	return true
 }
 
 func (s *Sorter) resolveCurve() error {
@@ -203,7 +233,7 @@ func (s *Sorter) Keys(rec arrow.RecordBatch) ([]uint64, error) {
 	if s.order.Curve == CurveLinear {
 		f := s.fields[0]
 		valid := make([]bool, n)
-		if err := fieldKeys(keys, valid, rec.Column(f.col), f); err != nil {
+		if err := s.fieldKeys(keys, valid, rec, f, &sc); err != nil {
 			return nil, err
 		}
 		for i := range keys {

@@ -563,3 +563,71 @@ func TestSorterNoLeaks(t *testing.T) {
 		mem.AssertSize(t, 0)
 	}
 }
+
+// project returns recs with only the named columns.
+func project(t testing.TB, recs []arrow.RecordBatch, names ...string) []arrow.RecordBatch {
+	t.Helper()
+	var fields []arrow.Field
+	var idx []int
+	for _, n := range names {
+		i := testSchema().FieldIndices(n)[0]
+		idx = append(idx, i)
+		fields = append(fields, testSchema().Field(i))
+	}
+	schema := arrow.NewSchema(fields, nil)
+	out := make([]arrow.RecordBatch, len(recs))
+	for j, r := range recs {
+		cols := make([]arrow.Array, len(idx))
+		for k, i := range idx {
+			cols[k] = r.Column(i)
+		}
+		out[j] = array.NewRecordBatch(schema, cols, r.NumRows())
+	}
+	t.Cleanup(func() {
+		for _, r := range out {
+			r.Release()
+		}
+	})
+	return out
+}
+
+// TestLinearShorthandWithoutBBoxColumns checks that --curve linear on a
+// table with only a geometry or covering column sorts by the lower-left
+// corner of each row's box, as it would by the bbox columns.
+func TestLinearShorthandWithoutBBoxColumns(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	var rows []row
+	for _, r := range randomRows(rng, 400) {
+		if r.box == nil || !r.box.IsEmpty() { // keep null and ordinary boxes
+			rows = append(rows, r)
+		}
+	}
+	recs := batches(t, rows, 90)
+	lin, _ := CurveOrder("linear")
+	full, err := NewSorter(lin, testSchema(), SortOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := sortedIDs(t, full, recs, 1000)
+	for _, col := range []string{"geometry", "bbox"} {
+		t.Run(col, func(t *testing.T) {
+			sub := project(t, recs, "id", col)
+			s, err := NewSorter(lin, sub[0].Schema(), SortOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := s.Sort(sub, 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []int64
+			for _, r := range out {
+				got = append(got, r.Column(0).(*array.Int64).Int64Values()...)
+				r.Release()
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("order differs from sorting by the bbox columns:\n got %v\nwant %v", got[:20], want[:20])
+			}
+		})
+	}
+}
