@@ -13,6 +13,7 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 
 	"github.com/geocompact/geocompact/internal/reliability"
+	"github.com/geocompact/geocompact/validate/validatetest"
 )
 
 // s3Args selects the S3-backed catalog of the config file cfg.
@@ -87,9 +88,27 @@ func testS3Commands(t *testing.T, s3 *reliability.S3, cfg string) {
 		}
 	})
 
+	t.Run("read-only", func(t *testing.T) {
+		for _, args := range [][]string{
+			{"validate", "--table", name},
+			{"inspect", "files", "--table", name},
+			{"metrics", "--table", name},
+			{"advise", "--table", name},
+		} {
+			if !hasCommand(args[0]) {
+				t.Logf("geocompact %s is not in this build", args[0])
+				continue
+			}
+			if r := runCLI(t, "", false, s3Args(cfg, args...)...); r.Code != exitOK {
+				t.Errorf("%v: exit %d, stderr %q", args, r.Code, r.Stderr)
+			}
+		}
+		checkIntact(t, loadTable(t, cat, name), want)
+	})
+
 	t.Run("expire", func(t *testing.T) {
 		needCommand(t, "expire")
-		r := runCLI(t, "", false, s3Args(cfg, "expire", "--table", name, "--older-than", "0s", "--retain-last", "1")...)
+		r := runCLI(t, "", false, s3Args(cfg, "expire", "--table", name, "--older-than", "0s", "--retain-last", "1", "--force")...)
 		if r.Code != exitOK {
 			t.Fatalf("expire: exit %d, stderr %q", r.Code, r.Stderr)
 		}
@@ -124,9 +143,29 @@ func testS3Commands(t *testing.T, s3 *reliability.S3, cfg string) {
 		checkIntact(t, loadTable(t, cat, name), want)
 	})
 
+	t.Run("ingest", func(t *testing.T) {
+		needCommand(t, "ingest")
+		in := filepath.Join(t.TempDir(), "points.parquet")
+		validatetest.Write(t, in, validatetest.File{Rows: validatetest.Points(20), Geo: validatetest.Geo(""), Extra: true})
+		const ingested = "lake.ingested"
+		r := runCLI(t, "", false, s3Args(cfg, "ingest", "--table", ingested, "--create", in)...)
+		if r.Code != exitOK {
+			t.Fatalf("ingest: exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
+		}
+		tbl := loadTable(t, cat, ingested)
+		if !strings.HasPrefix(tbl.Location(), s3.Warehouse()+"/") {
+			t.Fatalf("ingested table location %s is not under the warehouse %s", tbl.Location(), s3.Warehouse())
+		}
+		d := digest(t, tbl)
+		if d.Rows != 20 {
+			t.Fatalf("ingested table has %d rows, want 20", d.Rows)
+		}
+		checkIntact(t, tbl, d)
+	})
+
 	t.Run("bench", func(t *testing.T) {
 		needCommand(t, "bench")
-		r := runCLI(t, "", false, s3Args(cfg, "--json", "bench", "--table", name)...)
+		r := runCLI(t, "", false, s3Args(cfg, "--json", "bench", "--table", name, "--layouts", "unsorted,hilbert", "--window-count", "20")...)
 		if r.Code != exitOK {
 			t.Fatalf("bench: exit %d, stderr %q", r.Code, r.Stderr)
 		}
