@@ -64,7 +64,7 @@ type Report struct {
 	Windows    int      `json:"windows"`
 	WindowList []Window `json:"-"`
 	// WindowArea, Placement and Seed describe generated windows (zero when
-	// they were read from a file).
+	// they were given).
 	WindowArea float64           `json:"window_area,omitempty"`
 	Placement  Placement         `json:"window_placement,omitempty"`
 	Seed       uint64            `json:"seed"`
@@ -138,7 +138,7 @@ func Run(ctx context.Context, cat catalog.Catalog, cfg Config) (*Report, error) 
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Table: cfg.Table, SourceFiles: len(srcFiles), Filter: "bbox_columns", Options: cfg.Options, Seed: cfg.WindowConfig.Seed}
+	rep := &Report{Table: cfg.Table, SourceFiles: len(srcFiles), Filter: "bbox_columns", Options: cfg.Options}
 	if !cols.hasBBox() {
 		rep.Filter = "bbox_intersects(" + cols.geometry + ")"
 	}
@@ -204,7 +204,7 @@ func chooseWindows(cfg Config, extent spatial.Bound, rows []spatial.Bound, rep *
 	if err != nil {
 		return 0, err
 	}
-	rep.WindowList, rep.WindowArea, rep.Placement = ws, wc.Area, wc.Placement
+	rep.WindowList, rep.WindowArea, rep.Placement, rep.Seed = ws, wc.Area, wc.Placement, wc.Seed
 	return len(ws), nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/spatial"
 )
 
@@ -177,7 +178,7 @@ func writeLegend(p func(string, ...any), rep *Report, lr *LayoutReport, x float6
 		fmt.Sprintf("  ratio to lower bound: %s", ratio),
 		"file bbox overlap depth",
 		fmt.Sprintf("  mean %.2f, max %d", lr.MeanOverlapDepth, lr.MaxOverlapDepth),
-		fmt.Sprintf("target file size %s", humanBytes(rep.TargetFileSize)),
+		fmt.Sprintf("target file size %s", engine.FormatBytes(rep.TargetFileSize)),
 	}
 	for _, l := range lines {
 		p(`<text x="%.1f" y="%.1f" xml:space="preserve">%s</text>`+"\n", x, y, esc(l))
@@ -257,19 +258,6 @@ func formatBoundText(b spatial.Bound) string {
 		return "no statistics: planned for every window"
 	}
 	return fmt.Sprintf("%.6g,%.6g,%.6g,%.6g", b.MinX, b.MinY, b.MaxX, b.MaxY)
-}
-
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
 func esc(s string) string {
