@@ -46,12 +46,12 @@ func resolveLayout(tbl *table.Table, cfg Config, opts Options) (layout, error) {
 		l.strategy = Sort
 		l.order, err = cluster.ParseOrder(cfg.SortOrder)
 	case l.strategy == Sort:
-		expr, ok := tableSortOrder(tbl)
+		var ok bool
+		l.order, ok = tableSortOrder(tbl)
 		if !ok {
 			return l, fmt.Errorf("%w: strategy sort needs an order, and table %s has no sort order; pass --curve hilbert (or zorder, linear) or --sort-order EXPR",
 				ErrOption, strings.Join(tbl.Identifier(), "."))
 		}
-		l.order, err = cluster.ParseOrder(expr)
 	default:
 		return l, nil
 	}
@@ -65,30 +65,33 @@ func resolveLayout(tbl *table.Table, cfg Config, opts Options) (layout, error) {
 	return l, nil
 }
 
-// tableSortOrder renders the table's sort order in the sort-order syntax,
-// or reports false when the table is unsorted or sorts by a transform
-// (bucket, day, ...) that a rewrite cannot evaluate.
-func tableSortOrder(tbl *table.Table) (string, bool) {
+// tableSortOrder converts the table's sort order into a linear order, or
+// reports false when the table is unsorted or sorts by a transform (bucket,
+// day, ...) that a rewrite cannot evaluate.
+func tableSortOrder(tbl *table.Table) (cluster.Order, bool) {
 	so := tbl.SortOrder()
 	if so.IsUnsorted() {
-		return "", false
+		return cluster.Order{}, false
 	}
-	var parts []string
+	o := cluster.Order{Curve: cluster.CurveLinear}
 	for _, f := range so.Fields() {
 		if f.Transform.String() != "identity" {
-			return "", false
+			return cluster.Order{}, false
 		}
 		name, ok := tbl.Schema().FindColumnName(f.SourceID())
 		if !ok {
-			return "", false
+			return cluster.Order{}, false
 		}
-		nulls := "NULLS FIRST"
+		field := cluster.Field{Column: name, Direction: cluster.Asc, Nulls: cluster.NullsFirst}
+		if f.Direction == table.SortDESC {
+			field.Direction = cluster.Desc
+		}
 		if f.NullOrder == table.NullsLast {
-			nulls = "NULLS LAST"
+			field.Nulls = cluster.NullsLast
 		}
-		parts = append(parts, fmt.Sprintf("%q %s %s", name, f.Direction, nulls))
+		o.Fields = append(o.Fields, field)
 	}
-	return strings.Join(parts, ", "), len(parts) > 0
+	return o, len(o.Fields) > 0
 }
 
 // sortGroup reads every batch of the group, then orders all its rows by

@@ -662,3 +662,59 @@ func checkCurveOrder(t *testing.T, tbl *table.Table, curve string, extent spatia
 		}
 	}
 }
+
+func TestRewriteSortUsesTableSortOrder(t *testing.T) {
+	cat, err := engine.OpenCatalog(t.Context(), engine.CatalogSpec{Warehouse: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cat.CreateNamespace(t.Context(), table.Identifier{"geo"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	sc := bench.Schema(2, true, "OGC:CRS84")
+	so, err := table.NewSortOrder(1, []table.SortField{{SourceIDs: []int{1}, Transform: iceberg.IdentityTransform{}, Direction: table.SortDESC, NullOrder: table.NullsLast}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cat.CreateTable(t.Context(), table.Identifier{"geo", "s"}, sc, catalog.WithSortOrder(so)); err != nil {
+		t.Fatal(err)
+	}
+	src, name := newTable(t, testenv.Catalog{Backend: testenv.SQLite}, bench.GenerateConfig{Rows: 600, Commits: 6})
+	srcTbl := mustLoad(t, src, name)
+	dst := mustLoad(t, cat, "geo.s")
+	for _, task := range tableFiles(t, srcTbl) {
+		_, recs, err := srcTbl.Scan().ReadTasks(t.Context(), []table.FileScanTask{task})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rec, err := range recs {
+			if err != nil {
+				t.Fatal(err)
+			}
+			rdr, _ := array.NewRecordReader(rec.Schema(), []arrow.RecordBatch{rec})
+			if dst, err = dst.Append(t.Context(), rdr, nil); err != nil {
+				t.Fatal(err)
+			}
+			rdr.Release()
+		}
+	}
+	res := rewrite(t, cat, "geo.s", engine.Config{Strategy: engine.Sort})
+	if res.SortOrder != `id DESC NULLS LAST` || res.AddedDataFilesCount != 1 {
+		t.Fatalf("sort order %q, %d files", res.SortOrder, res.AddedDataFilesCount)
+	}
+	_, recs, err := mustLoad(t, cat, "geo.s").Scan().ToArrowRecords(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for rec, err := range recs {
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, rec.Column(0).(*array.Int64).Int64Values()...)
+		rec.Release()
+	}
+	if len(ids) != 600 || !slices.IsSortedFunc(ids, func(a, b int64) int { return cmp.Compare(b, a) }) {
+		t.Fatalf("%d rows, not in id DESC order", len(ids))
+	}
+}
