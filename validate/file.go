@@ -82,7 +82,7 @@ func readFile(ctx context.Context, rep *Report, pf *file.Reader, cfg Config) (sp
 		rep.add(-1, CodeCorrupt, "schema: "+err.Error())
 		return spatial.Columns{}, nil
 	}
-	cols, ok := Columns(rep, sc, geoJSON, cfg)
+	cols, ok := resolveColumns(rep, sc, geoJSON, cfg)
 	if !ok {
 		return cols, nil
 	}

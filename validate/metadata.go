@@ -10,12 +10,12 @@ import (
 	"github.com/geocompact/geocompact/spatial"
 )
 
-// Columns resolves and checks a file's geometry metadata: the GeoParquet
+// resolveColumns resolves and checks a file's geometry metadata: the GeoParquet
 // "geo" document (geoJSON, empty when the file has none), the geometry
 // column, its CRS and the bbox or covering columns. Findings go to r with
 // row -1. ok is false when no row can be checked (no usable geometry
 // column).
-func Columns(r *Report, sc *arrow.Schema, geoJSON string, cfg Config) (cols spatial.Columns, ok bool) {
+func resolveColumns(r *Report, sc *arrow.Schema, geoJSON string, cfg Config) (cols spatial.Columns, ok bool) {
 	var geo *spatial.GeoMetadata
 	if geoJSON != "" {
 		g, err := spatial.ParseGeoMetadata([]byte(geoJSON))
