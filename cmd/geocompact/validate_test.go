@@ -97,3 +97,20 @@ func TestValidateJSON(t *testing.T) {
 		t.Errorf("clean input %+v: counts and examples must be present, empty", got.Inputs[1])
 	}
 }
+
+// TestValidateTTY checks stdout carries the same report on a terminal and
+// in a pipe, and that progress goes to stderr only on a terminal.
+func TestValidateTTY(t *testing.T) {
+	args := []string{"validate", fixture("ok-polygons"), fixture("bad-wkb.trailing")}
+	piped := runCLI(t, "", false, args...)
+	tty := runCLI(t, "", true, args...)
+	if piped.Code != exitViolation || tty.Code != exitViolation {
+		t.Fatalf("exit %d / %d", piped.Code, tty.Code)
+	}
+	if piped.Stdout != tty.Stdout {
+		t.Errorf("stdout differs:\npiped %q\ntty   %q", piped.Stdout, tty.Stdout)
+	}
+	if piped.Stderr != "" {
+		t.Errorf("piped stderr %q, want nothing", piped.Stderr)
+	}
+}
