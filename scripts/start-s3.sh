@@ -23,7 +23,7 @@
 # $GEOCOMPACT_CACHE/bin, never into the repository.
 
 _gc_s3_main() {
-	local cache="${GEOCOMPACT_CACHE:-$HOME/.cache/geocompact}"
+	local cache="${GEOCOMPACT_CACHE:-${HOME:-/root}/.cache/geocompact}"
 	local version="${VERSITYGW_VERSION:-v1.8.0}"
 	local bin="$cache/bin/versitygw"
 
