@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"math"
 	"os"
 	"strconv"
@@ -162,33 +163,11 @@ func runIngest(ctx context.Context, o *ingestOptions) error {
 		created = true
 	}
 
-	// 4. One commit for all files, replayed on a fresh base if another
-	// writer commits first.
-	var snapID int64
-	err = engine.WithCommitRetry(ctx, spec.Retries(), func(ctx context.Context) error {
-		cur, err := cat.LoadTable(ctx, ident)
-		if err != nil {
-			return err
-		}
-		tx := cur.NewTransaction()
-		snapProps := iceberg.Properties{"geocompact.operation": "ingest", "geocompact.ingest.files": strconv.Itoa(len(o.files))}
-		// All files in one append: one snapshot, one commit.
-		rdr, err := batches.reader()
-		if err != nil {
-			return err
-		}
-		err = tx.Append(ctx, rdr, snapProps)
-		rdr.Release()
-		if err != nil {
-			return fmt.Errorf("append: %w", err)
-		}
-		after, err := tx.Commit(ctx)
-		if err != nil {
-			return err
-		}
-		snapID = after.CurrentSnapshot().SnapshotID
-		return nil
-	})
+	// 4. Write the data files once, then add them in one commit, replayed
+	// on a fresh base if another writer commits first. Files of a commit
+	// that definitely failed are deleted, so a refused or lost ingest
+	// leaves nothing behind.
+	snapID, err := o.commit(ctx, cat, ident, spec.Retries(), batches)
 	if err != nil {
 		if created {
 			// Leave no empty table behind a failed first ingest.
@@ -207,6 +186,104 @@ func runIngest(ctx context.Context, o *ingestOptions) error {
 	fmt.Fprintln(tw, "TABLE\tCREATED\tFILES\tROWS\tSNAPSHOT")
 	fmt.Fprintf(tw, "%s\t%v\t%d\t%d\t%d\n", res.Table, res.Created, res.Files, res.Rows, res.SnapshotID)
 	return tw.Flush()
+}
+
+// commit writes batches as data files of the table and appends them in one
+// snapshot, retrying lost races on a fresh base. It returns the new
+// snapshot's id.
+func (o *ingestOptions) commit(ctx context.Context, cat catalog.Catalog, ident table.Identifier, retries int, batches *conformedFiles) (int64, error) {
+	tbl, err := cat.LoadTable(ctx, ident)
+	if err != nil {
+		return 0, err
+	}
+	if tbl.Metadata().Version() >= 3 {
+		// v3 data files need first_row_id from the head they commit on,
+		// so each attempt writes through tx.Append.
+		return o.appendV3(ctx, cat, ident, retries, batches)
+	}
+	var files []iceberg.DataFile
+	for df, err := range table.WriteRecords(ctx, tbl, batches.schema, batches.all()) {
+		if err != nil {
+			o.removeFiles(ctx, tbl, files)
+			return 0, fmt.Errorf("write data files: %w", err)
+		}
+		files = append(files, df)
+	}
+	snapProps := iceberg.Properties{"geocompact.operation": "ingest", "geocompact.ingest.files": strconv.Itoa(len(o.files))}
+	var snapID int64
+	err = engine.WithCommitRetry(ctx, retries, func(ctx context.Context) error {
+		cur, err := cat.LoadTable(ctx, ident)
+		if err != nil {
+			return err
+		}
+		tx := cur.NewTransaction()
+		if err := tx.AddDataFiles(ctx, files, snapProps, table.WithoutAutoNameMapping()); err != nil {
+			return fmt.Errorf("add data files: %w", err)
+		}
+		after, err := tx.Commit(ctx)
+		if err != nil {
+			return err
+		}
+		snapID = after.CurrentSnapshot().SnapshotID
+		return nil
+	})
+	if err != nil && (engine.IsRetryable(err) || errors.Is(err, context.Canceled)) {
+		// The catalog refused the commit: the files are referenced by no
+		// snapshot and are ours to delete.
+		o.removeFiles(context.WithoutCancel(ctx), tbl, files)
+	}
+	return snapID, err
+}
+
+// appendV3 appends batches to a v3 table in one snapshot, retrying lost
+// races. Row lineage ties data files to the head they commit on, so every
+// attempt writes its files anew; iceberg-go replays its own retries
+// (commit.retry.num-retries) with the files already written, and files of
+// an attempt that failed here stay as orphans for orphan cleanup.
+func (o *ingestOptions) appendV3(ctx context.Context, cat catalog.Catalog, ident table.Identifier, retries int, batches *conformedFiles) (int64, error) {
+	snapProps := iceberg.Properties{"geocompact.operation": "ingest", "geocompact.ingest.files": strconv.Itoa(len(o.files))}
+	var snapID int64
+	err := engine.WithCommitRetry(ctx, retries, func(ctx context.Context) error {
+		cur, err := cat.LoadTable(ctx, ident)
+		if err != nil {
+			return err
+		}
+		tx := cur.NewTransaction()
+		rdr, err := array.NewRecordReader(batches.schema, batches.flat())
+		if err != nil {
+			return err
+		}
+		err = tx.Append(ctx, rdr, snapProps)
+		rdr.Release()
+		if err != nil {
+			return fmt.Errorf("append: %w", err)
+		}
+		after, err := tx.Commit(ctx)
+		if err != nil {
+			return err
+		}
+		snapID = after.CurrentSnapshot().SnapshotID
+		return nil
+	})
+	return snapID, err
+}
+
+// removeFiles deletes data files this ingest wrote, logging failures: an
+// undeleted file is an orphan that orphan cleanup removes later.
+func (o *ingestOptions) removeFiles(ctx context.Context, tbl *table.Table, files []iceberg.DataFile) {
+	if len(files) == 0 {
+		return
+	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		o.g.Logger().Warn("remove written files", "table", o.table, "error", err)
+		return
+	}
+	for _, f := range files {
+		if err := fsys.Remove(f.FilePath()); err != nil {
+			o.g.Logger().Warn("remove written file", "path", f.FilePath(), "error", err)
+		}
+	}
 }
 
 // ingestTarget is what the files are checked and conformed against: the
@@ -384,13 +461,29 @@ type conformedFiles struct {
 	files  [][]arrow.RecordBatch
 }
 
-// reader returns every file's batches, in file order, as one stream.
-func (c *conformedFiles) reader() (array.RecordReader, error) {
+// flat returns every file's batches in file order.
+func (c *conformedFiles) flat() []arrow.RecordBatch {
 	var all []arrow.RecordBatch
 	for _, f := range c.files {
 		all = append(all, f...)
 	}
-	return array.NewRecordReader(c.schema, all)
+	return all
+}
+
+// all yields every file's batches in file order. Each is retained for the
+// consumer, which releases it (table.WriteRecords does).
+func (c *conformedFiles) all() iter.Seq2[arrow.RecordBatch, error] {
+	return func(yield func(arrow.RecordBatch, error) bool) {
+		for _, f := range c.files {
+			for _, r := range f {
+				r.Retain()
+				if !yield(r, nil) {
+					r.Release()
+					return
+				}
+			}
+		}
+	}
 }
 
 func (c *conformedFiles) release() {

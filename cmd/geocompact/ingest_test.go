@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/engine"
@@ -275,5 +277,71 @@ func TestValidateTableText(t *testing.T) {
 	}
 	if !strings.Contains(r.Stdout, "gis.v: 5 rows, 1 violations") || !strings.Contains(r.Stdout, "table CRS OGC:CRS84 differs from the expected EPSG:3857") {
 		t.Errorf("stdout:\n%s", r.Stdout)
+	}
+}
+
+// losingCatalog refuses every commit as if another writer always got
+// there first.
+type losingCatalog struct{ catalog.Catalog }
+
+func (c *losingCatalog) LoadTable(ctx context.Context, ident table.Identifier) (*table.Table, error) {
+	t, err := c.Catalog.LoadTable(ctx, ident)
+	if err != nil {
+		return nil, err
+	}
+	return table.New(t.Identifier(), t.Metadata(), t.MetadataLocation(), t.FS, c), nil
+}
+
+func (c *losingCatalog) CommitTable(context.Context, table.Identifier, []table.Requirement, []table.Update) (table.Metadata, string, error) {
+	return nil, "", fmt.Errorf("%w: lost the race", table.ErrCommitFailed)
+}
+
+// TestIngestLostCommitLeavesNoFiles checks that when every commit attempt
+// loses, the data files written for it are deleted again. (Manifests the
+// failed attempts wrote stay under metadata/ for orphan cleanup: a
+// concurrent writer's in-flight manifests look the same, so they are not
+// ours to guess at.)
+func TestIngestLostCommitLeavesNoFiles(t *testing.T) {
+	wh, dir := t.TempDir(), t.TempDir()
+	src := writeGeoParquet(t, dir, "pts", validatetest.File{Rows: validatetest.Points(5), Geo: validatetest.Geo(""), Extra: true})
+	if r := runCLI(t, wh, false, "ingest", "--table", "gis.l", "--create", src); r.Code != exitOK {
+		t.Fatalf("create: %d %s", r.Code, r.Stderr)
+	}
+	tbl := ingestLoadTable(t, wh, "gis.l")
+	before, snap := ingestTableFiles(t, tbl), tbl.CurrentSnapshot().SnapshotID
+
+	cat, err := engine.OpenCatalog(t.Context(), engine.CatalogSpec{Warehouse: wh})
+	if err != nil {
+		t.Fatal(err)
+	}
+	asc, err := table.SchemaToArrowSchemaWithOptions(tbl.Schema(), table.ArrowSchemaOptions{TableProperties: tbl.Properties()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	batches, _, err := readConformed(t.Context(), []string{src}, asc, "geometry", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer batches.release()
+	o := &ingestOptions{g: &globalOptions{}, table: "gis.l", files: []string{src}}
+	_, err = o.commit(t.Context(), &losingCatalog{cat}, table.Identifier{"gis", "l"}, 0, batches)
+	if !engine.IsRetryable(err) {
+		t.Fatalf("commit: %v, want a retryable conflict", err)
+	}
+	tbl = ingestLoadTable(t, wh, "gis.l")
+	if tbl.CurrentSnapshot().SnapshotID != snap {
+		t.Errorf("snapshot moved")
+	}
+	dataFiles := func(all []string) []string {
+		var out []string
+		for _, p := range all {
+			if strings.Contains(p, "/data/") {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	if b, a := dataFiles(before), dataFiles(ingestTableFiles(t, tbl)); len(b) != 1 || slices.Compare(b, a) != 0 {
+		t.Errorf("data files left behind:\nbefore %v\nafter  %v", b, a)
 	}
 }
