@@ -289,10 +289,9 @@ func (o *ingestOptions) removeFiles(ctx context.Context, tbl *table.Table, files
 // ingestTarget is what the files are checked and conformed against: the
 // existing table's geometry, or for --create what the first file declares.
 type ingestTarget struct {
-	cols      spatial.Columns // geometry column and CRS to match
-	wantBBox  bool            // the table stores bbox columns
-	encoding  string          // table encoding
-	firstCols spatial.Columns // only for --create: the first file's columns
+	cols     spatial.Columns // geometry column and CRS to match
+	wantBBox bool            // the table stores bbox columns
+	encoding string          // table encoding
 }
 
 func (o *ingestOptions) ingestTarget(ctx context.Context, tbl *table.Table) (ingestTarget, error) {
@@ -326,10 +325,9 @@ func (o *ingestOptions) ingestTarget(ctx context.Context, tbl *table.Table) (ing
 		name = "geometry"
 	}
 	t := ingestTarget{
-		cols:      spatial.Columns{Geometry: name, Encoding: enc, CRS: crs},
-		wantBBox:  o.formatVersion < 3 || o.addBBox,
-		encoding:  enc,
-		firstCols: cols,
+		cols:     spatial.Columns{Geometry: name, Encoding: enc, CRS: crs},
+		wantBBox: o.formatVersion < 3 || o.addBBox,
+		encoding: enc,
 	}
 	return t, nil
 }
@@ -609,10 +607,15 @@ func conformColumn(ctx context.Context, rec arrow.RecordBatch, tf arrow.Field, b
 	idx := rec.Schema().FieldIndices(tf.Name)
 	if len(idx) == 0 {
 		for i, name := range spatial.BBoxColumns {
-			if bbox != nil && name == tf.Name {
-				bbox[i].Retain()
-				return bbox[i], nil
+			if name != tf.Name {
+				continue
 			}
+			if bbox == nil {
+				// Null boxes would hide every row from bbox pruning.
+				return nil, fmt.Errorf("column %q is missing (a GeoParquet covering does not fill it; use --add-bbox)", tf.Name)
+			}
+			bbox[i].Retain()
+			return bbox[i], nil
 		}
 		if !tf.Nullable {
 			return nil, fmt.Errorf("column %q is required by the table but missing", tf.Name)

@@ -345,3 +345,22 @@ func TestIngestLostCommitLeavesNoFiles(t *testing.T) {
 		t.Errorf("data files left behind:\nbefore %v\nafter  %v", b, a)
 	}
 }
+
+// TestIngestCoveringNeedsAddBBox checks that a GeoParquet 1.1 file with a
+// covering column but no bbox columns is refused for a v2 table unless
+// --add-bbox computes them, rather than landing with null boxes.
+func TestIngestCoveringNeedsAddBBox(t *testing.T) {
+	wh := t.TempDir()
+	src := fixture("ok-covering-other-layout")
+	r := runCLI(t, wh, false, "ingest", "--table", "gis.cov", "--create", src)
+	if r.Code != exitError || !strings.Contains(r.Stderr, `"bbox_minx" is missing`) {
+		t.Fatalf("exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	r = runCLI(t, wh, false, "ingest", "--table", "gis.cov", "--create", "--add-bbox", src)
+	if r.Code != exitOK {
+		t.Fatalf("--add-bbox: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if r := runCLI(t, wh, false, "validate", "--table", "gis.cov"); r.Code != exitOK {
+		t.Errorf("validate: %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+}
