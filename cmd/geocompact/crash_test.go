@@ -44,7 +44,7 @@ var crashVariants = []struct {
 type crashOutcome string
 
 const (
-	killedBeforeWriting  crashOutcome = "before-writing"        // no file written, nothing committed
+	killedBeforeWriting  crashOutcome = "planning-or-reading"   // no file written yet, nothing committed
 	killedBeforeCommit   crashOutcome = "writing-or-pre-commit" // files written, nothing committed
 	killedBetweenCommits crashOutcome = "between-commits"       // some partial-progress batches committed
 	killedAfterCommit    crashOutcome = "after-last-commit"     // every batch committed, process still up
@@ -53,7 +53,8 @@ const (
 
 // TestRewriteSurvivesSIGKILL runs geocompact rewrite (atomic and partial
 // progress, binpack and hilbert) as a child process and SIGKILLs it after a
-// seeded random delay spread over the duration of a calibration run. After
+// seeded random delay spread over the duration of a calibration run (runs
+// that finish before the signal are retried with a fresh delay). After
 // every kill the table must hold the original rows exactly once, every
 // committed snapshot must be complete and hold them too, every file the run
 // left must be referenced or reported by orphan cleanup and removable, and a
@@ -76,7 +77,7 @@ func TestRewriteSurvivesSIGKILL(t *testing.T) {
 	dir := t.TempDir()
 	wh, pristine := filepath.Join(dir, "wh"), filepath.Join(dir, "pristine")
 	const name = "crash.pings"
-	if _, err := bench.Generate(t.Context(), openWarehouse(t, wh), bench.GenerateConfig{Table: name, Rows: 40000, Commits: 40, Seed: 3}); err != nil {
+	if _, err := bench.Generate(t.Context(), openWarehouse(t, wh), bench.GenerateConfig{Table: name, Rows: 24000, Commits: 24, Seed: 3}); err != nil {
 		t.Fatal(err)
 	}
 	base := loadTable(t, openWarehouse(t, wh), name)
@@ -102,20 +103,23 @@ func TestRewriteSurvivesSIGKILL(t *testing.T) {
 				t.Fatalf("calibration rewrite committed %d snapshots (%v); output %q", res.Snapshots, err, r.Stdout)
 			}
 			t.Logf("calibration: %v, %d snapshots", took.Round(time.Millisecond), res.Snapshots)
-			for i := range kills {
-				// Stratified over [0, 1.1*took): each kill lands in its own slice.
-				delay := time.Duration((float64(i) + rng.Float64()) / float64(kills) * 1.1 * float64(took))
+			// Stratified over [0, took): kill i lands in its own slice. A
+			// run that finishes before its signal does not count; it is
+			// retried with a fresh delay, up to twice as many attempts.
+			for i, killed := 0, 0; killed < kills && i < 2*kills; i++ {
+				delay := time.Duration((float64(i%kills) + rng.Float64()) / float64(kills) * float64(took))
 				restoreTree(t, pristine, wh)
 				out := killAfter(t, delay, args...)
 				if out != finishedBeforeKill {
 					out = classifyCrash(t, wh, name, baseSnap, res.Snapshots)
+					killed++
 				}
 				counts[out]++
-				t.Logf("kill %d after %v: %s", i, delay.Round(time.Millisecond), out)
+				t.Logf("attempt %d after %v: %s", i, delay.Round(time.Millisecond), out)
 				checkAfterCrash(t, wh, name, baseSnap, want)
 				// The same rewrite, run again, succeeds and leaves the rows intact.
 				if r := runChild(t, args...); r.Code != exitOK {
-					t.Fatalf("rerun after kill %d: exit %d, stderr %q", i, r.Code, r.Stderr)
+					t.Fatalf("rerun after attempt %d: exit %d, stderr %q", i, r.Code, r.Stderr)
 				}
 				tbl := loadTable(t, openWarehouse(t, wh), name)
 				checkIntact(t, tbl, want)
