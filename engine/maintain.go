@@ -34,7 +34,7 @@ type GateDecision struct {
 // min-avg-file-bytes when it holds at least two files averaging below the
 // floor (one file cannot be compacted further), and
 // max-files-per-partition when it holds more files than the ceiling. A
-// zero threshold is off.
+// threshold of zero or below is off.
 func (g GatePolicy) Evaluate(m *TableMetrics) GateDecision {
 	d := GateDecision{Fired: []string{}, Partitions: []string{}}
 	var small, many []PartitionMetrics

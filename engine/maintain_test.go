@@ -230,3 +230,14 @@ func TestRewriteThenExpireShrinksTable(t *testing.T) {
 		t.Errorf("rows %d, want %d", got, rows)
 	}
 }
+
+func TestGateThresholdsOff(t *testing.T) {
+	p, err := engine.ParsePolicy([]byte("gate:\n  min-avg-file-bytes: -1\n  max-files-per-partition: -1\n"), "off")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &engine.TableMetrics{Partitions: []engine.PartitionMetrics{{FileCount: 5000, AvgFileBytes: 10, TotalBytes: 50000}}}
+	if d := p.Gate.Evaluate(m); d.Compact {
+		t.Fatalf("gate with both thresholds off fired: %s", d.Reason)
+	}
+}

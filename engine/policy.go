@@ -166,10 +166,11 @@ type Policy struct {
 // and their average size is below MinAvgFileBytes, or when it holds more
 // than MaxFilesPerPartition files.
 type GatePolicy struct {
-	// MinAvgFileBytes is the average file size floor (default 32 MiB).
+	// MinAvgFileBytes is the average file size floor (default 32 MiB;
+	// negative turns it off).
 	MinAvgFileBytes int64 `yaml:"min-avg-file-bytes"`
 	// MaxFilesPerPartition is the per-partition file count ceiling
-	// (default 1000).
+	// (default 1000; negative turns it off).
 	MaxFilesPerPartition int64 `yaml:"max-files-per-partition"`
 }
 
@@ -273,10 +274,6 @@ func ptr[T any](v T) *T { return &v }
 // the rewrite options (by Iceberg's names).
 func (p Policy) Validate() error {
 	switch {
-	case p.Gate.MinAvgFileBytes < 0:
-		return fmt.Errorf("%w: gate.min-avg-file-bytes must not be negative", ErrPolicy)
-	case p.Gate.MaxFilesPerPartition < 0:
-		return fmt.Errorf("%w: gate.max-files-per-partition must not be negative", ErrPolicy)
 	case p.Expire.RetainLast < 1:
 		return fmt.Errorf("%w: expire.retain-last must be at least 1", ErrPolicy)
 	case p.Lease.TTL < Duration(time.Minute):
