@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go/table"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/geocompact/geocompact/engine"
@@ -117,30 +118,50 @@ func TestExpireDryRunChangesNothing(t *testing.T) {
 	}
 }
 
-func TestExpireKeepsTaggedSnapshotFiles(t *testing.T) {
-	const name = "t.x"
-	cat := fragmented(t, name, 1000, 10)
-	tbl := load(t, cat, name)
-	tagged := tbl.CurrentSnapshot().SnapshotID
-	createTag(t, cat, name, "keep", tagged)
-	replaced := binpackAll(t, cat, name)
+func TestExpireKeepsReferencedSnapshotFiles(t *testing.T) {
+	for _, refType := range []table.RefType{table.TagRef, table.BranchRef} {
+		t.Run(string(refType), func(t *testing.T) {
+			const name = "t.x"
+			cat := fragmented(t, name, 1000, 10)
+			tbl := load(t, cat, name)
+			// Reference a middle snapshot: its files and its own, older
+			// files must all survive.
+			snaps := tbl.Metadata().Snapshots()
+			ref := snaps[5].SnapshotID
+			createRef(t, cat, name, "keep", ref, refType)
+			replaced := binpackAll(t, cat, name)
 
-	res, err := engine.Expire(t.Context(), cat, name, engine.ExpireConfig{RetainLast: 1, Force: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.DeletedDataFilesCount != 0 {
-		t.Errorf("expiry freed %d data files that the tag references", res.DeletedDataFilesCount)
-	}
-	on := listFiles(t, tableDir(t, tbl))
-	for p := range replaced {
-		if _, ok := on[p]; !ok {
-			t.Errorf("file %s of the tagged snapshot was deleted", p)
-		}
-	}
-	tbl = load(t, cat, name)
-	if tbl.Metadata().SnapshotByID(tagged) == nil {
-		t.Errorf("tagged snapshot %d was expired", tagged)
+			res, err := engine.Expire(t.Context(), cat, name, engine.ExpireConfig{RetainLast: 1, Force: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			on := listFiles(t, tableDir(t, tbl))
+			kept := 0
+			for p := range replaced {
+				if _, ok := on[p]; ok {
+					kept++
+				}
+			}
+			// The referenced snapshot reaches the files of the first six
+			// appends; the other four are freed.
+			if kept != 6 || res.DeletedDataFilesCount != 4 {
+				t.Errorf("kept %d of the replaced files, freed %d; want 6 kept (the %s's) and 4 freed", kept, res.DeletedDataFilesCount, refType)
+			}
+			tbl = load(t, cat, name)
+			if tbl.Metadata().SnapshotByID(ref) == nil {
+				t.Errorf("referenced snapshot %d was expired", ref)
+			}
+			scan := tbl.Scan(table.WithSnapshotID(ref))
+			tasks, err := scan.PlanFiles(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, task := range tasks {
+				if _, ok := on[trimFileScheme(task.File.FilePath())]; !ok {
+					t.Errorf("file %s of the %s's snapshot is gone", task.File.FilePath(), refType)
+				}
+			}
+		})
 	}
 }
 

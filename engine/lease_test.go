@@ -14,11 +14,11 @@ import (
 	"github.com/geocompact/geocompact/internal/testenv"
 )
 
-// createTag tags snapshot id as tag.
-func createTag(t testing.TB, cat catalog.Catalog, name, tag string, id int64) {
+// createRef points a new tag or branch called ref at snapshot id.
+func createRef(t testing.TB, cat catalog.Catalog, name, ref string, id int64, typ table.RefType) {
 	t.Helper()
 	ident, _ := engine.ParseIdentifier(name)
-	_, _, err := cat.CommitTable(t.Context(), ident, nil, []table.Update{table.NewSetSnapshotRefUpdate(tag, id, table.TagRef, 0, 0, 0)})
+	_, _, err := cat.CommitTable(t.Context(), ident, nil, []table.Update{table.NewSetSnapshotRefUpdate(ref, id, typ, 0, 0, 0)})
 	if err != nil {
 		t.Fatal(err)
 	}
