@@ -10,6 +10,7 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/internal/reliability"
+	"github.com/geocompact/geocompact/validate/validatetest"
 )
 
 // tableCommand is one command run against a damaged table. readsData says
@@ -24,9 +25,14 @@ type tableCommand struct {
 func (c tableCommand) name() string { return c.args[0] }
 
 // badInputCommands lists every command that takes --table, with arguments
-// that would make it do real work on a healthy table.
-func badInputCommands(table string) []tableCommand {
+// that would make it do real work on a healthy table (ingest appends a
+// small GeoParquet file written into a temporary directory).
+func badInputCommands(t testing.TB, table string) []tableCommand {
+	t.Helper()
+	in := filepath.Join(t.TempDir(), "points.parquet")
+	validatetest.Write(t, in, validatetest.File{Rows: validatetest.Points(20), Geo: validatetest.Geo(""), Extra: true})
 	return []tableCommand{
+		{"ingest", []string{"ingest", "--table", table, in}, false},
 		{"rewrite-hilbert", []string{"rewrite", "--table", table, "--curve", "hilbert", "--option", "rewrite-all=true"}, true},
 		{"rewrite-binpack-partial", []string{"rewrite", "--table", table, "--strategy", "binpack", "--option", "rewrite-all=true", "--option", "partial-progress.enabled=true"}, true},
 		{"validate", []string{"validate", "--table", table}, true},
@@ -85,7 +91,7 @@ func TestBadInput(t *testing.T) {
 	}
 	for _, dc := range cases {
 		t.Run(dc.name, func(t *testing.T) {
-			for _, c := range badInputCommands(name) {
+			for _, c := range badInputCommands(t, name) {
 				if dc.dataOnly && !c.readsData {
 					continue
 				}
@@ -127,7 +133,7 @@ func TestBadInput(t *testing.T) {
 	t.Run("warehouse-is-a-file", func(t *testing.T) {
 		wh := filepath.Join(t.TempDir(), "not-a-dir")
 		writeFile(t, wh, "x")
-		for _, c := range badInputCommands(name) {
+		for _, c := range badInputCommands(t, name) {
 			t.Run(c.label, func(t *testing.T) {
 				needCommand(t, c.name())
 				checkOneError(t, runCLI(t, wh, false, c.args...), "not-a-dir")
@@ -145,7 +151,7 @@ func TestBadInput(t *testing.T) {
 		}
 		writeFile(t, filepath.Join(wh, "catalog.db"), strings.Repeat("this is not a SQLite database\n", 200))
 		before := treeState(t, wh)
-		for _, c := range badInputCommands(name) {
+		for _, c := range badInputCommands(t, name) {
 			t.Run(c.label, func(t *testing.T) {
 				needCommand(t, c.name())
 				checkOneError(t, runCLI(t, wh, false, c.args...), "catalog")
@@ -279,7 +285,7 @@ func TestBadInputS3Interrupted(t *testing.T) {
 				t.Fatal(err)
 			}
 		}()
-		for i, c := range badInputCommands(name) {
+		for i, c := range badInputCommands(t, name) {
 			t.Run(c.label, func(t *testing.T) {
 				if i%3 != 0 && !longRun() {
 					// Each waits out the SDK's retries; a third of them
