@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"time"
@@ -38,6 +39,11 @@ const (
 	PropLastExpireMs  = "geocompact.maintain.last-expire-ms"
 	PropLastOrphansMs = "geocompact.maintain.last-orphans-ms"
 )
+
+// leaseRefMaxAgeMs keeps the lease tag out of reach of ref expiry (which
+// measures a ref's age from its snapshot's timestamp, and would otherwise
+// drop the tag mid-run on a table with history.expire.max-ref-age-ms set).
+const leaseRefMaxAgeMs = math.MaxInt64
 
 var (
 	// ErrLeaseHeld marks a table another maintain run holds. It wraps
@@ -134,7 +140,7 @@ func AcquireLease(ctx context.Context, cat catalog.Catalog, name, owner string, 
 		l.Expires = time.Now().Add(ttl)
 		l.snapshot = head.SnapshotID
 		err = l.commit(ctx, tbl, []table.Requirement{table.AssertRefSnapshotID(LeaseRef, nil)}, []table.Update{
-			table.NewSetSnapshotRefUpdate(LeaseRef, head.SnapshotID, table.TagRef, 0, 0, 0),
+			table.NewSetSnapshotRefUpdate(LeaseRef, head.SnapshotID, table.TagRef, leaseRefMaxAgeMs, 0, 0),
 			table.NewSetPropertiesUpdate(map[string]string{PropLeaseOwner: owner, PropLeaseExpiresMs: strconv.FormatInt(l.Expires.UnixMilli(), 10)}),
 		})
 		if IsRetryable(err) {
@@ -172,7 +178,7 @@ func (l *Lease) Renew(ctx context.Context, props map[string]string) error {
 		}
 		head := tbl.CurrentSnapshot().SnapshotID
 		err = l.commit(ctx, tbl, []table.Requirement{table.AssertRefSnapshotID(LeaseRef, &l.snapshot)}, []table.Update{
-			table.NewSetSnapshotRefUpdate(LeaseRef, head, table.TagRef, 0, 0, 0),
+			table.NewSetSnapshotRefUpdate(LeaseRef, head, table.TagRef, leaseRefMaxAgeMs, 0, 0),
 			table.NewSetPropertiesUpdate(set),
 		})
 		if err == nil {

@@ -144,3 +144,24 @@ func testLeaseRace(t *testing.T, c testenv.Catalog) {
 		t.Fatalf("%d runs acquired the lease, want exactly 1", won)
 	}
 }
+
+func TestLeaseSurvivesRefExpiry(t *testing.T) {
+	const name = "t.x"
+	cat := fragmented(t, name, 100, 3)
+	// Refs older than a millisecond expire on this table.
+	setProps(t, cat, name, map[string]string{"history.expire.max-ref-age-ms": "1"})
+	l, err := engine.AcquireLease(t.Context(), cat, name, "run", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Millisecond)
+	if _, err := engine.Expire(t.Context(), cat, name, engine.ExpireConfig{RetainLast: 1, Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	if !hasLeaseTag(load(t, cat, name)) {
+		t.Fatal("expiry removed the lease tag")
+	}
+	if err := l.Release(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+}
