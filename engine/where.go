@@ -801,8 +801,11 @@ func (p *whereParser) convert(c *column, l *literal) (iceberg.Literal, error) {
 
 // numberText reports whether s is a whole number in the lexer's syntax.
 func numberText(s string) bool {
+	if s == "" || (!isDigit(s[0]) && !startsNumber(s)) {
+		return false
+	}
 	t, err := lexNumber(s, 0)
-	return s != "" && (isDigit(s[0]) || startsNumber(s)) && err == nil && t.raw == s
+	return err == nil && t.raw == s
 }
 
 // intValue reads l as a bits-wide integer; an integral float (3.0, 1e3)
@@ -942,8 +945,12 @@ func (p *whereParser) parseBBox() (iceberg.BooleanExpression, error) {
 	names := [4]string{"minx", "miny", "maxx", "maxy"}
 	for i := range v {
 		t := p.next()
-		f, why := floatValue(&literal{kind: litNumber, text: t.text}, 64)
-		if t.kind != tokNumber || why != "" {
+		var f float64
+		why := "a number"
+		if t.kind == tokNumber {
+			f, why = floatValue(&literal{kind: litNumber, text: t.text}, 64)
+		}
+		if why != "" {
 			return nil, p.unexpected(t, fmt.Sprintf("a number for %s in bbox([column,] minx, miny, maxx, maxy)", names[i]))
 		}
 		v[i], toks[i] = f, t

@@ -505,7 +505,7 @@ func FuzzParseWhere(f *testing.F) {
 		"ts >= '2026-01-02' AND ts < '2026-01-02T06:00:00+02:00'", "day = DATE '2026-01-02'",
 		"ts > TIMESTAMP '2026-01-02 00:00:00 -0500'", "bbox(0, 0, 10, 10) AND flag", "bbox(1e308, 0, -1e308, 0)",
 		"f < 1e39", "n = 2147483648", "5 >= id", "'", `"`, "((((", "NOT NOT NOT id = 1", "id IN ()",
-		"d = .5", "d = -.5e-3", "é = 1", "\x00", "id = 1 OR", "bbox(geometry, 0, 0, 1, 1)",
+		"d = .5", "d = -.5e-3", "é = 1", "bbox(", "id = ''", "bbox(0, 0, 1, 1", "\x00", "id = 1 OR", "bbox(geometry, 0, 0, 1, 1)",
 	} {
 		f.Add(s)
 	}
