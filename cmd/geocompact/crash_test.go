@@ -105,9 +105,15 @@ func TestRewriteSurvivesSIGKILL(t *testing.T) {
 			t.Logf("calibration: %v, %d snapshots", took.Round(time.Millisecond), res.Snapshots)
 			// Stratified over [0, took): kill i lands in its own slice. A
 			// run that finishes before its signal does not count; it is
-			// retried with a fresh delay, up to twice as many attempts.
+			// retried with a delay in 40-90% of took, up to twice as many
+			// attempts.
 			for i, killed := 0, 0; killed < kills && i < 2*kills; i++ {
-				delay := time.Duration((float64(i%kills) + rng.Float64()) / float64(kills) * float64(took))
+				frac := (float64(i) + rng.Float64()) / float64(kills)
+				if i >= kills {
+					// A retry: aim at the writing and committing phase.
+					frac = 0.4 + 0.5*rng.Float64()
+				}
+				delay := time.Duration(frac * float64(took))
 				restoreTree(t, pristine, wh)
 				out := killAfter(t, delay, args...)
 				if out != finishedBeforeKill {
