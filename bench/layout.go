@@ -5,7 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"iter"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -199,7 +202,31 @@ func dropScratch(ctx context.Context, cat catalog.Catalog, name string) error {
 	if err := tbl.PurgeFiles(ctx); err != nil {
 		return fmt.Errorf("purge %s: %w", name, err)
 	}
+	removeEmptyDirs(tbl.Location())
 	return nil
+}
+
+// removeEmptyDirs removes the directories a purged local table leaves
+// behind. os.Remove refuses non-empty directories, so anything else that
+// lives there stays; object stores have no directories to remove.
+func removeEmptyDirs(location string) {
+	dir, ok := strings.CutPrefix(location, "file://")
+	if !ok && !strings.HasPrefix(location, "/") {
+		return
+	}
+	if !ok {
+		dir = location
+	}
+	var dirs []string
+	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			dirs = append(dirs, path)
+		}
+		return nil
+	})
+	for i := len(dirs) - 1; i >= 0; i-- { // deepest first
+		_ = os.Remove(dirs[i])
+	}
 }
 
 // chunked re-slices the batches of recs into batches of at most n rows. The

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/apache/iceberg-go/catalog"
@@ -63,6 +64,14 @@ func TestRunUnsortedCopy(t *testing.T) {
 	if _, err := cat.LoadTable(t.Context(), ident); !errors.Is(err, catalog.ErrNoSuchTable) {
 		t.Fatalf("scratch table still loads: %v", err)
 	}
+	src, err := cat.LoadTable(t.Context(), []string{"b", "pings"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scratchDir := strings.TrimPrefix(src.Location(), "file://") + "__bench_unsorted"
+	if _, err := os.Stat(scratchDir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("scratch table directory %s remains (%v)", scratchDir, err)
+	}
 
 	// Kept, it stays; a second run replaces it.
 	cfg.Keep = true
@@ -78,6 +87,9 @@ func TestRunUnsortedCopy(t *testing.T) {
 	kept, err := cat.LoadTable(t.Context(), ident)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, err := os.Stat(scratchDir); err != nil {
+		t.Fatalf("kept scratch table has no directory at %s: %v", scratchDir, err)
 	}
 	if len(kept.Metadata().Snapshots()) != 1 {
 		t.Fatalf("kept scratch table has %d snapshots, want the one copy", len(kept.Metadata().Snapshots()))
