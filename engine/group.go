@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"math"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -63,6 +64,7 @@ func (ex *execution) rewriteGroupErr(ctx context.Context, o *groupOut) error {
 
 	var src iter.Seq2[arrow.RecordBatch, error]
 	rows := o.group.Records
+	var chunks func(int) int64
 	if ex.r.lay.strategy == Sort {
 		sorted, n, err := ex.sortGroup(readSc, recs, digest, func() spatial.Bound { return o.in.Extent })
 		if err != nil {
@@ -74,6 +76,7 @@ func (ex *execution) rewriteGroupErr(ctx context.Context, o *groupOut) error {
 			}
 		}()
 		rows = n
+		chunks = ex.cutSorted(sorted, rows, o.group.OutputFiles, geom, bbox, o.in.Extent)
 		src = func(yield func(arrow.RecordBatch, error) bool) {
 			for _, r := range sorted {
 				r.Retain()
@@ -101,7 +104,10 @@ func (ex *execution) rewriteGroupErr(ctx context.Context, o *groupOut) error {
 			}
 		}
 	}
-	files, err := ex.writeChunks(ctx, sc, src, evenChunks(rows, o.group.OutputFiles), writeOpts)
+	if chunks == nil {
+		chunks = evenChunks(rows, o.group.OutputFiles)
+	}
+	files, err := ex.writeChunks(ctx, sc, src, chunks, writeOpts)
 	o.newFiles = files
 	if err == nil && testHookAfterWrite != nil {
 		err = testHookAfterWrite()
@@ -294,4 +300,21 @@ func (ex *execution) geometryCheck() func(arrow.RecordBatch) error {
 		return fmt.Errorf("%w: %d geometry violations (%s)%s; nothing was written or committed: run geocompact validate --table %s, or pass --option %s=false to compact it as it is",
 			ErrInvalidData, rep.Violations(), strings.Join(rep.Codes(), ", "), first, ex.r.name, OptValidateGeometry)
 	}
+}
+
+// cutSorted chooses the row counts of a sorted group's files: window-aware
+// cuts (see windowCuts) when the rows have spatial columns and
+// cut-window-fraction is set, else equal counts.
+func (ex *execution) cutSorted(sorted []arrow.RecordBatch, rows int64, n, geom int, bbox [4]int, extent spatial.Bound) func(int) int64 {
+	f := ex.r.opts.CutWindowFraction
+	if f <= 0 || n <= 1 || (geom < 0 && bbox[0] < 0) || extent.IsEmpty() || !ex.r.lay.spatial() {
+		return evenChunks(rows, n)
+	}
+	bb := &blockBounds{blockRows: max(1, rows/int64(n*cutBlocksPerCut))}
+	for _, r := range sorted {
+		bb.add(r, geom, bbox)
+	}
+	side := math.Sqrt(f)
+	cuts := windowCuts(bb, n, side*extent.Width(), side*extent.Height())
+	return func(i int) int64 { return cuts[min(i, len(cuts)-1)] }
 }

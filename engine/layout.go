@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"iter"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -136,4 +137,20 @@ func (ex *execution) sortGroup(sc *arrow.Schema, recs iter.Seq2[arrow.RecordBatc
 		return nil, 0, fmt.Errorf("sort: %w", err)
 	}
 	return out, rows, nil
+}
+
+// spatial reports whether the layout orders rows by their position: a
+// curve over the spatial columns, or a linear order led by a bbox column.
+func (l layout) spatial() bool {
+	if l.strategy != Sort {
+		return false
+	}
+	if l.order.Curve != cluster.CurveLinear {
+		return len(l.order.Columns) == 0 || slices.ContainsFunc(l.order.Columns, isSpatialColumn)
+	}
+	return len(l.order.Fields) > 0 && isSpatialColumn(l.order.Fields[0].Column)
+}
+
+func isSpatialColumn(name string) bool {
+	return slices.Contains(spatial.BBoxColumns[:], name) || name == "geometry" || name == "bbox"
 }

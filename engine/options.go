@@ -59,13 +59,17 @@ const (
 	// OptValidateGeometry is geocompact's own: validate the geometry of
 	// every row before it is written (default true).
 	OptValidateGeometry = "validate-geometry"
+	// OptCutWindow is geocompact's own: the expected query window, as a
+	// fraction of the group's extent area, that sorted spatial files are
+	// cut for (see Options.CutWindowFraction).
+	OptCutWindow = "cut-window-fraction"
 )
 
 // KnownOptions lists every option name Options accepts, sorted.
 func KnownOptions() []string {
 	names := []string{OptTargetFileSize, OptMinFileSize, OptMaxFileSize, OptMinInputFiles, OptRewriteAll,
 		OptMaxFileGroupSize, OptMaxFilesToRewrite, OptRewriteJobOrder, OptMaxConcurrentGroups, OptPartialProgress,
-		OptPartialProgressCommit, OptDeleteFileThreshold, OptRemoveDanglingDeletes, OptMaxGroupMemory, OptNormalize, OptValidateGeometry}
+		OptPartialProgressCommit, OptDeleteFileThreshold, OptRemoveDanglingDeletes, OptMaxGroupMemory, OptNormalize, OptValidateGeometry, OptCutWindow}
 	slices.Sort(names)
 	return names
 }
@@ -140,6 +144,17 @@ type Options struct {
 	// with the geometry) before anything is written; a violation fails the
 	// group and nothing is committed (default true).
 	ValidateGeometry bool
+	// CutWindowFraction, when above 0, is the area of a query window, as a
+	// fraction of the group's extent (with the extent's aspect ratio), that
+	// a sorted group with spatial columns is cut for: the cuts along the
+	// sort order minimise the number of files such a window plans when
+	// windows fall anywhere in the extent (map viewports, tiles), keeping
+	// each file within 75%-180% of an even share of the rows. Measured on
+	// 400,000 clustered points in 68 Hilbert files with 1% windows, it cut
+	// the mean files planned by 17% for uniformly placed windows but raised
+	// it by 6% for windows centred on rows, so it is off by default (0:
+	// files of equal row counts). Measure with bench before choosing it.
+	CutWindowFraction float64
 }
 
 // ParseOptions checks kv (Iceberg option names) and fills the defaults.
@@ -200,6 +215,13 @@ func ParseOptions(kv map[string]string, tableProps map[string]string) (Options, 
 		default:
 			p.err = fmt.Errorf("%w: %s=%q: want none, bytes-asc, bytes-desc, files-asc or files-desc", ErrOption, OptRewriteJobOrder, v)
 		}
+	}
+	if v, ok := kv[OptCutWindow]; ok && p.err == nil {
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || !(f >= 0 && f <= 1) {
+			p.err = fmt.Errorf("%w: %s=%q: want a fraction in [0, 1]", ErrOption, OptCutWindow, v)
+		}
+		o.CutWindowFraction = f
 	}
 	if v, ok := kv[OptNormalize]; ok && p.err == nil {
 		if v != "extent" && v != "quantile" {
