@@ -145,7 +145,7 @@ func Expire(ctx context.Context, cat catalog.Catalog, name string, cfg ExpireCon
 		if cfg.DryRun || (len(res.ExpiredSnapshots) == 0 && len(res.RemovedRefs) == 0) {
 			return nil
 		}
-		if _, err := tx.Commit(ctx); err != nil {
+		if _, err := tx.Commit(ctx); err != nil && !onlyNotExist(err) {
 			if IsRetryable(err) {
 				return err
 			}
