@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"strings"
 	"time"
@@ -76,9 +77,21 @@ func isStaleBase(err error) bool {
 }
 
 // IsRetryable reports whether err means "another writer got there first":
-// the table is unchanged and the operation may be run again.
+// the table is unchanged and the operation may be run again. Besides lost
+// commit races this covers iceberg-go's conflict validation finding that
+// a concurrent expire removed the commit's base snapshot
+// (table.ErrCommitDiverged) or the manifests of a snapshot committed
+// meanwhile: validation runs before the catalog commit, and iceberg-go asks
+// the committer to rebuild from a fresh base, which a retry does.
 func IsRetryable(err error) bool {
-	return errors.Is(err, table.ErrCommitFailed) || errors.Is(err, ErrConflict)
+	return errors.Is(err, table.ErrCommitFailed) || errors.Is(err, ErrConflict) ||
+		errors.Is(err, table.ErrCommitDiverged) || lostConcurrentManifest(err)
+}
+
+// lostConcurrentManifest recognises iceberg-go's conflict validation failing
+// to read a concurrent snapshot's manifests because an expire removed them.
+func lostConcurrentManifest(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) && strings.Contains(err.Error(), "for concurrent snapshot")
 }
 
 // WithCommitRetry runs attempt until it succeeds, fails with an error
