@@ -101,9 +101,9 @@ func hashColumn(h []uint64, arr arrow.Array, salt uint64) error {
 	const nullHash = 0x6a09e667f3bcc909
 	fold := func(i int, v uint64) { h[i] = (h[i]+salt)*0x9e3779b97f4a7c15 ^ v }
 	switch a := arr.(type) {
-	case *array.Binary:
+	case interface{ Value(int) []byte }: // binary and large binary
 		for i := range h {
-			if a.IsNull(i) {
+			if arr.IsNull(i) {
 				fold(i, nullHash)
 				continue
 			}
@@ -116,14 +116,6 @@ func hashColumn(h []uint64, arr arrow.Array, salt uint64) error {
 				continue
 			}
 			fold(i, maphash.String(digestSeed, a.Value(i)))
-		}
-	case *array.LargeBinary:
-		for i := range h {
-			if a.IsNull(i) {
-				fold(i, nullHash)
-				continue
-			}
-			fold(i, maphash.Bytes(digestSeed, a.Value(i)))
 		}
 	case *array.Boolean:
 		for i := range h {
