@@ -1,0 +1,99 @@
+package reliability
+
+import (
+	"net/http"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+func TestNormalize(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"file:///w/t/data/a.parquet", "/w/t/data/a.parquet"},
+		{"file:/w/t/data/a.parquet", "/w/t/data/a.parquet"},
+		{"/w/t/data/a.parquet", "/w/t/data/a.parquet"},
+		{"s3://b/w/t/data/a.parquet", "s3://b/w/t/data/a.parquet"},
+	} {
+		if got := Normalize(tc.in); got != tc.want {
+			t.Errorf("Normalize(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// batch builds an (id, geometry) batch.
+func batch(t *testing.T, ids []int64, geoms [][]byte) arrow.RecordBatch {
+	t.Helper()
+	sc := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}, {Name: "geometry", Type: arrow.BinaryTypes.Binary}}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer b.Release()
+	b.Field(0).(*array.Int64Builder).AppendValues(ids, nil)
+	b.Field(1).(*array.BinaryBuilder).AppendValues(geoms, nil)
+	return b.NewRecordBatch()
+}
+
+func TestDigestIsOrderIndependentAndSeesChanges(t *testing.T) {
+	g := [][]byte{{1, 2}, {3}, {4, 5, 6}}
+	digestOf := func(batches ...arrow.RecordBatch) Digest {
+		d := Digest{IDs: map[int64]int{}}
+		for _, b := range batches {
+			if err := digestBatch(&d, b, make([]byte, 8)); err != nil {
+				t.Fatal(err)
+			}
+			b.Release()
+		}
+		return d
+	}
+	base := digestOf(batch(t, []int64{1, 2, 3}, g))
+	reordered := digestOf(batch(t, []int64{3}, g[2:]), batch(t, []int64{2, 1}, [][]byte{g[1], g[0]}))
+	if !base.Equal(reordered) {
+		t.Fatalf("reordered rows: %v, want %v", reordered, base)
+	}
+	changed := digestOf(batch(t, []int64{1, 2, 3}, [][]byte{{1, 2}, {3}, {4, 5, 7}}))
+	if base.Equal(changed) {
+		t.Fatal("a changed geometry left the digest equal")
+	}
+	dup := digestOf(batch(t, []int64{1, 2, 2}, g))
+	if got := dup.Duplicates(); !slices.Equal(got, []int64{2}) {
+		t.Fatalf("Duplicates() = %v, want [2]", got)
+	}
+}
+
+func TestServerStopsAndRestarts(t *testing.T) {
+	bin := FindVersityGW()
+	if bin == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("versitygw not found (scripts/start-s3.sh installs it)")
+		}
+		t.Skip("versitygw not found; run scripts/start-s3.sh to install it")
+	}
+	srv, err := StartServer(bin, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	up := func() bool {
+		resp, err := http.Get(srv.Endpoint() + "/")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return true
+	}
+	if !up() {
+		t.Fatal("server does not answer after start")
+	}
+	srv.Stop()
+	if up() {
+		t.Fatal("server answers after Stop")
+	}
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	if !up() {
+		t.Fatal("server does not answer after Restart")
+	}
+}
