@@ -76,7 +76,7 @@ func TestConcurrentWritersRewriteExpire(t *testing.T) {
 			cat := testenv.OpenSpec(t, spec)
 			flags := append([]string{"--config", noConfig(t)}, testenv.GlobalFlags(t, spec)...)
 			st := raceTable(t, cat, flags, dur, 4)
-			if st.rewrites < 2 || st.appends == 0 {
+			if st.rewrites == 0 || st.appends == 0 {
 				t.Errorf("the race did not happen: %v", st)
 			}
 		})
@@ -101,7 +101,7 @@ func TestDeletesRacingRewrite(t *testing.T) {
 			cat := testenv.OpenSpec(t, spec)
 			flags := append([]string{"--config", noConfig(t)}, testenv.GlobalFlags(t, spec)...)
 			st := raceTable(t, cat, flags, dur, 0)
-			if st.rewrites < 2 || st.deletes == 0 {
+			if st.rewrites == 0 || st.deletes == 0 {
 				t.Errorf("the race did not happen: %v", st)
 			}
 		})
