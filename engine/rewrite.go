@@ -297,9 +297,10 @@ func (ex *execution) run(ctx context.Context, plan *Plan, res *Result) error {
 			if o.err != nil {
 				res.FailedDataFilesCount += len(o.group.Files)
 				if firstErr == nil {
-					firstErr = o.err
+					firstErr = o.err // returned: not logged too
+				} else {
+					ex.r.log.Warn("rewrite group failed", "group", i+1, "partition", o.group.Partition, "error", o.err)
 				}
-				ex.r.log.Warn("rewrite group failed", "group", i+1, "partition", o.group.Partition, "error", o.err)
 				continue
 			}
 			ok = append(ok, o)
