@@ -6,6 +6,7 @@ import (
 	"iter"
 	"math"
 	"strings"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -196,14 +197,86 @@ func (ex *execution) writeChunks(ctx context.Context, sc *arrow.Schema, src iter
 			emit()
 		}
 	}
-	var files []iceberg.DataFile
-	for df, err := range table.WriteRecords(ctx, ex.tbl, sc, chunks, append(opts, table.WithTargetFileSize(1))...) {
-		if err != nil {
-			return files, err
-		}
-		files = append(files, df)
+	files, err := ex.writeLanes(ctx, sc, chunks, append(opts, table.WithTargetFileSize(1)))
+	if err == nil {
+		err = srcErr
 	}
-	return files, srcErr
+	return files, err
+}
+
+// writeLanes writes each batch of chunks as one file, with up to
+// ex.lanes WriteRecords calls at once: compressing Parquet is most of a
+// rewrite's work, and the files of a group are independent. Each file
+// keeps its rows in chunk order.
+func (ex *execution) writeLanes(ctx context.Context, sc *arrow.Schema, chunks iter.Seq2[arrow.RecordBatch, error], opts []table.WriteRecordOption) ([]iceberg.DataFile, error) {
+	lanes := max(1, ex.lanes)
+	if lanes == 1 {
+		var files []iceberg.DataFile
+		for df, err := range table.WriteRecords(ctx, ex.tbl, sc, chunks, opts...) {
+			if err != nil {
+				return files, err
+			}
+			files = append(files, df)
+		}
+		return files, nil
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	ch := make(chan arrow.RecordBatch)
+	var (
+		mu       sync.Mutex
+		files    []iceberg.DataFile
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	fail := func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if firstErr == nil {
+			firstErr = err
+			cancel(err)
+		}
+	}
+	for range lanes {
+		wg.Go(func() {
+			lane := func(yield func(arrow.RecordBatch, error) bool) {
+				for rec := range ch {
+					if !yield(rec, nil) {
+						return
+					}
+				}
+			}
+			for df, err := range table.WriteRecords(ctx, ex.tbl, sc, lane, opts...) {
+				if err != nil {
+					fail(err)
+					break
+				}
+				mu.Lock()
+				files = append(files, df)
+				mu.Unlock()
+			}
+			for rec := range ch { // a failed lane drains, so the producer never blocks
+				rec.Release()
+			}
+		})
+	}
+	for rec, err := range chunks {
+		if err != nil {
+			fail(err)
+			break
+		}
+		select {
+		case ch <- rec:
+		case <-ctx.Done():
+			rec.Release()
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	close(ch)
+	wg.Wait()
+	return files, firstErr
 }
 
 // concatBatches gathers parts into one record batch with schema sc.

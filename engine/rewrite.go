@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -121,6 +122,8 @@ func (r *rewriter) run(ctx context.Context, tbl *table.Table, filter iceberg.Boo
 		return res, nil
 	}
 	ex := &execution{r: r, tbl: tbl, snapshotID: snap.SnapshotID, all: all}
+	// Cores left over by concurrent groups write files of a group in parallel.
+	ex.lanes = max(1, runtime.NumCPU()/min(r.concurrency(plan), len(plan.Groups)))
 	if err := ex.run(ctx, plan, res); err != nil {
 		return res, err
 	}
@@ -219,6 +222,8 @@ type execution struct {
 	written []string // paths of every file written, for cleanup
 
 	lastRemovedDeletes int
+	// lanes is how many files of one group are written at once.
+	lanes int
 }
 
 func (ex *execution) track(files []iceberg.DataFile) {
