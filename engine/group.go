@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -17,10 +18,6 @@ import (
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/validate"
 )
-
-// sortBatchRows is the size of the record batches a sorted group is cut
-// into before writing.
-const sortBatchRows = 64 << 10
 
 // rewriteGroup reads group g with its deletes applied, orders its rows
 // when the strategy is sort, writes them as g.OutputFiles files of equal
@@ -66,8 +63,9 @@ func (ex *execution) rewriteGroupErr(ctx context.Context, o *groupOut) error {
 	var src iter.Seq2[arrow.RecordBatch, error]
 	rows := o.group.Records
 	var chunks func(int) int64
+	start := time.Now()
 	if ex.r.lay.strategy == Sort {
-		sorted, n, err := ex.sortGroup(readSc, recs, digest, func() spatial.Bound { return o.in.Extent })
+		sorted, n, err := ex.sortGroup(readSc, recs, digest, func() spatial.Bound { return o.in.Extent }, o.group.OutputFiles)
 		if err != nil {
 			return err
 		}
@@ -77,6 +75,7 @@ func (ex *execution) rewriteGroupErr(ctx context.Context, o *groupOut) error {
 			}
 		}()
 		rows = n
+		ex.r.log.Debug("rewrite group read and sorted", "partition", o.group.Partition, "rows", n, "duration", time.Since(start))
 		chunks = ex.cutSorted(sorted, rows, o.group.OutputFiles, geom, bbox, o.in.Extent)
 		src = func(yield func(arrow.RecordBatch, error) bool) {
 			for _, r := range sorted {
@@ -109,6 +108,7 @@ func (ex *execution) rewriteGroupErr(ctx context.Context, o *groupOut) error {
 		chunks = evenChunks(rows, o.group.OutputFiles)
 	}
 	files, err := ex.writeChunks(ctx, sc, src, chunks, writeOpts)
+	ex.r.log.Debug("rewrite group written", "partition", o.group.Partition, "files", len(files), "duration", time.Since(start))
 	o.newFiles = files
 	if err == nil && testHookAfterWrite != nil {
 		err = testHookAfterWrite()
@@ -222,7 +222,12 @@ func (ex *execution) writeLanes(ctx context.Context, sc *arrow.Schema, chunks it
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	ch := make(chan arrow.RecordBatch)
+	// Files go to the lanes in turn, so a lane that reads ahead cannot
+	// take them all.
+	chans := make([]chan arrow.RecordBatch, lanes)
+	for i := range chans {
+		chans[i] = make(chan arrow.RecordBatch)
+	}
 	var (
 		mu       sync.Mutex
 		files    []iceberg.DataFile
@@ -237,7 +242,7 @@ func (ex *execution) writeLanes(ctx context.Context, sc *arrow.Schema, chunks it
 			cancel(err)
 		}
 	}
-	for range lanes {
+	for _, ch := range chans {
 		wg.Go(func() {
 			lane := func(yield func(arrow.RecordBatch, error) bool) {
 				for rec := range ch {
@@ -260,21 +265,25 @@ func (ex *execution) writeLanes(ctx context.Context, sc *arrow.Schema, chunks it
 			}
 		})
 	}
+	i := 0
 	for rec, err := range chunks {
 		if err != nil {
 			fail(err)
 			break
 		}
 		select {
-		case ch <- rec:
+		case chans[i%lanes] <- rec:
 		case <-ctx.Done():
 			rec.Release()
 		}
+		i++
 		if ctx.Err() != nil {
 			break
 		}
 	}
-	close(ch)
+	for _, ch := range chans {
+		close(ch)
+	}
 	wg.Wait()
 	return files, firstErr
 }
@@ -377,11 +386,14 @@ func (ex *execution) geometryCheck() func(arrow.RecordBatch) error {
 
 // cutSorted chooses the row counts of a sorted group's files: window-aware
 // cuts (see windowCuts) when the rows have spatial columns and
-// cut-window-fraction is set, else equal counts.
+// cut-window-fraction is set, else the sorted batches as they are: each
+// holds sortedFileRows rows, the last the rest, so each is one file and
+// needs no copying.
 func (ex *execution) cutSorted(sorted []arrow.RecordBatch, rows int64, n, geom int, bbox [4]int, extent spatial.Bound) func(int) int64 {
 	f := ex.r.opts.CutWindowFraction
 	if f <= 0 || n <= 1 || (geom < 0 && bbox[0] < 0) || extent.IsEmpty() || !ex.r.lay.spatial() {
-		return evenChunks(rows, n)
+		per := sortedFileRows(rows, n)
+		return func(int) int64 { return per }
 	}
 	bb := &blockBounds{blockRows: max(1, rows/int64(n*cutBlocksPerCut))}
 	for _, r := range sorted {
@@ -390,4 +402,12 @@ func (ex *execution) cutSorted(sorted []arrow.RecordBatch, rows int64, n, geom i
 	side := math.Sqrt(f)
 	cuts := windowCuts(bb, n, side*extent.Width(), side*extent.Height())
 	return func(i int) int64 { return cuts[min(i, len(cuts)-1)] }
+}
+
+// sortedFileRows is the row count of each file but the last when a sorted
+// group of rows is written as n files: ceil(rows/n), so the last file is
+// at most n-1 rows short of the others.
+func sortedFileRows(rows int64, n int) int64 {
+	n = max(n, 1)
+	return max(1, (rows+int64(n)-1)/int64(n))
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"iter"
+	"math"
 	"slices"
 	"strings"
 
@@ -102,7 +103,10 @@ func tableSortOrder(tbl *table.Table) (cluster.Order, bool) {
 // Curve positions are normalised over the group's extent (the union of the
 // rows' bboxes, known once every row is read), so the keys depend only on
 // the group's rows.
-func (ex *execution) sortGroup(sc *arrow.Schema, recs iter.Seq2[arrow.RecordBatch, error], digest func(arrow.RecordBatch) error, extent func() spatial.Bound) ([]arrow.RecordBatch, int64, error) {
+//
+// The sorted batches hold sortedFileRows(rows, files) rows each, one file's
+// worth.
+func (ex *execution) sortGroup(sc *arrow.Schema, recs iter.Seq2[arrow.RecordBatch, error], digest func(arrow.RecordBatch) error, extent func() spatial.Bound, files int) ([]arrow.RecordBatch, int64, error) {
 	var in []arrow.RecordBatch
 	release := func() {
 		for _, r := range in {
@@ -132,7 +136,7 @@ func (ex *execution) sortGroup(sc *arrow.Schema, recs iter.Seq2[arrow.RecordBatc
 	if err != nil {
 		return nil, 0, err
 	}
-	out, err := sorter.Sort(in, sortBatchRows)
+	out, err := sorter.Sort(in, int(min(sortedFileRows(rows, files), math.MaxInt32)))
 	if err != nil {
 		return nil, 0, fmt.Errorf("sort: %w", err)
 	}

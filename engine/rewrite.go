@@ -70,6 +70,7 @@ type rewriter struct {
 	opts  Options
 	lay   layout
 	log   interface {
+		Debug(string, ...any)
 		Info(string, ...any)
 		Warn(string, ...any)
 	}
