@@ -164,7 +164,7 @@ func AdviseFrom(h History) Advice {
 	a.TargetFileSizeBytes = min(max(pow2Floor(perCadence), minAdvisedTarget), maxAdvisedTarget)
 	a.MinFileSizeBytes = a.TargetFileSizeBytes * 3 / 4
 	a.reason("target-file-size-bytes %s: about %s arrive per cadence (bounds %s to %s); min-file-size-bytes %s is 75%% of it",
-		fmtBytes(a.TargetFileSizeBytes), fmtBytes(perCadence), fmtBytes(minAdvisedTarget), fmtBytes(maxAdvisedTarget), fmtBytes(a.MinFileSizeBytes))
+		FormatBytes(a.TargetFileSizeBytes), FormatBytes(perCadence), FormatBytes(minAdvisedTarget), FormatBytes(maxAdvisedTarget), FormatBytes(a.MinFileSizeBytes))
 
 	// Gate.
 	a.MinAvgFileBytes = a.TargetFileSizeBytes / 4
@@ -172,7 +172,7 @@ func AdviseFrom(h History) Advice {
 	need := (a.LargestPartition + a.TargetFileSizeBytes - 1) / a.TargetFileSizeBytes
 	a.MaxFilesPerPartition = need + max(perRun, 10)
 	a.reason("gate: compact a partition averaging below %s, or holding more than %d files (%d at the target for the largest partition, plus a cadence of commits)",
-		fmtBytes(a.MinAvgFileBytes), a.MaxFilesPerPartition, need)
+		FormatBytes(a.MinAvgFileBytes), a.MaxFilesPerPartition, need)
 
 	// Retention.
 	lo := max(24*time.Hour, 2*a.Cadence)

@@ -60,7 +60,7 @@ func (g GatePolicy) Evaluate(m *TableMetrics) GateDecision {
 			}
 		}
 		d.Reason = fmt.Sprintf("%s fired: %d of %d partitions average below %s (smallest: %s, %d files averaging %s)",
-			GateMinAvgFileBytes, len(small), len(m.Partitions), fmtBytes(g.MinAvgFileBytes), partName(w.Partition), w.FileCount, fmtBytes(w.AvgFileBytes))
+			GateMinAvgFileBytes, len(small), len(m.Partitions), FormatBytes(g.MinAvgFileBytes), partName(w.Partition), w.FileCount, FormatBytes(w.AvgFileBytes))
 	}
 	if len(many) > 0 {
 		d.Fired = append(d.Fired, GateMaxFilesPerPartition)
@@ -81,7 +81,7 @@ func (g GatePolicy) Evaluate(m *TableMetrics) GateDecision {
 	d.Compact = len(d.Fired) > 0
 	if !d.Compact {
 		d.Reason = fmt.Sprintf("no threshold fired: no partition of %d averages below %s over two or more files, none holds more than %d files",
-			len(m.Partitions), fmtBytes(g.MinAvgFileBytes), g.MaxFilesPerPartition)
+			len(m.Partitions), FormatBytes(g.MinAvgFileBytes), g.MaxFilesPerPartition)
 	}
 	return d
 }
@@ -209,7 +209,7 @@ func (m *maintainer) run(ctx context.Context) error {
 		return err
 	}
 	rep.step("measure", StepDone, fmt.Sprintf("%d files, average %s, %d snapshots, %d manifests",
-		rep.Before.FileCount, fmtBytes(rep.Before.AvgFileBytes), rep.Before.SnapshotCount, rep.Before.ManifestCount), start)
+		rep.Before.FileCount, FormatBytes(rep.Before.AvgFileBytes), rep.Before.SnapshotCount, rep.Before.ManifestCount), start)
 
 	start = time.Now()
 	rep.Gate = p.Gate.Evaluate(rep.Before)
@@ -235,7 +235,7 @@ func (m *maintainer) run(ctx context.Context) error {
 		return err
 	}
 	rep.step("measure", StepDone, fmt.Sprintf("%d files, average %s, %d snapshots, %d manifests",
-		rep.After.FileCount, fmtBytes(rep.After.AvgFileBytes), rep.After.SnapshotCount, rep.After.ManifestCount), start)
+		rep.After.FileCount, FormatBytes(rep.After.AvgFileBytes), rep.After.SnapshotCount, rep.After.ManifestCount), start)
 	return nil
 }
 
@@ -261,7 +261,7 @@ func (m *maintainer) rewrite(ctx context.Context) error {
 		return nil
 	}
 	rep.step("rewrite", StepDone, fmt.Sprintf("%d files (%s) rewritten into %d (%s) in %d snapshot(s)",
-		res.RewrittenDataFilesCount, fmtBytes(res.RewrittenBytesCount), res.AddedDataFilesCount, fmtBytes(res.AddedBytesCount), res.SnapshotsCommitted), start)
+		res.RewrittenDataFilesCount, FormatBytes(res.RewrittenBytesCount), res.AddedDataFilesCount, FormatBytes(res.AddedBytesCount), res.SnapshotsCommitted), start)
 	start = time.Now()
 	if !res.Verified {
 		err := fmt.Errorf("maintain %s: the rewrite committed %d snapshot(s) but did not verify (%d files failed); stopping before expiry",
@@ -352,7 +352,7 @@ func (m *maintainer) expire(ctx context.Context) error {
 		return err
 	}
 	m.rep.step("expire", StepDone, fmt.Sprintf("%d snapshots older than %s expired, %d files (%s) freed",
-		len(res.ExpiredSnapshots), FormatDuration(res.OlderThan), len(res.Files), fmtBytes(res.FreedBytes)), start)
+		len(res.ExpiredSnapshots), FormatDuration(res.OlderThan), len(res.Files), FormatBytes(res.FreedBytes)), start)
 	m.props[PropLastExpireMs] = strconv.FormatInt(time.Now().UnixMilli(), 10)
 	return m.renew(ctx)
 }
@@ -370,7 +370,7 @@ func (m *maintainer) orphans(ctx context.Context) error {
 		return err
 	}
 	m.rep.step("orphans", StepDone, fmt.Sprintf("%d unreferenced files older than %s removed (%s)",
-		len(res.Files), FormatDuration(res.OlderThan), fmtBytes(res.Bytes)), start)
+		len(res.Files), FormatDuration(res.OlderThan), FormatBytes(res.Bytes)), start)
 	// Recorded at release.
 	m.props[PropLastOrphansMs] = strconv.FormatInt(time.Now().UnixMilli(), 10)
 	return nil

@@ -268,6 +268,3 @@ func FormatBytes(n int64) string {
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
-
-// fmtBytes is FormatBytes, for messages inside the package.
-func fmtBytes(n int64) string { return FormatBytes(n) }

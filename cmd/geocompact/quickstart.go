@@ -172,7 +172,7 @@ func runQuickstart(ctx context.Context, o *quickstartOptions) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
 	}
-	return writeQuickstart(o.g.IO.Out, res, o.g.IO.OutTTY)
+	return writeQuickstart(o.g.IO.Out, res)
 }
 
 // quickstartWindows draws data-placed windows around a sample of the
@@ -242,7 +242,7 @@ func measureSide(ctx context.Context, tbl *table.Table, windows []bench.Window) 
 	return s, nil
 }
 
-func writeQuickstart(out io.Writer, r *quickstartResult, human bool) error {
+func writeQuickstart(out io.Writer, r *quickstartResult) error {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(w, "%s (%d rows)\tBEFORE\tAFTER\t\n", r.Table, r.Rows)
 	fmt.Fprintf(w, "data files\t%d\t%d\t\n", r.Before.Files, r.After.Files)
@@ -260,6 +260,5 @@ func writeQuickstart(out io.Writer, r *quickstartResult, human bool) error {
 	fmt.Fprintf(out, "\nvalidated: %d rows, no geometry violations.\n", r.ValidatedRows)
 	fmt.Fprintf(out, "rewrite: %d files -> %d, one replace snapshot, %s; %s.\n", r.Rewrite.RewrittenDataFilesCount, r.Rewrite.AddedDataFilesCount, strategyText(r.Rewrite), verified)
 	fmt.Fprintf(out, "done in %s. The old files stay until snapshots expire: geocompact expire --table %s --older-than 1h\n", r.Duration.Round(100*time.Millisecond), r.Table)
-	_ = human
 	return nil
 }
