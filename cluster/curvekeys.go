@@ -32,23 +32,29 @@ type dimStats struct {
 }
 
 // normalizers computes one normaliser per dimension of s from recs, reading
-// the data only when the options leave something to learn from it.
+// the data only when the options leave something to learn from it. A
+// Sorter given a Scale (WithScale) uses that instead.
 func (s *Sorter) normalizers(recs []arrow.RecordBatch, total int, sc *scratch) ([]dimNorm, error) {
-	quantile := s.opts.Normalize == NormalizeQuantile
-	needData := quantile || len(s.numeric) > 0 || s.opts.Extent.IsEmpty()
-	st := make([]dimStats, len(s.dims))
-	for d := range st {
-		st[d] = dimStats{lo: math.Inf(1), hi: math.Inf(-1), minEnc: math.MaxUint64}
+	if s.scale != nil {
+		return s.scale, nil
 	}
-	if needData {
-		stride := max(1, total/sampleSize)
-		base := 0
-		for _, rec := range recs {
-			if err := s.collect(rec, st, sc, base, stride, quantile); err != nil {
-				return nil, err
-			}
-			base += int(rec.NumRows())
+	st := s.NewStats(total)
+	st.sc = *sc
+	for _, rec := range recs {
+		if err := st.add(rec); err != nil {
+			return nil, err
 		}
+	}
+	*sc = st.sc
+	return st.Scale(spatial.EmptyBound()).norms, nil
+}
+
+// finish turns the statistics of every dimension into its normaliser.
+// extent, when not empty, replaces SortOptions.Extent.
+func (s *Sorter) finish(st []dimStats, extent spatial.Bound) []dimNorm {
+	quantile := s.opts.Normalize == NormalizeQuantile
+	if extent.IsEmpty() {
+		extent = s.opts.Extent
 	}
 	norms := make([]dimNorm, len(s.dims))
 	for d, dim := range s.dims {
@@ -63,10 +69,10 @@ func (s *Sorter) normalizers(recs []arrow.RecordBatch, total int, sc *scratch) (
 			continue
 		}
 		lo, hi := st[d].lo, st[d].hi
-		if e := s.opts.Extent; !e.IsEmpty() {
-			lo, hi = e.MinX, e.MaxX
+		if !extent.IsEmpty() {
+			lo, hi = extent.MinX, extent.MaxX
 			if dim.axis == 1 {
-				lo, hi = e.MinY, e.MaxY
+				lo, hi = extent.MinY, extent.MaxY
 			}
 		}
 		if !(lo <= hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
@@ -74,7 +80,7 @@ func (s *Sorter) normalizers(recs []arrow.RecordBatch, total int, sc *scratch) (
 		}
 		norms[d] = dimNorm{kind: normAxis, ax: newAxis(lo, hi, s.bits)}
 	}
-	return norms, nil
+	return norms
 }
 
 // collect adds one batch to the statistics; base is the global row number

@@ -42,6 +42,8 @@ type Sorter struct {
 	spatial []spatialSource
 	numeric []int // column indexes
 	bits    int
+	// scale, when not nil, is the frozen normalisation (WithScale).
+	scale []dimNorm
 }
 
 type linearField struct {
@@ -276,12 +278,7 @@ func (s *Sorter) Sort(recs []arrow.RecordBatch, batchRows int) ([]arrow.RecordBa
 	if total == 0 {
 		return []arrow.RecordBatch{}, nil
 	}
-	var perm []int32
-	if s.order.Curve == CurveLinear {
-		perm, err = s.linearPermutation(recs, total)
-	} else {
-		perm, err = s.curvePermutation(recs, total)
-	}
+	perm, err := s.Permutation(recs)
 	if err != nil {
 		return nil, err
 	}

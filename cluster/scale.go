@@ -1,0 +1,143 @@
+package cluster
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/geocompact/geocompact/spatial"
+)
+
+// Stats learns, one batch at a time, the normalisation a Sorter's curve
+// keys need (quantiles, numeric ranges, the extent of the box centres), so
+// that rows can be keyed in several passes, or a few at a time, and still
+// get the keys one sort of all the rows would give them. Feed it every row
+// once, in a fixed order; the sample it draws depends only on that order
+// and on the row count it was created with.
+type Stats struct {
+	s        *Sorter
+	st       []dimStats
+	base     int
+	stride   int
+	needData bool
+	sc       scratch
+}
+
+// Scale is a frozen normalisation: see Stats.Scale and Sorter.WithScale.
+type Scale struct {
+	norms []dimNorm
+}
+
+// NewStats returns empty statistics for s's order. rows is the number of
+// rows expected (an estimate is fine: it only sets the sampling stride);
+// two Stats created with the same rows and fed the same rows in the same
+// order give the same Scale.
+func (s *Sorter) NewStats(rows int) *Stats {
+	st := &Stats{s: s, stride: max(1, rows/sampleSize)}
+	if s.order.Curve == CurveLinear {
+		return st
+	}
+	st.needData = s.opts.Normalize == NormalizeQuantile || len(s.numeric) > 0 || s.opts.Extent.IsEmpty()
+	st.st = make([]dimStats, len(s.dims))
+	for d := range st.st {
+		st.st[d] = dimStats{lo: math.Inf(1), hi: math.Inf(-1), minEnc: math.MaxUint64}
+	}
+	return st
+}
+
+// Add folds rec, a batch with the Sorter's schema, into the statistics.
+func (st *Stats) Add(rec arrow.RecordBatch) error {
+	if _, err := st.s.checkBatches([]arrow.RecordBatch{rec}); err != nil {
+		return err
+	}
+	return st.add(rec)
+}
+
+func (st *Stats) add(rec arrow.RecordBatch) error {
+	if st.needData {
+		if err := st.s.collect(rec, st.st, &st.sc, st.base, st.stride, st.s.opts.Normalize == NormalizeQuantile); err != nil {
+			return err
+		}
+	}
+	st.base += int(rec.NumRows())
+	return nil
+}
+
+// Rows is the number of rows added so far.
+func (st *Stats) Rows() int { return st.base }
+
+// Scale returns the normalisation learned. Spatial axes are normalised over
+// extent when it is not empty, else over SortOptions.Extent, else over the
+// extent of the box centres seen. A linear order has nothing to learn and
+// returns an empty Scale.
+func (st *Stats) Scale(extent spatial.Bound) Scale {
+	if st.s.order.Curve == CurveLinear {
+		return Scale{}
+	}
+	return Scale{norms: st.s.finish(st.st, extent)}
+}
+
+// WithScale returns a copy of s that keys rows with sc instead of learning
+// a normalisation from the rows it is given. sc must come from Stats of a
+// Sorter with the same order (over the same or a projected schema).
+func (s *Sorter) WithScale(sc Scale) (*Sorter, error) {
+	if len(sc.norms) != len(s.dims) {
+		return nil, fmt.Errorf("cluster: scale has %d dimensions, order %s has %d", len(sc.norms), s.order, len(s.dims))
+	}
+	c := *s
+	c.scale = sc.norms
+	if c.scale == nil {
+		c.scale = []dimNorm{}
+	}
+	return &c, nil
+}
+
+// Columns returns the names of the top-level columns s reads to key a
+// row, in schema order: a projection of just these columns keys rows as
+// the whole schema does.
+func (s *Sorter) Columns() []string {
+	used := map[int]bool{}
+	for _, f := range s.fields {
+		if !f.corner {
+			used[f.col] = true
+		}
+	}
+	for _, src := range s.spatial {
+		if src.kind == fromBBoxColumns {
+			for _, c := range src.cols {
+				used[c] = true
+			}
+		} else {
+			used[src.col] = true
+		}
+	}
+	for _, c := range s.numeric {
+		used[c] = true
+	}
+	var out []string
+	for i, f := range s.schema.Fields() {
+		if used[i] {
+			out = append(out, f.Name)
+		}
+	}
+	return out
+}
+
+// Permutation returns the row numbers of recs (counted across the batches
+// in order) in s's order: stable, so rows with equal keys keep their input
+// order. It holds 12 bytes per row besides its result. Gather turns runs
+// of the result into record batches.
+func (s *Sorter) Permutation(recs []arrow.RecordBatch) ([]int32, error) {
+	total, err := s.checkBatches(recs)
+	if err != nil {
+		return nil, err
+	}
+	if total == 0 {
+		return []int32{}, nil
+	}
+	if s.order.Curve == CurveLinear {
+		return s.linearPermutation(recs, total)
+	}
+	return s.curvePermutation(recs, total)
+}
