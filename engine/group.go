@@ -6,15 +6,14 @@ import (
 	"iter"
 	"math"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/validate"
 )
@@ -51,72 +50,198 @@ func (ex *execution) rewriteGroupErr(ctx context.Context, o *groupOut) error {
 			return fmt.Errorf("lineage schema: %w", err)
 		}
 	}
-	geom, bbox := spatialColumns(sc, spatialGeomName(ex.tbl))
+	g := &groupIO{o: o, readSc: readSc, sc: sc, scanOpts: scanOpts, writeOpts: writeOpts}
+	g.geom, g.bbox = spatialColumns(sc, spatialGeomName(ex.tbl))
 	check := ex.geometryCheck()
-	digest := func(rec arrow.RecordBatch) error {
+	g.digest = func(rec arrow.RecordBatch) error {
 		if err := check(rec); err != nil {
 			return err
 		}
-		return o.in.Add(rec, geom, bbox)
+		return o.in.Add(rec, g.geom, g.bbox)
 	}
-
-	var src iter.Seq2[arrow.RecordBatch, error]
-	rows := o.group.Records
-	var chunks func(int) int64
 	start := time.Now()
-	if ex.r.lay.strategy == Sort {
-		sorted, n, err := ex.sortGroup(readSc, recs, digest, func() spatial.Bound { return o.in.Extent }, o.group.OutputFiles)
-		if err != nil {
-			return err
-		}
-		defer func() {
-			for _, r := range sorted {
-				r.Release()
-			}
-		}()
-		rows = n
-		ex.r.log.Debug("rewrite group read and sorted", "partition", o.group.Partition, "rows", n, "duration", time.Since(start))
-		chunks = ex.cutSorted(sorted, rows, o.group.OutputFiles, geom, bbox, o.in.Extent)
-		src = func(yield func(arrow.RecordBatch, error) bool) {
-			for _, r := range sorted {
-				r.Retain()
-				if !yield(r, nil) {
-					return
-				}
-			}
-		}
-	} else {
-		src = func(yield func(arrow.RecordBatch, error) bool) {
-			for rec, err := range recs {
-				if err == nil {
-					err = digest(rec)
-				}
-				if err != nil {
-					if rec != nil {
-						rec.Release()
-					}
-					yield(nil, err)
-					return
-				}
-				if !yield(rec, nil) {
-					return
-				}
-			}
-		}
+	var files []iceberg.DataFile
+	switch {
+	case ex.r.lay.strategy != Sort:
+		files, err = ex.writeStream(ctx, g, recs)
+	case o.group.Sort != nil && o.group.Sort.Spill:
+		files, err = ex.sortSpilled(ctx, g, recs)
+	default:
+		files, err = ex.sortInMemory(ctx, g, recs)
 	}
-	if chunks == nil {
-		chunks = evenChunks(rows, o.group.OutputFiles)
-	}
-	files, err := ex.writeChunks(ctx, sc, src, chunks, writeOpts)
 	ex.r.log.Debug("rewrite group written", "partition", o.group.Partition, "files", len(files), "duration", time.Since(start))
 	o.newFiles = files
 	if err == nil && testHookAfterWrite != nil {
 		err = testHookAfterWrite()
 	}
 	if err != nil {
-		return fmt.Errorf("write: %w", err)
+		return err
 	}
-	return ex.verify(ctx, o, scanOpts, geom, bbox)
+	return ex.verify(ctx, o, scanOpts, g.geom, g.bbox)
+}
+
+// groupIO is what reading and writing one group needs.
+type groupIO struct {
+	o          *groupOut
+	readSc, sc *arrow.Schema // the schema rows are read with, and written with
+	scanOpts   []table.ScanOption
+	writeOpts  []table.WriteRecordOption
+	geom       int
+	bbox       [4]int
+	// digest validates a batch read and folds it into o.in.
+	digest func(arrow.RecordBatch) error
+}
+
+// writeStream writes the rows of recs as they come (binpack): files of
+// even row counts, streamed, so memory does not grow with the group.
+func (ex *execution) writeStream(ctx context.Context, g *groupIO, recs iter.Seq2[arrow.RecordBatch, error]) ([]iceberg.DataFile, error) {
+	sink := ex.newSink(ctx, g.sc, g.writeOpts, evenChunks(g.o.group.Records, g.o.group.OutputFiles), sinkQueue)
+	for rec, err := range recs {
+		if err == nil {
+			err = g.digest(rec)
+		}
+		if err != nil {
+			if rec != nil {
+				rec.Release()
+			}
+			files, _ := sink.Close()
+			return files, fmt.Errorf("read: %w", err)
+		}
+		if err := sink.Write(rec); err != nil {
+			files, _ := sink.Close()
+			return files, fmt.Errorf("write: %w", err)
+		}
+	}
+	files, err := sink.Close()
+	if err != nil {
+		err = fmt.Errorf("write: %w", err)
+	}
+	return files, err
+}
+
+// sortInMemory reads every row of the group, orders them all by the
+// layout's key at once (not per batch) and writes them file by file,
+// gathering each file's rows from the input as it goes: besides the
+// rows read it holds 12 bytes per row and the batches in flight.
+//
+// Curve positions are normalised over the group's extent (the union of
+// the rows' bboxes, known once every row is read), so the keys depend
+// only on the group's rows; sortSpilled learns the same scale.
+func (ex *execution) sortInMemory(ctx context.Context, g *groupIO, recs iter.Seq2[arrow.RecordBatch, error]) ([]iceberg.DataFile, error) {
+	sorter, err := ex.sorter(g.readSc)
+	if err != nil {
+		return nil, err
+	}
+	stats := sorter.NewStats(int(g.o.group.Records))
+	var in []arrow.RecordBatch
+	defer func() {
+		for _, r := range in {
+			r.Release()
+		}
+	}()
+	for rec, err := range recs {
+		if err == nil {
+			err = g.digest(rec)
+		}
+		if err == nil {
+			err = stats.Add(rec)
+		}
+		if err != nil {
+			if rec != nil {
+				rec.Release()
+			}
+			return nil, fmt.Errorf("read: %w", err)
+		}
+		in = append(in, rec)
+	}
+	if g.o.in.Rows == 0 {
+		return nil, nil
+	}
+	start := time.Now()
+	frozen, err := sorter.WithScale(stats.Scale(g.o.in.Extent))
+	if err != nil {
+		return nil, err
+	}
+	perm, err := frozen.Permutation(in)
+	if err != nil {
+		return nil, fmt.Errorf("sort: %w", err)
+	}
+	ex.r.log.Debug("rewrite group sorted", "partition", g.o.group.Partition, "rows", len(perm), "duration", time.Since(start))
+	fileRows, err := ex.cutSorted(g, in, perm)
+	if err != nil {
+		return nil, err
+	}
+	sink := ex.newSink(ctx, g.sc, g.writeOpts, fileRows, sinkQueue)
+	if err := gatherInto(sink, g.readSc, in, perm); err != nil {
+		files, _ := sink.Close()
+		return files, err
+	}
+	files, err := sink.Close()
+	if err != nil {
+		err = fmt.Errorf("write: %w", err)
+	}
+	return files, err
+}
+
+// sorter returns a Sorter for the layout's order over schema sc.
+func (ex *execution) sorter(sc *arrow.Schema) (*cluster.Sorter, error) {
+	return cluster.NewSorter(ex.r.lay.order, sc, cluster.SortOptions{Normalize: ex.r.lay.normalize})
+}
+
+// sinkQueue is how many batches each file being written may have queued.
+const sinkQueue = 2
+
+// gatherBytes is about how much one gathered batch holds.
+const gatherBytes = 8 << 20
+
+// gatherInto writes the rows of in, in perm's order, into sink, gathering
+// about gatherBytes at a time.
+func gatherInto(sink *fileSink, sc *arrow.Schema, in []arrow.RecordBatch, perm []int32) error {
+	step := chunkRows(in)
+	for lo := 0; lo < len(perm); lo += step {
+		rec, err := cluster.Gather(sc, in, perm[lo:min(len(perm), lo+step)], nil)
+		if err != nil {
+			return fmt.Errorf("sort: %w", err)
+		}
+		if err := sink.Write(rec); err != nil {
+			return fmt.Errorf("write: %w", err)
+		}
+	}
+	return nil
+}
+
+// recordBytes is the size of the buffers rec's columns hold (slices count
+// whole buffers).
+func recordBytes(rec arrow.RecordBatch) int64 {
+	var n int64
+	var walk func(d arrow.ArrayData)
+	walk = func(d arrow.ArrayData) {
+		for _, b := range d.Buffers() {
+			if b != nil {
+				n += int64(b.Len())
+			}
+		}
+		for _, c := range d.Children() {
+			walk(c)
+		}
+	}
+	for _, c := range rec.Columns() {
+		walk(c.Data())
+	}
+	return n
+}
+
+// chunkRows is how many rows of recs make about gatherBytes.
+func chunkRows(recs []arrow.RecordBatch) int {
+	var bytes, rows int64
+	for _, r := range recs {
+		bytes += recordBytes(r)
+		rows += r.NumRows()
+	}
+	if rows == 0 || bytes == 0 {
+		return 1 << 16
+	}
+	return int(min(max(gatherBytes*rows/bytes, 1<<10), 1<<17))
 }
 
 // ioOptions returns the scan and write options for a group: on a v3 table
@@ -145,179 +270,6 @@ func evenChunks(rows int64, n int) func(i int) int64 {
 		j := min(int64(i), k-1)
 		return max(rows*(j+1)/k-rows*j/k, 1)
 	}
-}
-
-// writeChunks writes the rows of src as files of chunk(0), chunk(1), ...
-// rows, through one WriteRecords call: each chunk is gathered into a single
-// record batch, and with a target size of one byte iceberg-go's rolling
-// writer closes the file after every batch, so one batch is one file.
-// src's batches are released here; the writer releases the chunks.
-func (ex *execution) writeChunks(ctx context.Context, sc *arrow.Schema, src iter.Seq2[arrow.RecordBatch, error], chunkRows func(int) int64, opts []table.WriteRecordOption) ([]iceberg.DataFile, error) {
-	var srcErr error
-	chunks := func(yield func(arrow.RecordBatch, error) bool) {
-		var parts []arrow.RecordBatch
-		var have int64
-		c := 0
-		release := func() {
-			for _, p := range parts {
-				p.Release()
-			}
-			parts, have = nil, 0
-		}
-		defer release()
-		emit := func() bool {
-			rec, err := concatBatches(sc, parts)
-			release()
-			if err != nil {
-				srcErr = err
-				yield(nil, err)
-				return false
-			}
-			c++
-			return yield(rec, nil)
-		}
-		for rec, err := range src {
-			if err != nil {
-				srcErr = err
-				yield(nil, err)
-				return
-			}
-			for off := int64(0); off < rec.NumRows(); {
-				take := min(chunkRows(c)-have, rec.NumRows()-off)
-				parts = append(parts, rec.NewSlice(off, off+take))
-				off += take
-				if have += take; have == chunkRows(c) && !emit() {
-					rec.Release()
-					return
-				}
-			}
-			rec.Release()
-		}
-		if have > 0 {
-			emit()
-		}
-	}
-	files, err := ex.writeLanes(ctx, sc, chunks, append(opts, table.WithTargetFileSize(1)))
-	if err == nil {
-		err = srcErr
-	}
-	return files, err
-}
-
-// writeLanes writes each batch of chunks as one file, with up to
-// ex.lanes WriteRecords calls at once: compressing Parquet is most of a
-// rewrite's work, and the files of a group are independent. Each file
-// keeps its rows in chunk order.
-func (ex *execution) writeLanes(ctx context.Context, sc *arrow.Schema, chunks iter.Seq2[arrow.RecordBatch, error], opts []table.WriteRecordOption) ([]iceberg.DataFile, error) {
-	lanes := max(1, ex.lanes)
-	if lanes == 1 {
-		var files []iceberg.DataFile
-		for df, err := range table.WriteRecords(ctx, ex.tbl, sc, chunks, opts...) {
-			if err != nil {
-				return files, err
-			}
-			files = append(files, df)
-		}
-		return files, nil
-	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	// Files go to the lanes in turn, so a lane that reads ahead cannot
-	// take them all.
-	chans := make([]chan arrow.RecordBatch, lanes)
-	for i := range chans {
-		chans[i] = make(chan arrow.RecordBatch)
-	}
-	var (
-		mu       sync.Mutex
-		files    []iceberg.DataFile
-		firstErr error
-		wg       sync.WaitGroup
-	)
-	fail := func(err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if firstErr == nil {
-			firstErr = err
-			cancel(err)
-		}
-	}
-	for _, ch := range chans {
-		wg.Go(func() {
-			lane := func(yield func(arrow.RecordBatch, error) bool) {
-				for rec := range ch {
-					if !yield(rec, nil) {
-						return
-					}
-				}
-			}
-			for df, err := range table.WriteRecords(ctx, ex.tbl, sc, lane, opts...) {
-				if err != nil {
-					fail(err)
-					break
-				}
-				mu.Lock()
-				files = append(files, df)
-				mu.Unlock()
-			}
-			for rec := range ch { // a failed lane drains, so the producer never blocks
-				rec.Release()
-			}
-		})
-	}
-	i := 0
-	for rec, err := range chunks {
-		if err != nil {
-			fail(err)
-			break
-		}
-		select {
-		case chans[i%lanes] <- rec:
-		case <-ctx.Done():
-			rec.Release()
-		}
-		i++
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	for _, ch := range chans {
-		close(ch)
-	}
-	wg.Wait()
-	return files, firstErr
-}
-
-// concatBatches gathers parts into one record batch with schema sc.
-func concatBatches(sc *arrow.Schema, parts []arrow.RecordBatch) (arrow.RecordBatch, error) {
-	if len(parts) == 1 {
-		parts[0].Retain()
-		return parts[0], nil
-	}
-	cols := make([]arrow.Array, sc.NumFields())
-	var rows int64
-	for _, p := range parts {
-		rows += p.NumRows()
-	}
-	for i := range cols {
-		arrs := make([]arrow.Array, len(parts))
-		for k, p := range parts {
-			arrs[k] = p.Column(i)
-		}
-		col, err := array.Concatenate(arrs, memory.DefaultAllocator)
-		if err != nil {
-			for _, c := range cols[:i] {
-				c.Release()
-			}
-			return nil, fmt.Errorf("gather rows: %w", err)
-		}
-		cols[i] = col
-	}
-	rec := array.NewRecordBatch(parts[0].Schema(), cols, rows)
-	for _, c := range cols {
-		c.Release()
-	}
-	return rec, nil
 }
 
 // verify reads back the files a group wrote and compares their digest to
@@ -386,22 +338,51 @@ func (ex *execution) geometryCheck() func(arrow.RecordBatch) error {
 
 // cutSorted chooses the row counts of a sorted group's files: window-aware
 // cuts (see windowCuts) when the rows have spatial columns and
-// cut-window-fraction is set, else the sorted batches as they are: each
-// holds sortedFileRows rows, the last the rest, so each is one file and
-// needs no copying.
-func (ex *execution) cutSorted(sorted []arrow.RecordBatch, rows int64, n, geom int, bbox [4]int, extent spatial.Bound) func(int) int64 {
+// cut-window-fraction is set, else sortedFileRows rows each, the last the
+// rest. in and perm are the rows and their sorted order.
+func (ex *execution) cutSorted(g *groupIO, in []arrow.RecordBatch, perm []int32) (func(int) int64, error) {
+	rows, n := int64(len(perm)), g.o.group.OutputFiles
 	f := ex.r.opts.CutWindowFraction
-	if f <= 0 || n <= 1 || (geom < 0 && bbox[0] < 0) || extent.IsEmpty() || !ex.r.lay.spatial() {
+	extent := g.o.in.Extent
+	if f <= 0 || n <= 1 || (g.geom < 0 && g.bbox[0] < 0) || extent.IsEmpty() || !ex.r.lay.spatial() {
 		per := sortedFileRows(rows, n)
-		return func(int) int64 { return per }
+		return func(int) int64 { return per }, nil
+	}
+	// Only the spatial columns are gathered, in sorted order, block by block.
+	cols := []int{g.geom}
+	if g.bbox[0] >= 0 {
+		cols = g.bbox[:]
+	}
+	var fields []arrow.Field
+	for _, c := range cols {
+		fields = append(fields, g.readSc.Field(c))
+	}
+	psc := arrow.NewSchema(fields, nil)
+	proj := make([]arrow.RecordBatch, len(in))
+	for i, r := range in {
+		pc := make([]arrow.Array, len(cols))
+		for k, c := range cols {
+			pc[k] = r.Column(c)
+		}
+		proj[i] = array.NewRecordBatch(psc, pc, r.NumRows())
+		defer proj[i].Release()
+	}
+	pgeom, pbbox := -1, [4]int{0, 1, 2, 3}
+	if g.bbox[0] < 0 {
+		pgeom, pbbox = 0, [4]int{-1, -1, -1, -1}
 	}
 	bb := &blockBounds{blockRows: max(1, rows/int64(n*cutBlocksPerCut))}
-	for _, r := range sorted {
-		bb.add(r, geom, bbox)
+	for lo := 0; lo < len(perm); lo += 1 << 16 {
+		rec, err := cluster.Gather(psc, proj, perm[lo:min(len(perm), lo+1<<16)], nil)
+		if err != nil {
+			return nil, err
+		}
+		bb.add(rec, pgeom, pbbox)
+		rec.Release()
 	}
 	side := math.Sqrt(f)
 	cuts := windowCuts(bb, n, side*extent.Width(), side*extent.Height())
-	return func(i int) int64 { return cuts[min(i, len(cuts)-1)] }
+	return func(i int) int64 { return cuts[min(i, len(cuts)-1)] }, nil
 }
 
 // sortedFileRows is the row count of each file but the last when a sorted

@@ -2,12 +2,9 @@ package engine
 
 import (
 	"fmt"
-	"iter"
-	"math"
 	"slices"
 	"strings"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/cluster"
@@ -94,53 +91,6 @@ func tableSortOrder(tbl *table.Table) (cluster.Order, bool) {
 		o.Fields = append(o.Fields, field)
 	}
 	return o, len(o.Fields) > 0
-}
-
-// sortGroup reads every batch of the group, then orders all its rows by
-// the layout's key at once (not per batch). It returns the sorted batches
-// and the row count.
-//
-// Curve positions are normalised over the group's extent (the union of the
-// rows' bboxes, known once every row is read), so the keys depend only on
-// the group's rows.
-//
-// The sorted batches hold sortedFileRows(rows, files) rows each, one file's
-// worth.
-func (ex *execution) sortGroup(sc *arrow.Schema, recs iter.Seq2[arrow.RecordBatch, error], digest func(arrow.RecordBatch) error, extent func() spatial.Bound, files int) ([]arrow.RecordBatch, int64, error) {
-	var in []arrow.RecordBatch
-	release := func() {
-		for _, r := range in {
-			r.Release()
-		}
-	}
-	var rows int64
-	for rec, err := range recs {
-		if err == nil {
-			err = digest(rec)
-		}
-		if err != nil {
-			if rec != nil {
-				rec.Release()
-			}
-			release()
-			return nil, 0, fmt.Errorf("read: %w", err)
-		}
-		rows += rec.NumRows()
-		in = append(in, rec)
-	}
-	defer release()
-	if rows == 0 {
-		return nil, 0, nil
-	}
-	sorter, err := cluster.NewSorter(ex.r.lay.order, sc, cluster.SortOptions{Extent: extent(), Normalize: ex.r.lay.normalize})
-	if err != nil {
-		return nil, 0, err
-	}
-	out, err := sorter.Sort(in, int(min(sortedFileRows(rows, files), math.MaxInt32)))
-	if err != nil {
-		return nil, 0, fmt.Errorf("sort: %w", err)
-	}
-	return out, rows, nil
 }
 
 // spatial reports whether the layout orders rows by their position: a

@@ -63,13 +63,16 @@ const (
 	// fraction of the group's extent area, that sorted spatial files are
 	// cut for (see Options.CutWindowFraction).
 	OptCutWindow = "cut-window-fraction"
+	// OptSpillDir is geocompact's own: the local directory a sort larger
+	// than its memory budget spills to (see Options.SpillDir).
+	OptSpillDir = "spill-dir"
 )
 
 // KnownOptions lists every option name Options accepts, sorted.
 func KnownOptions() []string {
 	names := []string{OptTargetFileSize, OptMinFileSize, OptMaxFileSize, OptMinInputFiles, OptRewriteAll,
 		OptMaxFileGroupSize, OptMaxFilesToRewrite, OptRewriteJobOrder, OptMaxConcurrentGroups, OptPartialProgress,
-		OptPartialProgressCommit, OptDeleteFileThreshold, OptRemoveDanglingDeletes, OptMaxGroupMemory, OptNormalize, OptValidateGeometry, OptCutWindow}
+		OptPartialProgressCommit, OptDeleteFileThreshold, OptRemoveDanglingDeletes, OptMaxGroupMemory, OptNormalize, OptValidateGeometry, OptCutWindow, OptSpillDir}
 	slices.Sort(names)
 	return names
 }
@@ -87,11 +90,6 @@ const (
 	defaultMaxCommits       = 10
 	defaultDeleteThreshold  = 1 << 31
 	defaultMaxConcurrent    = 5
-	// memoryPerInputByte is what a sorted group costs in memory per byte of
-	// Parquet input: decoded Arrow columns, the key column and permutation,
-	// and the sorted copy. Measured at 14-18 for WKB points with four bbox
-	// doubles; 16 is the planning figure.
-	memoryPerInputByte = 16
 )
 
 // Options are the rewrite options, by Iceberg's names and with Iceberg's
@@ -132,10 +130,18 @@ type Options struct {
 	// RemoveDanglingDeletes is accepted for compatibility; delete files
 	// that apply only to rewritten files are always removed.
 	RemoveDanglingDeletes bool
-	// MaxGroupMemoryBytes bounds the estimated memory of a sorted group
-	// (16 bytes per input byte); a larger group is refused with a message
-	// instead of running out of memory (default 4 GiB).
+	// MaxGroupMemoryBytes is the memory budget of the sorted groups
+	// rewritten at once, shared evenly between them. A group whose
+	// in-memory sort would not fit its share is sorted by an external,
+	// range-partitioned sort that spills to SpillDir and stays inside the
+	// share, so any group size can be sorted as one order (default
+	// DefaultMemoryBudget: a quarter of physical memory, from 256 MiB up
+	// to 4 GiB).
 	MaxGroupMemoryBytes int64
+	// SpillDir is the local directory spill files go under (default
+	// $GEOCOMPACT_SPILL_DIR, else the OS temp directory); it is local even
+	// for an s3:// warehouse.
+	SpillDir string
 	// Normalize is how curve coordinates are normalised: extent (default)
 	// or quantile.
 	Normalize string
@@ -181,7 +187,7 @@ func ParseOptions(kv map[string]string, tableProps map[string]string) (Options, 
 		MaxConcurrent:       min(defaultMaxConcurrent, runtime.NumCPU()),
 		MaxCommits:          defaultMaxCommits,
 		DeleteFileThreshold: defaultDeleteThreshold,
-		MaxGroupMemoryBytes: 4 << 30,
+		MaxGroupMemoryBytes: DefaultMemoryBudget(),
 		Normalize:           "extent",
 		ValidateGeometry:    true,
 	}
@@ -222,6 +228,9 @@ func ParseOptions(kv map[string]string, tableProps map[string]string) (Options, 
 			p.err = fmt.Errorf("%w: %s=%q: want a fraction in [0, 1]", ErrOption, OptCutWindow, v)
 		}
 		o.CutWindowFraction = f
+	}
+	if v, ok := kv[OptSpillDir]; ok {
+		o.SpillDir = v
 	}
 	if v, ok := kv[OptNormalize]; ok && p.err == nil {
 		if v != "extent" && v != "quantile" {

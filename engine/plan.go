@@ -31,6 +31,9 @@ type Group struct {
 	OutputFiles int `json:"output_files"`
 	// Reason says why the group is rewritten.
 	Reason string `json:"reason"`
+	// Sort says how a sorted group is sorted (nil for binpack): set by the
+	// rewrite from the memory budget, not by Options.Plan.
+	Sort *SortPlan `json:"sort,omitempty"`
 }
 
 // Skipped is a file the plan leaves alone, with the reason.

@@ -115,8 +115,11 @@ func (r *rewriter) run(ctx context.Context, tbl *table.Table, filter iceberg.Boo
 		}
 		return res, nil
 	}
-	if err := r.checkMemory(plan); err != nil {
-		return nil, err
+	r.planSorts(plan, r.concurrency(plan))
+	if !r.cfg.DryRun {
+		if err := r.checkSpill(plan, r.concurrency(plan)); err != nil {
+			return nil, err
+		}
 	}
 	r.log.Info("rewrite planned", "groups", len(plan.Groups), "files", plan.Files(), "bytes", plan.Bytes(), "skipped", len(plan.Skipped))
 	if r.cfg.DryRun {
@@ -184,23 +187,6 @@ func humanPartitionValue(tr iceberg.Transform, v any) string {
 		return s
 	}
 	return fmt.Sprint(v)
-}
-
-// checkMemory refuses a sorted group whose in-memory sort would not fit
-// max-group-memory-bytes, before anything is read or written.
-func (r *rewriter) checkMemory(p *Plan) error {
-	if r.lay.strategy != Sort {
-		return nil
-	}
-	for i, g := range p.Groups {
-		need := g.Bytes * memoryPerInputByte
-		if need > r.opts.MaxGroupMemoryBytes {
-			return fmt.Errorf("%w: group %d (%s) holds %s of Parquet; sorting it in memory needs about %s (%d× its size), above %s=%s; pass --option %s=%d to split it into smaller sorted groups, or raise %s",
-				ErrOption, i+1, partName(g.Partition), FormatBytes(g.Bytes), FormatBytes(need), memoryPerInputByte, OptMaxGroupMemory, FormatBytes(r.opts.MaxGroupMemoryBytes),
-				OptMaxFileGroupSize, r.opts.MaxGroupMemoryBytes/memoryPerInputByte, OptMaxGroupMemory)
-		}
-	}
-	return nil
 }
 
 // summary is the snapshot summary a rewrite commit records.
@@ -378,20 +364,10 @@ func countCommittedGroups(res *Result) int {
 	return n
 }
 
-// concurrency is how many groups run at once: the option, bounded by
-// cores and, for sorted groups, by the memory budget.
-func (r *rewriter) concurrency(p *Plan) int {
-	c := max(1, r.opts.MaxConcurrent)
-	if r.lay.strategy == Sort {
-		var biggest int64
-		for _, g := range p.Groups {
-			biggest = max(biggest, g.Bytes*memoryPerInputByte)
-		}
-		if biggest > 0 {
-			c = min(c, max(1, int(r.opts.MaxGroupMemoryBytes/biggest)))
-		}
-	}
-	return c
+// concurrency is how many groups run at once: the option, bounded by the
+// cores (see ParseOptions). Sorted groups share the memory budget evenly.
+func (r *rewriter) concurrency(*Plan) int {
+	return max(1, r.opts.MaxConcurrent)
 }
 
 // batches splits n groups into commit batches: one for an atomic

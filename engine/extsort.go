@@ -1,0 +1,463 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/geocompact/geocompact/cluster"
+	"github.com/geocompact/geocompact/spatial"
+)
+
+// SortPlan is how one sorted group is sorted, as a dry run shows it: in
+// memory when its estimated peak fits its share of max-group-memory-bytes,
+// else by a range-partitioned external sort that spills to local disk.
+type SortPlan struct {
+	// Spill is true when the group is sorted through spill files.
+	Spill bool `json:"spill"`
+	// Buckets is how many key ranges a spilled group is scattered into.
+	Buckets int `json:"buckets,omitempty"`
+	// SpillBytes estimates the local disk the spill files take.
+	SpillBytes int64 `json:"spill_bytes,omitempty"`
+	// PeakMemoryBytes estimates the group's peak memory.
+	PeakMemoryBytes int64 `json:"peak_memory_bytes"`
+	// BudgetBytes is the group's share of max-group-memory-bytes.
+	BudgetBytes int64 `json:"budget_bytes"`
+}
+
+// Planning figures for sorted groups, per byte of Parquet input.
+const (
+	// arrowPerParquetByte is decoded Arrow per Parquet byte: measured at
+	// 2.3-3.1 for WKB points and polygons with bbox doubles (zstd
+	// Parquet); 4 leaves room.
+	arrowPerParquetByte = 4
+	// spillPerParquetByte is LZ4 Arrow IPC on disk per Parquet byte.
+	spillPerParquetByte = 2
+	// sortOverheadBytes covers what a group holds besides its rows: the
+	// scan's read-ahead, gathered batches in flight and the writers'
+	// buffers.
+	sortOverheadBytes = 64 << 20
+	// maxBuckets bounds the spill files open at once per group.
+	maxBuckets = 4096
+)
+
+// planSorts decides, for every group of a sorted plan, whether it sorts in
+// memory or spills, and how.
+func (r *rewriter) planSorts(p *Plan, concurrency int) {
+	if r.lay.strategy != Sort {
+		return
+	}
+	budget := r.opts.MaxGroupMemoryBytes / int64(max(1, min(concurrency, len(p.Groups))))
+	for i := range p.Groups {
+		p.Groups[i].Sort = sortPlanFor(&p.Groups[i], budget)
+	}
+}
+
+func sortPlanFor(g *Group, budget int64) *SortPlan {
+	arrowBytes := g.Bytes * arrowPerParquetByte
+	peak := arrowBytes + 12*g.Records + sortOverheadBytes
+	sp := &SortPlan{PeakMemoryBytes: peak, BudgetBytes: budget}
+	if peak <= budget {
+		return sp
+	}
+	unit := unitBudget(budget)
+	sp.Spill = true
+	// Twice as many buckets as units: neighbours merge into one sort
+	// unit when the data turns out smaller than estimated or skewed.
+	sp.Buckets = int(min(max(2*((arrowBytes+unit-1)/unit), 2), maxBuckets))
+	sp.SpillBytes = g.Bytes * spillPerParquetByte
+	sp.PeakMemoryBytes = min(peak, sortOverheadBytes+3*unit+scatterBuffer(budget))
+	return sp
+}
+
+// unitBudget is the most Arrow bytes one sort unit of a spilled group may
+// load: two units are held at once (one being written, one sorted ahead).
+func unitBudget(budget int64) int64 {
+	return max((budget-sortOverheadBytes)/3, 1<<20)
+}
+
+// scatterBuffer is how many bytes of rows scattering buffers before it
+// writes the largest bucket's rows to disk.
+func scatterBuffer(budget int64) int64 {
+	return min(max(budget/4, 1<<20), 64<<20)
+}
+
+// checkSpill fails before anything is read when the spill directory is
+// missing, unwritable or too small for the spilled groups that may run at
+// once.
+func (r *rewriter) checkSpill(p *Plan, concurrency int) error {
+	var sizes []int64
+	for _, g := range p.Groups {
+		if g.Sort != nil && g.Sort.Spill {
+			sizes = append(sizes, g.Sort.SpillBytes)
+		}
+	}
+	if len(sizes) == 0 {
+		return nil
+	}
+	slices.Sort(sizes)
+	var need int64
+	for _, s := range sizes[max(0, len(sizes)-concurrency):] {
+		need += s
+	}
+	root := spillRoot(r.opts.SpillDir)
+	d, _, err := openSpillDir(root)
+	if err != nil {
+		return err
+	}
+	d.Close()
+	free, err := freeBytes(root)
+	if err != nil {
+		return fmt.Errorf("%w: free space of %s: %w", ErrSpill, root, err)
+	}
+	if free >= 0 && need > free {
+		return fmt.Errorf("%w: the sort spills about %s to %s, which has %s free; nothing was written: point the %s option or %s at a larger local disk, or raise %s",
+			ErrSpill, FormatBytes(need), root, FormatBytes(free), OptSpillDir, EnvSpillDir, OptMaxGroupMemory)
+	}
+	return nil
+}
+
+// sortSpilled orders a group too large for its memory budget by a
+// range-partitioned external sort, and writes exactly what sortInMemory
+// would (the same rows in the same files in the same order):
+//
+//  1. sample: one pass over only the key and extent columns learns the
+//     key's scale (the group's extent, quantiles) and samples keys, whose
+//     quantiles become bucket boundaries;
+//  2. scatter: one pass over all rows (deletes applied, validated,
+//     digested) keys each row and appends it to its bucket's spill file;
+//  3. sort and write: buckets, in key order and merged into units that
+//     fit the budget, are loaded, sorted (the unit after the one being
+//     written is sorted meanwhile) and gathered into one stream of files
+//     cut at the same row counts as the in-memory sort.
+//
+// Equal keys always fall in one bucket, and each bucket keeps input
+// order, so the stable order within buckets is the global stable order.
+func (ex *execution) sortSpilled(ctx context.Context, g *groupIO, recs iter.Seq2[arrow.RecordBatch, error]) ([]iceberg.DataFile, error) {
+	sp := g.o.group.Sort
+	sorter, err := ex.sorter(g.readSc)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	frozen, bounds, err := ex.sampleKeys(ctx, g, sorter, sp.Buckets)
+	if err != nil {
+		return nil, fmt.Errorf("sample: %w", err)
+	}
+	ex.r.log.Debug("spill: sampled", "partition", g.o.group.Partition, "buckets", len(bounds)+1, "duration", time.Since(start))
+	dir, removed, err := openSpillDir(spillRoot(ex.r.opts.SpillDir))
+	if err != nil {
+		return nil, err
+	}
+	defer dir.Close()
+	for _, p := range removed {
+		ex.r.log.Info("removed an abandoned spill directory", "path", p)
+	}
+	start = time.Now()
+	bf := newBucketFiles(dir.path, g.readSc, len(bounds)+1)
+	if err := scatter(recs, g, frozen, bounds, bf, scatterBuffer(sp.BudgetBytes)); err != nil {
+		return nil, err
+	}
+	ex.r.log.Debug("spill: scattered", "partition", g.o.group.Partition, "rows", g.o.in.Rows, "spill_bytes", bf.disk, "duration", time.Since(start))
+	if testHookAfterScatter != nil {
+		testHookAfterScatter()
+	}
+	start = time.Now()
+	per := sortedFileRows(g.o.in.Rows, g.o.group.OutputFiles)
+	sink := ex.newSink(ctx, g.sc, g.writeOpts, func(int) int64 { return per }, sinkQueue)
+	err = ex.sortUnits(ctx, g, frozen, bf, unitBudget(sp.BudgetBytes), sink)
+	files, cerr := sink.Close()
+	if err == nil && cerr != nil {
+		err = fmt.Errorf("write: %w", cerr)
+	}
+	ex.r.log.Debug("spill: sorted and written", "partition", g.o.group.Partition, "files", len(files), "duration", time.Since(start))
+	return files, err
+}
+
+// sampleKeys reads the key and extent columns of the group once, and
+// returns a Sorter over the full rows frozen to the group's scale, and
+// the boundaries of up to buckets key ranges.
+func (ex *execution) sampleKeys(ctx context.Context, g *groupIO, sorter *cluster.Sorter, buckets int) (*cluster.Sorter, []uint64, error) {
+	cols := sorter.Columns()
+	if g.bbox[0] >= 0 {
+		for _, c := range g.bbox {
+			cols = append(cols, g.sc.Field(c).Name)
+		}
+	} else if g.geom >= 0 {
+		cols = append(cols, g.sc.Field(g.geom).Name)
+	}
+	slices.Sort(cols)
+	cols = slices.Compact(cols)
+	scan := ex.tbl.Scan(append(slices.Clone(g.scanOpts), table.WithSnapshotID(ex.snapshotID), table.WithSelectedFields(cols...))...)
+	psc, recs, err := scan.ReadTasks(ctx, g.o.tasks)
+	if err != nil {
+		return nil, nil, err
+	}
+	proj, err := ex.sorter(psc)
+	if err != nil {
+		return nil, nil, err
+	}
+	pgeom, pbbox := spatialColumns(psc, spatialGeomName(ex.tbl))
+	expected := int(max(g.o.group.Records, 1))
+	stats := proj.NewStats(expected)
+	stride := max(1, expected/min(max(256*buckets, 1<<14), 1<<20))
+	extent := spatial.EmptyBound()
+	var sample []arrow.RecordBatch
+	defer func() {
+		for _, r := range sample {
+			r.Release()
+		}
+	}()
+	var seen int
+	for rec, err := range recs {
+		if err == nil {
+			err = stats.Add(rec)
+		}
+		if err != nil {
+			if rec != nil {
+				rec.Release()
+			}
+			return nil, nil, err
+		}
+		extent = extent.Extend(extentOf(rec, pgeom, pbbox))
+		var idx []int32
+		for i := (stride - seen%stride) % stride; i < int(rec.NumRows()); i += stride {
+			idx = append(idx, int32(i))
+		}
+		seen += int(rec.NumRows())
+		if len(idx) > 0 {
+			s, err := cluster.Gather(psc, []arrow.RecordBatch{rec}, idx, nil)
+			if err != nil {
+				rec.Release()
+				return nil, nil, err
+			}
+			sample = append(sample, s)
+		}
+		rec.Release()
+	}
+	scale := stats.Scale(extent)
+	frozen, err := sorter.WithScale(scale)
+	if err != nil {
+		return nil, nil, err
+	}
+	fproj, err := proj.WithScale(scale)
+	if err != nil {
+		return nil, nil, err
+	}
+	var keys []uint64
+	for _, s := range sample {
+		k, err := fproj.Keys(s)
+		if err != nil {
+			return nil, nil, err
+		}
+		keys = append(keys, k...)
+	}
+	return frozen, boundaries(keys, buckets), nil
+}
+
+// boundaries returns up to k-1 ascending, distinct keys that cut the
+// sampled keys into k ranges of about equal counts. A row goes to bucket
+// bucketOf(bounds, key): equal keys always share a bucket.
+func boundaries(keys []uint64, k int) []uint64 {
+	slices.Sort(keys)
+	var out []uint64
+	for i := 1; i < k && len(keys) > 0; i++ {
+		b := keys[i*len(keys)/k]
+		if len(out) == 0 || b > out[len(out)-1] {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// bucketOf is the number of boundaries at or below key.
+func bucketOf(bounds []uint64, key uint64) int {
+	return sort.Search(len(bounds), func(i int) bool { return bounds[i] > key })
+}
+
+// scatter reads every row of the group, validates and digests it, and
+// appends it to its bucket's spill files, buffering up to bufBytes of
+// rows in memory.
+func scatter(recs iter.Seq2[arrow.RecordBatch, error], g *groupIO, frozen *cluster.Sorter, bounds []uint64, bf *bucketFiles, bufBytes int64) error {
+	k := len(bounds) + 1
+	buf := make([][]arrow.RecordBatch, k)
+	held := make([]int64, k)
+	var total int64
+	defer func() {
+		for _, b := range buf {
+			for _, r := range b {
+				r.Release()
+			}
+		}
+	}()
+	flush := func(b int) error {
+		err := bf.write(b, buf[b])
+		for _, r := range buf[b] {
+			r.Release()
+		}
+		buf[b], total, held[b] = nil, total-held[b], 0
+		return err
+	}
+	counts := make([]int32, k+1)
+	for rec, err := range recs {
+		if err == nil {
+			err = g.digest(rec)
+		}
+		if err != nil {
+			if rec != nil {
+				rec.Release()
+			}
+			return fmt.Errorf("read: %w", err)
+		}
+		grouped, err := groupByBucket(rec, g.readSc, frozen, bounds, counts)
+		n := rec.NumRows()
+		rec.Release()
+		if err != nil {
+			return err
+		}
+		perRow := recordBytes(grouped) / max(n, 1)
+		for b := range k {
+			lo, hi := int64(counts[b]), int64(counts[b+1])
+			if lo == hi {
+				continue
+			}
+			buf[b] = append(buf[b], grouped.NewSlice(lo, hi))
+			held[b] += (hi - lo) * perRow
+			total += (hi - lo) * perRow
+		}
+		grouped.Release()
+		for total > bufBytes {
+			if err := flush(argmax(held)); err != nil {
+				return err
+			}
+		}
+	}
+	for b := range k {
+		if len(buf[b]) > 0 {
+			if err := flush(b); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// groupByBucket returns rec's rows reordered by bucket (stably), and sets
+// counts[b] to the first row of bucket b (counts[k] = rows).
+func groupByBucket(rec arrow.RecordBatch, sc *arrow.Schema, frozen *cluster.Sorter, bounds []uint64, counts []int32) (arrow.RecordBatch, error) {
+	keys, err := frozen.Keys(rec)
+	if err != nil {
+		return nil, fmt.Errorf("key: %w", err)
+	}
+	clear(counts)
+	ids := make([]int32, len(keys))
+	for i, key := range keys {
+		b := int32(bucketOf(bounds, key))
+		ids[i] = b
+		counts[b+1]++
+	}
+	for b := 1; b < len(counts); b++ {
+		counts[b] += counts[b-1]
+	}
+	next := slices.Clone(counts)
+	order := make([]int32, len(keys))
+	for i, b := range ids {
+		order[next[b]] = int32(i)
+		next[b]++
+	}
+	return cluster.Gather(sc, []arrow.RecordBatch{rec}, order, nil)
+}
+
+func argmax(xs []int64) int {
+	best := 0
+	for i, x := range xs {
+		if x > xs[best] {
+			best = i
+		}
+	}
+	return best
+}
+
+// sortUnits loads the buckets in key order, merged into units of at most
+// unit Arrow bytes, sorts each and writes it into sink; the next unit is
+// loaded and sorted while the current one is written.
+func (ex *execution) sortUnits(ctx context.Context, g *groupIO, frozen *cluster.Sorter, bf *bucketFiles, unit int64, sink *fileSink) error {
+	type sorted struct {
+		recs []arrow.RecordBatch
+		perm []int32
+		err  error
+	}
+	release := func(s sorted) {
+		for _, r := range s.recs {
+			r.Release()
+		}
+	}
+	units := sortUnits(bf.bytes, unit)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ch := make(chan sorted)
+	go func() {
+		defer close(ch)
+		for i, u := range units {
+			var s sorted
+			for b := u[0]; b < u[1] && s.err == nil; b++ {
+				var recs []arrow.RecordBatch
+				recs, s.err = bf.read(b)
+				s.recs = append(s.recs, recs...)
+				bf.remove(b)
+			}
+			if s.err == nil {
+				s.perm, s.err = frozen.Permutation(s.recs)
+			}
+			ex.r.log.Debug("spill: unit sorted", "partition", g.o.group.Partition, "unit", i+1, "units", len(units), "rows", len(s.perm))
+			select {
+			case ch <- s:
+			case <-ctx.Done():
+				release(s)
+				return
+			}
+		}
+	}()
+	var err error
+	for s := range ch {
+		if err == nil {
+			err = s.err
+		}
+		if err == nil {
+			err = gatherInto(sink, g.readSc, s.recs, s.perm)
+		}
+		release(s)
+		if err != nil {
+			cancel()
+		}
+	}
+	return err
+}
+
+// sortUnits merges consecutive buckets into units of at most unit bytes
+// (a bucket larger than unit is a unit of its own), as [first, end) pairs.
+func sortUnits(bytes []int64, unit int64) [][2]int {
+	var out [][2]int
+	var have int64
+	for b, n := range bytes {
+		if len(out) == 0 || have+n > unit {
+			out = append(out, [2]int{b, b + 1})
+			have = n
+			continue
+		}
+		out[len(out)-1][1] = b + 1
+		have += n
+	}
+	return out
+}
+
+// testHookAfterScatter, when set, runs after a spilled group is scattered
+// and before its buckets are sorted.
+var testHookAfterScatter func()

@@ -1,0 +1,24 @@
+//go:build unix
+
+package engine
+
+import (
+	"os"
+	"syscall"
+)
+
+// lockFile takes an exclusive lock on f, held until f is closed or the
+// process dies.
+func lockFile(f *os.File) error { return syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) }
+
+// tryLockFile takes the lock if no live process holds it.
+func tryLockFile(f *os.File) error { return lockFile(f) }
+
+// freeBytes is the space available to this user on the file system of path.
+func freeBytes(path string) (int64, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(path, &st); err != nil {
+		return 0, err
+	}
+	return int64(st.Bavail) * int64(st.Bsize), nil
+}
