@@ -9,6 +9,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 )
 
@@ -25,8 +26,13 @@ type DeletionVector struct {
 	MaxRowIndex *int64 `json:"maxRowIndex,omitempty"`
 }
 
-// dvMagic starts every serialised deletion vector bitmap.
-const dvMagic = 1681511377
+// Magic numbers of the two bitmap array layouts: the portable one the
+// protocol specifies (little endian), and the older native one (big endian,
+// as in the protocol's inline example), which is still read.
+const (
+	dvMagic       = 1681511377
+	dvMagicNative = 1681511376
+)
 
 // UniqueID identifies the vector for log reconciliation.
 func (d *DeletionVector) UniqueID() string {
@@ -133,6 +139,9 @@ func DecodeBitmap(data []byte) (*roaring64.Bitmap, error) {
 	if len(data) < 12 {
 		return nil, fmt.Errorf("bitmap of %d bytes is too short", len(data))
 	}
+	if binary.BigEndian.Uint32(data) == dvMagicNative {
+		return decodeNativeBitmap(data[4:])
+	}
 	if m := binary.LittleEndian.Uint32(data); m != dvMagic {
 		return nil, fmt.Errorf("bitmap magic number %d, want %d", m, dvMagic)
 	}
@@ -147,6 +156,37 @@ func DecodeBitmap(data []byte) (*roaring64.Bitmap, error) {
 		return nil, fmt.Errorf("decode bitmap: %w", err)
 	}
 	return bm, nil
+}
+
+// decodeNativeBitmap reads the native layout: a big-endian count, then for
+// bucket i (the high 32 bits) a big-endian size and a 32-bit roaring bitmap.
+func decodeNativeBitmap(body []byte) (*roaring64.Bitmap, error) {
+	n := binary.BigEndian.Uint32(body)
+	body = body[4:]
+	if uint64(n) > uint64(len(body))/4 {
+		return nil, fmt.Errorf("bitmap claims %d buckets in %d bytes", n, len(body))
+	}
+	out := roaring64.New()
+	for i := uint32(0); i < n; i++ {
+		if len(body) < 4 {
+			return nil, fmt.Errorf("bitmap bucket %d: truncated", i)
+		}
+		size := binary.BigEndian.Uint32(body)
+		if uint64(size) > uint64(len(body)-4) {
+			return nil, fmt.Errorf("bitmap bucket %d: %d bytes claimed, %d left", i, size, len(body)-4)
+		}
+		b := roaring.New()
+		if _, err := b.FromBuffer(body[4 : 4+size]); err != nil {
+			return nil, fmt.Errorf("bitmap bucket %d: %w", i, err)
+		}
+		high := uint64(i) << 32
+		it := b.Iterator()
+		for it.HasNext() {
+			out.Add(high | uint64(it.Next()))
+		}
+		body = body[4+size:]
+	}
+	return out, nil
 }
 
 // EncodeBitmap serialises rows as Delta does: magic number and portable

@@ -52,6 +52,9 @@ type Storage interface {
 	PutIfAbsent(ctx context.Context, name string, data []byte) error
 	// Put creates or replaces an object (atomically on the local file system).
 	Put(ctx context.Context, name string, data []byte) error
+	// Create streams a new object; it appears under name only when Close
+	// returns nil, so a killed writer leaves no partial file behind it.
+	Create(ctx context.Context, name string) (io.WriteCloser, error)
 	// Delete removes an object; a missing one is not an error.
 	Delete(ctx context.Context, name string) error
 }
@@ -188,6 +191,42 @@ func (s *LocalStorage) Put(_ context.Context, name string, data []byte) error {
 	if err := os.Rename(tmp, p); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("put %s: %w", name, err)
+	}
+	return nil
+}
+
+// Create implements Storage with a temporary file renamed on Close.
+func (s *LocalStorage) Create(_ context.Context, name string) (io.WriteCloser, error) {
+	p, err := s.full(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return nil, fmt.Errorf("create %s: %w", name, err)
+	}
+	f, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("create %s: %w", name, err)
+	}
+	return &renameOnClose{File: f, target: p}, nil
+}
+
+type renameOnClose struct {
+	*os.File
+	target string
+}
+
+func (w *renameOnClose) Close() error {
+	err := w.File.Sync()
+	if cerr := w.File.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(w.File.Name(), w.target)
+	}
+	if err != nil {
+		os.Remove(w.File.Name())
+		return fmt.Errorf("create %s: %w", w.target, err)
 	}
 	return nil
 }
