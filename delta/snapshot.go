@@ -253,23 +253,23 @@ func (r *replay) snapshot(version int64, c *checkpoint) (*Snapshot, error) {
 	if c != nil {
 		s.CheckpointVersion = c.Version
 	}
-	keys := make([]FileKey, 0, len(r.files))
-	for k := range r.files {
+	s.Files = byKey(r.files)
+	s.Tombstones = byKey(r.tombstones)
+	return s, nil
+}
+
+// byKey returns the map's values ordered by key.
+func byKey[V any](m map[FileKey]V) []V {
+	keys := make([]FileKey, 0, len(m))
+	for k := range m {
 		keys = append(keys, k)
 	}
 	slices.SortFunc(keys, compareKeys)
-	for _, k := range keys {
-		s.Files = append(s.Files, r.files[k])
+	out := make([]V, len(keys))
+	for i, k := range keys {
+		out[i] = m[k]
 	}
-	tkeys := make([]FileKey, 0, len(r.tombstones))
-	for k := range r.tombstones {
-		tkeys = append(tkeys, k)
-	}
-	slices.SortFunc(tkeys, compareKeys)
-	for _, k := range tkeys {
-		s.Tombstones = append(s.Tombstones, r.tombstones[k])
-	}
-	return s, nil
+	return out
 }
 
 func compareKeys(a, b FileKey) int {

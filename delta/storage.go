@@ -160,36 +160,38 @@ func (s *LocalStorage) Open(_ context.Context, name string) (File, error) {
 // then hard-linked to the target, so the target appears complete or not at
 // all, and link fails when the target exists.
 func (s *LocalStorage) PutIfAbsent(_ context.Context, name string, data []byte) error {
-	p, err := s.full(name)
-	if err != nil {
-		return err
-	}
-	tmp, err := writeTemp(p, data)
-	if err != nil {
-		return fmt.Errorf("put %s: %w", name, err)
-	}
-	defer os.Remove(tmp)
-	if err := os.Link(tmp, p); err != nil {
+	return s.put(name, data, func(tmp, target string) error {
+		err := os.Link(tmp, target)
+		os.Remove(tmp)
 		if errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("put %s: %w", name, ErrExist)
+			return ErrExist
 		}
-		return fmt.Errorf("put %s: %w", name, err)
-	}
-	return nil
+		return err
+	})
 }
 
 // Put implements Storage with a write to a temporary file and a rename.
 func (s *LocalStorage) Put(_ context.Context, name string, data []byte) error {
+	return s.put(name, data, func(tmp, target string) error {
+		err := os.Rename(tmp, target)
+		if err != nil {
+			os.Remove(tmp)
+		}
+		return err
+	})
+}
+
+// put writes data to a synced temporary file beside name and publishes it.
+func (s *LocalStorage) put(name string, data []byte, publish func(tmp, target string) error) error {
 	p, err := s.full(name)
 	if err != nil {
 		return err
 	}
 	tmp, err := writeTemp(p, data)
-	if err != nil {
-		return fmt.Errorf("put %s: %w", name, err)
+	if err == nil {
+		err = publish(tmp, p)
 	}
-	if err := os.Rename(tmp, p); err != nil {
-		os.Remove(tmp)
+	if err != nil {
 		return fmt.Errorf("put %s: %w", name, err)
 	}
 	return nil
