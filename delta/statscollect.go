@@ -1,0 +1,267 @@
+package delta
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+)
+
+// Defaults of the data skipping table properties.
+const (
+	DefaultNumIndexedCols = 32
+	statsStringPrefix     = 32
+)
+
+// StatsCollector computes a data file's stats from the batches written to
+// it: numRecords, and min, max and null count for the columns the table
+// indexes (delta.dataSkippingStatsColumns, else the first
+// delta.dataSkippingNumIndexedCols leaf columns, 32 by default, -1 for all).
+// Batches are in the logical schema of Snapshot.ArrowSchema; stats are keyed
+// by physical names. Booleans, binaries, arrays and maps get null counts only;
+// strings are cut to a 32-character prefix (the max then ends in U+10FFFF so
+// it stays an upper bound); timestamps are cut to milliseconds, the max
+// rounded up.
+type StatsCollector struct {
+	leaves []*leafStats
+	rows   int64
+}
+
+type leafStats struct {
+	logical  []string // logical path from the top-level column
+	physical []string
+	dt       DataType
+	nulls    int64
+	min, max any
+}
+
+// NewStatsCollector returns a collector for data files of the snapshot's table.
+func NewStatsCollector(s *Snapshot) *StatsCollector {
+	mode := s.ColumnMapping()
+	parts := map[string]bool{}
+	for _, p := range s.Metadata.PartitionColumns {
+		parts[p] = true
+	}
+	var all []*leafStats
+	for _, f := range s.Schema.Fields {
+		if !parts[f.Name] {
+			all = collectLeaves(all, f, nil, nil, mode)
+		}
+	}
+	c := &StatsCollector{}
+	if cols := s.Config("delta.dataSkippingStatsColumns", ""); cols != "" {
+		want := map[string]bool{}
+		for _, name := range strings.Split(cols, ",") {
+			want[strings.Trim(strings.TrimSpace(name), "`")] = true
+		}
+		for _, l := range all {
+			if selected(l.logical, want) {
+				c.leaves = append(c.leaves, l)
+			}
+		}
+		return c
+	}
+	n := DefaultNumIndexedCols
+	if v, err := strconv.Atoi(s.Config("delta.dataSkippingNumIndexedCols", "")); err == nil {
+		n = v
+	}
+	if n < 0 || n > len(all) {
+		n = len(all)
+	}
+	c.leaves = all[:n]
+	return c
+}
+
+// selected says whether a leaf or one of its enclosing structs is listed.
+func selected(path []string, want map[string]bool) bool {
+	for i := range path {
+		if want[strings.Join(path[:i+1], ".")] {
+			return true
+		}
+	}
+	return false
+}
+
+func collectLeaves(dst []*leafStats, f *StructField, logical, physical []string, mode ColumnMapping) []*leafStats {
+	lp := append(append([]string(nil), logical...), f.Name)
+	pp := append(append([]string(nil), physical...), f.PhysicalName(mode))
+	if st, ok := f.Type.(*StructType); ok {
+		for _, c := range st.Fields {
+			dst = collectLeaves(dst, c, lp, pp, mode)
+		}
+		return dst
+	}
+	return append(dst, &leafStats{logical: lp, physical: pp, dt: f.Type})
+}
+
+// Add accumulates one batch.
+func (c *StatsCollector) Add(rec arrow.RecordBatch) {
+	c.rows += rec.NumRows()
+	for _, l := range c.leaves {
+		idx := rec.Schema().FieldIndices(l.logical[0])
+		if len(idx) == 0 {
+			l.nulls += rec.NumRows()
+			continue
+		}
+		l.add(rec.Column(idx[0]), l.logical[1:])
+	}
+}
+
+func (l *leafStats) add(arr arrow.Array, rest []string) {
+	if len(rest) > 0 {
+		sa, ok := arr.(*array.Struct)
+		if !ok {
+			return
+		}
+		st := sa.DataType().(*arrow.StructType)
+		i, ok := st.FieldIdx(rest[0])
+		if !ok {
+			l.nulls += int64(arr.Len())
+			return
+		}
+		child := sa.Field(i)
+		for r := 0; r < arr.Len(); r++ {
+			if sa.IsNull(r) && !child.IsNull(r) {
+				l.nulls++ // a null parent makes the leaf null
+			}
+		}
+		l.add(child, rest[1:])
+		return
+	}
+	l.nulls += int64(arr.NullN())
+	for r := 0; r < arr.Len(); r++ {
+		if arr.IsNull(r) {
+			continue
+		}
+		if v, ok := statValue(arr, r); ok {
+			l.update(v)
+		}
+	}
+}
+
+// statValue returns a comparable value: int64, float64, string,
+// decimal128.Num (with the type's scale), or false for types without min/max.
+func statValue(arr arrow.Array, r int) (any, bool) {
+	switch a := arr.(type) {
+	case *array.Int8:
+		return int64(a.Value(r)), true
+	case *array.Int16:
+		return int64(a.Value(r)), true
+	case *array.Int32:
+		return int64(a.Value(r)), true
+	case *array.Int64:
+		return a.Value(r), true
+	case *array.Float32:
+		f := float64(a.Value(r))
+		return f, !math.IsNaN(f)
+	case *array.Float64:
+		f := a.Value(r)
+		return f, !math.IsNaN(f)
+	case *array.String:
+		return a.Value(r), true
+	case *array.LargeString:
+		return a.Value(r), true
+	case *array.Date32:
+		return int64(a.Value(r)), true
+	case *array.Timestamp:
+		return a.Value(r).ToTime(a.DataType().(*arrow.TimestampType).Unit).UnixMicro(), true
+	case *array.Decimal128:
+		return a.Value(r), true
+	}
+	return nil, false
+}
+
+func less(a, b any) bool {
+	switch a := a.(type) {
+	case int64:
+		return a < b.(int64)
+	case float64:
+		return a < b.(float64)
+	case string:
+		return a < b.(string)
+	case decimal128.Num:
+		return a.Less(b.(decimal128.Num))
+	}
+	return false
+}
+
+func (l *leafStats) update(v any) {
+	if l.min == nil || less(v, l.min) {
+		l.min = v
+	}
+	if l.max == nil || less(l.max, v) {
+		l.max = v
+	}
+}
+
+// Stats returns the stats of everything added so far.
+func (c *StatsCollector) Stats() *Stats {
+	st := &Stats{NumRecords: c.rows, MinValues: map[string]any{}, MaxValues: map[string]any{}, NullCount: map[string]any{}}
+	for _, l := range c.leaves {
+		put(st.NullCount, l.physical, l.nulls)
+		if l.min == nil {
+			continue
+		}
+		put(st.MinValues, l.physical, render(l.min, l.dt, false))
+		put(st.MaxValues, l.physical, render(l.max, l.dt, true))
+	}
+	return st
+}
+
+func put(m map[string]any, path []string, v any) {
+	for _, p := range path[:len(path)-1] {
+		next, ok := m[p].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			m[p] = next
+		}
+		m = next
+	}
+	m[path[len(path)-1]] = v
+}
+
+// render turns a collected value into its stats JSON form for type dt.
+func render(v any, dt DataType, isMax bool) any {
+	if d, ok := dt.(*DecimalType); ok {
+		return json.Number(v.(decimal128.Num).ToString(d.Scale))
+	}
+	name := dt.typeName()
+	switch name {
+	case "date":
+		return time.Unix(v.(int64)*86400, 0).UTC().Format("2006-01-02")
+	case "timestamp", "timestamp_ntz":
+		us := v.(int64)
+		ms := us / 1000 // truncates toward zero: floor the min, ceil the max
+		switch {
+		case us%1000 != 0 && !isMax && us < 0:
+			ms--
+		case us%1000 != 0 && isMax && us > 0:
+			ms++
+		}
+		ts := time.UnixMilli(ms).UTC()
+		if name == "timestamp" {
+			return ts.Format("2006-01-02T15:04:05.000Z07:00")
+		}
+		return ts.Format("2006-01-02T15:04:05.000")
+	case "string":
+		return truncateStat(v.(string), isMax)
+	}
+	return v
+}
+
+func truncateStat(s string, isMax bool) string {
+	if utf8.RuneCountInString(s) <= statsStringPrefix {
+		return s
+	}
+	runes := []rune(s)[:statsStringPrefix]
+	if isMax {
+		return string(runes) + string(utf8.MaxRune)
+	}
+	return string(runes)
+}
