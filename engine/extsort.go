@@ -113,7 +113,7 @@ func (r *rewriter) checkSpill(p *Plan, concurrency int) error {
 		return err
 	}
 	d.Close()
-	free, err := freeBytes(root)
+	free, err := freeSpace(root)
 	if err != nil {
 		return fmt.Errorf("%w: free space of %s: %w", ErrSpill, root, err)
 	}

@@ -138,15 +138,18 @@ func newBucketFiles(dir string, schema *arrow.Schema, buckets int) *bucketFiles 
 
 // write appends recs to bucket b as one new segment.
 func (bf *bucketFiles) write(b int, recs []arrow.RecordBatch) error {
+	path := filepath.Join(bf.dir, fmt.Sprintf("b%05d-%06d.arrows", b, len(bf.segments[b])))
+	full := func(err error) error {
+		return fmt.Errorf("%w: write %s: %w (is the spill directory full? set the spill-dir option or %s)", ErrSpill, path, err, EnvSpillDir)
+	}
 	if testHookSpillWrite != nil {
 		if err := testHookSpillWrite(); err != nil {
-			return err
+			return full(err)
 		}
 	}
-	path := filepath.Join(bf.dir, fmt.Sprintf("b%05d-%06d.arrows", b, len(bf.segments[b])))
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrSpill, err)
+		return full(err)
 	}
 	w := ipc.NewWriter(f, ipc.WithSchema(bf.schema), ipc.WithLZ4())
 	for _, r := range recs {
@@ -167,7 +170,7 @@ func (bf *bucketFiles) write(b int, recs []arrow.RecordBatch) error {
 	}
 	bf.segments[b] = append(bf.segments[b], path)
 	if err != nil {
-		return fmt.Errorf("%w: write %s: %w (is the spill directory full? set the spill-dir option or %s)", ErrSpill, path, err, EnvSpillDir)
+		return full(err)
 	}
 	return nil
 }
@@ -240,3 +243,6 @@ func conformTo(sc *arrow.Schema, rec arrow.RecordBatch) arrow.RecordBatch {
 // testHookSpillWrite, when set, runs before every spill segment is
 // written; an error fails the write as a full disk would.
 var testHookSpillWrite func() error
+
+// freeSpace probes the free space of a spill directory (replaced in tests).
+var freeSpace = freeBytes

@@ -1,0 +1,229 @@
+package engine_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/geocompact/geocompact/bench"
+	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/internal/testenv"
+)
+
+// spillBudget forces every group of the test tables through the spilled
+// sort: it is far below any group's in-memory estimate.
+const spillBudget = "1048576"
+
+// sqlite returns the SQLite test catalog: the spilled sort does not depend
+// on the catalog, so these tests run on one.
+func sqlite(t *testing.T) testenv.Catalog {
+	t.Helper()
+	for _, c := range testenv.Catalogs(t) {
+		if c.Backend == "sqlite" {
+			return c
+		}
+	}
+	t.Fatal("no sqlite catalog")
+	return testenv.Catalog{}
+}
+
+// fileRows reads each data file of the table on its own and returns the
+// id sequence of each, keyed by its first id: two rewrites wrote the same
+// files in the same order exactly when these maps are equal.
+func fileRows(t *testing.T, tbl *table.Table) map[int64][]int64 {
+	t.Helper()
+	out := map[int64][]int64{}
+	for _, task := range tableFiles(t, tbl) {
+		_, recs, err := tbl.Scan().ReadTasks(t.Context(), []table.FileScanTask{task})
+		require.NoError(t, err)
+		var ids []int64
+		for rec, err := range recs {
+			require.NoError(t, err)
+			col := rec.Column(rec.Schema().FieldIndices("id")[0]).(*array.Int64)
+			ids = append(ids, col.Int64Values()...)
+			rec.Release()
+		}
+		require.NotEmpty(t, ids)
+		out[ids[0]] = ids
+	}
+	return out
+}
+
+// twinTables generates the same table in two fresh catalogs.
+func twinTables(t *testing.T, cfg bench.GenerateConfig, prepare func(*table.Table)) (a, b catalog.Catalog, name string) {
+	t.Helper()
+	c := sqlite(t)
+	a, name = newTable(t, c, cfg)
+	b, _ = newTable(t, c, cfg)
+	if prepare != nil {
+		prepare(mustLoad(t, a, name))
+		prepare(mustLoad(t, b, name))
+	}
+	return a, b, name
+}
+
+// TestSpilledSortMatchesInMemory checks that a group sorted through spill
+// files is written exactly as the in-memory sort writes it: the same rows,
+// in the same order, in the same files.
+func TestSpilledSortMatchesInMemory(t *testing.T) {
+	deleteSome := func(tbl *table.Table) {
+		_, err := tbl.Delete(t.Context(), iceberg.LessThan(iceberg.Reference("id"), int64(700)), nil)
+		require.NoError(t, err)
+	}
+	mor := map[string]string{"write.delete.mode": "merge-on-read"}
+	cases := []struct {
+		name    string
+		cfg     bench.GenerateConfig
+		prepare func(*table.Table)
+		curves  []string
+	}{
+		{"points-v2", bench.GenerateConfig{Rows: 20000, Commits: 12, Distribution: bench.Clustered}, nil, []string{"linear", "zorder", "hilbert"}},
+		{"polygons-v2", bench.GenerateConfig{Rows: 8000, Commits: 8, Geometry: bench.Polygons}, nil, []string{"linear", "zorder", "hilbert"}},
+		{"points-v3", bench.GenerateConfig{Rows: 12000, Commits: 8, FormatVersion: 3, Distribution: bench.Clustered}, nil, []string{"hilbert", "zorder"}},
+		{"polygons-v3", bench.GenerateConfig{Rows: 6000, Commits: 6, FormatVersion: 3, Geometry: bench.Polygons}, nil, []string{"linear", "hilbert"}},
+		{"deletes-v2", bench.GenerateConfig{Rows: 15000, Commits: 10, Properties: mor}, deleteSome, []string{"hilbert", "linear"}},
+	}
+	for _, tc := range cases {
+		for _, curve := range tc.curves {
+			t.Run(tc.name+"/"+curve, func(t *testing.T) {
+				mem, spill, name := twinTables(t, tc.cfg, tc.prepare)
+				before := tableDigest(t, mustLoad(t, mem, name))
+				base := []string{"rewrite-all", "true", "target-file-size-bytes", "65536"}
+				resMem := rewrite(t, mem, name, engine.Config{Curve: curve, Options: opts(base...)})
+				resSpill := rewrite(t, spill, name, engine.Config{Curve: curve, Options: opts(append(base, "max-group-memory-bytes", spillBudget)...)})
+
+				require.Len(t, resMem.Plan.Groups, 1)
+				require.NotNil(t, resMem.Plan.Groups[0].Sort)
+				assert.False(t, resMem.Plan.Groups[0].Sort.Spill, "the default budget sorts in memory")
+				sp := resSpill.Plan.Groups[0].Sort
+				require.NotNil(t, sp)
+				require.True(t, sp.Spill, "a 1 MiB budget spills")
+				assert.Greater(t, sp.Buckets, 1)
+
+				checkUnchanged(t, before, mustLoad(t, spill, name))
+				assert.Equal(t, resMem.AddedDataFilesCount, resSpill.AddedDataFilesCount)
+				assert.Greater(t, resSpill.AddedDataFilesCount, 1)
+				assert.Equal(t, fileRows(t, mustLoad(t, mem, name)), fileRows(t, mustLoad(t, spill, name)))
+			})
+		}
+	}
+}
+
+// TestSpilledSortPerPartition checks that each partition of a partitioned
+// table is its own spilled group, sorted as the in-memory sort sorts it.
+func TestSpilledSortPerPartition(t *testing.T) {
+	cfg := bench.GenerateConfig{Rows: 16000, Commits: 8, PartitionBy: "day(ts)"}
+	mem, spill, name := twinTables(t, cfg, nil)
+	before := tableDigest(t, mustLoad(t, spill, name))
+	base := []string{"rewrite-all", "true", "target-file-size-bytes", "65536"}
+	rewrite(t, mem, name, engine.Config{Curve: "hilbert", Options: opts(base...)})
+	res := rewrite(t, spill, name, engine.Config{Curve: "hilbert", Options: opts(append(base, "max-group-memory-bytes", spillBudget)...)})
+	require.GreaterOrEqual(t, len(res.Plan.Groups), 3)
+	for _, g := range res.Plan.Groups {
+		require.NotNil(t, g.Sort, g.Partition)
+		assert.True(t, g.Sort.Spill, g.Partition)
+	}
+	checkUnchanged(t, before, mustLoad(t, spill, name))
+	assert.Equal(t, fileRows(t, mustLoad(t, mem, name)), fileRows(t, mustLoad(t, spill, name)))
+}
+
+// TestSpillDirProblems checks the spill directory's failures: a missing or
+// unwritable directory, and a write that fails mid-scatter (a full disk)
+// each give a clear error, commit nothing and leave no file behind.
+func TestSpillDirProblems(t *testing.T) {
+	cfg := bench.GenerateConfig{Rows: 8000, Commits: 6}
+	cases := []struct {
+		name string
+		dir  func(t *testing.T) string
+		hook func() error
+		want string
+	}{
+		{"missing", func(t *testing.T) string { return filepath.Join(t.TempDir(), "nope") }, nil, "spill directory"},
+		{"not-a-directory", func(t *testing.T) string {
+			p := filepath.Join(t.TempDir(), "file")
+			require.NoError(t, os.WriteFile(p, nil, 0o600))
+			return p
+		}, nil, "not a directory"},
+		{"unwritable", func(t *testing.T) string {
+			if os.Geteuid() == 0 {
+				// root writes anywhere: a directory inside a file is what
+				// cannot be created.
+				p := filepath.Join(t.TempDir(), "file")
+				require.NoError(t, os.WriteFile(p, nil, 0o600))
+				return filepath.Join(p, "sub")
+			}
+			d := t.TempDir()
+			require.NoError(t, os.Chmod(d, 0o500))
+			return d
+		}, nil, "spill"},
+		{"write-fails", func(t *testing.T) string { return t.TempDir() }, func() error {
+			return errors.New("no space left on device")
+		}, "no space left on device"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cat, name := newTable(t, sqlite(t), cfg)
+			tbl := mustLoad(t, cat, name)
+			before := tableDigest(t, tbl)
+			snap := tbl.CurrentSnapshot().SnapshotID
+			dataDir := strings.TrimPrefix(tbl.Location(), "file://") + "/data"
+			filesBefore := dirFiles(t, dataDir)
+			dir := tc.dir(t)
+			if tc.hook != nil {
+				defer engine.SetTestHookSpillWrite(tc.hook)()
+			}
+			_, err := engine.Rewrite(t.Context(), cat, name, engine.Config{Curve: "hilbert",
+				Options: opts("rewrite-all", "true", "max-group-memory-bytes", spillBudget, "spill-dir", dir)})
+			require.Error(t, err)
+			assert.ErrorIs(t, err, engine.ErrSpill)
+			assert.Contains(t, err.Error(), tc.want)
+			tbl = mustLoad(t, cat, name)
+			assert.Equal(t, snap, tbl.CurrentSnapshot().SnapshotID, "nothing committed")
+			assert.Equal(t, filesBefore, dirFiles(t, dataDir), "no data file left behind")
+			assert.Empty(t, tableDigest(t, tbl).Diff(before))
+			if st, err := os.Stat(dir); err == nil && st.IsDir() {
+				entries, err := os.ReadDir(dir)
+				require.NoError(t, err)
+				assert.Empty(t, entries, "no spill file left behind")
+			}
+		})
+	}
+}
+
+// TestSpillTooSmallFailsBeforeWriting checks the free-space check: a spill
+// larger than the directory's free space fails before anything is read or
+// written, saying how much it needs and where; the dry run shows the plan.
+func TestSpillTooSmallFailsBeforeWriting(t *testing.T) {
+	cat, name := newTable(t, sqlite(t), bench.GenerateConfig{Rows: 4000, Commits: 4})
+	tbl := mustLoad(t, cat, name)
+	snap := tbl.CurrentSnapshot().SnapshotID
+	dataDir := strings.TrimPrefix(tbl.Location(), "file://") + "/data"
+	filesBefore := dirFiles(t, dataDir)
+	o := opts("rewrite-all", "true", "max-group-memory-bytes", spillBudget, "spill-dir", t.TempDir())
+
+	res, err := engine.Rewrite(t.Context(), cat, name, engine.Config{Curve: "hilbert", DryRun: true, Options: o})
+	require.NoError(t, err)
+	sp := res.Plan.Groups[0].Sort
+	require.NotNil(t, sp)
+	assert.True(t, sp.Spill)
+	assert.Positive(t, sp.SpillBytes)
+	assert.Greater(t, sp.Buckets, 1)
+
+	defer engine.SetFreeSpace(func(string) (int64, error) { return 1024, nil })()
+	_, err = engine.Rewrite(t.Context(), cat, name, engine.Config{Curve: "hilbert", Options: o})
+	require.ErrorIs(t, err, engine.ErrSpill)
+	assert.Contains(t, err.Error(), "1.0 KiB free")
+	assert.Contains(t, err.Error(), o["spill-dir"])
+	tbl = mustLoad(t, cat, name)
+	assert.Equal(t, snap, tbl.CurrentSnapshot().SnapshotID)
+	assert.Equal(t, filesBefore, dirFiles(t, dataDir))
+}
