@@ -147,6 +147,7 @@ func (ex *execution) sortSpilled(ctx context.Context, g *groupIO, recs iter.Seq2
 		return nil, err
 	}
 	start := time.Now()
+	ex.progress(g.o.index, "sampling", 0, 0)
 	frozen, bounds, err := ex.sampleKeys(ctx, g, sorter, sp.Buckets)
 	if err != nil {
 		return nil, fmt.Errorf("sample: %w", err)
@@ -161,6 +162,7 @@ func (ex *execution) sortSpilled(ctx context.Context, g *groupIO, recs iter.Seq2
 		ex.r.log.Info("removed an abandoned spill directory", "path", p)
 	}
 	start = time.Now()
+	ex.progress(g.o.index, "scattering", 0, 0)
 	bf := newBucketFiles(dir.path, g.readSc, len(bounds)+1)
 	if err := scatter(recs, g, frozen, bounds, bf, scatterBuffer(sp.BudgetBytes)); err != nil {
 		return nil, err
@@ -417,6 +419,7 @@ func (ex *execution) sortUnits(ctx context.Context, g *groupIO, frozen *cluster.
 				s.perm, s.err = frozen.Permutation(s.recs)
 			}
 			ex.r.log.Debug("spill: unit sorted", "partition", g.o.group.Partition, "unit", i+1, "units", len(units), "rows", len(s.perm))
+			ex.progress(g.o.index, "sorting", i+1, len(units))
 			select {
 			case ch <- s:
 			case <-ctx.Done():

@@ -26,7 +26,10 @@ func (ex *execution) rewriteGroup(ctx context.Context, i int, g *Group) *groupOu
 	for _, f := range g.Files {
 		o.tasks = append(o.tasks, *f.task)
 	}
+	o.index = i
+	ex.progress(i, "reading", 0, 0)
 	o.err = ex.rewriteGroupErr(ctx, o)
+	ex.progress(i, "done", 0, 0)
 	if o.err != nil {
 		o.err = nameBrokenInput(ctx, ex.tbl, o.tasks, o.err)
 		o.err = fmt.Errorf("rewrite group %d (%s): %w", i+1, partName(g.Partition), o.err)
@@ -77,6 +80,7 @@ func (ex *execution) rewriteGroupErr(ctx context.Context, o *groupOut) error {
 	if err != nil {
 		return err
 	}
+	ex.progress(o.index, "verifying", 0, 0)
 	return ex.verify(ctx, o, scanOpts, g.geom, g.bbox)
 }
 
@@ -167,6 +171,7 @@ func (ex *execution) sortInMemory(ctx context.Context, g *groupIO, recs iter.Seq
 		return nil, fmt.Errorf("sort: %w", err)
 	}
 	ex.r.log.Debug("rewrite group sorted", "partition", g.o.group.Partition, "rows", len(perm), "duration", time.Since(start))
+	ex.progress(g.o.index, "writing", 0, 0)
 	fileRows, err := ex.cutSorted(g, in, perm)
 	if err != nil {
 		return nil, err

@@ -316,6 +316,23 @@ type Config struct {
 	CommitRetries int
 	// Logger receives one line per phase; nil discards.
 	Logger *slog.Logger
+	// Progress, when set, is told each phase of each group as it starts
+	// (from several goroutines when groups run concurrently).
+	Progress func(Progress)
+}
+
+// Progress says where a rewrite is.
+type Progress struct {
+	// Group is the group (1-based) the phase belongs to, of Groups; 0 for
+	// the commit of several groups.
+	Group, Groups int
+	// GroupsDone counts the groups written and verified so far.
+	GroupsDone int
+	// Phase is reading, sampling, scattering, sorting, writing, verifying
+	// or committing.
+	Phase string
+	// Step and Steps count the units of a spilled sort (sorting), else 0.
+	Step, Steps int
 }
 
 func (c Config) logger() *slog.Logger {

@@ -125,7 +125,7 @@ func (r *rewriter) run(ctx context.Context, tbl *table.Table, filter iceberg.Boo
 	if r.cfg.DryRun {
 		return res, nil
 	}
-	ex := &execution{r: r, tbl: tbl, snapshotID: snap.SnapshotID, all: all}
+	ex := &execution{r: r, tbl: tbl, snapshotID: snap.SnapshotID, all: all, groups: len(plan.Groups)}
 	// Cores left over by concurrent groups write files of a group in parallel.
 	ex.lanes = max(1, runtime.NumCPU()/min(r.concurrency(plan), len(plan.Groups)))
 	if err := ex.run(ctx, plan, res); err != nil {
@@ -211,6 +211,23 @@ type execution struct {
 	lastRemovedDeletes int
 	// lanes is how many files of one group are written at once.
 	lanes int
+
+	progressMu sync.Mutex
+	groupsDone int
+	groups     int
+}
+
+// progress reports a phase of group i (0-based; -1 for none).
+func (ex *execution) progress(i int, phase string, step, steps int) {
+	if ex.r.cfg.Progress == nil {
+		return
+	}
+	ex.progressMu.Lock()
+	defer ex.progressMu.Unlock()
+	if phase == "done" {
+		ex.groupsDone++
+	}
+	ex.r.cfg.Progress(Progress{Group: i + 1, Groups: ex.groups, GroupsDone: ex.groupsDone, Phase: phase, Step: step, Steps: steps})
 }
 
 func (ex *execution) track(files []iceberg.DataFile) {
@@ -243,6 +260,7 @@ func (ex *execution) cleanup(ctx context.Context, keep map[string]bool) {
 // groupOut is what rewriting one group produced.
 type groupOut struct {
 	group    *Group
+	index    int // in the plan
 	tasks    []table.FileScanTask
 	newFiles []iceberg.DataFile
 	in, out  Digest
@@ -397,6 +415,7 @@ func errDiverged(format string, args ...any) error {
 // read: committing then would lose those deletes.
 func (ex *execution) commit(ctx context.Context, outs []*groupOut) (int64, error) {
 	var id int64
+	ex.progress(-1, "committing", 0, 0)
 	err := WithCommitRetry(ctx, ex.r.cfg.CommitRetries, func(ctx context.Context) error {
 		if testHookBeforeCommit != nil {
 			testHookBeforeCommit(ctx)

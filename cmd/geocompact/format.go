@@ -71,3 +71,34 @@ func (p *progress) Done() {
 		fmt.Fprintln(p.g.IO.ErrOut)
 	}
 }
+
+// Phase redraws a one-line status (no bar) at most ten times a second.
+func (p *progress) Phase(text string) {
+	if p == nil || !p.enabled {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if time.Since(p.last) < 100*time.Millisecond {
+		return
+	}
+	p.last = time.Now()
+	fmt.Fprintf(p.g.IO.ErrOut, "\r\x1b[K%s: %s", p.verb, text)
+}
+
+// rewriteProgress renders the engine's rewrite progress as one status line.
+func rewriteProgress(p *progress) func(engine.Progress) {
+	return func(e engine.Progress) {
+		text := fmt.Sprintf("%d/%d groups done", e.GroupsDone, e.Groups)
+		switch {
+		case e.Phase == "done":
+		case e.Group == 0:
+			text += "; " + e.Phase
+		case e.Steps > 0:
+			text += fmt.Sprintf("; group %d: %s unit %d of %d", e.Group, e.Phase, e.Step, e.Steps)
+		default:
+			text += fmt.Sprintf("; group %d: %s", e.Group, e.Phase)
+		}
+		p.Phase(text)
+	}
+}

@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"runtime/debug"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -106,7 +109,11 @@ func runRewrite(ctx context.Context, o *rewriteOptions, cfg engine.Config) error
 		return err
 	}
 	cfg.CommitRetries = spec.Retries()
+	limitMemory(cfg.Options)
+	p := newProgress(o.g, "rewrite", "")
+	cfg.Progress = rewriteProgress(p)
 	res, err := engine.Rewrite(ctx, cat, o.table, cfg)
+	p.Done()
 	if err != nil && res == nil {
 		if errors.Is(err, engine.ErrOption) || errors.Is(err, engine.ErrWhere) {
 			return &usageError{err}
@@ -169,9 +176,10 @@ func strategyText(res *engine.Result) string {
 // writePlan prints the groups and the skipped files with their reasons.
 func writePlan(out io.Writer, p *engine.Plan, human bool) error {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "GROUP\tPARTITION\tFILES\tBYTES\tRECORDS\tOUTPUT FILES\tREASON")
+	fmt.Fprintln(w, "GROUP\tPARTITION\tFILES\tBYTES\tRECORDS\tOUTPUT FILES\tSORT\tPEAK MEMORY\tREASON")
 	for i, g := range p.Groups {
-		fmt.Fprintf(w, "%d\t%s\t%d\t%s\t%d\t%d\t%s\n", i+1, orDash(g.Partition), len(g.Files), formatBytes(g.Bytes, human), g.Records, g.OutputFiles, g.Reason)
+		fmt.Fprintf(w, "%d\t%s\t%d\t%s\t%d\t%d\t%s\t%s\t%s\n", i+1, orDash(g.Partition), len(g.Files), formatBytes(g.Bytes, human), g.Records, g.OutputFiles,
+			sortText(g.Sort, human), peakText(g.Sort, human), g.Reason)
 	}
 	if err := w.Flush(); err != nil {
 		return err
@@ -190,6 +198,46 @@ func writePlan(out io.Writer, p *engine.Plan, human bool) error {
 	_, err := fmt.Fprintln(out)
 	return err
 }
+
+// sortText says how a group is sorted: in memory, or spilled into so many
+// buckets and bytes of local disk.
+func sortText(sp *engine.SortPlan, human bool) string {
+	switch {
+	case sp == nil:
+		return "-"
+	case !sp.Spill:
+		return "in memory"
+	}
+	return fmt.Sprintf("spill: %d buckets, %s", sp.Buckets, formatBytes(sp.SpillBytes, human))
+}
+
+func peakText(sp *engine.SortPlan, human bool) string {
+	if sp == nil {
+		return "-"
+	}
+	return formatBytes(sp.PeakMemoryBytes, human)
+}
+
+// limitMemory sets the Go runtime's soft memory limit to the rewrite's
+// memory budget plus room for the runtime, unless GOMEMLIMIT is set, so
+// that the garbage collector keeps the process near its budget instead of
+// letting the heap double between collections.
+func limitMemory(options map[string]string) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	budget := engine.DefaultMemoryBudget()
+	if v, ok := options[engine.OptMaxGroupMemory]; ok {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n > 0 {
+			budget = n
+		}
+	}
+	debug.SetMemoryLimit(budget + memoryLimitRoom)
+}
+
+// memoryLimitRoom is what the process may use beyond the groups' budget:
+// the runtime, the catalog and the scan machinery.
+const memoryLimitRoom = 128 << 20
 
 func orDash(s string) string {
 	if s == "" {
