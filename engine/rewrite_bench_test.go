@@ -7,11 +7,10 @@ import (
 	"testing"
 
 	"github.com/apache/iceberg-go/catalog"
-	"github.com/apache/iceberg-go/table"
-	"github.com/apache/iceberg-go/table/compaction"
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/internal/testenv"
 )
 
 // BenchmarkRewrite rewrites the same generated table (clustered points in
@@ -60,32 +59,14 @@ func BenchmarkRewrite(b *testing.B) {
 	}
 }
 
-// icebergBinpack compacts geo.t the way iceberg-go's own CLI does: its
-// planner, then RewriteDataFiles, with the same target size.
+// icebergBinpack compacts geo.t with iceberg-go's own compaction.
 func icebergBinpack(b *testing.B, cat catalog.Catalog, target int64) {
 	b.Helper()
 	tbl, err := engine.LoadTable(b.Context(), cat, "geo.t")
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg := compaction.DefaultConfig()
-	cfg.TargetFileSizeBytes, cfg.MinFileSizeBytes, cfg.MaxFileSizeBytes = target, target*3/4, target*9/5
-	cfg.MinInputFiles = 1 // rewrite every file, as rewrite-all does for ours
-	plan, err := compaction.Analyze(b.Context(), tbl, cfg)
-	if err != nil {
+	if err := testenv.IcebergBinpack(b.Context(), tbl, target); err != nil {
 		b.Fatal(err)
 	}
-	groups := make([]table.CompactionTaskGroup, len(plan.Groups))
-	for i, g := range plan.Groups {
-		groups[i] = table.CompactionTaskGroup{PartitionKey: g.PartitionKey, Tasks: g.Tasks, TotalSizeBytes: g.TotalSizeBytes}
-	}
-	opts := table.RewriteDataFilesOptions{GroupOptions: []table.CompactionGroupOption{table.WithCompactionTargetFileSize(target)}}
-	res, err := tbl.RewriteDataFiles(b.Context(), groups, opts)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if n := len(plan.Groups); n == 0 || plan.SkippedFiles > 0 {
-		b.Fatalf("iceberg-go planned %d groups and skipped %d files; the comparison needs every file rewritten", n, plan.SkippedFiles)
-	}
-	_ = res
 }

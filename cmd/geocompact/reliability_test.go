@@ -25,6 +25,9 @@ func TestMain(m *testing.M) {
 		main()
 		return
 	}
+	if spec := os.Getenv(envAsIcebergBinpack); spec != "" {
+		runIcebergBinpack(spec)
+	}
 	os.Exit(m.Run())
 }
 
