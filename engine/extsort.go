@@ -142,6 +142,9 @@ func (r *rewriter) checkSpill(p *Plan, concurrency int) error {
 // order, so the stable order within buckets is the global stable order.
 func (ex *execution) sortSpilled(ctx context.Context, g *groupIO, recs iter.Seq2[arrow.RecordBatch, error]) ([]iceberg.DataFile, error) {
 	sp := g.o.group.Sort
+	if ex.r.opts.CutWindowFraction > 0 {
+		ex.r.log.Warn("cut-window-fraction is not applied to a spilled group: its files are cut at equal row counts", "partition", g.o.group.Partition)
+	}
 	sorter, err := ex.sorter(g.readSc)
 	if err != nil {
 		return nil, err
