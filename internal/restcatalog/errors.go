@@ -67,7 +67,9 @@ func writeErrorStatus(w http.ResponseWriter, status int, typ, msg string) {
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
 }
 
 // decodeBody decodes the request body into v, as a bad request when it
