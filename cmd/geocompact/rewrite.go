@@ -237,7 +237,7 @@ func limitMemory(options map[string]string) {
 
 // memoryLimitRoom is what the process may use beyond the groups' budget:
 // the runtime, the catalog and the scan machinery.
-const memoryLimitRoom = 128 << 20
+const memoryLimitRoom = 64 << 20
 
 func orDash(s string) string {
 	if s == "" {
