@@ -117,6 +117,10 @@ func (r *rewriter) run(ctx context.Context, tbl *table.Table, filter iceberg.Boo
 	}
 	r.planSorts(plan, r.concurrency(plan))
 	if !r.cfg.DryRun {
+		// Every run, spilling or not, removes what killed runs left.
+		for _, p := range CleanAbandonedSpills(spillRoot(r.opts.SpillDir)) {
+			r.log.Info("removed an abandoned spill directory", "path", p)
+		}
 		if err := r.checkSpill(plan, r.concurrency(plan)); err != nil {
 			return nil, err
 		}
