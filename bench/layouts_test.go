@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/cluster"
@@ -50,7 +51,9 @@ func meanInts(c []int) float64 {
 // TestLayoutEstimates measures, on generated clustered points, the files
 // planned that the sample-based estimate predicts for each layout against
 // the figure for cutting all the rows, and what Choose picks against the
-// best fixed curve. It prints markdown tables (docs/layouts.md). Run with
+// best fixed curve. It prints markdown tables (docs/layouts.md) and fails
+// when an estimate is more than 10% off or auto's pick plans more than 5%
+// more files than the best of linear, zorder and hilbert. Run with
 //
 //	GEOCOMPACT_LONG=1 go test ./bench -run TestLayoutEstimates -v
 //
@@ -78,7 +81,7 @@ func TestLayoutEstimates(t *testing.T) {
 	var est, pick strings.Builder
 	fmt.Fprintf(&est, "| files | window | %s |\n|---|---|%s\n", strings.Join(cluster.AutoCandidates, " | "), strings.Repeat("---|", len(cluster.AutoCandidates)))
 	fmt.Fprintf(&pick, "| files | auto picks | window | auto (true) | best of linear/zorder/hilbert | auto vs best curve |\n|---|---|---|---|---|---|\n")
-	for _, files := range []int{50, 500} {
+	for _, files := range []int{10, 50, 500} {
 		truth := map[string][]float64{}
 		pred := map[string][]float64{}
 		opts := cluster.SortOptions{Extent: extent}
@@ -100,14 +103,16 @@ func TestLayoutEstimates(t *testing.T) {
 			fmt.Fprintf(&est, "| %d | %s |", files, s.Name)
 			best := 0.0
 			for _, name := range cluster.AutoCandidates {
-				fmt.Fprintf(&est, " %.1f (est. %.1f) |", truth[name][i], pred[name][i])
+				fmt.Fprintf(&est, " %.2f (est. %.2f) |", truth[name][i], pred[name][i])
+				assert.InEpsilon(t, truth[name][i], pred[name][i], 0.1, "%d files, %s windows, %s: estimate", files, s.Name, name)
 				if name != "str" && (best == 0 || truth[name][i] < best) {
 					best = truth[name][i]
 				}
 			}
 			est.WriteString("\n")
 			got := truth[ch.Curve][i]
-			fmt.Fprintf(&pick, "| %d | %s | %s | %.1f | %.1f | %+.1f%% |\n", files, ch.Curve, s.Name, got, best, 100*(got/best-1))
+			fmt.Fprintf(&pick, "| %d | %s | %s | %.2f | %.2f | %+.1f%% |\n", files, ch.Curve, s.Name, got, best, 100*(got/best-1))
+			assert.LessOrEqual(t, got, 1.05*best, "%d files, %s windows: auto's %s is more than 5%% worse than the best curve", files, s.Name, ch.Curve)
 		}
 		t.Logf("%d files: auto estimates %+v", files, ch.Estimates)
 	}

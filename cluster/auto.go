@@ -19,7 +19,7 @@ var AutoAreas = []float64{0.001, 0.01}
 
 // AutoWindows and AutoSeed: see AutoAreas.
 const (
-	AutoWindows = 100
+	AutoWindows = 1000
 	AutoSeed    = 1
 )
 

@@ -26,11 +26,16 @@ func (s *Sorter) sampled() bool {
 }
 
 // slabCells returns the x cells where str's slabs 1 .. k-1 start, taken
-// from sample, the x values sampled (sorted in place). Slab boundaries
-// fall on file boundaries: boundary i lies at the round(i*files/k)-th of
-// files equal row-count parts, so each slab holds a whole number of files
-// when the rows are cut at equal counts. Boundaries that collapse onto
-// the same cell (many equal x values) merge, leaving fewer slabs.
+// from sample, the x values sampled (sorted in place). Boundary i lies in
+// the middle of file round(i*files/k) when the rows are cut into files
+// equal runs, so that the file cut there holds the top (or bottom) half
+// of two neighbouring slabs: a box no larger than an ordinary file's.
+// Placed on a file boundary instead, the cut would fall a few rows to
+// either side of it (the boundary comes from a sample and files are cut by
+// bytes), and a file holding a few rows of the next slab spans both slabs'
+// width over a whole file's height; measured, that cost 5-15% more files
+// planned at a few dozen files. Boundaries that collapse onto the same
+// cell (many equal x values) merge, leaving fewer slabs.
 func slabCells(sample []float64, nm dimNorm, files int) []uint32 {
 	k := STRSlabs(files)
 	if len(sample) == 0 || k == 1 {
@@ -39,7 +44,7 @@ func slabCells(sample []float64, nm dimNorm, files int) []uint32 {
 	slices.Sort(sample)
 	var cells []uint32
 	for i := 1; i < k; i++ {
-		at := int(math.Round(float64(i)*float64(files)/float64(k))) * len(sample) / files
+		at := int((math.Round(float64(i)*float64(files)/float64(k)) - 0.5) * float64(len(sample)) / float64(files))
 		c := nm.cellFloat(sample[min(at, len(sample)-1)])
 		if c > 0 && (len(cells) == 0 || c > cells[len(cells)-1]) {
 			cells = append(cells, c)

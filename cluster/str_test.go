@@ -79,8 +79,8 @@ func TestSTROrder(t *testing.T) {
 	}
 }
 
-// TestSTRSlabsFollowFiles checks the slab count for a few file counts:
-// boundaries land on file boundaries, so slab sizes are whole files.
+// TestSTRSlabsFollowFiles checks the slab count and boundaries for a few
+// file counts: boundary i falls in the middle of file round(i*files/k).
 func TestSTRSlabsFollowFiles(t *testing.T) {
 	rows := pointRows(rand.New(rand.NewPCG(3, 4)), 6000)
 	rows[len(rows)/2].box = &spatial.Bound{MinX: 1, MinY: 1, MaxX: 1, MaxY: 1}
@@ -91,18 +91,26 @@ func TestSTRSlabsFollowFiles(t *testing.T) {
 		}
 	}
 	recs := batches(t, rows, len(rows))
-	for _, tc := range []struct{ files, slabs int }{{1, 1}, {2, 1}, {3, 2}, {12, 3}, {30, 5}, {60, 8}} {
+	for _, tc := range []struct {
+		files int
+		cuts  []float64 // slab boundaries, in files
+	}{
+		{1, nil}, {2, nil}, {3, []float64{1.5}}, {12, []float64{3.5, 7.5}},
+		{30, []float64{5.5, 11.5, 17.5, 23.5}}, {60, []float64{7.5, 14.5, 22.5, 29.5, 37.5, 44.5, 52.5}},
+	} {
 		s := mustSorter(t, "str()", SortOptions{Files: tc.files})
 		keys, err := s.Keys(recs[0])
 		require.NoError(t, err)
-		count := map[uint64]int{}
+		count := make([]int, STRSlabs(tc.files))
 		for _, k := range keys {
+			require.Less(t, int(k>>32), len(count), "%d files: slab %d", tc.files, k>>32)
 			count[k>>32]++
 		}
-		require.Len(t, count, tc.slabs, "%d files", tc.files)
-		perFile := len(rows) / tc.files
-		for slab, n := range count {
-			assert.Zero(t, n%perFile, "%d files: slab %d holds %d rows, not whole files of %d", tc.files, slab, n, perFile)
+		require.Len(t, tc.cuts, len(count)-1, "%d files", tc.files)
+		below := 0
+		for i, c := range tc.cuts {
+			below += count[i]
+			assert.Equal(t, int(c*float64(len(rows))/float64(tc.files)), below, "%d files: rows below boundary %d", tc.files, i+1)
 		}
 	}
 }
