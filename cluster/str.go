@@ -3,7 +3,6 @@ package cluster
 import (
 	"math"
 	"slices"
-	"sort"
 )
 
 // DefaultSTRFiles is the file count str sizes its slabs for when
@@ -61,11 +60,26 @@ func slabCells(sample []float64, nm dimNorm, files int) []uint32 {
 func strKeys(dst []uint64, xs, ys []uint32, slabs []uint32, bits int) {
 	last := uint32(math.Ldexp(1, bits) - 1)
 	for i := range dst {
-		slab := sort.Search(len(slabs), func(j int) bool { return slabs[j] > xs[i] })
+		slab := upper(slabs, xs[i])
 		y := ys[i]
 		if slab%2 == 1 {
 			y = last - y
 		}
 		dst[i] = uint64(slab)<<uint(bits) | uint64(y)
 	}
+}
+
+// upper returns the number of values of the ascending slice a that are
+// at most v (sort.Search without the call per step).
+func upper(a []uint32, v uint32) int {
+	lo, hi := 0, len(a)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if a[mid] <= v {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
 }
