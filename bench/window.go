@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/spatial"
 )
 
@@ -104,8 +105,10 @@ func (c WindowConfig) Validate() error {
 // GenerateWindows draws cfg.Count windows over extent. With data
 // placement each window is centred on the bbox centre of a row drawn
 // uniformly from rows (rows with an empty bbox are skipped), so it may
-// reach past the extent's edge; with uniform placement each window lies
-// inside the extent. The result depends only on cfg, extent and rows.
+// reach past the extent's edge (cluster.DataWindows, which a rewrite's
+// automatic layout choice draws its windows with); with uniform placement
+// each window lies inside the extent. The result depends only on cfg,
+// extent and rows.
 func GenerateWindows(cfg WindowConfig, extent spatial.Bound, rows []spatial.Bound) ([]Window, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -114,41 +117,27 @@ func GenerateWindows(cfg WindowConfig, extent spatial.Bound, rows []spatial.Boun
 	if extent.IsEmpty() {
 		return nil, fmt.Errorf("%w: the table has no extent (no rows with a bbox)", ErrWindows)
 	}
+	if cfg.Placement != PlaceUniform {
+		bs, err := cluster.DataWindows(rows, extent, cfg.Area, cfg.Count, cfg.Seed)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrWindows, err)
+		}
+		out := make([]Window, len(bs))
+		for i, b := range bs {
+			out[i] = windowOf(b)
+		}
+		return out, nil
+	}
 	side := math.Sqrt(cfg.Area)
 	w, h := extent.Width()*side, extent.Height()*side
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x6265_6e63_685f_7769)) // "bench_wi"
 	out := make([]Window, 0, cfg.Count)
-	for len(out) < cfg.Count {
-		var cx, cy float64
-		switch cfg.Placement {
-		case PlaceUniform:
-			cx = extent.MinX + w/2 + rng.Float64()*(extent.Width()-w)
-			cy = extent.MinY + h/2 + rng.Float64()*(extent.Height()-h)
-		default:
-			if len(rows) == 0 {
-				return nil, fmt.Errorf("%w: data placement needs rows", ErrWindows)
-			}
-			r := rows[rng.IntN(len(rows))]
-			if r.IsEmpty() {
-				if !anyNonEmpty(rows) {
-					return nil, fmt.Errorf("%w: no row has a bbox", ErrWindows)
-				}
-				continue
-			}
-			cx, cy = r.Center()
-		}
+	for range cfg.Count {
+		cx := extent.MinX + w/2 + rng.Float64()*(extent.Width()-w)
+		cy := extent.MinY + h/2 + rng.Float64()*(extent.Height()-h)
 		out = append(out, Window{MinX: cx - w/2, MinY: cy - h/2, MaxX: cx + w/2, MaxY: cy + h/2})
 	}
 	return out, nil
-}
-
-func anyNonEmpty(rows []spatial.Bound) bool {
-	for _, r := range rows {
-		if !r.IsEmpty() {
-			return true
-		}
-	}
-	return false
 }
 
 // ReadWindows reads a JSON array of windows. Every window must be finite
