@@ -296,7 +296,7 @@ type Config struct {
 	// table's own sort order.
 	SortOrder string
 	// Where scopes the rewrite to files that may hold matching rows, in
-	// the small predicate language of ParseWhere.
+	// the small predicate language of where.Parse.
 	Where string
 	// Options are Iceberg rewrite_data_files options by name.
 	Options map[string]string

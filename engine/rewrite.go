@@ -15,6 +15,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/geocompact/geocompact/engine/where"
 	"github.com/geocompact/geocompact/spatial"
 )
 
@@ -49,7 +50,7 @@ func Rewrite(ctx context.Context, cat catalog.Catalog, name string, cfg Config) 
 	if err != nil {
 		return nil, err
 	}
-	filter, err := ParseWhere(cfg.Where, tbl.Schema())
+	filter, err := where.Parse(cfg.Where, tbl.Schema())
 	if err != nil {
 		return nil, err
 	}

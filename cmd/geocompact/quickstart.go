@@ -14,6 +14,7 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/where"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/validate"
 )
@@ -222,7 +223,7 @@ func measureSide(ctx context.Context, tbl *table.Table, windows []bench.Window) 
 	s.Snapshots = len(tbl.Metadata().Snapshots())
 	s.WindowAreaPercent = 100 * quickstartWindowArea
 	for _, w := range windows {
-		expr, err := engine.ParseWhere(fmt.Sprintf("bbox(%g, %g, %g, %g)", w.MinX, w.MinY, w.MaxX, w.MaxY), tbl.Schema())
+		expr, err := where.Parse(fmt.Sprintf("bbox(%g, %g, %g, %g)", w.MinX, w.MinY, w.MaxX, w.MaxY), tbl.Schema())
 		if err != nil {
 			return s, err
 		}

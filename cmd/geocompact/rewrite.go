@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/where"
 )
 
 func init() { register(newRewriteCmd) }
@@ -108,7 +109,7 @@ func runRewrite(ctx context.Context, o *rewriteOptions, cfg engine.Config) error
 	cfg.CommitRetries = spec.Retries()
 	res, err := engine.Rewrite(ctx, cat, o.table, cfg)
 	if err != nil && res == nil {
-		if errors.Is(err, engine.ErrOption) || errors.Is(err, engine.ErrWhere) {
+		if errors.Is(err, engine.ErrOption) || errors.Is(err, where.ErrInvalid) {
 			return &usageError{err}
 		}
 		return err
