@@ -176,9 +176,9 @@ func copyRows(ctx context.Context, src *table.Table, tasks []table.FileScanTask,
 	}
 	rdr := array.ReaderFromIter(sc, chunked(recs, chunk))
 	defer rdr.Release()
-	out, err := dst.Append(ctx, rdr, iceberg.Properties{propBenchSource: strings.Join(src.Identifier(), ".")})
+	out, err := dst.Append(ctx, rdr, iceberg.Properties{propBenchSource: engine.TableName(src)})
 	if err != nil {
-		return nil, fmt.Errorf("copy rows into %s: %w", strings.Join(dst.Identifier(), "."), err)
+		return nil, fmt.Errorf("copy rows into %s: %w", engine.TableName(dst), err)
 	}
 	return out, nil
 }

@@ -30,7 +30,7 @@ func (ex *execution) rewriteGroup(ctx context.Context, i int, g *Group) *groupOu
 	o.err = ex.rewriteGroupErr(ctx, o)
 	if o.err != nil {
 		o.err = nameBrokenInput(ctx, ex.tbl, o.tasks, o.err)
-		o.err = fmt.Errorf("rewrite group %d (%s): %w", i+1, partName(g.Partition), o.err)
+		o.err = fmt.Errorf("rewrite group %d (%s): %w", i+1, PartitionLabel(g.Partition), o.err)
 		return o
 	}
 	ex.r.log.Info("rewrite group done", "group", i+1, "partition", g.Partition, "files_in", len(g.Files),

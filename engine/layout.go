@@ -5,7 +5,6 @@ import (
 	"iter"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go/table"
@@ -52,7 +51,7 @@ func resolveLayout(tbl *table.Table, cfg Config, opts Options) (layout, error) {
 		l.order, ok = tableSortOrder(tbl)
 		if !ok {
 			return l, fmt.Errorf("%w: strategy sort needs an order, and table %s has no sort order; pass --curve hilbert (or zorder, linear) or --sort-order EXPR",
-				ErrOption, strings.Join(tbl.Identifier(), "."))
+				ErrOption, TableName(tbl))
 		}
 	default:
 		return l, nil

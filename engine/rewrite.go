@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -37,7 +36,7 @@ const (
 // that committed).
 func Rewrite(ctx context.Context, cat catalog.Catalog, name string, cfg Config) (*Result, error) {
 	start := time.Now()
-	cat = wrapCatalog(cat)
+	cat = WrapCatalog(cat)
 	tbl, err := LoadTable(ctx, cat, name)
 	if err != nil {
 		return nil, err
@@ -149,42 +148,15 @@ func planFiles(tbl *table.Table, tasks []table.FileScanTask) []PlanFile {
 	return out
 }
 
-// partitionKey renders a file's partition as "name=value/..." in spec
-// order ("" for an unpartitioned file). Files of an older spec are
-// prefixed with it so they never share a group with the current spec's.
+// partitionKey is PartitionPath's text for df. Files of an older spec
+// are prefixed with it so they never share a group with the current
+// spec's.
 func partitionKey(tbl *table.Table, df iceberg.DataFile) string {
-	var spec *iceberg.PartitionSpec
-	for _, s := range tbl.Metadata().PartitionSpecs() {
-		if s.ID() == int(df.SpecID()) {
-			spec = &s
-			break
-		}
-	}
-	if spec == nil || spec.IsUnpartitioned() {
-		return ""
-	}
-	vals := df.Partition()
-	var parts []string
-	for _, f := range spec.Fields() {
-		parts = append(parts, fmt.Sprintf("%s=%s", f.Name, humanPartitionValue(f.Transform, vals[f.FieldID])))
-	}
-	key := strings.Join(parts, "/")
-	if spec.ID() != tbl.Metadata().DefaultPartitionSpec() {
-		key = "spec-" + strconv.Itoa(spec.ID()) + ":" + key
+	key := PartitionPath(tbl.Metadata(), df)
+	if key != "" && int(df.SpecID()) != tbl.Metadata().DefaultPartitionSpec() {
+		key = "spec-" + strconv.Itoa(int(df.SpecID())) + ":" + key
 	}
 	return key
-}
-
-// humanPartitionValue renders a partition value the way Iceberg's paths
-// do (day(ts)=2026-01-02), falling back to %v.
-func humanPartitionValue(tr iceberg.Transform, v any) string {
-	if v == nil {
-		return "null"
-	}
-	if s := tr.ToHumanStr(v); s != "" {
-		return s
-	}
-	return fmt.Sprint(v)
 }
 
 // checkMemory refuses a sorted group whose in-memory sort would not fit
@@ -197,7 +169,7 @@ func (r *rewriter) checkMemory(p *Plan) error {
 		need := g.Bytes * memoryPerInputByte
 		if need > r.opts.MaxGroupMemoryBytes {
 			return fmt.Errorf("%w: group %d (%s) holds %s of Parquet; sorting it in memory needs about %s (%d× its size), above %s=%s; pass --option %s=%d to split it into smaller sorted groups, or raise %s",
-				ErrOption, i+1, partName(g.Partition), FormatBytes(g.Bytes), FormatBytes(need), memoryPerInputByte, OptMaxGroupMemory, FormatBytes(r.opts.MaxGroupMemoryBytes),
+				ErrOption, i+1, PartitionLabel(g.Partition), FormatBytes(g.Bytes), FormatBytes(need), memoryPerInputByte, OptMaxGroupMemory, FormatBytes(r.opts.MaxGroupMemoryBytes),
 				OptMaxFileGroupSize, r.opts.MaxGroupMemoryBytes/memoryPerInputByte, OptMaxGroupMemory)
 		}
 	}

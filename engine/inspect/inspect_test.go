@@ -1,4 +1,4 @@
-package engine_test
+package inspect_test
 
 import (
 	"encoding/binary"
@@ -12,7 +12,9 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/inspect"
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/stretchr/testify/require"
 )
 
 func boundLE64(f float64) []byte { return binary.LittleEndian.AppendUint64(nil, math.Float64bits(f)) }
@@ -49,7 +51,7 @@ func TestDecodeBound(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := engine.DecodeBound(tc.typ, tc.in)
+			got := inspect.DecodeBound(tc.typ, tc.in)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("DecodeBound (-want +got):\n%s", diff)
 			}
@@ -100,7 +102,7 @@ func TestFileBound(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, ok := engine.FileBound(tc.sc, tc.lower, tc.upper)
+			got, ok := inspect.FileBound(tc.sc, tc.lower, tc.upper)
 			if ok != tc.ok || (ok && got != tc.want) {
 				t.Errorf("FileBound = %v, %v; want %v, %v", got, ok, tc.want, tc.ok)
 			}
@@ -110,28 +112,33 @@ func TestFileBound(t *testing.T) {
 
 func TestInspect(t *testing.T) {
 	cfg := bench.GenerateConfig{Table: "i.days", Rows: 300, Commits: 3, FormatVersion: 3, PartitionBy: "day(ts)", Seed: 7}
-	tbl := generatedTable(t, nil, cfg)
+	cat, err := engine.OpenCatalog(t.Context(), engine.CatalogSpec{Warehouse: t.TempDir()})
+	require.NoError(t, err)
+	_, err = bench.Generate(t.Context(), cat, cfg)
+	require.NoError(t, err)
+	tbl, err := engine.LoadTable(t.Context(), cat, cfg.Table)
+	require.NoError(t, err)
 	tests := []struct {
-		kind     engine.InspectKind
+		kind     inspect.Kind
 		keys     []string // a subset of the columns, in order
 		minRows  int
-		checkRow func(t *testing.T, r engine.Row)
+		checkRow func(t *testing.T, r inspect.Row)
 	}{
-		{engine.InspectFiles, []string{"content", "file_path", "partition", "record_count", "file_size_in_bytes", "lower_bounds", "upper_bounds", "bbox"}, 3, func(t *testing.T, r engine.Row) {
+		{inspect.Files, []string{"content", "file_path", "partition", "record_count", "file_size_in_bytes", "lower_bounds", "upper_bounds", "bbox"}, 3, func(t *testing.T, r inspect.Row) {
 			bb, _ := r.Get("bbox")
-			if _, ok := bb.(engine.BBox); !ok {
-				t.Errorf("bbox %#v, want an engine.BBox from the geometry bounds", bb)
+			if _, ok := bb.(inspect.BBox); !ok {
+				t.Errorf("bbox %#v, want an inspect.BBox from the geometry bounds", bb)
 			}
 			lb, _ := r.Get("lower_bounds")
 			if g, ok := lb.(map[string]any)["geometry"].(map[string]any); !ok || g["x"] == nil {
 				t.Errorf("lower_bounds[geometry] = %#v, want {x,y}", lb.(map[string]any)["geometry"])
 			}
 			p, _ := r.Get("partition")
-			if day, _ := p.(engine.Row).Get("ts_day"); day == nil {
+			if day, _ := p.(inspect.Row).Get("ts_day"); day == nil {
 				t.Errorf("partition %#v has no ts_day", p)
 			}
 		}},
-		{engine.InspectSnapshots, []string{"committed_at", "snapshot_id", "parent_id", "operation", "manifest_list", "summary"}, 3, func(t *testing.T, r engine.Row) {
+		{inspect.Snapshots, []string{"committed_at", "snapshot_id", "parent_id", "operation", "manifest_list", "summary"}, 3, func(t *testing.T, r inspect.Row) {
 			if op, _ := r.Get("operation"); op != "append" {
 				t.Errorf("operation %v, want append", op)
 			}
@@ -139,13 +146,13 @@ func TestInspect(t *testing.T) {
 				t.Errorf("committed_at %v is not recent", at)
 			}
 		}},
-		{engine.InspectManifests, []string{"content", "path", "length", "partition_spec_id", "added_snapshot_id", "added_data_files_count", "partition_summaries"}, 3, nil},
-		{engine.InspectPartitions, []string{"partition", "spec_id", "record_count", "file_count", "total_data_file_size_in_bytes"}, 2, nil},
-		{engine.InspectHistory, []string{"made_current_at", "snapshot_id", "parent_id", "is_current_ancestor"}, 3, nil},
+		{inspect.Manifests, []string{"content", "path", "length", "partition_spec_id", "added_snapshot_id", "added_data_files_count", "partition_summaries"}, 3, nil},
+		{inspect.Partitions, []string{"partition", "spec_id", "record_count", "file_count", "total_data_file_size_in_bytes"}, 2, nil},
+		{inspect.History, []string{"made_current_at", "snapshot_id", "parent_id", "is_current_ancestor"}, 3, nil},
 	}
 	for _, tc := range tests {
 		t.Run(string(tc.kind), func(t *testing.T) {
-			rows, err := engine.Inspect(t.Context(), tbl, tc.kind)
+			rows, err := inspect.Rows(t.Context(), tbl, tc.kind)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -169,8 +176,8 @@ func TestInspect(t *testing.T) {
 			}
 		})
 	}
-	if _, err := engine.ParseInspectKind("refs"); err == nil {
-		t.Error("ParseInspectKind(refs) succeeded; want an error listing the kinds")
+	if _, err := inspect.ParseKind("refs"); err == nil {
+		t.Error("ParseKind(refs) succeeded; want an error listing the kinds")
 	}
 }
 
@@ -185,7 +192,7 @@ func columnsInOrder(want, got []string) bool {
 }
 
 func TestRowMarshalKeepsOrder(t *testing.T) {
-	r := engine.Row{{Key: "z", Value: 1}, {Key: "a", Value: engine.Row{{Key: "y", Value: "s"}, {Key: "b", Value: nil}}}}
+	r := inspect.Row{{Key: "z", Value: 1}, {Key: "a", Value: inspect.Row{{Key: "y", Value: "s"}, {Key: "b", Value: nil}}}}
 	got, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)

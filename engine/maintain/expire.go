@@ -1,4 +1,4 @@
-package engine
+package maintain
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+	"github.com/geocompact/geocompact/engine"
 )
 
 // ExpireConfig is one snapshot expiry, with Iceberg's expire_snapshots
@@ -45,7 +46,7 @@ func DefaultExpireConfig() ExpireConfig {
 // Validate checks the config, including the retention floor.
 func (c ExpireConfig) Validate() error {
 	if c.RetainLast < 1 {
-		return fmt.Errorf("%w: retain-last %d: want at least 1", ErrOption, c.RetainLast)
+		return fmt.Errorf("%w: retain-last %d: want at least 1", engine.ErrOption, c.RetainLast)
 	}
 	if c.OlderThan < 0 {
 		return fmt.Errorf("%w: older-than %s is negative", ErrDuration, c.OlderThan)
@@ -113,7 +114,7 @@ type ExpireResult struct {
 // references is never among them. A commit that loses a race is retried on
 // a fresh load, up to cfg.CommitRetries.
 func Expire(ctx context.Context, cat catalog.Catalog, name string, cfg ExpireConfig) (*ExpireResult, error) {
-	cat = wrapCatalog(cat)
+	cat = engine.WrapCatalog(cat)
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -121,10 +122,10 @@ func Expire(ctx context.Context, cat catalog.Catalog, name string, cfg ExpireCon
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	retries := CatalogSpec{CommitRetries: cfg.CommitRetries}.Retries()
+	retries := engine.CatalogSpec{CommitRetries: cfg.CommitRetries}.Retries()
 	var res *ExpireResult
-	err := WithCommitRetry(ctx, retries, func(ctx context.Context) error {
-		tbl, err := LoadTable(ctx, cat, name)
+	err := engine.WithCommitRetry(ctx, retries, func(ctx context.Context) error {
+		tbl, err := engine.LoadTable(ctx, cat, name)
 		if err != nil {
 			return err
 		}
@@ -146,7 +147,7 @@ func Expire(ctx context.Context, cat catalog.Catalog, name string, cfg ExpireCon
 			return nil
 		}
 		if _, err := tx.Commit(ctx); err != nil && !onlyNotExist(err) {
-			if IsRetryable(err) {
+			if engine.IsRetryable(err) {
 				return err
 			}
 			return fmt.Errorf("expire %s: %w (snapshots may be expired already; files left behind are removed by orphans)", name, err)

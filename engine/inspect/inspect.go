@@ -1,4 +1,7 @@
-package engine
+// Package inspect reads a table's Iceberg metadata tables (files,
+// snapshots, manifests, partitions, history) as rows of named fields, for
+// the inspect command and for Go programs that look into a table.
+package inspect
 
 import (
 	"bytes"
@@ -19,39 +22,40 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/spatial"
 )
 
-// ErrInspectKind is returned for a metadata table name Inspect does not
+// ErrKind is returned for a metadata table name Rows does not
 // know.
-var ErrInspectKind = errors.New("engine: unknown metadata table")
+var ErrKind = errors.New("inspect: unknown metadata table")
 
-// InspectKind names one of Iceberg's metadata tables.
-type InspectKind string
+// Kind names one of Iceberg's metadata tables.
+type Kind string
 
-// The metadata tables Inspect reads, by their Iceberg names.
+// The metadata tables Rows reads, by their Iceberg names.
 const (
-	InspectFiles      InspectKind = "files"
-	InspectSnapshots  InspectKind = "snapshots"
-	InspectManifests  InspectKind = "manifests"
-	InspectPartitions InspectKind = "partitions"
-	InspectHistory    InspectKind = "history"
+	Files      Kind = "files"
+	Snapshots  Kind = "snapshots"
+	Manifests  Kind = "manifests"
+	Partitions Kind = "partitions"
+	History    Kind = "history"
 )
 
-// InspectKinds lists the metadata tables Inspect reads, in help order.
-var InspectKinds = []InspectKind{InspectFiles, InspectSnapshots, InspectManifests, InspectPartitions, InspectHistory}
+// Kinds lists the metadata tables Rows reads, in help order.
+var Kinds = []Kind{Files, Snapshots, Manifests, Partitions, History}
 
-// ParseInspectKind checks a metadata table name.
-func ParseInspectKind(s string) (InspectKind, error) {
-	k := InspectKind(strings.ToLower(s))
-	if slices.Contains(InspectKinds, k) {
+// ParseKind checks a metadata table name.
+func ParseKind(s string) (Kind, error) {
+	k := Kind(strings.ToLower(s))
+	if slices.Contains(Kinds, k) {
 		return k, nil
 	}
-	names := make([]string, len(InspectKinds))
-	for i, k := range InspectKinds {
+	names := make([]string, len(Kinds))
+	for i, k := range Kinds {
 		names[i] = string(k)
 	}
-	return "", fmt.Errorf("%w %q, want one of %s", ErrInspectKind, s, strings.Join(names, ", "))
+	return "", fmt.Errorf("%w %q, want one of %s", ErrKind, s, strings.Join(names, ", "))
 }
 
 // Field is one named value of a Row.
@@ -99,7 +103,7 @@ func (r Row) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// Inspect reads one of tbl's metadata tables (iceberg-go's Table.Inspect)
+// Rows reads one of tbl's metadata tables (iceberg-go's Table.Inspect)
 // into rows.
 //
 // The files table is made readable: its per-column maps (column_sizes,
@@ -108,32 +112,32 @@ func (r Row) MarshalJSON() ([]byte, error) {
 // decoded by the column's type (a v3 geometry bound becomes {"x":..,"y":..}),
 // and each row gains a "bbox" column: the file's bounding box from the bbox
 // columns' or the geometry column's bounds (see FileBound), or null.
-func Inspect(ctx context.Context, tbl *table.Table, kind InspectKind) ([]Row, error) {
+func Rows(ctx context.Context, tbl *table.Table, kind Kind) ([]Row, error) {
 	it := tbl.Inspect()
 	var (
 		rdr array.RecordReader
 		err error
 	)
 	switch kind {
-	case InspectFiles:
+	case Files:
 		rdr, err = it.Files(ctx)
-	case InspectSnapshots:
+	case Snapshots:
 		rdr, err = it.Snapshots(ctx)
-	case InspectManifests:
+	case Manifests:
 		rdr, err = it.Manifests(ctx)
-	case InspectPartitions:
+	case Partitions:
 		rdr, err = it.Partitions(ctx)
-	case InspectHistory:
+	case History:
 		rdr, err = it.History(ctx)
 	default:
-		_, err = ParseInspectKind(string(kind))
+		_, err = ParseKind(string(kind))
 		return nil, err
 	}
 	if err != nil {
-		return nil, fmt.Errorf("inspect %s of %s: %w", kind, metricsTableName(tbl), err)
+		return nil, fmt.Errorf("inspect %s of %s: %w", kind, engine.TableName(tbl), err)
 	}
 	defer rdr.Release()
-	conv := &rowConverter{schema: tbl.Schema(), files: kind == InspectFiles}
+	conv := &rowConverter{schema: tbl.Schema(), files: kind == Files}
 	rows := []Row{}
 	for rdr.Next() {
 		rec := rdr.RecordBatch()
@@ -142,7 +146,7 @@ func Inspect(ctx context.Context, tbl *table.Table, kind InspectKind) ([]Row, er
 		}
 	}
 	if err := rdr.Err(); err != nil {
-		return nil, fmt.Errorf("inspect %s of %s: %w", kind, metricsTableName(tbl), err)
+		return nil, fmt.Errorf("inspect %s of %s: %w", kind, engine.TableName(tbl), err)
 	}
 	return rows, nil
 }
