@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/spatial"
 )
 
@@ -149,9 +150,9 @@ func measureWindows(ctx context.Context, tbl *table.Table, cols spatialColumns, 
 	planned := make([]bool, len(files))
 	for wi, w := range windows {
 		wb := w.Bound()
-		tasks, err := tbl.Scan(table.WithRowFilter(cols.filter(wb))).PlanFiles(ctx)
+		tasks, err := planWindow(ctx, tbl, cols, wi, wb)
 		if err != nil {
-			return nil, fmt.Errorf("plan window %d: %w", wi, err)
+			return nil, err
 		}
 		clear(planned)
 		res := &out[wi]
@@ -176,6 +177,93 @@ func measureWindows(ctx context.Context, tbl *table.Table, cols spatialColumns, 
 			res.FilesWithMatches++
 		}
 		res.LowerBound = lowerBound(res.Matching, maxRows)
+	}
+	return out, nil
+}
+
+// planWindow is what iceberg-go's scan planning opens for window w (the
+// wi-th), filtering the way a production query does (spatialColumns.filter).
+func planWindow(ctx context.Context, tbl *table.Table, cols spatialColumns, wi int, w spatial.Bound) ([]table.FileScanTask, error) {
+	tasks, err := tbl.Scan(table.WithRowFilter(cols.filter(w))).PlanFiles(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("plan window %d: %w", wi, err)
+	}
+	return tasks, nil
+}
+
+// Planning is what scan planning opens on a table for a set of windows,
+// measured without reading any rows.
+type Planning struct {
+	// Files and Bytes are the table's live data files and their size.
+	Files int   `json:"files"`
+	Bytes int64 `json:"bytes"`
+	// MeanFilesPlanned and MeanBytesPlanned are the mean, over the
+	// windows, of the files (and their bytes) planning returned.
+	MeanFilesPlanned float64 `json:"mean_files_planned"`
+	MeanBytesPlanned float64 `json:"mean_bytes_planned"`
+}
+
+// MeasurePlanning counts tbl's live files and plans every window with the
+// same predicate and planning Run uses, without reading rows: the quick
+// measure of a live table.
+func MeasurePlanning(ctx context.Context, tbl *table.Table, windows []Window) (*Planning, error) {
+	cols, err := columnsOf(tbl.Schema(), tbl.Properties())
+	if err != nil {
+		return nil, fmt.Errorf("measure %s: %w", engine.TableName(tbl), err)
+	}
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("plan %s: %w", engine.TableName(tbl), err)
+	}
+	p := &Planning{Files: len(tasks)}
+	for _, t := range tasks {
+		p.Bytes += t.File.FileSizeBytes()
+	}
+	for wi, w := range windows {
+		planned, err := planWindow(ctx, tbl, cols, wi, w.Bound())
+		if err != nil {
+			return nil, err
+		}
+		p.MeanFilesPlanned += float64(len(planned))
+		for _, t := range planned {
+			p.MeanBytesPlanned += float64(t.File.FileSizeBytes())
+		}
+	}
+	if len(windows) > 0 {
+		p.MeanFilesPlanned /= float64(len(windows))
+		p.MeanBytesPlanned /= float64(len(windows))
+	}
+	return p, nil
+}
+
+// SampleRows returns the bbox of every every-th live row of tbl, in scan
+// order, read from the columns Run reads: a sample to place windows on.
+func SampleRows(ctx context.Context, tbl *table.Table, every int) ([]spatial.Bound, error) {
+	cols, err := columnsOf(tbl.Schema(), tbl.Properties())
+	if err != nil {
+		return nil, fmt.Errorf("sample %s: %w", engine.TableName(tbl), err)
+	}
+	_, recs, err := tbl.Scan(table.WithSelectedFields(cols.names()...)).ToArrowRecords(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("sample rows: %w", err)
+	}
+	var out, buf []spatial.Bound
+	i := 0
+	for rec, err := range recs {
+		if err != nil {
+			return nil, fmt.Errorf("sample rows: %w", err)
+		}
+		buf, err = appendRowBounds(buf[:0], rec, cols)
+		rec.Release()
+		if err != nil {
+			return nil, fmt.Errorf("sample rows: %w", err)
+		}
+		for _, b := range buf {
+			if i%every == 0 {
+				out = append(out, b)
+			}
+			i++
+		}
 	}
 	return out, nil
 }

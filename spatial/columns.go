@@ -34,6 +34,10 @@ func (e *ColumnError) Error() string {
 // Unwrap returns the category: ErrGeometryColumn or ErrGeoMetadata.
 func (e *ColumnError) Unwrap() error { return e.err }
 
+// DefaultGeometryColumn names the geometry column of a table geocompact
+// creates when its data names none.
+const DefaultGeometryColumn = "geometry"
+
 // GeoArrowWKB is the Arrow extension name of WKB geometry, which iceberg-go
 // uses for the Iceberg v3 geometry type.
 const GeoArrowWKB = "geoarrow.wkb"

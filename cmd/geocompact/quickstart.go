@@ -8,13 +8,11 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go/table"
 	"github.com/spf13/cobra"
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/where"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/validate"
 )
@@ -62,12 +60,9 @@ before and after. It replaces its demo table each time it runs.`,
 
 // quickstartSide is the state of the demo table at one point.
 type quickstartSide struct {
-	Files             int     `json:"files"`
-	Bytes             int64   `json:"bytes"`
+	bench.Planning
 	AvgFileBytes      int64   `json:"avg_file_bytes"`
 	Snapshots         int     `json:"snapshots"`
-	MeanFilesPlanned  float64 `json:"mean_files_planned"`
-	MeanBytesPlanned  float64 `json:"mean_bytes_planned"`
 	WindowAreaPercent float64 `json:"window_area_percent"`
 }
 
@@ -179,66 +174,23 @@ func runQuickstart(ctx context.Context, o *quickstartOptions) error {
 // quickstartWindows draws data-placed windows around a sample of the
 // table's rows.
 func quickstartWindows(ctx context.Context, tbl *table.Table, extent spatial.Bound, n int) ([]bench.Window, error) {
-	cols := spatial.BBoxColumns[:]
-	_, recs, err := tbl.Scan(table.WithSelectedFields(cols...)).ToArrowRecords(ctx)
+	rows, err := bench.SampleRows(ctx, tbl, 97)
 	if err != nil {
-		return nil, fmt.Errorf("sample rows: %w", err)
-	}
-	var rows []spatial.Bound
-	i := 0
-	for rec, err := range recs {
-		if err != nil {
-			return nil, fmt.Errorf("sample rows: %w", err)
-		}
-		var c [4]*array.Float64
-		for k, name := range cols {
-			c[k] = rec.Column(rec.Schema().FieldIndices(name)[0]).(*array.Float64)
-		}
-		for r := range int(rec.NumRows()) {
-			if i%97 == 0 {
-				rows = append(rows, spatial.Bound{MinX: c[0].Value(r), MinY: c[1].Value(r), MaxX: c[2].Value(r), MaxY: c[3].Value(r)})
-			}
-			i++
-		}
-		rec.Release()
+		return nil, err
 	}
 	return bench.GenerateWindows(bench.WindowConfig{Count: n, Area: quickstartWindowArea, Placement: bench.PlaceData, Seed: 1}, extent, rows)
 }
 
-// measureSide counts the table's files and, with iceberg-go's own scan
-// planning, the files each window plans.
+// measureSide is bench's planning measure of the table, with its snapshot
+// count.
 func measureSide(ctx context.Context, tbl *table.Table, windows []bench.Window) (quickstartSide, error) {
-	var s quickstartSide
-	tasks, err := tbl.Scan().PlanFiles(ctx)
+	p, err := bench.MeasurePlanning(ctx, tbl, windows)
 	if err != nil {
-		return s, err
+		return quickstartSide{}, err
 	}
-	for _, t := range tasks {
-		s.Files++
-		s.Bytes += t.File.FileSizeBytes()
-	}
+	s := quickstartSide{Planning: *p, Snapshots: len(tbl.Metadata().Snapshots()), WindowAreaPercent: 100 * quickstartWindowArea}
 	if s.Files > 0 {
 		s.AvgFileBytes = s.Bytes / int64(s.Files)
-	}
-	s.Snapshots = len(tbl.Metadata().Snapshots())
-	s.WindowAreaPercent = 100 * quickstartWindowArea
-	for _, w := range windows {
-		expr, err := where.Parse(fmt.Sprintf("bbox(%g, %g, %g, %g)", w.MinX, w.MinY, w.MaxX, w.MaxY), tbl.Schema())
-		if err != nil {
-			return s, err
-		}
-		planned, err := tbl.Scan(table.WithRowFilter(expr)).PlanFiles(ctx)
-		if err != nil {
-			return s, err
-		}
-		s.MeanFilesPlanned += float64(len(planned))
-		for _, t := range planned {
-			s.MeanBytesPlanned += float64(t.File.FileSizeBytes())
-		}
-	}
-	if len(windows) > 0 {
-		s.MeanFilesPlanned /= float64(len(windows))
-		s.MeanBytesPlanned /= float64(len(windows))
 	}
 	return s, nil
 }

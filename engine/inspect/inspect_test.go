@@ -9,12 +9,12 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/inspect"
 	"github.com/geocompact/geocompact/spatial"
-	"github.com/stretchr/testify/require"
 )
 
 func boundLE64(f float64) []byte { return binary.LittleEndian.AppendUint64(nil, math.Float64bits(f)) }

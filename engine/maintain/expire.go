@@ -12,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+
 	"github.com/geocompact/geocompact/engine"
 )
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+
 	"github.com/geocompact/geocompact/engine"
 )
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go/catalog"
+
 	"github.com/geocompact/geocompact/engine"
 )
 

@@ -11,8 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/geocompact/geocompact/engine"
 	"gopkg.in/yaml.v3"
+
+	"github.com/geocompact/geocompact/engine"
 )
 
 // MinRetention is the retention floor: expire and orphans refuse to act on
