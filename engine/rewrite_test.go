@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,6 +19,8 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/cluster"
@@ -717,4 +720,49 @@ func TestRewriteSortUsesTableSortOrder(t *testing.T) {
 	if len(ids) != 600 || !slices.IsSortedFunc(ids, func(a, b int64) int { return cmp.Compare(b, a) }) {
 		t.Fatalf("%d rows, not in id DESC order", len(ids))
 	}
+}
+
+// TestRewritePartialProgressCountsCommittedGroups fails the first (and
+// largest) group of a partial-progress rewrite: the error must count the
+// groups that did commit, not a prefix of the plan as long as the files
+// rewritten.
+func TestRewritePartialProgressCountsCommittedGroups(t *testing.T) {
+	cat, name := newTable(t, testenv.Catalogs(t)[0], bench.GenerateConfig{Rows: 6000, Commits: 12, PartitionBy: "day(ts)",
+		Start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Span: 72 * time.Hour})
+	// Append the first day's rows again, several times, so its group holds
+	// more files than the other two together.
+	for range 6 {
+		tbl := mustLoad(t, cat, name)
+		_, recs, err := tbl.Scan(table.WithRowFilter(iceberg.LessThan(iceberg.Reference("ts"), "2026-01-02T00:00:00+00:00"))).ToArrowRecords(t.Context())
+		require.NoError(t, err)
+		var rows []arrow.RecordBatch
+		for rec, err := range recs {
+			require.NoError(t, err)
+			rows = append(rows, rec)
+		}
+		rdr, err := array.NewRecordReader(rows[0].Schema(), rows)
+		require.NoError(t, err)
+		_, err = tbl.Append(t.Context(), rdr, nil)
+		rdr.Release()
+		require.NoError(t, err)
+	}
+	var calls atomic.Int32
+	restore := engine.SetTestHookAfterWrite(func() error {
+		if calls.Add(1) == 1 {
+			return errors.New("disk full")
+		}
+		return nil
+	})
+	defer restore()
+	res, err := engine.Rewrite(t.Context(), cat, name, engine.Config{Options: opts(
+		"partial-progress.enabled", "true", "partial-progress.max-commits", "3", "min-input-files", "2",
+		"max-concurrent-file-group-rewrites", "1", "rewrite-job-order", "files-desc")})
+	require.Error(t, err)
+	require.NotNil(t, res)
+	groups := res.Plan.Groups
+	require.Len(t, groups, 3)
+	require.Greater(t, len(groups[0].Files), len(groups[1].Files)+len(groups[2].Files), "the failing group must be the largest")
+	assert.Equal(t, 2, res.SnapshotsCommitted)
+	assert.Contains(t, err.Error(), "partial progress: 2 of 3 groups committed")
+	assert.ErrorContains(t, err, "disk full")
 }
