@@ -71,7 +71,7 @@ func readFiles(ctx context.Context, tbl *table.Table, cols spatialColumns) ([]fi
 // appendRowBounds appends the bbox of each row of rec.
 func appendRowBounds(dst []spatial.Bound, rec arrow.RecordBatch, cols spatialColumns) ([]spatial.Bound, error) {
 	n := int(rec.NumRows())
-	if cols.hasBBox() {
+	if cols.HasBBox() {
 		var arrs [4]*array.Float64
 		for i, name := range spatial.BBoxColumns {
 			idx := rec.Schema().FieldIndices(name)
@@ -93,9 +93,9 @@ func appendRowBounds(dst []spatial.Bound, rec arrow.RecordBatch, cols spatialCol
 		}
 		return dst, nil
 	}
-	idx := rec.Schema().FieldIndices(cols.geometry)
+	idx := rec.Schema().FieldIndices(cols.Geometry)
 	if len(idx) == 0 {
-		return dst, fmt.Errorf("column %s missing from the scan", cols.geometry)
+		return dst, fmt.Errorf("column %s missing from the scan", cols.Geometry)
 	}
 	col := rec.Column(idx[0])
 	if ext, ok := col.(array.ExtensionArray); ok {
@@ -106,7 +106,7 @@ func appendRowBounds(dst []spatial.Bound, rec arrow.RecordBatch, cols spatialCol
 		IsNull(int) bool
 	})
 	if !ok {
-		return dst, fmt.Errorf("column %s is %s, want WKB binary", cols.geometry, col.DataType())
+		return dst, fmt.Errorf("column %s is %s, want WKB binary", cols.Geometry, col.DataType())
 	}
 	for r := range n {
 		b := spatial.EmptyBound()
@@ -139,7 +139,7 @@ type WindowResult struct {
 // and counts, from the rows already read into files, the rows and files
 // that truly match. A file holding a matching row that planning pruned is
 // an error: the statistics would be lying, and no figure could be trusted.
-func measureWindows(ctx context.Context, tbl *table.Table, cols spatialColumns, files []fileInfo, windows []Window) ([]WindowResult, error) {
+func measureWindows(ctx context.Context, tbl *table.Table, cols spatialColumns, files []fileInfo, windows []spatial.Bound) ([]WindowResult, error) {
 	byPath := make(map[string]int, len(files))
 	var maxRows int64
 	for i, f := range files {
@@ -149,7 +149,7 @@ func measureWindows(ctx context.Context, tbl *table.Table, cols spatialColumns, 
 	out := make([]WindowResult, len(windows))
 	planned := make([]bool, len(files))
 	for wi, w := range windows {
-		wb := w.Bound()
+		wb := w
 		tasks, err := planWindow(ctx, tbl, cols, wi, wb)
 		if err != nil {
 			return nil, err
@@ -206,7 +206,7 @@ type Planning struct {
 // MeasurePlanning counts tbl's live files and plans every window with the
 // same predicate and planning Run uses, without reading rows: the quick
 // measure of a live table.
-func MeasurePlanning(ctx context.Context, tbl *table.Table, windows []Window) (*Planning, error) {
+func MeasurePlanning(ctx context.Context, tbl *table.Table, windows []spatial.Bound) (*Planning, error) {
 	cols, err := columnsOf(tbl.Schema(), tbl.Properties())
 	if err != nil {
 		return nil, fmt.Errorf("measure %s: %w", engine.TableName(tbl), err)
@@ -220,7 +220,7 @@ func MeasurePlanning(ctx context.Context, tbl *table.Table, windows []Window) (*
 		p.Bytes += t.File.FileSizeBytes()
 	}
 	for wi, w := range windows {
-		planned, err := planWindow(ctx, tbl, cols, wi, w.Bound())
+		planned, err := planWindow(ctx, tbl, cols, wi, w)
 		if err != nil {
 			return nil, err
 		}

@@ -41,7 +41,7 @@ func TestGenerateWindowsDeterministic(t *testing.T) {
 				t.Fatalf("%d windows, want 50", len(a))
 			}
 			for i, w := range a {
-				b := w.Bound()
+				b := w
 				// 1% of the area with the extent's aspect: 36 x 18.
 				if math.Abs(b.Width()-36) > 1e-9 || math.Abs(b.Height()-18) > 1e-9 {
 					t.Fatalf("window %d is %g x %g, want 36 x 18", i, b.Width(), b.Height())
@@ -95,7 +95,7 @@ func TestReadWindows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Window{{1, 2, 3, 4}, {-1, -1, -1, -1}}
+	want := []spatial.Bound{{MinX: 1, MinY: 2, MaxX: 3, MaxY: 4}, {MinX: -1, MinY: -1, MaxX: -1, MaxY: -1}}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Fatalf("(-want +got):\n%s", d)
 	}

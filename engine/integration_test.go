@@ -82,11 +82,10 @@ func TestIntegrationGenerateInspectMetrics(t *testing.T) {
 						n, _ := f.Get("record_count")
 						records += n.(int64)
 						v, _ := f.Get("bbox")
-						bb, ok := v.(inspect.BBox)
+						b, ok := v.(spatial.Bound)
 						if !ok {
 							t.Fatalf("file %d has no bbox from its %s", k, tc.wantColumns)
 						}
-						b := bb.Bound()
 						if b.MinX < res.Extent.MinX || b.MinY < res.Extent.MinY || b.MaxX > res.Extent.MaxX || b.MaxY > res.Extent.MaxY {
 							t.Errorf("file %d: bbox %v outside the generated extent %v", k, b, res.Extent)
 						}

@@ -33,7 +33,7 @@ const (
 // not an error. On any failure the files written so far are deleted and
 // the table is left as it was (or, with partial progress, with the batches
 // that committed).
-func Rewrite(ctx context.Context, cat catalog.Catalog, name string, cfg Config) (*Result, error) {
+func Rewrite(ctx context.Context, cat catalog.Catalog, name string, cfg Request) (*Result, error) {
 	start := time.Now()
 	cat = WrapCatalog(cat)
 	tbl, err := LoadTable(ctx, cat, name)
@@ -65,7 +65,7 @@ type rewriter struct {
 	cat   catalog.Catalog
 	name  string
 	ident table.Identifier
-	cfg   Config
+	cfg   Request
 	opts  Options
 	lay   layout
 	log   interface {
@@ -391,9 +391,14 @@ func (r *rewriter) batches(n int) [][2]int {
 	return out
 }
 
-// spatialGeomName is the table's geometry column name.
+// spatialGeomName is the table's geometry column as
+// spatial.DiscoverTableColumns resolves it, or "" when it has none.
 func spatialGeomName(tbl *table.Table) string {
-	return tbl.Properties().Get(spatial.PropGeometryColumn, "geometry")
+	cols, err := spatial.DiscoverTableColumns(tbl.Schema(), tbl.Properties(), "")
+	if err != nil {
+		return ""
+	}
+	return cols.Geometry
 }
 
 // Test hooks: run before each commit attempt, and after a group's files

@@ -202,14 +202,11 @@ func extentOf(rec arrow.RecordBatch, geomCol int, bboxCols [4]int) spatial.Bound
 	return ext
 }
 
-// spatialColumns finds the geometry column and the four bbox columns in
-// sc (-1 for each that is absent).
+// spatialColumns finds the geometry column geomName ("" for none) and the
+// four bbox columns in sc (-1 for each that is absent).
 func spatialColumns(sc *arrow.Schema, geomName string) (geom int, bbox [4]int) {
 	geom = -1
-	if geomName == "" {
-		geomName = "geometry"
-	}
-	if idx := sc.FieldIndices(geomName); len(idx) > 0 {
+	if idx := sc.FieldIndices(geomName); geomName != "" && len(idx) > 0 {
 		geom = idx[0]
 	}
 	for i, n := range spatial.BBoxColumns {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/inspect"
+	"github.com/geocompact/geocompact/spatial"
 )
 
 func init() { register(newInspectCmd) }
@@ -175,8 +176,8 @@ var inspectColumns = map[inspect.Kind][]inspectColumn{
 		{"RECORDS", col("record_count")},
 		{"SIZE", bytesCol("file_size_in_bytes")},
 		{"BBOX", func(r inspect.Row, _ bool) string {
-			if b, ok := get(r, "bbox").(inspect.BBox); ok {
-				return formatBound(b.Bound())
+			if b, ok := get(r, "bbox").(spatial.Bound); ok {
+				return formatBound(b)
 			}
 			return "-"
 		}},

@@ -74,7 +74,7 @@ type quickstartResult struct {
 	Before        quickstartSide  `json:"before"`
 	After         quickstartSide  `json:"after"`
 	Rewrite       *engine.Result  `json:"rewrite"`
-	Windows       []bench.Window  `json:"windows"`
+	Windows       []spatial.Bound `json:"windows"`
 	Duration      time.Duration   `json:"duration_ns"`
 	Steps         []quickstepTime `json:"steps"`
 }
@@ -143,7 +143,7 @@ func runQuickstart(ctx context.Context, o *quickstartOptions) error {
 	t0 = time.Now()
 	target := max(res.Before.Bytes/int64(o.files), 64<<10)
 	say("3/4 compacting with --curve hilbert, target-file-size-bytes=%d...", target)
-	rw, err := engine.Rewrite(ctx, cat, o.table, engine.Config{
+	rw, err := engine.Rewrite(ctx, cat, o.table, engine.Request{
 		Curve: "hilbert", CommitRetries: spec.Retries(), Logger: o.g.Logger(),
 		Options: map[string]string{engine.OptTargetFileSize: fmt.Sprint(target)},
 	})
@@ -173,7 +173,7 @@ func runQuickstart(ctx context.Context, o *quickstartOptions) error {
 
 // quickstartWindows draws data-placed windows around a sample of the
 // table's rows.
-func quickstartWindows(ctx context.Context, tbl *table.Table, extent spatial.Bound, n int) ([]bench.Window, error) {
+func quickstartWindows(ctx context.Context, tbl *table.Table, extent spatial.Bound, n int) ([]spatial.Bound, error) {
 	rows, err := bench.SampleRows(ctx, tbl, 97)
 	if err != nil {
 		return nil, err
@@ -183,7 +183,7 @@ func quickstartWindows(ctx context.Context, tbl *table.Table, extent spatial.Bou
 
 // measureSide is bench's planning measure of the table, with its snapshot
 // count.
-func measureSide(ctx context.Context, tbl *table.Table, windows []bench.Window) (quickstartSide, error) {
+func measureSide(ctx context.Context, tbl *table.Table, windows []spatial.Bound) (quickstartSide, error) {
 	p, err := bench.MeasurePlanning(ctx, tbl, windows)
 	if err != nil {
 		return quickstartSide{}, err

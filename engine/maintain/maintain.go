@@ -249,7 +249,7 @@ func (m *maintainer) rewrite(ctx context.Context) error {
 		rep.step("verify", StepSkipped, "nothing was rewritten", start)
 		return nil
 	}
-	rc := m.p.rewriteConfig()
+	rc := m.p.rewriteRequest()
 	rc.CommitRetries, rc.Logger = m.cfg.CommitRetries, m.log
 	res, err := engine.Rewrite(ctx, m.cat, m.name, rc)
 	rep.Rewrite = res

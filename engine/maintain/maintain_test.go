@@ -197,7 +197,7 @@ func TestRewriteThenExpireShrinksTable(t *testing.T) {
 	tbl := load(t, cat, name)
 	rows, _ := liveRows(t, tbl)
 	dir := tableDir(t, tbl)
-	res, err := engine.Rewrite(t.Context(), cat, name, engine.Config{Curve: "hilbert"})
+	res, err := engine.Rewrite(t.Context(), cat, name, engine.Request{Curve: "hilbert"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -177,7 +177,7 @@ type GatePolicy struct {
 }
 
 // RewritePolicy is the rewrite a run performs when the gate fires; its
-// fields mean what Config's fields of the same names mean.
+// fields mean what engine.Request's fields of the same names mean.
 type RewritePolicy struct {
 	Strategy  string            `yaml:"strategy,omitempty"`
 	Curve     string            `yaml:"curve,omitempty"`
@@ -376,9 +376,9 @@ func (p Policy) YAML() ([]byte, error) {
 	return buf.Bytes(), enc.Close()
 }
 
-// rewriteConfig is the rewrite Config the policy asks for.
-func (p Policy) rewriteConfig() engine.Config {
-	return engine.Config{
+// rewriteRequest is the rewrite the policy asks for.
+func (p Policy) rewriteRequest() engine.Request {
+	return engine.Request{
 		Strategy:  engine.Strategy(p.Rewrite.Strategy),
 		Curve:     p.Rewrite.Curve,
 		SortOrder: p.Rewrite.SortOrder,
