@@ -199,45 +199,51 @@ type maintainer struct {
 	props map[string]string
 }
 
+// run runs the steps in order; the first error stops the run. Every
+// error names its step, as the report does.
 func (m *maintainer) run(ctx context.Context) error {
-	rep, p := m.rep, m.p
+	steps := []struct {
+		name string
+		run  func(context.Context) error
+	}{
+		{"measure", func(ctx context.Context) (err error) { m.rep.Before, err = m.measure(ctx); return err }},
+		{"gate", m.gate},
+		{"rewrite", m.rewrite},
+		{"manifests", m.manifests},
+		{"expire", m.expire},
+		{"orphans", m.orphans},
+		{"measure", func(ctx context.Context) (err error) { m.rep.After, err = m.measure(ctx); return err }},
+	}
+	for _, st := range steps {
+		if err := st.run(ctx); err != nil {
+			return fmt.Errorf("maintain %s: %s: %w", m.name, st.name, err)
+		}
+	}
+	return nil
+}
+
+// measure records the table's metrics as a step.
+func (m *maintainer) measure(ctx context.Context) (*TableMetrics, error) {
 	start := time.Now()
 	tbl, err := engine.LoadTable(ctx, m.cat, m.name)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if rep.Before, err = Metrics(ctx, tbl); err != nil {
-		rep.step("measure", StepFailed, err.Error(), start)
-		return err
+	met, err := Metrics(ctx, tbl)
+	if err != nil {
+		m.rep.step("measure", StepFailed, err.Error(), start)
+		return nil, err
 	}
-	rep.step("measure", StepDone, fmt.Sprintf("%d files, average %s, %d snapshots, %d manifests",
-		rep.Before.FileCount, engine.FormatBytes(rep.Before.AvgFileBytes), rep.Before.SnapshotCount, rep.Before.ManifestCount), start)
+	m.rep.step("measure", StepDone, fmt.Sprintf("%d files, average %s, %d snapshots, %d manifests",
+		met.FileCount, engine.FormatBytes(met.AvgFileBytes), met.SnapshotCount, met.ManifestCount), start)
+	return met, nil
+}
 
-	start = time.Now()
-	rep.Gate = p.Gate.Evaluate(rep.Before)
-	rep.step("gate", map[bool]string{true: StepDone, false: StepNoop}[rep.Gate.Compact], rep.Gate.Reason, start)
-	if err := m.rewrite(ctx); err != nil {
-		return err
-	}
-	if err := m.manifests(ctx); err != nil {
-		return err
-	}
-	if err := m.expire(ctx); err != nil {
-		return err
-	}
-	if err := m.orphans(ctx); err != nil {
-		return err
-	}
-	start = time.Now()
-	if tbl, err = engine.LoadTable(ctx, m.cat, m.name); err != nil {
-		return err
-	}
-	if rep.After, err = Metrics(ctx, tbl); err != nil {
-		rep.step("measure", StepFailed, err.Error(), start)
-		return err
-	}
-	rep.step("measure", StepDone, fmt.Sprintf("%d files, average %s, %d snapshots, %d manifests",
-		rep.After.FileCount, engine.FormatBytes(rep.After.AvgFileBytes), rep.After.SnapshotCount, rep.After.ManifestCount), start)
+// gate decides, from the metrics measured first, whether the run compacts.
+func (m *maintainer) gate(context.Context) error {
+	start := time.Now()
+	m.rep.Gate = m.p.Gate.Evaluate(m.rep.Before)
+	m.rep.step("gate", map[bool]string{true: StepDone, false: StepNoop}[m.rep.Gate.Compact], m.rep.Gate.Reason, start)
 	return nil
 }
 
@@ -266,8 +272,8 @@ func (m *maintainer) rewrite(ctx context.Context) error {
 		res.RewrittenDataFilesCount, engine.FormatBytes(res.RewrittenBytesCount), res.AddedDataFilesCount, engine.FormatBytes(res.AddedBytesCount), res.SnapshotsCommitted), start)
 	start = time.Now()
 	if !res.Verified {
-		err := fmt.Errorf("maintain %s: the rewrite committed %d snapshot(s) but did not verify (%d files failed); stopping before expiry",
-			m.name, res.SnapshotsCommitted, res.FailedDataFilesCount)
+		err := fmt.Errorf("verify: the rewrite committed %d snapshot(s) but did not verify (%d files failed); stopping before expiry",
+			res.SnapshotsCommitted, res.FailedDataFilesCount)
 		rep.step("verify", StepFailed, err.Error(), start)
 		return err
 	}

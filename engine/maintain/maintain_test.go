@@ -9,9 +9,12 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/maintain"
+	"github.com/geocompact/geocompact/engine/where"
 	"github.com/geocompact/geocompact/internal/testenv"
 )
 
@@ -241,4 +244,19 @@ func TestGateThresholdsOff(t *testing.T) {
 	if d := p.Gate.Evaluate(m); d.Compact {
 		t.Fatalf("gate with both thresholds off fired: %s", d.Reason)
 	}
+}
+
+// TestMaintainStepErrorNamesStep fails the rewrite step (its --where names
+// no column of the table): the error must say which step failed, as the
+// report does.
+func TestMaintainStepErrorNamesStep(t *testing.T) {
+	const name = "t.bad"
+	cat := fragmented(t, name, 500, 6)
+	p := testPolicy()
+	p.Rewrite.Where = "no_such_column = 1"
+	rep, err := maintain.Run(t.Context(), cat, name, maintain.Config{Policy: p, Owner: "test"})
+	require.ErrorIs(t, err, where.ErrInvalid)
+	assert.ErrorContains(t, err, "maintain t.bad: rewrite: ")
+	require.NotNil(t, rep)
+	assert.Equal(t, maintain.StepFailed, stepStatus(rep)["rewrite"])
 }
