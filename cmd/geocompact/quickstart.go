@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/spf13/cobra"
 
@@ -117,25 +118,12 @@ func runQuickstart(ctx context.Context, o *quickstartOptions) error {
 
 	t0 = time.Now()
 	say("2/4 validating every file's geometry, then measuring files, sizes and files planned for %d bbox windows of %.1f%% of the extent...", o.windows, 100*quickstartWindowArea)
-	tbl, err := engine.LoadTable(ctx, cat, o.table)
-	if err != nil {
+	if err := quickstartValidate(ctx, cat, o.table, res); err != nil {
 		return err
 	}
-	rep, err := validate.Table(ctx, tbl, validate.DefaultConfig())
-	if err != nil {
-		return err
-	}
-	if !rep.OK() {
-		return fmt.Errorf("quickstart: the demo table has %d geometry violations (%v)", rep.Total.Violations(), rep.Total.Codes())
-	}
-	res.ValidatedRows = rep.Total.Rows
 	step("validate", t0)
 	t0 = time.Now()
-	res.Windows, err = quickstartWindows(ctx, tbl, gen.Extent, o.windows)
-	if err != nil {
-		return err
-	}
-	if res.Before, err = measureSide(ctx, tbl, res.Windows); err != nil {
+	if err := quickstartMeasureBefore(ctx, cat, o, gen.Extent, res); err != nil {
 		return err
 	}
 	step("measure", t0)
@@ -155,7 +143,8 @@ func runQuickstart(ctx context.Context, o *quickstartOptions) error {
 
 	t0 = time.Now()
 	say("4/4 measuring again...")
-	if tbl, err = engine.LoadTable(ctx, cat, o.table); err != nil {
+	tbl, err := engine.LoadTable(ctx, cat, o.table)
+	if err != nil {
 		return err
 	}
 	if res.After, err = measureSide(ctx, tbl, res.Windows); err != nil {
@@ -169,6 +158,37 @@ func runQuickstart(ctx context.Context, o *quickstartOptions) error {
 		return enc.Encode(res)
 	}
 	return writeQuickstart(o.g.IO.Out, res)
+}
+
+// quickstartValidate validates every row of the demo table's geometry.
+func quickstartValidate(ctx context.Context, cat catalog.Catalog, name string, res *quickstartResult) error {
+	tbl, err := engine.LoadTable(ctx, cat, name)
+	if err != nil {
+		return err
+	}
+	rep, err := validate.Table(ctx, tbl, validate.DefaultConfig())
+	if err != nil {
+		return err
+	}
+	if !rep.OK() {
+		return fmt.Errorf("quickstart: the demo table has %d geometry violations (%v)", rep.Total.Violations(), rep.Total.Codes())
+	}
+	res.ValidatedRows = rep.Total.Rows
+	return nil
+}
+
+// quickstartMeasureBefore draws the windows and measures the table before
+// compaction.
+func quickstartMeasureBefore(ctx context.Context, cat catalog.Catalog, o *quickstartOptions, extent spatial.Bound, res *quickstartResult) error {
+	tbl, err := engine.LoadTable(ctx, cat, o.table)
+	if err != nil {
+		return err
+	}
+	if res.Windows, err = quickstartWindows(ctx, tbl, extent, o.windows); err != nil {
+		return err
+	}
+	res.Before, err = measureSide(ctx, tbl, res.Windows)
+	return err
 }
 
 // quickstartWindows draws data-placed windows around a sample of the

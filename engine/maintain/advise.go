@@ -185,7 +185,14 @@ func AdviseFrom(h History) Advice {
 	a.reason("gate: compact a partition averaging below %s, or holding more than %d files (%d at the target for the largest partition, plus a cadence of commits)",
 		engine.FormatBytes(a.MinAvgFileBytes), a.MaxFilesPerPartition, need)
 
-	// Retention.
+	a.adviseRetention(known)
+	a.Policy = a.policy()
+	return a
+}
+
+// adviseRetention suggests the snapshot age to expire; known says whether
+// the commit rate is.
+func (a *Advice) adviseRetention(known bool) {
 	lo := max(24*time.Hour, 2*a.Cadence)
 	a.ExpireOlderThan = DefaultExpireOlderThan
 	if known {
@@ -197,6 +204,10 @@ func AdviseFrom(h History) Advice {
 		a.reason("expire older-than %s: Iceberg's default, as the commit rate is unknown", FormatDuration(a.ExpireOlderThan))
 	}
 
+}
+
+// policy is the maintain policy the suggestions add up to.
+func (a *Advice) policy() Policy {
 	p := DefaultPolicy()
 	p.Gate = GatePolicy{MinAvgFileBytes: a.MinAvgFileBytes, MaxFilesPerPartition: a.MaxFilesPerPartition}
 	p.Rewrite = RewritePolicy{Strategy: string(engine.Sort), Curve: "hilbert", Options: map[string]string{
@@ -207,8 +218,7 @@ func AdviseFrom(h History) Advice {
 	p.Expire.Every = &daily
 	p.Expire.OlderThan = Duration(a.ExpireOlderThan)
 	p.Expire.RetainLast = a.RetainLast
-	a.Policy = p
-	return a
+	return p
 }
 
 func (a *Advice) reason(format string, args ...any) {
