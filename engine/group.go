@@ -32,7 +32,7 @@ func (ex *execution) rewriteGroup(ctx context.Context, i int, g *Group) *groupOu
 	ex.progress(i, "done", 0, 0)
 	if o.err != nil {
 		o.err = nameBrokenInput(ctx, ex.tbl, o.tasks, o.err)
-		o.err = fmt.Errorf("rewrite group %d (%s): %w", i+1, partName(g.Partition), o.err)
+		o.err = fmt.Errorf("rewrite group %d (%s): %w", i+1, PartitionLabel(g.Partition), o.err)
 		return o
 	}
 	ex.r.log.Info("rewrite group done", "group", i+1, "partition", g.Partition, "files_in", len(g.Files),
@@ -275,35 +275,6 @@ func evenChunks(rows int64, n int) func(i int) int64 {
 		j := min(int64(i), k-1)
 		return max(rows*(j+1)/k-rows*j/k, 1)
 	}
-}
-
-// verify reads back the files a group wrote and compares their digest to
-// the digest of the rows read.
-func (ex *execution) verify(ctx context.Context, o *groupOut, scanOpts []table.ScanOption, geom int, bbox [4]int) error {
-	tasks := make([]table.FileScanTask, len(o.newFiles))
-	for i, f := range o.newFiles {
-		tasks[i] = table.FileScanTask{File: f, Start: 0, Length: f.FileSizeBytes()}
-	}
-	if len(tasks) > 0 {
-		_, recs, err := ex.tbl.Scan(scanOpts...).ReadTasks(ctx, tasks)
-		if err != nil {
-			return fmt.Errorf("verify: read back: %w", err)
-		}
-		for rec, err := range recs {
-			if err != nil {
-				return fmt.Errorf("verify: read back: %w", err)
-			}
-			err = o.out.Add(rec, geom, bbox)
-			rec.Release()
-			if err != nil {
-				return fmt.Errorf("verify: %w", err)
-			}
-		}
-	}
-	if d := o.in.Diff(o.out); d != "" {
-		return fmt.Errorf("%w: %s; nothing was committed", ErrVerify, d)
-	}
-	return nil
 }
 
 // geometryCheck returns a function that validates each batch read from the

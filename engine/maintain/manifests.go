@@ -1,4 +1,4 @@
-package engine
+package maintain
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/geocompact/geocompact/engine"
 )
 
 // ManifestsConfig is one manifest rewrite.
@@ -43,15 +45,15 @@ type ManifestsResult struct {
 // name into target-sized ones (iceberg-go's RewriteManifests), committed as
 // a metadata-only replace snapshot. Data files are not touched.
 func RewriteManifests(ctx context.Context, cat catalog.Catalog, name string, cfg ManifestsConfig) (*ManifestsResult, error) {
-	cat = wrapCatalog(cat)
+	cat = engine.WrapCatalog(cat)
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	retries := CatalogSpec{CommitRetries: cfg.CommitRetries}.Retries()
+	retries := engine.CatalogSpec{CommitRetries: cfg.CommitRetries}.Retries()
 	var res *ManifestsResult
-	err := WithCommitRetry(ctx, retries, func(ctx context.Context) error {
-		tbl, err := LoadTable(ctx, cat, name)
+	err := engine.WithCommitRetry(ctx, retries, func(ctx context.Context) error {
+		tbl, err := engine.LoadTable(ctx, cat, name)
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package engine
+package maintain
 
 import (
 	"context"
@@ -7,18 +7,17 @@ import (
 	"math/bits"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/spatial"
 )
 
 // Bounds of the advice.
 const (
 	minAdvisedTarget  = 8 << 20
-	maxAdvisedTarget  = defaultTargetFileSize
 	minAdvisedCadence = time.Hour
 	maxAdvisedCadence = 24 * time.Hour
 	// smallFileBudget is how many small files a partition may collect
@@ -29,8 +28,20 @@ const (
 	snapshotBudget = 1000
 )
 
-// Commit is one ingest commit of a table's history.
-type Commit struct {
+// maxAdvisedTarget is the largest advised target file size: the engine's
+// default target, Iceberg's 512 MiB.
+var maxAdvisedTarget = defaultTargetFileSize()
+
+func defaultTargetFileSize() int64 {
+	o, err := engine.ParseOptions(nil, nil)
+	if err != nil {
+		panic(err) // the defaults are valid
+	}
+	return o.TargetFileSize
+}
+
+// Ingest is one ingest commit of a table's history.
+type Ingest struct {
 	Time       time.Time
 	AddedBytes int64
 	AddedFiles int64
@@ -39,7 +50,7 @@ type Commit struct {
 // History is what Advise learns from: the table's ingest commits (appends
 // and overwrites, not compactions) and its current metrics.
 type History struct {
-	Commits []Commit
+	Ingests []Ingest
 	Metrics *TableMetrics
 }
 
@@ -90,10 +101,10 @@ func Advise(ctx context.Context, tbl *table.Table) (*Advice, error) {
 		}
 		b, _ := strconv.ParseInt(s.Summary.Properties["added-files-size"], 10, 64)
 		f, _ := strconv.ParseInt(s.Summary.Properties["added-data-files"], 10, 64)
-		h.Commits = append(h.Commits, Commit{Time: time.UnixMilli(s.TimestampMs), AddedBytes: b, AddedFiles: f})
+		h.Ingests = append(h.Ingests, Ingest{Time: time.UnixMilli(s.TimestampMs), AddedBytes: b, AddedFiles: f})
 	}
 	a := AdviseFrom(h)
-	a.Table = strings.Join(tbl.Identifier(), ".")
+	a.Table = engine.TableName(tbl)
 	if cols, err := spatial.DiscoverTableColumns(tbl.Schema(), tbl.Properties(), ""); err == nil && cols.HasBBox() {
 		a.SparkSortOrder = fmt.Sprintf("zorder(%s, %s)", cols.BBox[0], cols.BBox[1])
 	} else {
@@ -126,8 +137,8 @@ func AdviseFrom(h History) Advice {
 	for _, p := range m.Partitions {
 		a.LargestPartition = max(a.LargestPartition, p.TotalBytes)
 	}
-	commits := slices.Clone(h.Commits)
-	slices.SortFunc(commits, func(x, y Commit) int { return x.Time.Compare(y.Time) })
+	commits := slices.Clone(h.Ingests)
+	slices.SortFunc(commits, func(x, y Ingest) int { return x.Time.Compare(y.Time) })
 	a.IngestCommits = len(commits)
 	var added int64
 	for _, c := range commits {
@@ -164,7 +175,7 @@ func AdviseFrom(h History) Advice {
 	a.TargetFileSizeBytes = min(max(pow2Floor(perCadence), minAdvisedTarget), maxAdvisedTarget)
 	a.MinFileSizeBytes = a.TargetFileSizeBytes * 3 / 4
 	a.reason("target-file-size-bytes %s: about %s arrive per cadence (bounds %s to %s); min-file-size-bytes %s is 75%% of it",
-		FormatBytes(a.TargetFileSizeBytes), FormatBytes(perCadence), FormatBytes(minAdvisedTarget), FormatBytes(maxAdvisedTarget), FormatBytes(a.MinFileSizeBytes))
+		engine.FormatBytes(a.TargetFileSizeBytes), engine.FormatBytes(perCadence), engine.FormatBytes(minAdvisedTarget), engine.FormatBytes(maxAdvisedTarget), engine.FormatBytes(a.MinFileSizeBytes))
 
 	// Gate.
 	a.MinAvgFileBytes = a.TargetFileSizeBytes / 4
@@ -172,9 +183,16 @@ func AdviseFrom(h History) Advice {
 	need := (a.LargestPartition + a.TargetFileSizeBytes - 1) / a.TargetFileSizeBytes
 	a.MaxFilesPerPartition = need + max(perRun, 10)
 	a.reason("gate: compact a partition averaging below %s, or holding more than %d files (%d at the target for the largest partition, plus a cadence of commits)",
-		FormatBytes(a.MinAvgFileBytes), a.MaxFilesPerPartition, need)
+		engine.FormatBytes(a.MinAvgFileBytes), a.MaxFilesPerPartition, need)
 
-	// Retention.
+	a.adviseRetention(known)
+	a.Policy = a.policy()
+	return a
+}
+
+// adviseRetention suggests the snapshot age to expire; known says whether
+// the commit rate is.
+func (a *Advice) adviseRetention(known bool) {
 	lo := max(24*time.Hour, 2*a.Cadence)
 	a.ExpireOlderThan = DefaultExpireOlderThan
 	if known {
@@ -186,18 +204,21 @@ func AdviseFrom(h History) Advice {
 		a.reason("expire older-than %s: Iceberg's default, as the commit rate is unknown", FormatDuration(a.ExpireOlderThan))
 	}
 
+}
+
+// policy is the maintain policy the suggestions add up to.
+func (a *Advice) policy() Policy {
 	p := DefaultPolicy()
 	p.Gate = GatePolicy{MinAvgFileBytes: a.MinAvgFileBytes, MaxFilesPerPartition: a.MaxFilesPerPartition}
-	p.Rewrite = RewritePolicy{Strategy: string(Sort), Curve: "hilbert", Options: map[string]string{
-		OptTargetFileSize: strconv.FormatInt(a.TargetFileSizeBytes, 10),
-		OptMinFileSize:    strconv.FormatInt(a.MinFileSizeBytes, 10),
+	p.Rewrite = RewritePolicy{Strategy: string(engine.Sort), Curve: "hilbert", Options: map[string]string{
+		engine.OptTargetFileSize: strconv.FormatInt(a.TargetFileSizeBytes, 10),
+		engine.OptMinFileSize:    strconv.FormatInt(a.MinFileSizeBytes, 10),
 	}}
 	daily := Duration(24 * time.Hour)
 	p.Expire.Every = &daily
 	p.Expire.OlderThan = Duration(a.ExpireOlderThan)
 	p.Expire.RetainLast = a.RetainLast
-	a.Policy = p
-	return a
+	return p
 }
 
 func (a *Advice) reason(format string, args ...any) {
@@ -219,7 +240,7 @@ func (a *Advice) SparkCalls(catalog string, now time.Time) []string {
 	if catalog == "" {
 		catalog = "catalog"
 	}
-	opts := fmt.Sprintf("map('%s', '%d', '%s', '%d')", OptTargetFileSize, a.TargetFileSizeBytes, OptMinFileSize, a.MinFileSizeBytes)
+	opts := fmt.Sprintf("map('%s', '%d', '%s', '%d')", engine.OptTargetFileSize, a.TargetFileSizeBytes, engine.OptMinFileSize, a.MinFileSizeBytes)
 	var calls []string
 	if a.SparkSortOrder != "" {
 		calls = append(calls, fmt.Sprintf("CALL %s.system.rewrite_data_files(table => '%s', strategy => 'sort', sort_order => '%s', options => %s)",

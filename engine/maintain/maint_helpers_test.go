@@ -1,4 +1,4 @@
-package engine_test
+package maintain_test
 
 import (
 	"io/fs"

@@ -1,28 +1,28 @@
-package engine_test
+package maintain_test
 
 import (
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/maintain"
 )
 
 // steady is a history of n commits of size bytes, every interval, ending
 // now, on an unpartitioned table holding all of them.
-func steady(n int, size int64, interval time.Duration) engine.History {
+func steady(n int, size int64, interval time.Duration) maintain.History {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	h := engine.History{}
+	h := maintain.History{}
 	for i := range n {
-		h.Commits = append(h.Commits, engine.Commit{Time: start.Add(time.Duration(i) * interval), AddedBytes: size, AddedFiles: 1})
+		h.Ingests = append(h.Ingests, maintain.Ingest{Time: start.Add(time.Duration(i) * interval), AddedBytes: size, AddedFiles: 1})
 	}
 	total := int64(n) * size
-	h.Metrics = &engine.TableMetrics{FileCount: int64(n), TotalBytes: total, AvgFileBytes: size,
-		Partitions: []engine.PartitionMetrics{{FileCount: int64(n), TotalBytes: total, AvgFileBytes: size}}}
+	h.Metrics = &maintain.TableMetrics{FileCount: int64(n), TotalBytes: total, AvgFileBytes: size,
+		Partitions: []maintain.PartitionMetrics{{FileCount: int64(n), TotalBytes: total, AvgFileBytes: size}}}
 	return h
 }
 
-func checkAdvice(t *testing.T, a engine.Advice) {
+func checkAdvice(t *testing.T, a maintain.Advice) {
 	t.Helper()
 	if a.Cadence < time.Hour || a.Cadence > 24*time.Hour {
 		t.Errorf("cadence %s outside [1h, 24h]", a.Cadence)
@@ -39,7 +39,7 @@ func checkAdvice(t *testing.T, a engine.Advice) {
 	if a.MinAvgFileBytes <= 0 || a.MinAvgFileBytes >= a.MinFileSizeBytes {
 		t.Errorf("gate floor %d not between 0 and min-file-size %d", a.MinAvgFileBytes, a.MinFileSizeBytes)
 	}
-	if a.ExpireOlderThan < engine.MinRetention || a.ExpireOlderThan < a.Cadence || a.ExpireOlderThan > 7*24*time.Hour {
+	if a.ExpireOlderThan < maintain.MinRetention || a.ExpireOlderThan < a.Cadence || a.ExpireOlderThan > 7*24*time.Hour {
 		t.Errorf("expire older-than %s: want between max(floor, cadence %s) and 7d", a.ExpireOlderThan, a.Cadence)
 	}
 	if err := a.Policy.Validate(); err != nil {
@@ -52,7 +52,7 @@ func checkAdvice(t *testing.T, a engine.Advice) {
 
 func TestAdviseStreamingTable(t *testing.T) {
 	// 100 commits of ~100 KB per hour.
-	a := engine.AdviseFrom(steady(100, 100_000, 36*time.Second))
+	a := maintain.AdviseFrom(steady(100, 100_000, 36*time.Second))
 	checkAdvice(t, a)
 	if a.CommitsPerHour < 90 || a.CommitsPerHour > 110 {
 		t.Errorf("commits/h = %.1f, want about 100", a.CommitsPerHour)
@@ -77,11 +77,11 @@ func TestAdviseStreamingTable(t *testing.T) {
 }
 
 func TestAdviseRelations(t *testing.T) {
-	fast := engine.AdviseFrom(steady(100, 100_000, 36*time.Second))
-	slow := engine.AdviseFrom(steady(100, 100_000, time.Hour))
-	heavy := engine.AdviseFrom(steady(100, 100_000_000, 36*time.Second))
-	unknown := engine.AdviseFrom(steady(1, 100_000, time.Hour))
-	for _, a := range []engine.Advice{slow, heavy, unknown} {
+	fast := maintain.AdviseFrom(steady(100, 100_000, 36*time.Second))
+	slow := maintain.AdviseFrom(steady(100, 100_000, time.Hour))
+	heavy := maintain.AdviseFrom(steady(100, 100_000_000, 36*time.Second))
+	unknown := maintain.AdviseFrom(steady(1, 100_000, time.Hour))
+	for _, a := range []maintain.Advice{slow, heavy, unknown} {
 		checkAdvice(t, a)
 	}
 	if slow.Cadence < fast.Cadence {
@@ -93,7 +93,7 @@ func TestAdviseRelations(t *testing.T) {
 	if heavy.TargetFileSizeBytes <= fast.TargetFileSizeBytes {
 		t.Errorf("1000x the ingest gives target %d, not above %d", heavy.TargetFileSizeBytes, fast.TargetFileSizeBytes)
 	}
-	if unknown.Cadence != 24*time.Hour || unknown.ExpireOlderThan != engine.DefaultExpireOlderThan || !strings.Contains(strings.Join(unknown.Reasons, "\n"), "unknown") {
+	if unknown.Cadence != 24*time.Hour || unknown.ExpireOlderThan != maintain.DefaultExpireOlderThan || !strings.Contains(strings.Join(unknown.Reasons, "\n"), "unknown") {
 		t.Errorf("one commit: cadence %s, retention %s, reasons %q; want the defaults, saying the rate is unknown", unknown.Cadence, unknown.ExpireOlderThan, unknown.Reasons)
 	}
 }
@@ -101,7 +101,7 @@ func TestAdviseRelations(t *testing.T) {
 func TestAdviseTable(t *testing.T) {
 	const name = "t.x"
 	cat := fragmented(t, name, 1000, 10)
-	a, err := engine.Advise(t.Context(), load(t, cat, name))
+	a, err := maintain.Advise(t.Context(), load(t, cat, name))
 	if err != nil {
 		t.Fatal(err)
 	}

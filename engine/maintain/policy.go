@@ -1,4 +1,4 @@
-package engine
+package maintain
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/geocompact/geocompact/engine"
 )
 
 // MinRetention is the retention floor: expire and orphans refuse to act on
@@ -34,11 +36,11 @@ const (
 // Sentinel errors of the maintenance operations.
 var (
 	// ErrPolicy marks a policy file that cannot be used.
-	ErrPolicy = errors.New("engine: bad policy")
+	ErrPolicy = errors.New("maintain: bad policy")
 	// ErrDuration marks a malformed duration or timestamp.
-	ErrDuration = errors.New("engine: bad duration")
+	ErrDuration = errors.New("maintain: bad duration")
 	// ErrRetentionFloor marks an age below MinRetention given without force.
-	ErrRetentionFloor = errors.New("engine: below the retention floor")
+	ErrRetentionFloor = errors.New("maintain: below the retention floor")
 )
 
 // RetentionError reports an age below MinRetention. What is the operation
@@ -175,7 +177,7 @@ type GatePolicy struct {
 }
 
 // RewritePolicy is the rewrite a run performs when the gate fires; its
-// fields mean what Config's fields of the same names mean.
+// fields mean what engine.Request's fields of the same names mean.
 type RewritePolicy struct {
 	Strategy  string            `yaml:"strategy,omitempty"`
 	Curve     string            `yaml:"curve,omitempty"`
@@ -287,8 +289,8 @@ func (p Policy) Validate() error {
 		return fmt.Errorf("%w: orphans.older-than %s is below the %s retention floor: a younger file may belong to a writer that has not committed yet",
 			ErrPolicy, FormatDuration(time.Duration(p.Orphans.OlderThan)), FormatDuration(MinRetention))
 	}
-	switch Strategy(p.Rewrite.Strategy) {
-	case "", BinPack, Sort:
+	switch engine.Strategy(p.Rewrite.Strategy) {
+	case "", engine.BinPack, engine.Sort:
 	default:
 		return fmt.Errorf("%w: rewrite.strategy %q: want binpack or sort", ErrPolicy, p.Rewrite.Strategy)
 	}
@@ -297,7 +299,7 @@ func (p Policy) Validate() error {
 	default:
 		return fmt.Errorf("%w: rewrite.curve %q: want linear, zorder or hilbert", ErrPolicy, p.Rewrite.Curve)
 	}
-	if _, err := ParseOptions(p.Rewrite.Options, nil); err != nil {
+	if _, err := engine.ParseOptions(p.Rewrite.Options, nil); err != nil {
 		return fmt.Errorf("%w: rewrite.options: %w", ErrPolicy, err)
 	}
 	return nil
@@ -327,7 +329,7 @@ var policySections = map[string]string{
 	"ExpirePolicy": "expire", "OrphansPolicy": "orphans", "LeasePolicy": "lease",
 }
 
-var unknownField = regexp.MustCompile(`field (\S+) not found in type engine\.(\w+)`)
+var unknownField = regexp.MustCompile(`field (\S+) not found in type maintain\.(\w+)`)
 
 // yamlMessage rewrites the YAML decoder's messages in the policy's terms:
 // "line 2: unknown field "min-avg-file-size" in gate".
@@ -374,10 +376,10 @@ func (p Policy) YAML() ([]byte, error) {
 	return buf.Bytes(), enc.Close()
 }
 
-// rewriteConfig is the rewrite Config the policy asks for.
-func (p Policy) rewriteConfig() Config {
-	return Config{
-		Strategy:  Strategy(p.Rewrite.Strategy),
+// rewriteRequest is the rewrite the policy asks for.
+func (p Policy) rewriteRequest() engine.Request {
+	return engine.Request{
+		Strategy:  engine.Strategy(p.Rewrite.Strategy),
 		Curve:     p.Rewrite.Curve,
 		SortOrder: p.Rewrite.SortOrder,
 		Where:     p.Rewrite.Where,

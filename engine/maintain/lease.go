@@ -1,4 +1,4 @@
-package engine
+package maintain
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/geocompact/geocompact/engine"
 )
 
 // The maintain lease lives in the table's own metadata, so it works with
@@ -48,13 +50,13 @@ const leaseRefMaxAgeMs = math.MaxInt64
 var (
 	// ErrLeaseHeld marks a table another maintain run holds. It wraps
 	// ErrConflict: the run is safe to retry later (exit 4).
-	ErrLeaseHeld = fmt.Errorf("%w: table is leased by another maintain run", ErrConflict)
+	ErrLeaseHeld = fmt.Errorf("%w: table is leased by another maintain run", engine.ErrConflict)
 	// ErrLeaseLost marks a lease that lapsed and was taken over while the
 	// run still worked; the run stops before its next step.
-	ErrLeaseLost = fmt.Errorf("%w: maintain lease lost", ErrConflict)
+	ErrLeaseLost = fmt.Errorf("%w: maintain lease lost", engine.ErrConflict)
 	// ErrNoSnapshot marks a table without a snapshot, which a lease cannot
 	// be taken on (and which needs no maintenance).
-	ErrNoSnapshot = errors.New("engine: table has no snapshot")
+	ErrNoSnapshot = errors.New("maintain: table has no snapshot")
 )
 
 // LeaseError reports that another run holds the table's lease.
@@ -98,14 +100,14 @@ func NewLeaseOwner() string {
 // as owner. A lease another owner holds returns a *LeaseError (which wraps
 // ErrLeaseHeld and so ErrConflict); a lapsed one is taken over.
 func AcquireLease(ctx context.Context, cat catalog.Catalog, name, owner string, ttl time.Duration) (*Lease, error) {
-	cat = wrapCatalog(cat)
-	ident, err := ParseIdentifier(name)
+	cat = engine.WrapCatalog(cat)
+	ident, err := engine.ParseIdentifier(name)
 	if err != nil {
 		return nil, err
 	}
 	var lastErr error
 	for range 4 {
-		tbl, err := LoadTable(ctx, cat, name)
+		tbl, err := engine.LoadTable(ctx, cat, name)
 		if err != nil {
 			return nil, err
 		}
@@ -124,7 +126,7 @@ func AcquireLease(ctx context.Context, cat catalog.Catalog, name, owner string, 
 			// still the one we saw, so two runs cannot both take over.
 			err := l.commit(ctx, tbl, []table.Requirement{table.AssertRefSnapshotID(LeaseRef, &ref.SnapshotID)},
 				[]table.Update{table.NewRemoveSnapshotRefUpdate(LeaseRef)})
-			if IsRetryable(err) {
+			if engine.IsRetryable(err) {
 				lastErr = err
 				continue
 			}
@@ -132,7 +134,7 @@ func AcquireLease(ctx context.Context, cat catalog.Catalog, name, owner string, 
 				return nil, err
 			}
 			l.TookOverFrom = holder
-			if tbl, err = LoadTable(ctx, cat, name); err != nil {
+			if tbl, err = engine.LoadTable(ctx, cat, name); err != nil {
 				return nil, err
 			}
 			head = tbl.CurrentSnapshot()
@@ -143,7 +145,7 @@ func AcquireLease(ctx context.Context, cat catalog.Catalog, name, owner string, 
 			table.NewSetSnapshotRefUpdate(LeaseRef, head.SnapshotID, table.TagRef, leaseRefMaxAgeMs, 0, 0),
 			table.NewSetPropertiesUpdate(map[string]string{PropLeaseOwner: owner, PropLeaseExpiresMs: strconv.FormatInt(l.Expires.UnixMilli(), 10)}),
 		})
-		if IsRetryable(err) {
+		if engine.IsRetryable(err) {
 			lastErr = err
 			continue
 		}
@@ -153,7 +155,7 @@ func AcquireLease(ctx context.Context, cat catalog.Catalog, name, owner string, 
 		return l, nil
 	}
 	// Lost every race: report whoever holds it now.
-	if tbl, err := LoadTable(ctx, cat, name); err == nil {
+	if tbl, err := engine.LoadTable(ctx, cat, name); err == nil {
 		if _, ok := leaseRef(tbl); ok {
 			holder, expires := leaseHolder(tbl)
 			return nil, &LeaseError{Table: name, Owner: holder, Expires: expires}
@@ -166,7 +168,7 @@ func AcquireLease(ctx context.Context, cat catalog.Catalog, name, owner string, 
 // it pins nothing an expiry should free), extends it by its ttl and sets
 // props (such as the last-run times) in the same commit.
 func (l *Lease) Renew(ctx context.Context, props map[string]string) error {
-	return WithCommitRetry(ctx, 4, func(ctx context.Context) error {
+	return engine.WithCommitRetry(ctx, 4, func(ctx context.Context) error {
 		tbl, err := l.held(ctx)
 		if err != nil {
 			return err
@@ -191,7 +193,7 @@ func (l *Lease) Renew(ctx context.Context, props map[string]string) error {
 // Release removes the lease and sets props in the same commit. Releasing a
 // lease that was lost is ErrLeaseLost; it changes nothing.
 func (l *Lease) Release(ctx context.Context, props map[string]string) error {
-	return WithCommitRetry(ctx, 4, func(ctx context.Context) error {
+	return engine.WithCommitRetry(ctx, 4, func(ctx context.Context) error {
 		tbl, err := l.held(ctx)
 		if err != nil {
 			return err
@@ -209,7 +211,7 @@ func (l *Lease) Release(ctx context.Context, props map[string]string) error {
 
 // held reloads the table and checks that l still holds its lease.
 func (l *Lease) held(ctx context.Context) (*table.Table, error) {
-	tbl, err := LoadTable(ctx, l.cat, l.Table)
+	tbl, err := engine.LoadTable(ctx, l.cat, l.Table)
 	if err != nil {
 		return nil, err
 	}

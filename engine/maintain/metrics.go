@@ -1,15 +1,16 @@
-package engine
+package maintain
 
 import (
 	"cmp"
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/geocompact/geocompact/engine"
 )
 
 // TableMetrics describes a table's current state in the figures that tell
@@ -88,11 +89,11 @@ func metricsAt(ctx context.Context, tbl *table.Table, now time.Time) (*TableMetr
 
 	fs, err := tbl.FS(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("metrics %s: %w", metricsTableName(tbl), err)
+		return nil, fmt.Errorf("metrics %s: %w", engine.TableName(tbl), err)
 	}
 	manifests, err := cur.Manifests(fs)
 	if err != nil {
-		return nil, fmt.Errorf("metrics %s: read manifest list: %w", metricsTableName(tbl), err)
+		return nil, fmt.Errorf("metrics %s: read manifest list: %w", engine.TableName(tbl), err)
 	}
 	m.ManifestCount = len(manifests)
 	parts := map[string]*PartitionMetrics{}
@@ -102,7 +103,7 @@ func metricsAt(ctx context.Context, tbl *table.Table, now time.Time) (*TableMetr
 		}
 		entries, err := mf.FetchEntries(fs, true)
 		if err != nil {
-			return nil, fmt.Errorf("metrics %s: read manifest %s: %w", metricsTableName(tbl), mf.FilePath(), err)
+			return nil, fmt.Errorf("metrics %s: read manifest %s: %w", engine.TableName(tbl), mf.FilePath(), err)
 		}
 		for _, e := range entries {
 			df := e.DataFile()
@@ -113,7 +114,7 @@ func metricsAt(ctx context.Context, tbl *table.Table, now time.Time) (*TableMetr
 			m.FileCount++
 			m.TotalBytes += df.FileSizeBytes()
 			m.TotalRecords += df.Count()
-			key := PartitionString(meta, df)
+			key := engine.PartitionPath(meta, df)
 			p := parts[key]
 			if p == nil {
 				p = &PartitionMetrics{Partition: key}
@@ -132,33 +133,6 @@ func metricsAt(ctx context.Context, tbl *table.Table, now time.Time) (*TableMetr
 	return m, nil
 }
 
-// PartitionString renders df's partition the way Iceberg names partition
-// directories ("ts_day=2026-01-01/device_id_bucket=3"), using the spec df
-// was written with. It returns "" for an unpartitioned file, and the
-// partition values in spec order when the spec is unknown to meta.
-func PartitionString(meta table.Metadata, df iceberg.DataFile) string {
-	values := df.Partition()
-	spec := meta.PartitionSpecByID(int(df.SpecID()))
-	if spec == nil || spec.IsUnpartitioned() {
-		if len(values) == 0 {
-			return ""
-		}
-		return fmt.Sprint(values)
-	}
-	rec := make(partitionValues, 0, spec.NumFields())
-	for _, f := range spec.Fields() {
-		rec = append(rec, values[f.FieldID])
-	}
-	return spec.PartitionToPath(rec, meta.CurrentSchema())
-}
-
-// partitionValues is a partition tuple in spec field order.
-type partitionValues []any
-
-func (p partitionValues) Size() int        { return len(p) }
-func (p partitionValues) Get(i int) any    { return p[i] }
-func (p partitionValues) Set(i int, v any) { p[i] = v }
-
 func snapshotAgeSeconds(now time.Time, tsMs int64) float64 {
 	return max(0, now.Sub(time.UnixMilli(tsMs)).Seconds())
 }
@@ -168,8 +142,4 @@ func metricsAvg(total, n int64) int64 {
 		return 0
 	}
 	return total / n
-}
-
-func metricsTableName(tbl *table.Table) string {
-	return strings.Join(tbl.Identifier(), ".")
 }

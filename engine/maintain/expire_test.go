@@ -1,4 +1,4 @@
-package engine_test
+package maintain_test
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/maintain"
 )
 
 func TestExpireAfterRewriteFreesReplacedFiles(t *testing.T) {
@@ -25,8 +25,8 @@ func TestExpireAfterRewriteFreesReplacedFiles(t *testing.T) {
 	dir := tableDir(t, tbl)
 	before := listFiles(t, dir)
 
-	cfg := engine.ExpireConfig{OlderThan: 0, RetainLast: 1, Force: true}
-	res, err := engine.Expire(t.Context(), cat, name, cfg)
+	cfg := maintain.ExpireConfig{OlderThan: 0, RetainLast: 1, Force: true}
+	res, err := maintain.Expire(t.Context(), cat, name, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestExpireAfterRewriteFreesReplacedFiles(t *testing.T) {
 	var dataBytes int64
 	for _, f := range res.Files {
 		reported = append(reported, filepath.Clean(trimFileScheme(f.Path)))
-		if f.Kind == engine.KindData {
+		if f.Kind == maintain.KindData {
 			dataBytes += f.Bytes
 		}
 	}
@@ -95,7 +95,7 @@ func TestExpireDryRunChangesNothing(t *testing.T) {
 	dir := tableDir(t, tbl)
 	filesBefore, snapsBefore := listFiles(t, dir), snapshotIDs(tbl)
 
-	dry, err := engine.Expire(t.Context(), cat, name, engine.ExpireConfig{RetainLast: 1, Force: true, DryRun: true})
+	dry, err := maintain.Expire(t.Context(), cat, name, maintain.ExpireConfig{RetainLast: 1, Force: true, DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestExpireDryRunChangesNothing(t *testing.T) {
 		t.Fatalf("dry run reports %d snapshots, %d data files (dry_run=%v); want 10 and 10", len(dry.ExpiredSnapshots), dry.DeletedDataFilesCount, dry.DryRun)
 	}
 	// The real run does what the dry run said.
-	real, err := engine.Expire(t.Context(), cat, name, engine.ExpireConfig{RetainLast: 1, Force: true})
+	real, err := maintain.Expire(t.Context(), cat, name, maintain.ExpireConfig{RetainLast: 1, Force: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestExpireKeepsReferencedSnapshotFiles(t *testing.T) {
 			createRef(t, cat, name, "keep", ref, refType)
 			replaced := binpackAll(t, cat, name)
 
-			res, err := engine.Expire(t.Context(), cat, name, engine.ExpireConfig{RetainLast: 1, Force: true})
+			res, err := maintain.Expire(t.Context(), cat, name, maintain.ExpireConfig{RetainLast: 1, Force: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -169,16 +169,16 @@ func TestExpireRefusesBelowFloor(t *testing.T) {
 	const name = "t.x"
 	cat := fragmented(t, name, 100, 3)
 	snaps := snapshotIDs(load(t, cat, name))
-	_, err := engine.Expire(t.Context(), cat, name, engine.ExpireConfig{OlderThan: 30 * time.Minute, RetainLast: 1})
-	var re *engine.RetentionError
-	if !errors.As(err, &re) || !errors.Is(err, engine.ErrRetentionFloor) {
+	_, err := maintain.Expire(t.Context(), cat, name, maintain.ExpireConfig{OlderThan: 30 * time.Minute, RetainLast: 1})
+	var re *maintain.RetentionError
+	if !errors.As(err, &re) || !errors.Is(err, maintain.ErrRetentionFloor) {
 		t.Fatalf("err = %v, want a RetentionError", err)
 	}
 	if d := cmp.Diff(snaps, snapshotIDs(load(t, cat, name))); d != "" {
 		t.Fatalf("refused expiry changed snapshots:\n%s", d)
 	}
 	// Default age: nothing is 5 days old.
-	res, err := engine.Expire(t.Context(), cat, name, engine.DefaultExpireConfig())
+	res, err := maintain.Expire(t.Context(), cat, name, maintain.DefaultExpireConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,7 @@
-package engine
+// Package inspect reads a table's Iceberg metadata tables (files,
+// snapshots, manifests, partitions, history) as rows of named fields, for
+// the inspect command and for Go programs that look into a table.
+package inspect
 
 import (
 	"bytes"
@@ -19,39 +22,40 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/spatial"
 )
 
-// ErrInspectKind is returned for a metadata table name Inspect does not
+// ErrKind is returned for a metadata table name Rows does not
 // know.
-var ErrInspectKind = errors.New("engine: unknown metadata table")
+var ErrKind = errors.New("inspect: unknown metadata table")
 
-// InspectKind names one of Iceberg's metadata tables.
-type InspectKind string
+// Kind names one of Iceberg's metadata tables.
+type Kind string
 
-// The metadata tables Inspect reads, by their Iceberg names.
+// The metadata tables Rows reads, by their Iceberg names.
 const (
-	InspectFiles      InspectKind = "files"
-	InspectSnapshots  InspectKind = "snapshots"
-	InspectManifests  InspectKind = "manifests"
-	InspectPartitions InspectKind = "partitions"
-	InspectHistory    InspectKind = "history"
+	Files      Kind = "files"
+	Snapshots  Kind = "snapshots"
+	Manifests  Kind = "manifests"
+	Partitions Kind = "partitions"
+	History    Kind = "history"
 )
 
-// InspectKinds lists the metadata tables Inspect reads, in help order.
-var InspectKinds = []InspectKind{InspectFiles, InspectSnapshots, InspectManifests, InspectPartitions, InspectHistory}
+// Kinds lists the metadata tables Rows reads, in help order.
+var Kinds = []Kind{Files, Snapshots, Manifests, Partitions, History}
 
-// ParseInspectKind checks a metadata table name.
-func ParseInspectKind(s string) (InspectKind, error) {
-	k := InspectKind(strings.ToLower(s))
-	if slices.Contains(InspectKinds, k) {
+// ParseKind checks a metadata table name.
+func ParseKind(s string) (Kind, error) {
+	k := Kind(strings.ToLower(s))
+	if slices.Contains(Kinds, k) {
 		return k, nil
 	}
-	names := make([]string, len(InspectKinds))
-	for i, k := range InspectKinds {
+	names := make([]string, len(Kinds))
+	for i, k := range Kinds {
 		names[i] = string(k)
 	}
-	return "", fmt.Errorf("%w %q, want one of %s", ErrInspectKind, s, strings.Join(names, ", "))
+	return "", fmt.Errorf("%w %q, want one of %s", ErrKind, s, strings.Join(names, ", "))
 }
 
 // Field is one named value of a Row.
@@ -65,7 +69,7 @@ type Field struct {
 // object that keeps that order. Values are nil (null), bool, int32, int64,
 // float64, string, time.Time (timestamps, in UTC), []any (lists), Row
 // (structs, such as a file's partition), map[string]any (maps) and, for the
-// files table's bbox column, BBox.
+// files table's bbox column, spatial.Bound.
 type Row []Field
 
 // Get returns the value of the column named key, and whether it exists.
@@ -99,7 +103,7 @@ func (r Row) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// Inspect reads one of tbl's metadata tables (iceberg-go's Table.Inspect)
+// Rows reads one of tbl's metadata tables (iceberg-go's Table.Inspect)
 // into rows.
 //
 // The files table is made readable: its per-column maps (column_sizes,
@@ -107,33 +111,35 @@ func (r Row) MarshalJSON() ([]byte, error) {
 // upper_bounds) are keyed by column name instead of field id, bounds are
 // decoded by the column's type (a v3 geometry bound becomes {"x":..,"y":..}),
 // and each row gains a "bbox" column: the file's bounding box from the bbox
-// columns' or the geometry column's bounds (see FileBound), or null.
-func Inspect(ctx context.Context, tbl *table.Table, kind InspectKind) ([]Row, error) {
+// columns' or the geometry column's bounds (see spatial.FileBound), or null.
+func Rows(ctx context.Context, tbl *table.Table, kind Kind) ([]Row, error) {
 	it := tbl.Inspect()
 	var (
 		rdr array.RecordReader
 		err error
 	)
 	switch kind {
-	case InspectFiles:
+	case Files:
 		rdr, err = it.Files(ctx)
-	case InspectSnapshots:
+	case Snapshots:
 		rdr, err = it.Snapshots(ctx)
-	case InspectManifests:
+	case Manifests:
 		rdr, err = it.Manifests(ctx)
-	case InspectPartitions:
+	case Partitions:
 		rdr, err = it.Partitions(ctx)
-	case InspectHistory:
+	case History:
 		rdr, err = it.History(ctx)
 	default:
-		_, err = ParseInspectKind(string(kind))
+		_, err = ParseKind(string(kind))
 		return nil, err
 	}
 	if err != nil {
-		return nil, fmt.Errorf("inspect %s of %s: %w", kind, metricsTableName(tbl), err)
+		return nil, fmt.Errorf("inspect %s of %s: %w", kind, engine.TableName(tbl), err)
 	}
 	defer rdr.Release()
-	conv := &rowConverter{schema: tbl.Schema(), files: kind == InspectFiles}
+	// A table without a geometry column may still have bbox columns.
+	cols, _ := spatial.DiscoverTableColumns(tbl.Schema(), tbl.Properties(), "")
+	conv := &rowConverter{schema: tbl.Schema(), cols: cols, files: kind == Files}
 	rows := []Row{}
 	for rdr.Next() {
 		rec := rdr.RecordBatch()
@@ -142,7 +148,7 @@ func Inspect(ctx context.Context, tbl *table.Table, kind InspectKind) ([]Row, er
 		}
 	}
 	if err := rdr.Err(); err != nil {
-		return nil, fmt.Errorf("inspect %s of %s: %w", kind, metricsTableName(tbl), err)
+		return nil, fmt.Errorf("inspect %s of %s: %w", kind, engine.TableName(tbl), err)
 	}
 	return rows, nil
 }
@@ -150,6 +156,7 @@ func Inspect(ctx context.Context, tbl *table.Table, kind InspectKind) ([]Row, er
 // rowConverter turns Arrow rows of a metadata table into Rows.
 type rowConverter struct {
 	schema *iceberg.Schema
+	cols   spatial.Columns // for the files table's bbox
 	files  bool
 }
 
@@ -181,8 +188,8 @@ func (c *rowConverter) row(rec arrow.RecordBatch, i int) Row {
 	}
 	if c.files {
 		var bbox any
-		if b, ok := FileBound(c.schema, lower, upper); ok {
-			bbox = BBoxOf(b)
+		if b, ok := spatial.FileBound(c.schema, c.cols, lower, upper); ok {
+			bbox = b
 		}
 		r = append(r, Field{Key: "bbox", Value: bbox})
 	}
@@ -191,7 +198,7 @@ func (c *rowConverter) row(rec arrow.RecordBatch, i int) Row {
 
 // fieldIDMap renders a map keyed by field id as an object keyed by column
 // name; bounds are decoded by the column's type. It also returns the raw
-// map, for FileBound.
+// map, for spatial.FileBound.
 func (c *rowConverter) fieldIDMap(m *array.Map, i int, bounds bool) (any, map[int][]byte) {
 	if m.IsNull(i) {
 		return nil, nil
@@ -230,25 +237,6 @@ func asInt64(v any) int64 {
 		return n
 	}
 	return -1
-}
-
-// BBox is a bounding box as the JSON output shows it:
-// {"minx":..,"miny":..,"maxx":..,"maxy":..}.
-type BBox struct {
-	MinX float64 `json:"minx"`
-	MinY float64 `json:"miny"`
-	MaxX float64 `json:"maxx"`
-	MaxY float64 `json:"maxy"`
-}
-
-// BBoxOf converts a spatial.Bound.
-func BBoxOf(b spatial.Bound) BBox {
-	return BBox{MinX: b.MinX, MinY: b.MinY, MaxX: b.MaxX, MaxY: b.MaxY}
-}
-
-// Bound converts b back to a spatial.Bound.
-func (b BBox) Bound() spatial.Bound {
-	return spatial.Bound{MinX: b.MinX, MinY: b.MinY, MaxX: b.MaxX, MaxY: b.MaxY}
 }
 
 // value converts one Arrow value to the Go values Row documents.
@@ -341,7 +329,7 @@ func DecodeBound(typ iceberg.Type, b []byte) any {
 			return b[0] != 0
 		}
 	case iceberg.GeometryType, iceberg.GeographyType:
-		if p, ok := DecodeGeoPoint(b); ok {
+		if p, ok := spatial.DecodeGeoPoint(b); ok {
 			out := map[string]any{"x": p[0], "y": p[1]}
 			switch len(b) {
 			case 24:
@@ -360,76 +348,4 @@ func DecodeBound(typ iceberg.Type, b []byte) any {
 		return lit.String() // decimal, uuid, time, ...
 	}
 	return hex.EncodeToString(b)
-}
-
-// DecodeGeoPoint decodes a geometry or geography bound (Iceberg spec
-// Appendix D): little-endian float64 X, Y and, for 24 or 32 bytes, Z and M.
-// Missing coordinates are NaN. It reports false for any other length.
-func DecodeGeoPoint(b []byte) ([4]float64, bool) {
-	p := [4]float64{math.NaN(), math.NaN(), math.NaN(), math.NaN()}
-	switch len(b) {
-	case 16, 24, 32:
-	default:
-		return p, false
-	}
-	for k := range len(b) / 8 {
-		p[k] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*k:]))
-	}
-	return p, true
-}
-
-// FileBound returns a data file's bounding box from its column bounds
-// (lower and upper, keyed by field id, as in a DataFile or the files
-// metadata table): from the four double bbox columns when the schema has
-// them and all four bounds are present — lower(bbox_minx),
-// lower(bbox_miny), upper(bbox_maxx), upper(bbox_maxy) — else from the
-// first v3 geometry column's bound points. It reports false when the file
-// has neither, or when the bounds are malformed or NaN.
-func FileBound(sc *iceberg.Schema, lower, upper map[int][]byte) (spatial.Bound, bool) {
-	if b, ok := bboxColumnsBound(sc, lower, upper); ok {
-		return b, true
-	}
-	for _, f := range sc.Fields() {
-		if _, ok := f.Type.(iceberg.GeometryType); !ok {
-			continue
-		}
-		lo, okL := DecodeGeoPoint(lower[f.ID])
-		hi, okU := DecodeGeoPoint(upper[f.ID])
-		b := spatial.Bound{MinX: lo[0], MinY: lo[1], MaxX: hi[0], MaxY: hi[1]}
-		return b, okL && okU && validBound(b)
-	}
-	return spatial.Bound{}, false
-}
-
-func bboxColumnsBound(sc *iceberg.Schema, lower, upper map[int][]byte) (spatial.Bound, bool) {
-	var v [4]float64
-	for i, name := range spatial.BBoxColumns {
-		f, ok := sc.FindFieldByName(name)
-		if !ok {
-			return spatial.Bound{}, false
-		}
-		if _, ok := f.Type.(iceberg.Float64Type); !ok {
-			return spatial.Bound{}, false
-		}
-		src := lower
-		if i >= 2 {
-			src = upper
-		}
-		b := src[f.ID]
-		if len(b) != 8 {
-			return spatial.Bound{}, false
-		}
-		v[i] = math.Float64frombits(binary.LittleEndian.Uint64(b))
-	}
-	b := spatial.Bound{MinX: v[0], MinY: v[1], MaxX: v[2], MaxY: v[3]}
-	return b, validBound(b)
-}
-
-func validBound(b spatial.Bound) bool {
-	for _, v := range []float64{b.MinX, b.MinY, b.MaxX, b.MaxY} {
-		if math.IsNaN(v) {
-			return false
-		}
-	}
-	return b.MinX <= b.MaxX && b.MinY <= b.MaxY
 }

@@ -1,4 +1,4 @@
-package engine_test
+package inspect_test
 
 import (
 	"encoding/binary"
@@ -9,9 +9,12 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/inspect"
 	"github.com/geocompact/geocompact/spatial"
 )
 
@@ -49,7 +52,7 @@ func TestDecodeBound(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := engine.DecodeBound(tc.typ, tc.in)
+			got := inspect.DecodeBound(tc.typ, tc.in)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("DecodeBound (-want +got):\n%s", diff)
 			}
@@ -57,81 +60,33 @@ func TestDecodeBound(t *testing.T) {
 	}
 }
 
-func TestFileBound(t *testing.T) {
-	v2 := bench.Schema(2, true, "")
-	v3 := bench.Schema(3, false, "")
-	v3bbox := bench.Schema(3, true, "")
-	id := func(sc *iceberg.Schema, name string) int {
-		f, ok := sc.FindFieldByName(name)
-		if !ok {
-			t.Fatalf("no column %s", name)
-		}
-		return f.ID
-	}
-	bboxBounds := func(sc *iceberg.Schema, lx, ly, ux, uy float64) (map[int][]byte, map[int][]byte) {
-		lower := map[int][]byte{
-			id(sc, "bbox_minx"): boundLE64(lx), id(sc, "bbox_miny"): boundLE64(ly),
-			// the max columns' lower bounds and the min columns' upper
-			// bounds do not count
-			id(sc, "bbox_maxx"): boundLE64(-1000), id(sc, "bbox_maxy"): boundLE64(-1000),
-		}
-		upper := map[int][]byte{
-			id(sc, "bbox_minx"): boundLE64(1000), id(sc, "bbox_miny"): boundLE64(1000),
-			id(sc, "bbox_maxx"): boundLE64(ux), id(sc, "bbox_maxy"): boundLE64(uy),
-		}
-		return lower, upper
-	}
-	l2, u2 := bboxBounds(v2, -10, -5, 20, 15)
-	l3b, u3b := bboxBounds(v3bbox, 1, 2, 3, 4)
-	l3b[id(v3bbox, "geometry")], u3b[id(v3bbox, "geometry")] = geoBoundPoint(-50, -50), geoBoundPoint(50, 50)
-	tests := []struct {
-		name         string
-		sc           *iceberg.Schema
-		lower, upper map[int][]byte
-		want         spatial.Bound
-		ok           bool
-	}{
-		{"bbox columns", v2, l2, u2, spatial.Bound{MinX: -10, MinY: -5, MaxX: 20, MaxY: 15}, true},
-		{"bbox column bound missing", v2, map[int][]byte{id(v2, "bbox_minx"): boundLE64(0)}, u2, spatial.Bound{}, false},
-		{"geometry", v3, map[int][]byte{id(v3, "geometry"): geoBoundPoint(300, 100)}, map[int][]byte{id(v3, "geometry"): geoBoundPoint(309.5, 109.5, 7)}, spatial.Bound{MinX: 300, MinY: 100, MaxX: 309.5, MaxY: 109.5}, true},
-		{"bbox columns win over geometry", v3bbox, l3b, u3b, spatial.Bound{MinX: 1, MinY: 2, MaxX: 3, MaxY: 4}, true},
-		{"geometry missing", v3, nil, nil, spatial.Bound{}, false},
-		{"geometry NaN", v3, map[int][]byte{id(v3, "geometry"): geoBoundPoint(math.NaN(), 0)}, map[int][]byte{id(v3, "geometry"): geoBoundPoint(1, 1)}, spatial.Bound{}, false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, ok := engine.FileBound(tc.sc, tc.lower, tc.upper)
-			if ok != tc.ok || (ok && got != tc.want) {
-				t.Errorf("FileBound = %v, %v; want %v, %v", got, ok, tc.want, tc.ok)
-			}
-		})
-	}
-}
-
 func TestInspect(t *testing.T) {
 	cfg := bench.GenerateConfig{Table: "i.days", Rows: 300, Commits: 3, FormatVersion: 3, PartitionBy: "day(ts)", Seed: 7}
-	tbl := generatedTable(t, nil, cfg)
+	cat, err := engine.OpenCatalog(t.Context(), engine.CatalogSpec{Warehouse: t.TempDir()})
+	require.NoError(t, err)
+	_, err = bench.Generate(t.Context(), cat, cfg)
+	require.NoError(t, err)
+	tbl, err := engine.LoadTable(t.Context(), cat, cfg.Table)
+	require.NoError(t, err)
 	tests := []struct {
-		kind     engine.InspectKind
+		kind     inspect.Kind
 		keys     []string // a subset of the columns, in order
 		minRows  int
-		checkRow func(t *testing.T, r engine.Row)
+		checkRow func(t *testing.T, r inspect.Row)
 	}{
-		{engine.InspectFiles, []string{"content", "file_path", "partition", "record_count", "file_size_in_bytes", "lower_bounds", "upper_bounds", "bbox"}, 3, func(t *testing.T, r engine.Row) {
+		{inspect.Files, []string{"content", "file_path", "partition", "record_count", "file_size_in_bytes", "lower_bounds", "upper_bounds", "bbox"}, 3, func(t *testing.T, r inspect.Row) {
 			bb, _ := r.Get("bbox")
-			if _, ok := bb.(engine.BBox); !ok {
-				t.Errorf("bbox %#v, want an engine.BBox from the geometry bounds", bb)
-			}
+			assert.IsType(t, spatial.Bound{}, bb, "bbox from the geometry bounds")
 			lb, _ := r.Get("lower_bounds")
 			if g, ok := lb.(map[string]any)["geometry"].(map[string]any); !ok || g["x"] == nil {
 				t.Errorf("lower_bounds[geometry] = %#v, want {x,y}", lb.(map[string]any)["geometry"])
 			}
 			p, _ := r.Get("partition")
-			if day, _ := p.(engine.Row).Get("ts_day"); day == nil {
+			if day, _ := p.(inspect.Row).Get("ts_day"); day == nil {
 				t.Errorf("partition %#v has no ts_day", p)
 			}
 		}},
-		{engine.InspectSnapshots, []string{"committed_at", "snapshot_id", "parent_id", "operation", "manifest_list", "summary"}, 3, func(t *testing.T, r engine.Row) {
+		{inspect.Snapshots, []string{"committed_at", "snapshot_id", "parent_id", "operation", "manifest_list", "summary"}, 3, func(t *testing.T, r inspect.Row) {
 			if op, _ := r.Get("operation"); op != "append" {
 				t.Errorf("operation %v, want append", op)
 			}
@@ -139,13 +94,13 @@ func TestInspect(t *testing.T) {
 				t.Errorf("committed_at %v is not recent", at)
 			}
 		}},
-		{engine.InspectManifests, []string{"content", "path", "length", "partition_spec_id", "added_snapshot_id", "added_data_files_count", "partition_summaries"}, 3, nil},
-		{engine.InspectPartitions, []string{"partition", "spec_id", "record_count", "file_count", "total_data_file_size_in_bytes"}, 2, nil},
-		{engine.InspectHistory, []string{"made_current_at", "snapshot_id", "parent_id", "is_current_ancestor"}, 3, nil},
+		{inspect.Manifests, []string{"content", "path", "length", "partition_spec_id", "added_snapshot_id", "added_data_files_count", "partition_summaries"}, 3, nil},
+		{inspect.Partitions, []string{"partition", "spec_id", "record_count", "file_count", "total_data_file_size_in_bytes"}, 2, nil},
+		{inspect.History, []string{"made_current_at", "snapshot_id", "parent_id", "is_current_ancestor"}, 3, nil},
 	}
 	for _, tc := range tests {
 		t.Run(string(tc.kind), func(t *testing.T) {
-			rows, err := engine.Inspect(t.Context(), tbl, tc.kind)
+			rows, err := inspect.Rows(t.Context(), tbl, tc.kind)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -169,8 +124,8 @@ func TestInspect(t *testing.T) {
 			}
 		})
 	}
-	if _, err := engine.ParseInspectKind("refs"); err == nil {
-		t.Error("ParseInspectKind(refs) succeeded; want an error listing the kinds")
+	if _, err := inspect.ParseKind("refs"); err == nil {
+		t.Error("ParseKind(refs) succeeded; want an error listing the kinds")
 	}
 }
 
@@ -185,7 +140,7 @@ func columnsInOrder(want, got []string) bool {
 }
 
 func TestRowMarshalKeepsOrder(t *testing.T) {
-	r := engine.Row{{Key: "z", Value: 1}, {Key: "a", Value: engine.Row{{Key: "y", Value: "s"}, {Key: "b", Value: nil}}}}
+	r := inspect.Row{{Key: "z", Value: 1}, {Key: "a", Value: inspect.Row{{Key: "y", Value: "s"}, {Key: "b", Value: nil}}}}
 	got, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)

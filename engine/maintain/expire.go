@@ -1,4 +1,4 @@
-package engine
+package maintain
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/geocompact/geocompact/engine"
 )
 
 // ExpireConfig is one snapshot expiry, with Iceberg's expire_snapshots
@@ -45,7 +47,7 @@ func DefaultExpireConfig() ExpireConfig {
 // Validate checks the config, including the retention floor.
 func (c ExpireConfig) Validate() error {
 	if c.RetainLast < 1 {
-		return fmt.Errorf("%w: retain-last %d: want at least 1", ErrOption, c.RetainLast)
+		return fmt.Errorf("%w: retain-last %d: want at least 1", engine.ErrOption, c.RetainLast)
 	}
 	if c.OlderThan < 0 {
 		return fmt.Errorf("%w: older-than %s is negative", ErrDuration, c.OlderThan)
@@ -113,7 +115,7 @@ type ExpireResult struct {
 // references is never among them. A commit that loses a race is retried on
 // a fresh load, up to cfg.CommitRetries.
 func Expire(ctx context.Context, cat catalog.Catalog, name string, cfg ExpireConfig) (*ExpireResult, error) {
-	cat = wrapCatalog(cat)
+	cat = engine.WrapCatalog(cat)
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -121,10 +123,10 @@ func Expire(ctx context.Context, cat catalog.Catalog, name string, cfg ExpireCon
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	retries := CatalogSpec{CommitRetries: cfg.CommitRetries}.Retries()
+	retries := engine.CatalogSpec{CommitRetries: cfg.CommitRetries}.Retries()
 	var res *ExpireResult
-	err := WithCommitRetry(ctx, retries, func(ctx context.Context) error {
-		tbl, err := LoadTable(ctx, cat, name)
+	err := engine.WithCommitRetry(ctx, retries, func(ctx context.Context) error {
+		tbl, err := engine.LoadTable(ctx, cat, name)
 		if err != nil {
 			return err
 		}
@@ -146,7 +148,7 @@ func Expire(ctx context.Context, cat catalog.Catalog, name string, cfg ExpireCon
 			return nil
 		}
 		if _, err := tx.Commit(ctx); err != nil && !onlyNotExist(err) {
-			if IsRetryable(err) {
+			if engine.IsRetryable(err) {
 				return err
 			}
 			return fmt.Errorf("expire %s: %w (snapshots may be expired already; files left behind are removed by orphans)", name, err)
@@ -189,45 +191,12 @@ func planExpiry(ctx context.Context, tbl *table.Table, after table.Metadata) (*E
 		}
 	}
 	slices.Sort(res.RemovedRefs)
-
-	// What retained snapshots reach: their manifests and live entries.
-	retainedManifests := map[string]bool{}
-	retainedFiles := map[string]bool{}
-	for _, s := range after.Snapshots() {
-		retainedFiles[s.ManifestList] = true
-		mans, err := s.Manifests(fs)
-		if err != nil {
-			return nil, fmt.Errorf("read manifest list of retained snapshot %d: %w", s.SnapshotID, err)
-		}
-		for _, m := range mans {
-			if retainedManifests[m.FilePath()] {
-				continue
-			}
-			retainedManifests[m.FilePath()] = true
-			for e, err := range m.Entries(fs, true) {
-				if err != nil {
-					return nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
-				}
-				retainedFiles[e.DataFile().FilePath()] = true
-			}
-		}
+	r, err := retainedFiles(fs, after)
+	if err != nil {
+		return nil, err
 	}
-	for sf := range after.Statistics() {
-		retainedFiles[sf.StatisticsPath] = true
-	}
-	for sf := range after.PartitionStatistics() {
-		retainedFiles[sf.StatisticsPath] = true
-	}
-
-	freed := map[string]FreedFile{}
-	add := func(f FreedFile) {
-		if f.Path == "" || retainedFiles[f.Path] || retainedManifests[f.Path] {
-			return
-		}
-		freed[f.Path] = f
-	}
+	fr := &freedFiles{fs: fs, retained: r, files: map[string]FreedFile{}, visited: map[string]bool{}}
 	expired := map[int64]bool{}
-	visited := map[string]bool{}
 	for _, s := range before.Snapshots() {
 		if kept[s.SnapshotID] {
 			continue
@@ -241,36 +210,108 @@ func planExpiry(ctx context.Context, tbl *table.Table, after table.Metadata) (*E
 			op = string(s.Summary.Operation)
 		}
 		res.ExpiredSnapshots = append(res.ExpiredSnapshots, SnapshotInfo{SnapshotID: s.SnapshotID, Timestamp: time.UnixMilli(s.TimestampMs).UTC(), Operation: op})
-		add(FreedFile{Path: s.ManifestList, Kind: KindManifestList, Bytes: statSize(fs, s.ManifestList)})
+		if err := fr.addSnapshot(s); err != nil {
+			return nil, err
+		}
+	}
+	fr.addStatistics(before, expired)
+	res.count(fr.files)
+	return res, nil
+}
+
+// retained is what the snapshots an expiry keeps reach: their manifests,
+// and their manifest lists, live entries' files and statistics files.
+type retained struct {
+	manifests, files map[string]bool
+}
+
+func retainedFiles(fs iceio.IO, after table.Metadata) (retained, error) {
+	r := retained{manifests: map[string]bool{}, files: map[string]bool{}}
+	for _, s := range after.Snapshots() {
+		r.files[s.ManifestList] = true
 		mans, err := s.Manifests(fs)
 		if err != nil {
-			return nil, fmt.Errorf("read manifest list of snapshot %d: %w", s.SnapshotID, err)
+			return r, fmt.Errorf("read manifest list of retained snapshot %d: %w", s.SnapshotID, err)
 		}
 		for _, m := range mans {
-			if retainedManifests[m.FilePath()] || visited[m.FilePath()] {
+			if r.manifests[m.FilePath()] {
 				continue
 			}
-			visited[m.FilePath()] = true
-			add(FreedFile{Path: m.FilePath(), Kind: KindManifest, Bytes: m.Length()})
-			for e, err := range m.Entries(fs, false) {
+			r.manifests[m.FilePath()] = true
+			for e, err := range m.Entries(fs, true) {
 				if err != nil {
-					return nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
+					return r, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
 				}
-				df := e.DataFile()
-				add(FreedFile{Path: df.FilePath(), Kind: contentKind(df.ContentType()), Bytes: df.FileSizeBytes()})
+				r.files[e.DataFile().FilePath()] = true
 			}
 		}
 	}
+	for sf := range after.Statistics() {
+		r.files[sf.StatisticsPath] = true
+	}
+	for sf := range after.PartitionStatistics() {
+		r.files[sf.StatisticsPath] = true
+	}
+	return r, nil
+}
+
+// freedFiles collects the files expired snapshots reach and retained ones
+// do not.
+type freedFiles struct {
+	fs       iceio.IO
+	retained retained
+	files    map[string]FreedFile
+	visited  map[string]bool // manifests already listed
+}
+
+func (fr *freedFiles) add(f FreedFile) {
+	if f.Path == "" || fr.retained.files[f.Path] || fr.retained.manifests[f.Path] {
+		return
+	}
+	fr.files[f.Path] = f
+}
+
+// addSnapshot adds an expired snapshot's manifest list, and the manifests
+// and content files it reaches.
+func (fr *freedFiles) addSnapshot(s table.Snapshot) error {
+	fr.add(FreedFile{Path: s.ManifestList, Kind: KindManifestList, Bytes: statSize(fr.fs, s.ManifestList)})
+	mans, err := s.Manifests(fr.fs)
+	if err != nil {
+		return fmt.Errorf("read manifest list of snapshot %d: %w", s.SnapshotID, err)
+	}
+	for _, m := range mans {
+		if fr.retained.manifests[m.FilePath()] || fr.visited[m.FilePath()] {
+			continue
+		}
+		fr.visited[m.FilePath()] = true
+		fr.add(FreedFile{Path: m.FilePath(), Kind: KindManifest, Bytes: m.Length()})
+		for e, err := range m.Entries(fr.fs, false) {
+			if err != nil {
+				return fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
+			}
+			df := e.DataFile()
+			fr.add(FreedFile{Path: df.FilePath(), Kind: contentKind(df.ContentType()), Bytes: df.FileSizeBytes()})
+		}
+	}
+	return nil
+}
+
+// addStatistics adds the statistics files of expired snapshots.
+func (fr *freedFiles) addStatistics(before table.Metadata, expired map[int64]bool) {
 	for sf := range before.Statistics() {
 		if expired[sf.SnapshotID] {
-			add(FreedFile{Path: sf.StatisticsPath, Kind: KindStatistics, Bytes: sf.FileSizeInBytes})
+			fr.add(FreedFile{Path: sf.StatisticsPath, Kind: KindStatistics, Bytes: sf.FileSizeInBytes})
 		}
 	}
 	for sf := range before.PartitionStatistics() {
 		if expired[sf.SnapshotID] {
-			add(FreedFile{Path: sf.StatisticsPath, Kind: KindStatistics, Bytes: sf.FileSizeInBytes})
+			fr.add(FreedFile{Path: sf.StatisticsPath, Kind: KindStatistics, Bytes: sf.FileSizeInBytes})
 		}
 	}
+}
+
+// count lists freed in path order and totals it by kind.
+func (res *ExpireResult) count(freed map[string]FreedFile) {
 	for _, p := range slices.Sorted(maps.Keys(freed)) {
 		f := freed[p]
 		res.Files = append(res.Files, f)
@@ -290,7 +331,6 @@ func planExpiry(ctx context.Context, tbl *table.Table, after table.Metadata) (*E
 			res.DeletedStatisticsFilesCount++
 		}
 	}
-	return res, nil
 }
 
 func hasRef(m table.Metadata, name string) bool {

@@ -1,4 +1,4 @@
-package engine
+package maintain
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/geocompact/geocompact/engine"
 )
 
 // OrphansConfig is one orphan file removal. Build it from
@@ -72,7 +74,7 @@ func RemoveOrphans(ctx context.Context, cat catalog.Catalog, name string, cfg Or
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	tbl, err := LoadTable(ctx, cat, name)
+	tbl, err := engine.LoadTable(ctx, cat, name)
 	if err != nil {
 		return nil, err
 	}

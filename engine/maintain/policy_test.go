@@ -1,4 +1,4 @@
-package engine_test
+package maintain_test
 
 import (
 	"errors"
@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/maintain"
 )
 
 func TestParseDuration(t *testing.T) {
@@ -30,9 +30,9 @@ func TestParseDuration(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.in, func(t *testing.T) {
-			got, err := engine.ParseDuration(tc.in)
+			got, err := maintain.ParseDuration(tc.in)
 			if tc.err {
-				if !errors.Is(err, engine.ErrDuration) {
+				if !errors.Is(err, maintain.ErrDuration) {
 					t.Fatalf("ParseDuration(%q) = %v, %v; want ErrDuration", tc.in, got, err)
 				}
 				return
@@ -62,9 +62,9 @@ func TestParseAge(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.in, func(t *testing.T) {
-			got, err := engine.ParseAge(tc.in, now)
+			got, err := maintain.ParseAge(tc.in, now)
 			if tc.err {
-				if !errors.Is(err, engine.ErrDuration) {
+				if !errors.Is(err, maintain.ErrDuration) {
 					t.Fatalf("ParseAge(%q) = %v, %v; want ErrDuration", tc.in, got, err)
 				}
 				return
@@ -77,7 +77,7 @@ func TestParseAge(t *testing.T) {
 }
 
 func TestPolicyExampleLoads(t *testing.T) {
-	p, err := engine.LoadPolicy("../docs/policy.example.yaml")
+	p, err := maintain.LoadPolicy("../../docs/policy.example.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestPolicyExampleLoads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p2, err := engine.ParsePolicy(b, "roundtrip")
+	p2, err := maintain.ParsePolicy(b, "roundtrip")
 	if err != nil {
 		t.Fatalf("rendered policy does not parse: %v\n%s", err, b)
 	}
@@ -102,17 +102,17 @@ func TestPolicyExampleLoads(t *testing.T) {
 }
 
 func TestPolicyDefaults(t *testing.T) {
-	p, err := engine.ParsePolicy([]byte(""), "empty")
+	p, err := maintain.ParsePolicy([]byte(""), "empty")
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := engine.DefaultPolicy()
-	if time.Duration(p.Expire.OlderThan) != engine.DefaultExpireOlderThan || p.Expire.RetainLast != 1 ||
-		time.Duration(p.Orphans.OlderThan) != engine.DefaultOrphansOlderThan || !*p.Expire.Enabled || p.Gate != d.Gate {
+	d := maintain.DefaultPolicy()
+	if time.Duration(p.Expire.OlderThan) != maintain.DefaultExpireOlderThan || p.Expire.RetainLast != 1 ||
+		time.Duration(p.Orphans.OlderThan) != maintain.DefaultOrphansOlderThan || !*p.Expire.Enabled || p.Gate != d.Gate {
 		t.Fatalf("empty policy = %+v, want the defaults", p)
 	}
 	// every: 0 means every run, and is kept as zero.
-	p, err = engine.ParsePolicy([]byte("expire:\n  every: 0s\n"), "zero")
+	p, err = maintain.ParsePolicy([]byte("expire:\n  every: 0s\n"), "zero")
 	if err != nil || *p.Expire.Every != 0 {
 		t.Fatalf("every: 0s gave %v, %v", p.Expire.Every, err)
 	}
@@ -134,8 +134,8 @@ func TestPolicyErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := engine.ParsePolicy([]byte(tc.doc), "p.yaml")
-			if !errors.Is(err, engine.ErrPolicy) || !strings.Contains(err.Error(), tc.want) {
+			_, err := maintain.ParsePolicy([]byte(tc.doc), "p.yaml")
+			if !errors.Is(err, maintain.ErrPolicy) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want ErrPolicy naming %q", err, tc.want)
 			}
 		})
@@ -143,21 +143,21 @@ func TestPolicyErrors(t *testing.T) {
 }
 
 func TestLoadPolicyMissingFile(t *testing.T) {
-	_, err := engine.LoadPolicy(t.TempDir() + "/nope.yaml")
-	if !errors.Is(err, engine.ErrPolicy) || !errors.Is(err, os.ErrNotExist) {
+	_, err := maintain.LoadPolicy(t.TempDir() + "/nope.yaml")
+	if !errors.Is(err, maintain.ErrPolicy) || !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("err = %v, want ErrPolicy wrapping not-exist", err)
 	}
 }
 
 func TestFormatDurationRoundTrips(t *testing.T) {
 	for _, d := range []time.Duration{time.Hour, 36 * time.Hour, 5 * 24 * time.Hour, 90 * time.Minute, 90*time.Minute + 15*time.Second, 0} {
-		s := engine.FormatDuration(d)
-		got, err := engine.ParseDuration(s)
+		s := maintain.FormatDuration(d)
+		got, err := maintain.ParseDuration(s)
 		if err != nil || got != d {
 			t.Errorf("FormatDuration(%v) = %q, parses back to %v, %v", d, s, got, err)
 		}
 	}
-	if s := engine.FormatDuration(36 * time.Hour); s != "36h" {
+	if s := maintain.FormatDuration(36 * time.Hour); s != "36h" {
 		t.Errorf("FormatDuration(36h) = %q", s)
 	}
 }

@@ -1,4 +1,4 @@
-package engine
+package maintain
 
 import (
 	"errors"
@@ -7,7 +7,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/apache/iceberg-go/table"
+	"github.com/stretchr/testify/assert"
 )
 
 func TestOnlyNotExist(t *testing.T) {
@@ -30,30 +30,7 @@ func TestOnlyNotExist(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := onlyNotExist(tc.err); got != tc.want {
-				t.Fatalf("onlyNotExist(%v) = %v, want %v", tc.err, got, tc.want)
-			}
-		})
-	}
-}
-
-func TestIsRetryableLostBase(t *testing.T) {
-	gone := &fs.PathError{Op: "open", Path: "/t/metadata/snap-1.avro", Err: fs.ErrNotExist}
-	tests := []struct {
-		name string
-		err  error
-		want bool
-	}{
-		{"base expired", fmt.Errorf("commit rewrite of a.b: %w: base snapshot 1 not found", table.ErrCommitDiverged), true},
-		{"concurrent manifest expired", fmt.Errorf("loading entries for concurrent snapshot 7: could not open manifest file: %w", gone), true},
-		{"a data file missing while reading", fmt.Errorf("read: %w", gone), false},
-		{"plain failure", errors.New("boom"), false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := IsRetryable(tc.err); got != tc.want {
-				t.Fatalf("IsRetryable(%v) = %v, want %v", tc.err, got, tc.want)
-			}
+			assert.Equal(t, tc.want, onlyNotExist(tc.err), "onlyNotExist(%v)", tc.err)
 		})
 	}
 }

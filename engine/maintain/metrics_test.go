@@ -1,4 +1,4 @@
-package engine_test
+package maintain_test
 
 import (
 	"testing"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/maintain"
 )
 
 // generatedTable builds a small table with bench.Generate in a fresh
@@ -58,7 +59,7 @@ func TestMetrics(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tbl := generatedTable(t, nil, tc.cfg)
-			m, err := engine.Metrics(t.Context(), tbl)
+			m, err := maintain.Metrics(t.Context(), tbl)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -123,11 +124,11 @@ func TestMetricsEmptyTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := engine.Metrics(t.Context(), tbl)
+	m, err := maintain.Metrics(t.Context(), tbl)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &engine.TableMetrics{Partitions: []engine.PartitionMetrics{}}
+	want := &maintain.TableMetrics{Partitions: []maintain.PartitionMetrics{}}
 	if diff := cmp.Diff(want, m); diff != "" {
 		t.Errorf("metrics of an empty table (-want +got):\n%s", diff)
 	}
@@ -140,7 +141,7 @@ func TestMetricsCountsDeleteFiles(t *testing.T) {
 	cfg := bench.GenerateConfig{Table: "m.mor", Rows: 400, Commits: 2, Seed: 4,
 		Properties: map[string]string{table.WriteDeleteModeKey: table.WriteModeMergeOnRead}}
 	tbl := generatedTable(t, nil, cfg)
-	before, err := engine.Metrics(t.Context(), tbl)
+	before, err := maintain.Metrics(t.Context(), tbl)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +152,7 @@ func TestMetricsCountsDeleteFiles(t *testing.T) {
 	if tbl, err = tx.Commit(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	after, err := engine.Metrics(t.Context(), tbl)
+	after, err := maintain.Metrics(t.Context(), tbl)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package engine_test
+package maintain_test
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/maintain"
 	"github.com/geocompact/geocompact/internal/testenv"
 )
 
@@ -35,7 +36,7 @@ func setProps(t testing.TB, cat catalog.Catalog, name string, props map[string]s
 
 func hasLeaseTag(tbl *table.Table) bool {
 	for name := range tbl.Metadata().Refs() {
-		if name == engine.LeaseRef {
+		if name == maintain.LeaseRef {
 			return true
 		}
 	}
@@ -45,12 +46,12 @@ func hasLeaseTag(tbl *table.Table) bool {
 func TestLeaseExcludesSecondHolder(t *testing.T) {
 	const name = "t.x"
 	cat := fragmented(t, name, 100, 3)
-	a, err := engine.AcquireLease(t.Context(), cat, name, "run-a", time.Hour)
+	a, err := maintain.AcquireLease(t.Context(), cat, name, "run-a", time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = engine.AcquireLease(t.Context(), cat, name, "run-b", time.Hour)
-	var le *engine.LeaseError
+	_, err = maintain.AcquireLease(t.Context(), cat, name, "run-b", time.Hour)
+	var le *maintain.LeaseError
 	if !errors.As(err, &le) {
 		t.Fatalf("second acquire: err = %v, want a LeaseError", err)
 	}
@@ -63,17 +64,17 @@ func TestLeaseExcludesSecondHolder(t *testing.T) {
 	if err := a.Renew(t.Context(), map[string]string{"k": "v"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Release(t.Context(), map[string]string{engine.PropLastExpireMs: "1"}); err != nil {
+	if err := a.Release(t.Context(), map[string]string{maintain.PropLastExpireMs: "1"}); err != nil {
 		t.Fatal(err)
 	}
 	tbl := load(t, cat, name)
-	if hasLeaseTag(tbl) || tbl.Properties()[engine.PropLeaseOwner] != "" {
+	if hasLeaseTag(tbl) || tbl.Properties()[maintain.PropLeaseOwner] != "" {
 		t.Fatalf("released lease left tag or owner: props %v", tbl.Properties())
 	}
-	if tbl.Properties()[engine.PropLastExpireMs] != "1" || tbl.Properties()["k"] != "v" {
+	if tbl.Properties()[maintain.PropLastExpireMs] != "1" || tbl.Properties()["k"] != "v" {
 		t.Errorf("renew/release did not record their properties: %v", tbl.Properties())
 	}
-	b, err := engine.AcquireLease(t.Context(), cat, name, "run-b", time.Hour)
+	b, err := maintain.AcquireLease(t.Context(), cat, name, "run-b", time.Hour)
 	if err != nil {
 		t.Fatalf("acquire after release: %v", err)
 	}
@@ -85,27 +86,27 @@ func TestLeaseExcludesSecondHolder(t *testing.T) {
 func TestLeaseExpiredIsTakenOver(t *testing.T) {
 	const name = "t.x"
 	cat := fragmented(t, name, 100, 3)
-	a, err := engine.AcquireLease(t.Context(), cat, name, "crashed", time.Hour)
+	a, err := maintain.AcquireLease(t.Context(), cat, name, "crashed", time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The holder crashed an hour ago: its lease lapsed.
-	setProps(t, cat, name, map[string]string{engine.PropLeaseExpiresMs: strconv.FormatInt(time.Now().Add(-time.Minute).UnixMilli(), 10)})
-	b, err := engine.AcquireLease(t.Context(), cat, name, "next", time.Hour)
+	setProps(t, cat, name, map[string]string{maintain.PropLeaseExpiresMs: strconv.FormatInt(time.Now().Add(-time.Minute).UnixMilli(), 10)})
+	b, err := maintain.AcquireLease(t.Context(), cat, name, "next", time.Hour)
 	if err != nil {
 		t.Fatalf("take over lapsed lease: %v", err)
 	}
 	if b.TookOverFrom != "crashed" {
 		t.Errorf("TookOverFrom = %q, want crashed", b.TookOverFrom)
 	}
-	if got := load(t, cat, name).Properties()[engine.PropLeaseOwner]; got != "next" {
+	if got := load(t, cat, name).Properties()[maintain.PropLeaseOwner]; got != "next" {
 		t.Errorf("owner = %q, want next", got)
 	}
 	// The old holder notices it lost the lease and changes nothing.
-	if err := a.Renew(t.Context(), nil); !errors.Is(err, engine.ErrLeaseLost) {
+	if err := a.Renew(t.Context(), nil); !errors.Is(err, maintain.ErrLeaseLost) {
 		t.Errorf("renew of a lost lease: err = %v, want ErrLeaseLost", err)
 	}
-	if err := a.Release(t.Context(), nil); !errors.Is(err, engine.ErrLeaseLost) {
+	if err := a.Release(t.Context(), nil); !errors.Is(err, maintain.ErrLeaseLost) {
 		t.Errorf("release of a lost lease: err = %v, want ErrLeaseLost", err)
 	}
 	if !hasLeaseTag(load(t, cat, name)) {
@@ -126,7 +127,7 @@ func testLeaseRace(t *testing.T, c testenv.Catalog) {
 	errs := make(chan error, n)
 	for i := range n {
 		go func() {
-			_, err := engine.AcquireLease(t.Context(), cat, name, "run-"+strconv.Itoa(i), time.Hour)
+			_, err := maintain.AcquireLease(t.Context(), cat, name, "run-"+strconv.Itoa(i), time.Hour)
 			errs <- err
 		}()
 	}
@@ -136,7 +137,7 @@ func testLeaseRace(t *testing.T, c testenv.Catalog) {
 		switch {
 		case err == nil:
 			won++
-		case !errors.Is(err, engine.ErrLeaseHeld) && !engine.IsRetryable(err):
+		case !errors.Is(err, maintain.ErrLeaseHeld) && !engine.IsRetryable(err):
 			t.Errorf("loser got %v, want a retryable lease refusal", err)
 		}
 	}
@@ -150,12 +151,12 @@ func TestLeaseSurvivesRefExpiry(t *testing.T) {
 	cat := fragmented(t, name, 100, 3)
 	// Refs older than a millisecond expire on this table.
 	setProps(t, cat, name, map[string]string{"history.expire.max-ref-age-ms": "1"})
-	l, err := engine.AcquireLease(t.Context(), cat, name, "run", time.Hour)
+	l, err := maintain.AcquireLease(t.Context(), cat, name, "run", time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(5 * time.Millisecond)
-	if _, err := engine.Expire(t.Context(), cat, name, engine.ExpireConfig{RetainLast: 1, Force: true}); err != nil {
+	if _, err := maintain.Expire(t.Context(), cat, name, maintain.ExpireConfig{RetainLast: 1, Force: true}); err != nil {
 		t.Fatal(err)
 	}
 	if !hasLeaseTag(load(t, cat, name)) {

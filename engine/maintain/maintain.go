@@ -1,4 +1,4 @@
-package engine
+package maintain
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go/catalog"
+
+	"github.com/geocompact/geocompact/engine"
 )
 
 // Gate thresholds, by their policy names.
@@ -60,7 +62,7 @@ func (g GatePolicy) Evaluate(m *TableMetrics) GateDecision {
 			}
 		}
 		d.Reason = fmt.Sprintf("%s fired: %d of %d partitions average below %s (smallest: %s, %d files averaging %s)",
-			GateMinAvgFileBytes, len(small), len(m.Partitions), FormatBytes(g.MinAvgFileBytes), partName(w.Partition), w.FileCount, FormatBytes(w.AvgFileBytes))
+			GateMinAvgFileBytes, len(small), len(m.Partitions), engine.FormatBytes(g.MinAvgFileBytes), engine.PartitionLabel(w.Partition), w.FileCount, engine.FormatBytes(w.AvgFileBytes))
 	}
 	if len(many) > 0 {
 		d.Fired = append(d.Fired, GateMaxFilesPerPartition)
@@ -71,7 +73,7 @@ func (g GatePolicy) Evaluate(m *TableMetrics) GateDecision {
 			}
 		}
 		r := fmt.Sprintf("%s fired: %d partitions hold more than %d files (most: %s, %d files)",
-			GateMaxFilesPerPartition, len(many), g.MaxFilesPerPartition, partName(w.Partition), w.FileCount)
+			GateMaxFilesPerPartition, len(many), g.MaxFilesPerPartition, engine.PartitionLabel(w.Partition), w.FileCount)
 		if d.Reason != "" {
 			d.Reason += "; " + r
 		} else {
@@ -81,12 +83,12 @@ func (g GatePolicy) Evaluate(m *TableMetrics) GateDecision {
 	d.Compact = len(d.Fired) > 0
 	if !d.Compact {
 		d.Reason = fmt.Sprintf("no threshold fired: no partition of %d averages below %s over two or more files, none holds more than %d files",
-			len(m.Partitions), FormatBytes(g.MinAvgFileBytes), g.MaxFilesPerPartition)
+			len(m.Partitions), engine.FormatBytes(g.MinAvgFileBytes), g.MaxFilesPerPartition)
 	}
 	return d
 }
 
-// Step statuses in a MaintainReport.
+// Step statuses in a Report.
 const (
 	StepDone    = "done"
 	StepSkipped = "skipped"
@@ -102,8 +104,8 @@ type StepReport struct {
 	Duration time.Duration `json:"duration_ns"`
 }
 
-// MaintainConfig is one maintain run.
-type MaintainConfig struct {
+// Config is one maintain run.
+type Config struct {
 	// Policy says what the run does; missing fields take DefaultPolicy's
 	// values.
 	Policy Policy
@@ -116,33 +118,33 @@ type MaintainConfig struct {
 	Logger *slog.Logger
 }
 
-// MaintainReport is what a maintain run did, step by step, with the
+// Report is what a maintain run did, step by step, with the
 // table's metrics before and after.
-type MaintainReport struct {
+type Report struct {
 	Table     string           `json:"table"`
 	Lease     *Lease           `json:"lease,omitempty"`
 	Steps     []StepReport     `json:"steps"`
 	Before    *TableMetrics    `json:"before"`
 	Gate      GateDecision     `json:"gate"`
-	Rewrite   *Result          `json:"rewrite,omitempty"`
+	Rewrite   *engine.Result   `json:"rewrite,omitempty"`
 	Manifests *ManifestsResult `json:"manifests,omitempty"`
 	Expire    *ExpireResult    `json:"expire,omitempty"`
 	Orphans   *OrphansResult   `json:"orphans,omitempty"`
 	After     *TableMetrics    `json:"after,omitempty"`
 }
 
-func (r *MaintainReport) step(name, status, detail string, start time.Time) {
+func (r *Report) step(name, status, detail string, start time.Time) {
 	r.Steps = append(r.Steps, StepReport{Step: name, Status: status, Detail: detail, Duration: time.Since(start)})
 }
 
-// Maintain runs one maintenance pass over the table called name, the loop
+// Run runs one maintenance pass over the table called name, the loop
 // a scheduler calls: take the lease, measure, gate, rewrite, verify, merge
 // manifests, expire, remove orphans, measure again, release the lease.
 // Every step's outcome is in the report, also when an error stops the run;
 // a failed or unverified rewrite stops the run before anything is expired.
 // Another run holding the table returns a *LeaseError (retryable).
-func Maintain(ctx context.Context, cat catalog.Catalog, name string, cfg MaintainConfig) (rep *MaintainReport, err error) {
-	cat = wrapCatalog(cat)
+func Run(ctx context.Context, cat catalog.Catalog, name string, cfg Config) (rep *Report, err error) {
+	cat = engine.WrapCatalog(cat)
 	p := cfg.Policy
 	p.fillDefaults()
 	if err := p.Validate(); err != nil {
@@ -156,7 +158,7 @@ func Maintain(ctx context.Context, cat catalog.Catalog, name string, cfg Maintai
 	if owner == "" {
 		owner = NewLeaseOwner()
 	}
-	rep = &MaintainReport{Table: name, Steps: []StepReport{}}
+	rep = &Report{Table: name, Steps: []StepReport{}}
 	start := time.Now()
 	lease, err := AcquireLease(ctx, cat, name, owner, time.Duration(p.Lease.TTL))
 	if errors.Is(err, ErrNoSnapshot) {
@@ -189,53 +191,59 @@ type maintainer struct {
 	cat   catalog.Catalog
 	name  string
 	p     Policy
-	cfg   MaintainConfig
+	cfg   Config
 	lease *Lease
-	rep   *MaintainReport
+	rep   *Report
 	log   *slog.Logger
 	// props are the last-run times recorded at the next renewal or release.
 	props map[string]string
 }
 
+// run runs the steps in order; the first error stops the run. Every
+// error names its step, as the report does.
 func (m *maintainer) run(ctx context.Context) error {
-	rep, p := m.rep, m.p
-	start := time.Now()
-	tbl, err := LoadTable(ctx, m.cat, m.name)
-	if err != nil {
-		return err
+	steps := []struct {
+		name string
+		run  func(context.Context) error
+	}{
+		{"measure", func(ctx context.Context) (err error) { m.rep.Before, err = m.measure(ctx); return err }},
+		{"gate", m.gate},
+		{"rewrite", m.rewrite},
+		{"manifests", m.manifests},
+		{"expire", m.expire},
+		{"orphans", m.orphans},
+		{"measure", func(ctx context.Context) (err error) { m.rep.After, err = m.measure(ctx); return err }},
 	}
-	if rep.Before, err = Metrics(ctx, tbl); err != nil {
-		rep.step("measure", StepFailed, err.Error(), start)
-		return err
+	for _, st := range steps {
+		if err := st.run(ctx); err != nil {
+			return fmt.Errorf("maintain %s: %s: %w", m.name, st.name, err)
+		}
 	}
-	rep.step("measure", StepDone, fmt.Sprintf("%d files, average %s, %d snapshots, %d manifests",
-		rep.Before.FileCount, FormatBytes(rep.Before.AvgFileBytes), rep.Before.SnapshotCount, rep.Before.ManifestCount), start)
+	return nil
+}
 
-	start = time.Now()
-	rep.Gate = p.Gate.Evaluate(rep.Before)
-	rep.step("gate", map[bool]string{true: StepDone, false: StepNoop}[rep.Gate.Compact], rep.Gate.Reason, start)
-	if err := m.rewrite(ctx); err != nil {
-		return err
+// measure records the table's metrics as a step.
+func (m *maintainer) measure(ctx context.Context) (*TableMetrics, error) {
+	start := time.Now()
+	tbl, err := engine.LoadTable(ctx, m.cat, m.name)
+	if err != nil {
+		return nil, err
 	}
-	if err := m.manifests(ctx); err != nil {
-		return err
+	met, err := Metrics(ctx, tbl)
+	if err != nil {
+		m.rep.step("measure", StepFailed, err.Error(), start)
+		return nil, err
 	}
-	if err := m.expire(ctx); err != nil {
-		return err
-	}
-	if err := m.orphans(ctx); err != nil {
-		return err
-	}
-	start = time.Now()
-	if tbl, err = LoadTable(ctx, m.cat, m.name); err != nil {
-		return err
-	}
-	if rep.After, err = Metrics(ctx, tbl); err != nil {
-		rep.step("measure", StepFailed, err.Error(), start)
-		return err
-	}
-	rep.step("measure", StepDone, fmt.Sprintf("%d files, average %s, %d snapshots, %d manifests",
-		rep.After.FileCount, FormatBytes(rep.After.AvgFileBytes), rep.After.SnapshotCount, rep.After.ManifestCount), start)
+	m.rep.step("measure", StepDone, fmt.Sprintf("%d files, average %s, %d snapshots, %d manifests",
+		met.FileCount, engine.FormatBytes(met.AvgFileBytes), met.SnapshotCount, met.ManifestCount), start)
+	return met, nil
+}
+
+// gate decides, from the metrics measured first, whether the run compacts.
+func (m *maintainer) gate(context.Context) error {
+	start := time.Now()
+	m.rep.Gate = m.p.Gate.Evaluate(m.rep.Before)
+	m.rep.step("gate", map[bool]string{true: StepDone, false: StepNoop}[m.rep.Gate.Compact], m.rep.Gate.Reason, start)
 	return nil
 }
 
@@ -247,9 +255,9 @@ func (m *maintainer) rewrite(ctx context.Context) error {
 		rep.step("verify", StepSkipped, "nothing was rewritten", start)
 		return nil
 	}
-	rc := m.p.rewriteConfig()
+	rc := m.p.rewriteRequest()
 	rc.CommitRetries, rc.Logger = m.cfg.CommitRetries, m.log
-	res, err := Rewrite(ctx, m.cat, m.name, rc)
+	res, err := engine.Rewrite(ctx, m.cat, m.name, rc)
 	rep.Rewrite = res
 	if err != nil {
 		rep.step("rewrite", StepFailed, err.Error(), start)
@@ -261,11 +269,11 @@ func (m *maintainer) rewrite(ctx context.Context) error {
 		return nil
 	}
 	rep.step("rewrite", StepDone, fmt.Sprintf("%d files (%s) rewritten into %d (%s) in %d snapshot(s)",
-		res.RewrittenDataFilesCount, FormatBytes(res.RewrittenBytesCount), res.AddedDataFilesCount, FormatBytes(res.AddedBytesCount), res.SnapshotsCommitted), start)
+		res.RewrittenDataFilesCount, engine.FormatBytes(res.RewrittenBytesCount), res.AddedDataFilesCount, engine.FormatBytes(res.AddedBytesCount), res.SnapshotsCommitted), start)
 	start = time.Now()
 	if !res.Verified {
-		err := fmt.Errorf("maintain %s: the rewrite committed %d snapshot(s) but did not verify (%d files failed); stopping before expiry",
-			m.name, res.SnapshotsCommitted, res.FailedDataFilesCount)
+		err := fmt.Errorf("verify: the rewrite committed %d snapshot(s) but did not verify (%d files failed); stopping before expiry",
+			res.SnapshotsCommitted, res.FailedDataFilesCount)
 		rep.step("verify", StepFailed, err.Error(), start)
 		return err
 	}
@@ -286,7 +294,7 @@ func (m *maintainer) renew(ctx context.Context) error {
 
 func (m *maintainer) manifests(ctx context.Context) error {
 	start := time.Now()
-	tbl, err := LoadTable(ctx, m.cat, m.name)
+	tbl, err := engine.LoadTable(ctx, m.cat, m.name)
 	if err != nil {
 		return err
 	}
@@ -319,7 +327,7 @@ func (m *maintainer) due(ctx context.Context, key string, enabled *bool, every *
 	if enabled != nil && !*enabled {
 		return false, "disabled by the policy"
 	}
-	tbl, err := LoadTable(ctx, m.cat, m.name)
+	tbl, err := engine.LoadTable(ctx, m.cat, m.name)
 	if err != nil {
 		return true, ""
 	}
@@ -352,7 +360,7 @@ func (m *maintainer) expire(ctx context.Context) error {
 		return err
 	}
 	m.rep.step("expire", StepDone, fmt.Sprintf("%d snapshots older than %s expired, %d files (%s) freed",
-		len(res.ExpiredSnapshots), FormatDuration(res.OlderThan), len(res.Files), FormatBytes(res.FreedBytes)), start)
+		len(res.ExpiredSnapshots), FormatDuration(res.OlderThan), len(res.Files), engine.FormatBytes(res.FreedBytes)), start)
 	m.props[PropLastExpireMs] = strconv.FormatInt(time.Now().UnixMilli(), 10)
 	return m.renew(ctx)
 }
@@ -370,7 +378,7 @@ func (m *maintainer) orphans(ctx context.Context) error {
 		return err
 	}
 	m.rep.step("orphans", StepDone, fmt.Sprintf("%d unreferenced files older than %s removed (%s)",
-		len(res.Files), FormatDuration(res.OlderThan), FormatBytes(res.Bytes)), start)
+		len(res.Files), FormatDuration(res.OlderThan), engine.FormatBytes(res.Bytes)), start)
 	// Recorded at release.
 	m.props[PropLastOrphansMs] = strconv.FormatInt(time.Now().UnixMilli(), 10)
 	return nil

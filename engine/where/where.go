@@ -1,4 +1,8 @@
-package engine
+// Package where parses the --where language: a small SQL-like predicate
+// that scopes a rewrite to the files that may hold matching rows. It is a
+// leaf: it knows iceberg-go's expressions and the spatial bbox columns,
+// nothing of the rewrite.
+package where
 
 import (
 	"errors"
@@ -14,12 +18,12 @@ import (
 	"github.com/geocompact/geocompact/spatial"
 )
 
-// ErrWhere is the category of every error ParseWhere returns.
-var ErrWhere = errors.New("engine: bad --where")
+// ErrInvalid is the category of every error Parse returns.
+var ErrInvalid = errors.New("where: invalid predicate")
 
-// WhereError reports where a --where predicate went wrong. It unwraps to
-// ErrWhere and, when the schema rejected a literal, to iceberg-go's error.
-type WhereError struct {
+// Error reports where a --where predicate went wrong. It unwraps to
+// ErrInvalid and, when the schema rejected a literal, to iceberg-go's error.
+type Error struct {
 	// Pos is the 0-based byte offset of the offending token in the input.
 	Pos int
 	// Token is the offending token as written, "" at the end of the input.
@@ -30,24 +34,24 @@ type WhereError struct {
 	err error
 }
 
-// Error implements error: "engine: bad --where: at 14: unexpected ...".
-func (e *WhereError) Error() string {
-	return fmt.Sprintf("%v: at %d: %s", ErrWhere, e.Pos, e.Reason)
+// Error implements error: "where: invalid predicate: at 14: unexpected ...".
+func (e *Error) Error() string {
+	return fmt.Sprintf("%v: at %d: %s", ErrInvalid, e.Pos, e.Reason)
 }
 
-// Unwrap returns ErrWhere and the underlying cause, if any.
-func (e *WhereError) Unwrap() []error {
+// Unwrap returns ErrInvalid and the underlying cause, if any.
+func (e *Error) Unwrap() []error {
 	if e.err != nil {
-		return []error{ErrWhere, e.err}
+		return []error{ErrInvalid, e.err}
 	}
-	return []error{ErrWhere}
+	return []error{ErrInvalid}
 }
 
-// maxWhereDepth bounds the nesting of parentheses and NOTs, so a hostile
+// maxDepth bounds the nesting of parentheses and NOTs, so a hostile
 // input cannot exhaust the stack.
-const maxWhereDepth = 200
+const maxDepth = 200
 
-// ParseWhere turns a small SQL-like predicate into an unbound iceberg-go
+// Parse turns a small SQL-like predicate into an unbound iceberg-go
 // expression over sc, for scoping a rewrite to the files that may hold
 // matching rows.
 //
@@ -91,19 +95,19 @@ const maxWhereDepth = 200
 //
 // Empty or blank input is iceberg.AlwaysTrue{}. The result is bound against
 // sc before it is returned, so every type error surfaces here. Errors are
-// *WhereError and match ErrWhere.
-func ParseWhere(s string, sc *iceberg.Schema) (iceberg.BooleanExpression, error) {
+// *Error and match ErrInvalid.
+func Parse(s string, sc *iceberg.Schema) (iceberg.BooleanExpression, error) {
 	if strings.TrimSpace(s) == "" {
 		return iceberg.AlwaysTrue{}, nil
 	}
 	if sc == nil {
-		return nil, &WhereError{Reason: "no table schema to resolve columns against"}
+		return nil, &Error{Reason: "no table schema to resolve columns against"}
 	}
-	toks, err := lexWhere(s)
+	toks, err := lex(s)
 	if err != nil {
 		return nil, err
 	}
-	p := &whereParser{toks: toks, sc: sc}
+	p := &parser{toks: toks, sc: sc}
 	expr, err := p.parseOr()
 	if err != nil {
 		return nil, err
@@ -116,7 +120,7 @@ func ParseWhere(s string, sc *iceberg.Schema) (iceberg.BooleanExpression, error)
 		return nil, p.unexpected(t, "AND, OR or end of input")
 	}
 	if _, err := iceberg.BindExpr(sc, expr, true); err != nil {
-		return nil, &WhereError{Reason: "does not bind to the table schema: " + err.Error(), err: err}
+		return nil, &Error{Reason: "does not bind to the table schema: " + err.Error(), err: err}
 	}
 	return expr, nil
 }
@@ -168,7 +172,7 @@ func (t token) describe() string {
 	return fmt.Sprintf("%q", t.raw)
 }
 
-func lexWhere(s string) ([]token, error) {
+func lex(s string) ([]token, error) {
 	var toks []token
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -200,7 +204,7 @@ func lexWhere(s string) ([]token, error) {
 				n = 2
 			}
 			if c == '!' && n == 1 {
-				return nil, &WhereError{Pos: i, Token: "!", Reason: `unexpected "!", want "!="`}
+				return nil, &Error{Pos: i, Token: "!", Reason: `unexpected "!", want "!="`}
 			}
 			toks = append(toks, token{kind: tokOp, pos: i, text: s[i : i+n], raw: s[i : i+n]})
 			i += n
@@ -223,7 +227,7 @@ func lexWhere(s string) ([]token, error) {
 			continue
 		}
 		r, _ := utf8.DecodeRuneInString(s[i:])
-		return nil, &WhereError{Pos: i, Token: string(r), Reason: fmt.Sprintf("unexpected character %q", r)}
+		return nil, &Error{Pos: i, Token: string(r), Reason: fmt.Sprintf("unexpected character %q", r)}
 	}
 	return append(toks, token{kind: tokEOF, pos: len(s)}), nil
 }
@@ -247,7 +251,7 @@ func lexQuoted(s string, i int) (token, error) {
 		if q == '"' {
 			t.kind = tokQuotedIdent
 			if t.text == "" {
-				return token{}, &WhereError{Pos: i, Token: t.raw, Reason: "empty quoted column name"}
+				return token{}, &Error{Pos: i, Token: t.raw, Reason: "empty quoted column name"}
 			}
 		}
 		return t, nil
@@ -256,7 +260,7 @@ func lexQuoted(s string, i int) (token, error) {
 	if q == '"' {
 		what = "quoted column name"
 	}
-	return token{}, &WhereError{Pos: i, Token: s[i:], Reason: fmt.Sprintf("unterminated %s starting %q", what, clip(s[i:]))}
+	return token{}, &Error{Pos: i, Token: s[i:], Reason: fmt.Sprintf("unterminated %s starting %q", what, clip(s[i:]))}
 }
 
 // startsNumber reports whether s, which starts with a sign or a dot, starts
@@ -302,7 +306,7 @@ func lexNumber(s string, i int) (token, error) {
 		for k < len(s) && (isIdentPart(s[k]) || s[k] == '.') {
 			k++
 		}
-		return token{}, &WhereError{Pos: i, Token: s[i:k], Reason: fmt.Sprintf("malformed number %q", s[i:k])}
+		return token{}, &Error{Pos: i, Token: s[i:k], Reason: fmt.Sprintf("malformed number %q", s[i:k])}
 	}
 	return token{kind: tokNumber, pos: i, text: s[i:j], raw: s[i:j]}, nil
 }
@@ -319,18 +323,18 @@ func clip(s string) string {
 	return s
 }
 
-type whereParser struct {
+type parser struct {
 	toks  []token
 	i     int
 	sc    *iceberg.Schema
 	depth int
 }
 
-func (p *whereParser) peek() token { return p.toks[p.i] }
+func (p *parser) peek() token { return p.toks[p.i] }
 
-func (p *whereParser) peekAt(n int) token { return p.toks[min(p.i+n, len(p.toks)-1)] }
+func (p *parser) peekAt(n int) token { return p.toks[min(p.i+n, len(p.toks)-1)] }
 
-func (p *whereParser) next() token {
+func (p *parser) next() token {
 	t := p.toks[p.i]
 	if t.kind != tokEOF {
 		p.i++
@@ -338,16 +342,16 @@ func (p *whereParser) next() token {
 	return t
 }
 
-func (p *whereParser) unexpected(t token, want string) error {
-	return &WhereError{Pos: t.pos, Token: t.raw, Reason: fmt.Sprintf("unexpected %s, want %s", t.describe(), want)}
+func (p *parser) unexpected(t token, want string) error {
+	return &Error{Pos: t.pos, Token: t.raw, Reason: fmt.Sprintf("unexpected %s, want %s", t.describe(), want)}
 }
 
 func errAt(t token, format string, args ...any) error {
-	return &WhereError{Pos: t.pos, Token: t.raw, Reason: fmt.Sprintf(format, args...)}
+	return &Error{Pos: t.pos, Token: t.raw, Reason: fmt.Sprintf(format, args...)}
 }
 
 // expect consumes a token of kind k or fails naming want.
-func (p *whereParser) expect(k tokKind, want string) (token, error) {
+func (p *parser) expect(k tokKind, want string) (token, error) {
 	if t := p.peek(); t.kind != k {
 		return t, p.unexpected(t, want)
 	}
@@ -355,15 +359,15 @@ func (p *whereParser) expect(k tokKind, want string) (token, error) {
 }
 
 // enter counts one level of nesting; the caller defers p.depth--.
-func (p *whereParser) enter(t token) error {
+func (p *parser) enter(t token) error {
 	p.depth++
-	if p.depth > maxWhereDepth {
-		return errAt(t, "nested deeper than %d levels", maxWhereDepth)
+	if p.depth > maxDepth {
+		return errAt(t, "nested deeper than %d levels", maxDepth)
 	}
 	return nil
 }
 
-func (p *whereParser) parseOr() (iceberg.BooleanExpression, error) {
+func (p *parser) parseOr() (iceberg.BooleanExpression, error) {
 	left, err := p.parseAnd()
 	for err == nil && p.peek().keyword("OR") {
 		p.next()
@@ -375,7 +379,7 @@ func (p *whereParser) parseOr() (iceberg.BooleanExpression, error) {
 	return left, err
 }
 
-func (p *whereParser) parseAnd() (iceberg.BooleanExpression, error) {
+func (p *parser) parseAnd() (iceberg.BooleanExpression, error) {
 	left, err := p.parseUnary()
 	for err == nil && p.peek().keyword("AND") {
 		p.next()
@@ -387,7 +391,7 @@ func (p *whereParser) parseAnd() (iceberg.BooleanExpression, error) {
 	return left, err
 }
 
-func (p *whereParser) parseUnary() (iceberg.BooleanExpression, error) {
+func (p *parser) parseUnary() (iceberg.BooleanExpression, error) {
 	t := p.peek()
 	if !t.keyword("NOT") {
 		return p.parsePrimary()
@@ -404,7 +408,7 @@ func (p *whereParser) parseUnary() (iceberg.BooleanExpression, error) {
 	return iceberg.NewNot(child), nil
 }
 
-func (p *whereParser) parsePrimary() (iceberg.BooleanExpression, error) {
+func (p *parser) parsePrimary() (iceberg.BooleanExpression, error) {
 	t := p.peek()
 	switch {
 	case t.kind == tokLParen:
@@ -431,7 +435,7 @@ func (p *whereParser) parsePrimary() (iceberg.BooleanExpression, error) {
 	return p.parseColumnPredicate(left.col)
 }
 
-func (p *whereParser) parseParen() (iceberg.BooleanExpression, error) {
+func (p *parser) parseParen() (iceberg.BooleanExpression, error) {
 	open := p.next()
 	defer func() { p.depth-- }()
 	if err := p.enter(open); err != nil {
@@ -450,7 +454,7 @@ func (p *whereParser) parseParen() (iceberg.BooleanExpression, error) {
 
 // parseColumnPredicate parses what follows a column: a comparison, [NOT]
 // IN, [NOT] BETWEEN, IS [NOT] NULL, or nothing for a boolean column.
-func (p *whereParser) parseColumnPredicate(c *column) (iceberg.BooleanExpression, error) {
+func (p *parser) parseColumnPredicate(c *column) (iceberg.BooleanExpression, error) {
 	t := p.peek()
 	negate := t.keyword("NOT") && (p.peekAt(1).keyword("IN") || p.peekAt(1).keyword("BETWEEN"))
 	if negate {
@@ -494,7 +498,7 @@ func flipOp(op iceberg.Operation) iceberg.Operation {
 
 // parseComparison parses "op operand" after left; one side must be a
 // column and the other a literal.
-func (p *whereParser) parseComparison(left *operand) (iceberg.BooleanExpression, error) {
+func (p *parser) parseComparison(left *operand) (iceberg.BooleanExpression, error) {
 	opTok := p.next()
 	op, ok := whereOps[opTok.text]
 	if !ok {
@@ -524,7 +528,7 @@ func (p *whereParser) parseComparison(left *operand) (iceberg.BooleanExpression,
 	return iceberg.LiteralPredicate(op, left.col.ref(), lit), nil
 }
 
-func (p *whereParser) parseIn(c *column, negate bool) (iceberg.BooleanExpression, error) {
+func (p *parser) parseIn(c *column, negate bool) (iceberg.BooleanExpression, error) {
 	p.next() // IN
 	if _, err := p.expect(tokLParen, `"(" after IN`); err != nil {
 		return nil, err
@@ -556,7 +560,7 @@ func (p *whereParser) parseIn(c *column, negate bool) (iceberg.BooleanExpression
 	return iceberg.SetPredicate(op, c.ref(), lits), nil
 }
 
-func (p *whereParser) parseBetween(c *column, negate bool) (iceberg.BooleanExpression, error) {
+func (p *parser) parseBetween(c *column, negate bool) (iceberg.BooleanExpression, error) {
 	p.next() // BETWEEN
 	var bounds [2]iceberg.Literal
 	for i := range bounds {
@@ -584,7 +588,7 @@ func (p *whereParser) parseBetween(c *column, negate bool) (iceberg.BooleanExpre
 		iceberg.LiteralPredicate(iceberg.OpLTEQ, c.ref(), bounds[1])), nil
 }
 
-func (p *whereParser) parseIsNull(c *column) (iceberg.BooleanExpression, error) {
+func (p *parser) parseIsNull(c *column) (iceberg.BooleanExpression, error) {
 	p.next() // IS
 	not := p.peek().keyword("NOT")
 	if not {
@@ -636,7 +640,7 @@ type operand struct {
 	lit *literal
 }
 
-func (p *whereParser) parseOperand() (*operand, error) {
+func (p *parser) parseOperand() (*operand, error) {
 	t := p.peek()
 	switch {
 	case t.kind == tokString:
@@ -665,7 +669,7 @@ func (p *whereParser) parseOperand() (*operand, error) {
 }
 
 // parseTypedLiteral parses DATE '…' or TIMESTAMP '…'.
-func (p *whereParser) parseTypedLiteral() (*operand, error) {
+func (p *parser) parseTypedLiteral() (*operand, error) {
 	kw, s := p.next(), p.next()
 	l := &literal{tok: s, raw: kw.raw + " " + s.raw, text: s.text}
 	var err error
@@ -683,7 +687,7 @@ func (p *whereParser) parseTypedLiteral() (*operand, error) {
 }
 
 // parseLiteral parses an operand that must be a literal.
-func (p *whereParser) parseLiteral() (*literal, error) {
+func (p *parser) parseLiteral() (*literal, error) {
 	t := p.peek()
 	o, err := p.parseOperand()
 	if err != nil {
@@ -697,7 +701,7 @@ func (p *whereParser) parseLiteral() (*literal, error) {
 
 // resolve looks up a column: a bare name exactly, then ignoring case; a
 // quoted one exactly.
-func (p *whereParser) resolve(t token) (*column, error) {
+func (p *parser) resolve(t token) (*column, error) {
 	f, ok := p.sc.FindFieldByName(t.text)
 	if !ok && t.kind == tokIdent {
 		f, ok = p.sc.FindFieldByNameCaseInsensitive(t.text)
@@ -712,7 +716,7 @@ func (p *whereParser) resolve(t token) (*column, error) {
 	return &column{tok: t, field: f, name: name}, nil
 }
 
-func (p *whereParser) unknownColumn(t token) error {
+func (p *parser) unknownColumn(t token) error {
 	hint := ""
 	if f, ok := p.sc.FindFieldByNameCaseInsensitive(t.text); ok {
 		hint = fmt.Sprintf("; did you mean %q?", f.Name)
@@ -739,7 +743,7 @@ func columnList(sc *iceberg.Schema) string {
 }
 
 // convert types l by column c, failing when the value does not fit.
-func (p *whereParser) convert(c *column, l *literal) (iceberg.Literal, error) {
+func (p *parser) convert(c *column, l *literal) (iceberg.Literal, error) {
 	misfit := func(want string) error {
 		return errAt(l.tok, "%s does not fit column %q of type %s: want %s", l.raw, c.name, c.field.Type, want)
 	}
@@ -926,7 +930,7 @@ func parseTimestamp(s string) (time.Time, error) {
 }
 
 // parseBBox parses bbox([geom,] minx, miny, maxx, maxy).
-func (p *whereParser) parseBBox() (iceberg.BooleanExpression, error) {
+func (p *parser) parseBBox() (iceberg.BooleanExpression, error) {
 	fn := p.next()
 	p.next() // "("
 	var geom *column
@@ -983,7 +987,7 @@ func (p *whereParser) parseBBox() (iceberg.BooleanExpression, error) {
 
 // bboxColumns is the window test on the four spatial.BBoxColumns, if sc
 // has them: a file may intersect unless it lies wholly to one side.
-func (p *whereParser) bboxColumns(toks [4]token) (iceberg.BooleanExpression, bool, error) {
+func (p *parser) bboxColumns(toks [4]token) (iceberg.BooleanExpression, bool, error) {
 	var cols [4]*column
 	for i, name := range spatial.BBoxColumns {
 		f, ok := p.sc.FindFieldByName(name)
@@ -1016,7 +1020,7 @@ func (p *whereParser) bboxColumns(toks [4]token) (iceberg.BooleanExpression, boo
 }
 
 // bboxGeometry is BBoxIntersects on sc's only top-level geometry column.
-func (p *whereParser) bboxGeometry(fn token, box iceberg.BoundingBox) (iceberg.BooleanExpression, error) {
+func (p *parser) bboxGeometry(fn token, box iceberg.BoundingBox) (iceberg.BooleanExpression, error) {
 	var geoms []string
 	for _, f := range p.sc.Fields() {
 		if _, ok := f.Type.(iceberg.GeometryType); ok {

@@ -1,16 +1,16 @@
-package engine_test
+package maintain_test
 
 import (
 	"testing"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/maintain"
 )
 
 func TestRewriteManifests(t *testing.T) {
 	const name = "t.x"
 	cat := fragmented(t, name, 1000, 12)
 	rows, files := liveRows(t, load(t, cat, name))
-	res, err := engine.RewriteManifests(t.Context(), cat, name, engine.ManifestsConfig{})
+	res, err := maintain.RewriteManifests(t.Context(), cat, name, maintain.ManifestsConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +24,7 @@ func TestRewriteManifests(t *testing.T) {
 	if r, f := liveRows(t, tbl); r != rows || f != files {
 		t.Errorf("after: %d rows in %d files, want %d in %d", r, f, rows, files)
 	}
-	again, err := engine.RewriteManifests(t.Context(), cat, name, engine.ManifestsConfig{})
+	again, err := maintain.RewriteManifests(t.Context(), cat, name, maintain.ManifestsConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package engine
+package where
 
 import (
 	"errors"
@@ -9,7 +9,7 @@ import (
 	"github.com/apache/iceberg-go"
 )
 
-// whereSchema has one column of each type ParseWhere types literals for,
+// whereSchema has one column of each type Parse types literals for,
 // plus the bbox columns of a v2 spatial table. Row positions follow the
 // field order.
 func whereSchema(tb testing.TB) *iceberg.Schema {
@@ -74,9 +74,9 @@ func row(tb testing.TB, sc *iceberg.Schema, vals map[string]any) whereRow {
 
 func mustParseWhere(tb testing.TB, s string, sc *iceberg.Schema) iceberg.BooleanExpression {
 	tb.Helper()
-	e, err := ParseWhere(s, sc)
+	e, err := Parse(s, sc)
 	if err != nil {
-		tb.Fatalf("ParseWhere(%q): %v", s, err)
+		tb.Fatalf("Parse(%q): %v", s, err)
 	}
 	return e
 }
@@ -173,7 +173,7 @@ func TestParseWhereExpr(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got := mustParseWhere(t, tc.in, sc)
 			if !got.Equals(tc.want) {
-				t.Errorf("ParseWhere(%q)\n got %s\nwant %s", tc.in, got, tc.want)
+				t.Errorf("Parse(%q)\n got %s\nwant %s", tc.in, got, tc.want)
 			}
 		})
 	}
@@ -198,7 +198,7 @@ func TestParseWhereV3Geometry(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got := mustParseWhere(t, tc.in, sc)
 			if !got.Equals(tc.want) {
-				t.Errorf("ParseWhere(%q)\n got %s\nwant %s", tc.in, got, tc.want)
+				t.Errorf("Parse(%q)\n got %s\nwant %s", tc.in, got, tc.want)
 			}
 		})
 	}
@@ -353,7 +353,7 @@ func TestParseWhereTimestamps(t *testing.T) {
 		t.Run(tc.in, func(t *testing.T) {
 			got := boundLiteral(t, sc, mustParseWhere(t, tc.in, sc))
 			if !got.Equals(tc.want) {
-				t.Errorf("ParseWhere(%q) literal = %v (%v), want %v (%v)", tc.in, got, got.Any(), tc.want, tc.want.Any())
+				t.Errorf("Parse(%q) literal = %v (%v), want %v (%v)", tc.in, got, got.Any(), tc.want, tc.want.Any())
 			}
 		})
 	}
@@ -457,20 +457,20 @@ func TestParseWhereErrors(t *testing.T) {
 		{"bbox two geometries", "bbox(0, 0, 1, 1)", twoGeoms, 0, []string{"several geometry columns (a, b)"}},
 		{"bbox named non-geometry", "bbox(id, 0, 0, 1, 1)", v3, 5, []string{`bbox needs a geometry column, and "id" is long`}},
 		{"bbox unknown column", "bbox(g, 0, 0, 1, 1)", v3, 5, []string{`unknown column "g"`, "columns: id, ts, geom"}},
-		{"deep nesting", strings.Repeat("(", 500) + "id = 1" + strings.Repeat(")", 500), sc, maxWhereDepth,
+		{"deep nesting", strings.Repeat("(", 500) + "id = 1" + strings.Repeat(")", 500), sc, maxDepth,
 			[]string{"nested deeper than"}},
-		{"deep not", strings.Repeat("NOT ", 500) + "id = 1", sc, 4 * maxWhereDepth, []string{"nested deeper than"}},
+		{"deep not", strings.Repeat("NOT ", 500) + "id = 1", sc, 4 * maxDepth, []string{"nested deeper than"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			e, err := ParseWhere(tc.in, tc.sc)
+			e, err := Parse(tc.in, tc.sc)
 			if err == nil {
-				t.Fatalf("ParseWhere(%q) = %s, want an error", tc.in, e)
+				t.Fatalf("Parse(%q) = %s, want an error", tc.in, e)
 			}
-			if !errors.Is(err, ErrWhere) {
-				t.Errorf("error %v does not match ErrWhere", err)
+			if !errors.Is(err, ErrInvalid) {
+				t.Errorf("error %v does not match ErrInvalid", err)
 			}
-			if !strings.HasPrefix(err.Error(), "engine: bad --where: at ") {
+			if !strings.HasPrefix(err.Error(), "where: invalid predicate: at ") {
 				t.Errorf("error %q lacks the prefix", err)
 			}
 			for _, w := range tc.want {
@@ -478,9 +478,9 @@ func TestParseWhereErrors(t *testing.T) {
 					t.Errorf("error %q does not contain %q", err, w)
 				}
 			}
-			we, ok := errors.AsType[*WhereError](err)
+			we, ok := errors.AsType[*Error](err)
 			if !ok {
-				t.Fatalf("error %v is not a *WhereError", err)
+				t.Fatalf("error %v is not a *Error", err)
 			}
 			if we.Pos != tc.pos {
 				t.Errorf("Pos = %d, want %d (%q)", we.Pos, tc.pos, err)
@@ -490,11 +490,11 @@ func TestParseWhereErrors(t *testing.T) {
 }
 
 func TestParseWhereNilSchema(t *testing.T) {
-	if _, err := ParseWhere("id = 1", nil); !errors.Is(err, ErrWhere) {
-		t.Errorf("ParseWhere with a nil schema: err = %v, want ErrWhere", err)
+	if _, err := Parse("id = 1", nil); !errors.Is(err, ErrInvalid) {
+		t.Errorf("Parse with a nil schema: err = %v, want ErrInvalid", err)
 	}
-	if e, err := ParseWhere("  ", nil); err != nil || !e.Equals(iceberg.AlwaysTrue{}) {
-		t.Errorf("ParseWhere of blank input with a nil schema = %v, %v; want AlwaysTrue", e, err)
+	if e, err := Parse("  ", nil); err != nil || !e.Equals(iceberg.AlwaysTrue{}) {
+		t.Errorf("Parse of blank input with a nil schema = %v, %v; want AlwaysTrue", e, err)
 	}
 }
 
@@ -511,23 +511,23 @@ func FuzzParseWhere(f *testing.F) {
 	}
 	sc := whereSchema(f)
 	f.Fuzz(func(t *testing.T, s string) {
-		e, err := ParseWhere(s, sc)
+		e, err := Parse(s, sc)
 		if err != nil {
-			if !errors.Is(err, ErrWhere) {
-				t.Fatalf("ParseWhere(%q): error %v does not match ErrWhere", s, err)
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("Parse(%q): error %v does not match ErrInvalid", s, err)
 			}
-			we, ok := errors.AsType[*WhereError](err)
+			we, ok := errors.AsType[*Error](err)
 			if !ok || we.Pos < 0 || we.Pos > len(s) {
-				t.Fatalf("ParseWhere(%q): error %v has no position within the input", s, err)
+				t.Fatalf("Parse(%q): error %v has no position within the input", s, err)
 			}
 			return
 		}
 		if _, err := iceberg.BindExpr(sc, e, true); err != nil {
-			t.Fatalf("ParseWhere(%q) = %s, which does not bind: %v", s, e, err)
+			t.Fatalf("Parse(%q) = %s, which does not bind: %v", s, e, err)
 		}
-		again, err := ParseWhere(s, sc)
+		again, err := Parse(s, sc)
 		if err != nil || !again.Equals(e) {
-			t.Fatalf("ParseWhere(%q) is not deterministic: %s then %v, %v", s, e, again, err)
+			t.Fatalf("Parse(%q) is not deterministic: %s then %v, %v", s, e, again, err)
 		}
 	})
 }
@@ -554,7 +554,7 @@ func TestParseWhereOtherTypes(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.in, func(t *testing.T) {
 			if got := boundLiteral(t, sc, mustParseWhere(t, tc.in, sc)).String(); got != tc.want {
-				t.Errorf("ParseWhere(%q) literal = %s, want %s", tc.in, got, tc.want)
+				t.Errorf("Parse(%q) literal = %s, want %s", tc.in, got, tc.want)
 			}
 		})
 	}
@@ -567,9 +567,9 @@ func TestParseWhereOtherTypes(t *testing.T) {
 	})
 	for _, in := range []string{"amount = 'abc'", "uid = 'nope'", "tod = 5.5.5", "tsn = '2300-01-01'"} {
 		t.Run(in, func(t *testing.T) {
-			if _, err := ParseWhere(in, sc); !errors.Is(err, ErrWhere) || !strings.Contains(err.Error(), "does not fit column") &&
+			if _, err := Parse(in, sc); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "does not fit column") &&
 				!strings.Contains(err.Error(), "malformed number") {
-				t.Errorf("ParseWhere(%q) err = %v, want a misfit", in, err)
+				t.Errorf("Parse(%q) err = %v, want a misfit", in, err)
 			}
 		})
 	}

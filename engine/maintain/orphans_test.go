@@ -1,4 +1,4 @@
-package engine_test
+package maintain_test
 
 import (
 	"errors"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/maintain"
 )
 
 func TestRemoveOrphans(t *testing.T) {
@@ -33,7 +33,7 @@ func TestRemoveOrphans(t *testing.T) {
 	plant(t, outsideRoot, 10, 30*24*time.Hour)
 	before := listFiles(t, dir)
 
-	dry, err := engine.RemoveOrphans(t.Context(), cat, name, engine.OrphansConfig{OlderThan: 3 * 24 * time.Hour, DryRun: true})
+	dry, err := maintain.RemoveOrphans(t.Context(), cat, name, maintain.OrphansConfig{OlderThan: 3 * 24 * time.Hour, DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestRemoveOrphans(t *testing.T) {
 		t.Fatalf("dry run found %+v (%d bytes), want only %s (1234 bytes)", dry.Files, dry.Bytes, old)
 	}
 
-	res, err := engine.RemoveOrphans(t.Context(), cat, name, engine.DefaultOrphansConfig())
+	res, err := maintain.RemoveOrphans(t.Context(), cat, name, maintain.DefaultOrphansConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,14 +78,14 @@ func TestRemoveOrphansRefusesBelowFloor(t *testing.T) {
 	dir := tableDir(t, load(t, cat, name))
 	p := filepath.Join(dir, "data", "orphan.parquet")
 	plant(t, p, 10, 2*time.Hour)
-	_, err := engine.RemoveOrphans(t.Context(), cat, name, engine.OrphansConfig{OlderThan: 10 * time.Minute})
-	if !errors.Is(err, engine.ErrRetentionFloor) {
+	_, err := maintain.RemoveOrphans(t.Context(), cat, name, maintain.OrphansConfig{OlderThan: 10 * time.Minute})
+	if !errors.Is(err, maintain.ErrRetentionFloor) {
 		t.Fatalf("err = %v, want ErrRetentionFloor", err)
 	}
 	if _, ok := listFiles(t, dir)[p]; !ok {
 		t.Fatal("refused run removed the orphan")
 	}
-	res, err := engine.RemoveOrphans(t.Context(), cat, name, engine.OrphansConfig{OlderThan: 10 * time.Minute, Force: true})
+	res, err := maintain.RemoveOrphans(t.Context(), cat, name, maintain.OrphansConfig{OlderThan: 10 * time.Minute, Force: true})
 	if err != nil {
 		t.Fatal(err)
 	}
