@@ -38,10 +38,17 @@ const (
 	Linear  Layout = "linear"
 	ZOrder  Layout = "zorder"
 	Hilbert Layout = "hilbert"
+	// STR is the engine's sort-tile-recursive rewrite: vertical slabs,
+	// rows by y within each.
+	STR Layout = "str"
 )
 
 // AllLayouts are the layouts measured when none are named, in report order.
 var AllLayouts = []Layout{Unsorted, BinPack, Linear, ZOrder, Hilbert}
+
+// KnownLayouts are the layouts ParseLayouts accepts: the default ones and
+// STR.
+var KnownLayouts = append(slices.Clone(AllLayouts), STR)
 
 // ParseLayouts parses a comma-separated layout list. Duplicates are
 // refused, since each layout gets one scratch table.
@@ -49,8 +56,8 @@ func ParseLayouts(s string) ([]Layout, error) {
 	var out []Layout
 	for _, p := range strings.Split(s, ",") {
 		l := Layout(strings.ToLower(strings.TrimSpace(p)))
-		if !slices.Contains(AllLayouts, l) {
-			return nil, fmt.Errorf("bench: unknown layout %q: want unsorted, binpack, linear, zorder or hilbert", p)
+		if !slices.Contains(KnownLayouts, l) {
+			return nil, fmt.Errorf("bench: unknown layout %q: want unsorted, binpack, linear, zorder, hilbert or str", p)
 		}
 		if slices.Contains(out, l) {
 			return nil, fmt.Errorf("bench: layout %q given twice", l)

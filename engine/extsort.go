@@ -145,7 +145,7 @@ func (ex *execution) sortSpilled(ctx context.Context, g *groupIO, recs iter.Seq2
 	if ex.r.opts.CutWindowFraction > 0 {
 		ex.r.log.Warn("cut-window-fraction is not applied to a spilled group: its files are cut at equal row counts", "partition", g.o.group.Partition)
 	}
-	sorter, err := ex.sorter(g.readSc)
+	sorter, err := ex.sorter(g.readSc, g.o.group.OutputFiles)
 	if err != nil {
 		return nil, err
 	}
@@ -205,7 +205,7 @@ func (ex *execution) sampleKeys(ctx context.Context, g *groupIO, sorter *cluster
 	if err != nil {
 		return nil, nil, err
 	}
-	proj, err := ex.sorter(psc)
+	proj, err := ex.sorter(psc, g.o.group.OutputFiles)
 	if err != nil {
 		return nil, nil, err
 	}

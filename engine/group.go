@@ -132,7 +132,7 @@ func (ex *execution) writeStream(ctx context.Context, g *groupIO, recs iter.Seq2
 // the rows' bboxes, known once every row is read), so the keys depend
 // only on the group's rows; sortSpilled learns the same scale.
 func (ex *execution) sortInMemory(ctx context.Context, g *groupIO, recs iter.Seq2[arrow.RecordBatch, error]) ([]iceberg.DataFile, error) {
-	sorter, err := ex.sorter(g.readSc)
+	sorter, err := ex.sorter(g.readSc, g.o.group.OutputFiles)
 	if err != nil {
 		return nil, err
 	}
@@ -188,9 +188,10 @@ func (ex *execution) sortInMemory(ctx context.Context, g *groupIO, recs iter.Seq
 	return files, err
 }
 
-// sorter returns a Sorter for the layout's order over schema sc.
-func (ex *execution) sorter(sc *arrow.Schema) (*cluster.Sorter, error) {
-	return cluster.NewSorter(ex.r.lay.order, sc, cluster.SortOptions{Normalize: ex.r.lay.normalize})
+// sorter returns a Sorter for the layout's order over schema sc, for a
+// group written as files files (STR sizes its slabs by it).
+func (ex *execution) sorter(sc *arrow.Schema, files int) (*cluster.Sorter, error) {
+	return cluster.NewSorter(ex.r.lay.order, sc, cluster.SortOptions{Normalize: ex.r.lay.normalize, Files: max(files, 1)})
 }
 
 // sinkQueue is how many batches each file being written may have queued.

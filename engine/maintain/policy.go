@@ -295,9 +295,9 @@ func (p Policy) Validate() error {
 		return fmt.Errorf("%w: rewrite.strategy %q: want binpack or sort", ErrPolicy, p.Rewrite.Strategy)
 	}
 	switch p.Rewrite.Curve {
-	case "", "linear", "zorder", "hilbert":
+	case "", "linear", "zorder", "hilbert", "str":
 	default:
-		return fmt.Errorf("%w: rewrite.curve %q: want linear, zorder or hilbert", ErrPolicy, p.Rewrite.Curve)
+		return fmt.Errorf("%w: rewrite.curve %q: want linear, zorder, hilbert or str", ErrPolicy, p.Rewrite.Curve)
 	}
 	if _, err := engine.ParseOptions(p.Rewrite.Options, nil); err != nil {
 		return fmt.Errorf("%w: rewrite.options: %w", ErrPolicy, err)
