@@ -4,10 +4,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/maphash"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/zeebo/xxh3"
 
 	"github.com/geocompact/geocompact/spatial"
 )
@@ -32,8 +32,9 @@ type Digest struct {
 	Xor    uint64        `json:"xor"`
 }
 
-// digestSeed is fixed per process: digests are compared within one run.
-var digestSeed = maphash.MakeSeed()
+// digestSeed is fixed for good: digests computed in different processes
+// (the workers of a distributed rewrite) are combined and compared.
+const digestSeed = 0x67656f636f6d7061
 
 // NewDigest returns the digest of no rows.
 func NewDigest() Digest { return Digest{Extent: spatial.EmptyBound()} }
@@ -107,7 +108,7 @@ func hashColumn(h []uint64, arr arrow.Array, salt uint64) error {
 				fold(i, nullHash)
 				continue
 			}
-			fold(i, maphash.Bytes(digestSeed, a.Value(i)))
+			fold(i, xxh3.HashSeed(a.Value(i), digestSeed))
 		}
 	case *array.String:
 		for i := range h {
@@ -115,7 +116,7 @@ func hashColumn(h []uint64, arr arrow.Array, salt uint64) error {
 				fold(i, nullHash)
 				continue
 			}
-			fold(i, maphash.String(digestSeed, a.Value(i)))
+			fold(i, xxh3.HashStringSeed(a.Value(i), digestSeed))
 		}
 	case *array.Boolean:
 		for i := range h {
@@ -136,7 +137,7 @@ func hashColumn(h []uint64, arr arrow.Array, salt uint64) error {
 					fold(i, nullHash)
 					continue
 				}
-				fold(i, maphash.String(digestSeed, arr.ValueStr(i)))
+				fold(i, xxh3.HashStringSeed(arr.ValueStr(i), digestSeed))
 			}
 			return nil
 		}
@@ -151,7 +152,7 @@ func hashColumn(h []uint64, arr arrow.Array, salt uint64) error {
 			if w == 8 {
 				fold(i, binary.LittleEndian.Uint64(b))
 			} else {
-				fold(i, maphash.Bytes(digestSeed, b))
+				fold(i, xxh3.HashSeed(b, digestSeed))
 			}
 		}
 	}
