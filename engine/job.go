@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go/catalog"
+	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 
@@ -208,4 +209,17 @@ func (j *Job) groupOut(i int, g *Group) *groupOut {
 		o.tasks = append(o.tasks, *j.tasks[p])
 	}
 	return o
+}
+
+// Storage returns the table's location and file system, for files a
+// distributed engine keeps beside the table (its result, for one).
+func (j *Job) Storage(ctx context.Context) (string, icebergio.IO, error) {
+	if j.ex == nil {
+		return "", nil, fmt.Errorf("job %s is not open", j.ID)
+	}
+	fs, err := j.ex.tbl.FS(ctx)
+	if err != nil {
+		return "", nil, fmt.Errorf("file system of %s: %w", j.Table, err)
+	}
+	return j.ex.tbl.Location(), fs, nil
 }

@@ -111,8 +111,11 @@ func (j *Job) Abort(ctx context.Context, cat catalog.Catalog) ([]string, error) 
 
 // EncodeFiles describes data files the job wrote, losslessly (partition
 // values, bounds, counts), for another process: an Avro manifest list and
-// manifest, as Iceberg itself stores them.
+// manifest, as Iceberg itself stores them. No files encode as nil.
 func (j *Job) EncodeFiles(files []iceberg.DataFile) ([]byte, error) {
+	if len(files) == 0 {
+		return nil, nil
+	}
 	if j.ex == nil {
 		return nil, fmt.Errorf("job %s is not open", j.ID)
 	}
@@ -137,6 +140,9 @@ func (j *Job) EncodeFiles(files []iceberg.DataFile) ([]byte, error) {
 
 // DecodeFiles reads what EncodeFiles wrote.
 func DecodeFiles(b []byte) ([]iceberg.DataFile, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
 	n, k := binary.Uvarint(b)
 	if k <= 0 || uint64(len(b)-k) < n {
 		return nil, fmt.Errorf("decode data files: truncated description (%d bytes)", len(b))
