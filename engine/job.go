@@ -97,6 +97,12 @@ func Prepare(ctx context.Context, cat catalog.Catalog, name string, cfg Config) 
 		return job, nil
 	}
 	r.jobID = job.ID
+	if r.opts.CutWindowFraction > 0 && r.lay.strategy == Sort {
+		r.log.Warn("cut-window-fraction is not applied by a distributed rewrite: its files are cut at equal row counts")
+	}
+	if r.opts.PartialProgress {
+		r.log.Warn("partial-progress is not applied by a distributed rewrite: it commits every group at once, or nothing")
+	}
 	job.SnapshotID = tbl.CurrentSnapshot().SnapshotID
 	job.ex = &execution{r: r, tbl: tbl, snapshotID: job.SnapshotID, all: all, groups: len(res.Plan.Groups), lanes: 1}
 	job.index()

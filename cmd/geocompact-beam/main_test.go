@@ -162,3 +162,33 @@ func TestPrismFailedBundleLeavesNothing(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, res.Verified)
 }
+
+// TestCLI runs the command as a user does: Beam's flags mixed with the
+// command's, the JSON result, and the exit codes.
+func TestCLI(t *testing.T) {
+	_, spec := twin(t, bench.GenerateConfig{Rows: 4000, Commits: 5}, nil)
+	var out, errOut bytes.Buffer
+	code := run(t.Context(), []string{"rewrite", "--warehouse", spec.Warehouse, "--runner", "prism", "--table", "geo.t",
+		"--curve", "hilbert", "--option", "rewrite-all=true", "--json"}, &out, &errOut)
+	require.Equal(t, exitOK, code, errOut.String())
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(out.Bytes(), &doc))
+	assert.Equal(t, "prism", doc["runner"])
+	assert.Equal(t, true, doc["verified"])
+	assert.EqualValues(t, 1, doc["snapshots_committed"])
+
+	out.Reset()
+	code = run(t.Context(), []string{"rewrite", "--warehouse", spec.Warehouse, "--table", "geo.t"}, &out, &errOut)
+	require.Equal(t, exitOK, code, errOut.String())
+	assert.Contains(t, out.String(), "nothing rewritten")
+
+	assert.Equal(t, exitUsage, run(t.Context(), []string{"rewrite", "--warehouse", spec.Warehouse}, &out, &errOut))
+	assert.Equal(t, exitUsage, run(t.Context(), []string{"rewrite", "--warehouse", spec.Warehouse, "--table", "geo.t", "--option", "no-such=1"}, &out, &errOut))
+	assert.Equal(t, exitError, run(t.Context(), []string{"rewrite", "--warehouse", spec.Warehouse, "--table", "geo.missing"}, &out, &errOut))
+}
+
+func TestSplitArgs(t *testing.T) {
+	b, rest := splitArgs([]string{"rewrite", "--runner", "flink", "--table", "a.b", "--endpoint=x:8099", "--json", "--environment_type", "EXTERNAL"})
+	assert.Equal(t, []string{"--runner", "flink", "--endpoint=x:8099", "--environment_type", "EXTERNAL"}, b)
+	assert.Equal(t, []string{"rewrite", "--table", "a.b", "--json"}, rest)
+}
