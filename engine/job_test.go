@@ -174,6 +174,11 @@ func TestJobMatchesRewrite(t *testing.T) {
 			for _, f := range tableFiles(t, tbl) {
 				assert.Contains(t, f.File.FilePath(), job.Tag())
 			}
+			// After a commit, Abort only sweeps unreferenced files.
+			deleted, err := job.Abort(t.Context(), dist)
+			require.NoError(t, err)
+			assert.Empty(t, deleted)
+			checkUnchanged(t, before, mustLoad(t, dist, name))
 		})
 	}
 }

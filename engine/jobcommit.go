@@ -79,9 +79,10 @@ func countTasks(outs []*groupOut) int {
 }
 
 // Abort deletes every file under the table location that carries the
-// job's tag and that no table metadata references: what a failed job, or
-// a retried attempt of one of its steps, left behind. It returns the
-// paths it deleted.
+// job's tag and that no table metadata references: after a failure,
+// everything the job wrote; after a commit, what failed attempts of
+// retried steps wrote (runners that retry, Flink and Dataflow, leave
+// those). It returns the paths it deleted.
 func (j *Job) Abort(ctx context.Context, cat catalog.Catalog) ([]string, error) {
 	tbl, err := LoadTable(ctx, wrapCatalog(cat), j.Table)
 	if err != nil {

@@ -87,6 +87,9 @@ func rewrite(ctx context.Context, spec engine.CatalogSpec, table string, cfg eng
 	if _, err := job.Commit(ctx, cat, files, in, out); err != nil {
 		return abort(err)
 	}
+	// Retried steps may have left files of failed attempts; a failure to
+	// delete them is not the rewrite's (orphans finds them later).
+	job.Abort(context.WithoutCancel(ctx), cat)
 	return res, nil
 }
 
