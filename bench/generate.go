@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -129,7 +130,7 @@ func (c GenerateConfig) Validate() error {
 	if _, err := ParseDistribution(string(c.Distribution)); err != nil {
 		return fmt.Errorf("%w: %w", ErrGenerate, err)
 	}
-	if _, err := ParsePartitionSpec(c.PartitionBy, Schema(c.FormatVersion, c.BBoxColumns, c.CRS)); err != nil {
+	if _, err := engine.ParsePartitionSpec(c.PartitionBy, Schema(c.FormatVersion, c.BBoxColumns, c.CRS)); err != nil {
 		return fmt.Errorf("%w: %w", ErrGenerate, err)
 	}
 	return nil
@@ -179,61 +180,6 @@ func Schema(formatVersion int, bboxColumns bool, crs string) *iceberg.Schema {
 		}
 	}
 	return iceberg.NewSchema(0, fields...)
-}
-
-// ParsePartitionSpec parses "transform(col), ..." — identity columns may be
-// given bare — against sc. An empty string is the unpartitioned spec.
-func ParsePartitionSpec(expr string, sc *iceberg.Schema) (iceberg.PartitionSpec, error) {
-	expr = strings.TrimSpace(expr)
-	if expr == "" {
-		return *iceberg.UnpartitionedSpec, nil
-	}
-	var opts []iceberg.PartitionOption
-	for _, term := range splitTopLevel(expr) {
-		term = strings.TrimSpace(term)
-		tname, col := "identity", term
-		if open := strings.IndexByte(term, '('); open >= 0 && strings.HasSuffix(term, ")") {
-			args := strings.Split(term[open+1:len(term)-1], ",")
-			tname, col = strings.ToLower(strings.TrimSpace(term[:open])), strings.TrimSpace(args[len(args)-1])
-			if len(args) == 2 {
-				tname = fmt.Sprintf("%s[%s]", tname, strings.TrimSpace(args[0]))
-			}
-		}
-		tr, err := iceberg.ParseTransform(tname)
-		if err != nil {
-			return iceberg.PartitionSpec{}, fmt.Errorf("partition %q: %w", term, err)
-		}
-		f, ok := sc.FindFieldByName(col)
-		if !ok {
-			return iceberg.PartitionSpec{}, fmt.Errorf("partition %q: no column %q", term, col)
-		}
-		name := col
-		if tname != "identity" {
-			name = col + "_" + strings.SplitN(tname, "[", 2)[0]
-		}
-		opts = append(opts, iceberg.AddPartitionFieldBySourceID(f.ID, name, tr, sc, nil))
-	}
-	return iceberg.NewPartitionSpecOpts(opts...)
-}
-
-// splitTopLevel splits s at commas outside parentheses.
-func splitTopLevel(s string) []string {
-	var out []string
-	depth, start := 0, 0
-	for i, r := range s {
-		switch r {
-		case '(':
-			depth++
-		case ')':
-			depth--
-		case ',':
-			if depth == 0 {
-				out = append(out, s[start:i])
-				start = i + 1
-			}
-		}
-	}
-	return append(out, s[start:])
 }
 
 // Generate creates cfg.Table in cat and fills it with cfg.Commits append
@@ -297,48 +243,21 @@ func boolInt(b bool) int64 {
 // createTable creates the namespace (if needed) and the table, dropping an
 // existing one when cfg.Replace is set.
 func createTable(ctx context.Context, cat catalog.Catalog, cfg GenerateConfig) (*table.Table, error) {
-	ident, _ := engine.ParseIdentifier(cfg.Table)
-	ns := catalog.NamespaceFromIdent(ident)
-	exists, err := cat.CheckNamespaceExists(ctx, ns)
-	if err != nil {
-		return nil, fmt.Errorf("generate %s: %w", cfg.Table, err)
-	}
-	if !exists {
-		if err := cat.CreateNamespace(ctx, ns, nil); err != nil && !errors.Is(err, catalog.ErrNamespaceAlreadyExists) {
-			return nil, fmt.Errorf("generate %s: create namespace: %w", cfg.Table, err)
-		}
-	}
 	if cfg.Replace {
+		ident, _ := engine.ParseIdentifier(cfg.Table)
 		if err := cat.DropTable(ctx, ident); err != nil && !errors.Is(err, catalog.ErrNoSuchTable) {
 			return nil, fmt.Errorf("generate %s: drop old table: %w", cfg.Table, err)
 		}
 	}
-	sc := Schema(cfg.FormatVersion, cfg.BBoxColumns, cfg.CRS)
-	spec, err := ParsePartitionSpec(cfg.PartitionBy, sc)
-	if err != nil {
-		return nil, err
-	}
-	props := iceberg.Properties{
-		table.PropertyFormatVersion:  strconv.Itoa(cfg.FormatVersion),
-		spatial.PropGeometryColumn:   "geometry",
-		spatial.PropGeometryEncoding: spatial.EncodingWKB,
-		spatial.PropCRS:              cfg.CRS,
-		// iceberg-go replays a commit that lost a race on the fresh head,
-		// reusing the data files it wrote.
-		table.CommitNumRetriesKey: "4",
-	}
+	enc := spatial.EncodingWKB
 	if cfg.FormatVersion >= 3 {
-		props[spatial.PropGeometryEncoding] = spatial.EncodingIcebergGeometry
-	} else {
-		// Truncated binary bounds of WKB are useless and cost manifest space.
-		props["write.metadata.metrics.column.geometry"] = "none"
+		enc = spatial.EncodingIcebergGeometry
 	}
-	for k, v := range cfg.Properties {
-		props[k] = v
-	}
-	tbl, err := cat.CreateTable(ctx, ident, sc, catalog.WithPartitionSpec(&spec), catalog.WithProperties(props))
+	props := engine.SpatialTableProps(cfg.FormatVersion, spatial.Columns{Geometry: "geometry", Encoding: enc, CRS: cfg.CRS})
+	maps.Copy(props, cfg.Properties)
+	tbl, err := engine.CreateTable(ctx, cat, cfg.Table, Schema(cfg.FormatVersion, cfg.BBoxColumns, cfg.CRS), cfg.PartitionBy, props)
 	if err != nil {
-		return nil, fmt.Errorf("generate %s: create table: %w", cfg.Table, err)
+		return nil, fmt.Errorf("generate %s: %w", cfg.Table, err)
 	}
 	return tbl, nil
 }

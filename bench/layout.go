@@ -60,10 +60,10 @@ func ParseLayouts(s string) ([]Layout, error) {
 	return out, nil
 }
 
-// rewriteConfig is the engine request that writes layout l over a copy
+// rewriteRequest is the engine request that writes layout l over a copy
 // already cut into target-size files in arrival order; nil for Unsorted,
 // which is that copy.
-func rewriteConfig(l Layout, opts map[string]string, target int64) *engine.Config {
+func rewriteRequest(l Layout, opts map[string]string, target int64) *engine.Request {
 	o := make(map[string]string, len(opts)+2)
 	for k, v := range opts {
 		o[k] = v
@@ -74,9 +74,9 @@ func rewriteConfig(l Layout, opts map[string]string, target int64) *engine.Confi
 	case Unsorted:
 		return nil
 	case BinPack:
-		return &engine.Config{Strategy: engine.BinPack, Options: o}
+		return &engine.Request{Strategy: engine.BinPack, Options: o}
 	}
-	return &engine.Config{Strategy: engine.Sort, Curve: string(l), Options: o}
+	return &engine.Request{Strategy: engine.Sort, Curve: string(l), Options: o}
 }
 
 // propBenchSource marks a scratch table with the table it copies, so that
@@ -176,9 +176,9 @@ func copyRows(ctx context.Context, src *table.Table, tasks []table.FileScanTask,
 	}
 	rdr := array.ReaderFromIter(sc, chunked(recs, chunk))
 	defer rdr.Release()
-	out, err := dst.Append(ctx, rdr, iceberg.Properties{propBenchSource: strings.Join(src.Identifier(), ".")})
+	out, err := dst.Append(ctx, rdr, iceberg.Properties{propBenchSource: engine.TableName(src)})
 	if err != nil {
-		return nil, fmt.Errorf("copy rows into %s: %w", strings.Join(dst.Identifier(), "."), err)
+		return nil, fmt.Errorf("copy rows into %s: %w", engine.TableName(dst), err)
 	}
 	return out, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/spatial"
 )
 
@@ -70,7 +71,7 @@ func readFiles(ctx context.Context, tbl *table.Table, cols spatialColumns) ([]fi
 // appendRowBounds appends the bbox of each row of rec.
 func appendRowBounds(dst []spatial.Bound, rec arrow.RecordBatch, cols spatialColumns) ([]spatial.Bound, error) {
 	n := int(rec.NumRows())
-	if cols.hasBBox() {
+	if cols.HasBBox() {
 		var arrs [4]*array.Float64
 		for i, name := range spatial.BBoxColumns {
 			idx := rec.Schema().FieldIndices(name)
@@ -92,9 +93,9 @@ func appendRowBounds(dst []spatial.Bound, rec arrow.RecordBatch, cols spatialCol
 		}
 		return dst, nil
 	}
-	idx := rec.Schema().FieldIndices(cols.geometry)
+	idx := rec.Schema().FieldIndices(cols.Geometry)
 	if len(idx) == 0 {
-		return dst, fmt.Errorf("column %s missing from the scan", cols.geometry)
+		return dst, fmt.Errorf("column %s missing from the scan", cols.Geometry)
 	}
 	col := rec.Column(idx[0])
 	if ext, ok := col.(array.ExtensionArray); ok {
@@ -105,7 +106,7 @@ func appendRowBounds(dst []spatial.Bound, rec arrow.RecordBatch, cols spatialCol
 		IsNull(int) bool
 	})
 	if !ok {
-		return dst, fmt.Errorf("column %s is %s, want WKB binary", cols.geometry, col.DataType())
+		return dst, fmt.Errorf("column %s is %s, want WKB binary", cols.Geometry, col.DataType())
 	}
 	for r := range n {
 		b := spatial.EmptyBound()
@@ -138,7 +139,7 @@ type WindowResult struct {
 // and counts, from the rows already read into files, the rows and files
 // that truly match. A file holding a matching row that planning pruned is
 // an error: the statistics would be lying, and no figure could be trusted.
-func measureWindows(ctx context.Context, tbl *table.Table, cols spatialColumns, files []fileInfo, windows []Window) ([]WindowResult, error) {
+func measureWindows(ctx context.Context, tbl *table.Table, cols spatialColumns, files []fileInfo, windows []spatial.Bound) ([]WindowResult, error) {
 	byPath := make(map[string]int, len(files))
 	var maxRows int64
 	for i, f := range files {
@@ -148,10 +149,10 @@ func measureWindows(ctx context.Context, tbl *table.Table, cols spatialColumns, 
 	out := make([]WindowResult, len(windows))
 	planned := make([]bool, len(files))
 	for wi, w := range windows {
-		wb := w.Bound()
-		tasks, err := tbl.Scan(table.WithRowFilter(cols.filter(wb))).PlanFiles(ctx)
+		wb := w
+		tasks, err := planWindow(ctx, tbl, cols, wi, wb)
 		if err != nil {
-			return nil, fmt.Errorf("plan window %d: %w", wi, err)
+			return nil, err
 		}
 		clear(planned)
 		res := &out[wi]
@@ -176,6 +177,93 @@ func measureWindows(ctx context.Context, tbl *table.Table, cols spatialColumns, 
 			res.FilesWithMatches++
 		}
 		res.LowerBound = lowerBound(res.Matching, maxRows)
+	}
+	return out, nil
+}
+
+// planWindow is what iceberg-go's scan planning opens for window w (the
+// wi-th), filtering the way a production query does (spatialColumns.filter).
+func planWindow(ctx context.Context, tbl *table.Table, cols spatialColumns, wi int, w spatial.Bound) ([]table.FileScanTask, error) {
+	tasks, err := tbl.Scan(table.WithRowFilter(cols.filter(w))).PlanFiles(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("plan window %d: %w", wi, err)
+	}
+	return tasks, nil
+}
+
+// Planning is what scan planning opens on a table for a set of windows,
+// measured without reading any rows.
+type Planning struct {
+	// Files and Bytes are the table's live data files and their size.
+	Files int   `json:"files"`
+	Bytes int64 `json:"bytes"`
+	// MeanFilesPlanned and MeanBytesPlanned are the mean, over the
+	// windows, of the files (and their bytes) planning returned.
+	MeanFilesPlanned float64 `json:"mean_files_planned"`
+	MeanBytesPlanned float64 `json:"mean_bytes_planned"`
+}
+
+// MeasurePlanning counts tbl's live files and plans every window with the
+// same predicate and planning Run uses, without reading rows: the quick
+// measure of a live table.
+func MeasurePlanning(ctx context.Context, tbl *table.Table, windows []spatial.Bound) (*Planning, error) {
+	cols, err := columnsOf(tbl.Schema(), tbl.Properties())
+	if err != nil {
+		return nil, fmt.Errorf("measure %s: %w", engine.TableName(tbl), err)
+	}
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("plan %s: %w", engine.TableName(tbl), err)
+	}
+	p := &Planning{Files: len(tasks)}
+	for _, t := range tasks {
+		p.Bytes += t.File.FileSizeBytes()
+	}
+	for wi, w := range windows {
+		planned, err := planWindow(ctx, tbl, cols, wi, w)
+		if err != nil {
+			return nil, err
+		}
+		p.MeanFilesPlanned += float64(len(planned))
+		for _, t := range planned {
+			p.MeanBytesPlanned += float64(t.File.FileSizeBytes())
+		}
+	}
+	if len(windows) > 0 {
+		p.MeanFilesPlanned /= float64(len(windows))
+		p.MeanBytesPlanned /= float64(len(windows))
+	}
+	return p, nil
+}
+
+// SampleRows returns the bbox of every every-th live row of tbl, in scan
+// order, read from the columns Run reads: a sample to place windows on.
+func SampleRows(ctx context.Context, tbl *table.Table, every int) ([]spatial.Bound, error) {
+	cols, err := columnsOf(tbl.Schema(), tbl.Properties())
+	if err != nil {
+		return nil, fmt.Errorf("sample %s: %w", engine.TableName(tbl), err)
+	}
+	_, recs, err := tbl.Scan(table.WithSelectedFields(cols.names()...)).ToArrowRecords(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("sample rows: %w", err)
+	}
+	var out, buf []spatial.Bound
+	i := 0
+	for rec, err := range recs {
+		if err != nil {
+			return nil, fmt.Errorf("sample rows: %w", err)
+		}
+		buf, err = appendRowBounds(buf[:0], rec, cols)
+		rec.Release()
+		if err != nil {
+			return nil, fmt.Errorf("sample rows: %w", err)
+		}
+		for _, b := range buf {
+			if i%every == 0 {
+				out = append(out, b)
+			}
+			i++
+		}
 	}
 	return out, nil
 }

@@ -101,13 +101,13 @@ func fourCells() [][][2]float64 {
 }
 
 func TestMeasureWindowsExact(t *testing.T) {
-	windows := []Window{
-		{0, 0, 5, 5},           // file 0 only
-		{3, 0, 12, 5},          // files 0 and 1, one matching point each
-		{5, 0, 10, 5},          // the gap between files 0 and 1
-		{-100, -100, 100, 100}, // everything
-		{14, 4, 20, 20},        // touches file 1's corner point (14, 4)
-		{0, 2, 40, 3},          // every file's bbox, no point
+	windows := []spatial.Bound{
+		{MinX: 0, MinY: 0, MaxX: 5, MaxY: 5},           // file 0 only
+		{MinX: 3, MinY: 0, MaxX: 12, MaxY: 5},          // files 0 and 1, one matching point each
+		{MinX: 5, MinY: 0, MaxX: 10, MaxY: 5},          // the gap between files 0 and 1
+		{MinX: -100, MinY: -100, MaxX: 100, MaxY: 100}, // everything
+		{MinX: 14, MinY: 4, MaxX: 20, MaxY: 20},        // touches file 1's corner point (14, 4)
+		{MinX: 0, MinY: 2, MaxX: 40, MaxY: 3},          // every file's bbox, no point
 	}
 	want := []WindowResult{
 		{Planned: 1, Matching: 2, FilesWithMatches: 1, LowerBound: 1},
@@ -132,7 +132,7 @@ func TestMeasureWindowsExact(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := map[bool]string{true: "bbox", false: "geometry"}[cols.hasBBox()]; got != tc.filter {
+			if got := map[bool]string{true: "bbox", false: "geometry"}[cols.HasBBox()]; got != tc.filter {
 				t.Fatalf("filtering on %s, want %s", got, tc.filter)
 			}
 			files, err := readFiles(t.Context(), tbl, cols)

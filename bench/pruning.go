@@ -32,7 +32,7 @@ type Config struct {
 	Layouts []Layout
 	// Windows are the query windows. When empty they are generated from
 	// WindowConfig over the source table's rows.
-	Windows      []Window
+	Windows      []spatial.Bound
 	WindowConfig WindowConfig
 	// Options are rewrite options by Iceberg's names, passed to every
 	// engine rewrite (rewrite-all is always set). target-file-size-bytes
@@ -55,14 +55,14 @@ type Report struct {
 	SourceFiles int    `json:"source_files"`
 	SourceBytes int64  `json:"source_bytes"`
 	// Extent is the union of the rows' bboxes.
-	Extent Window `json:"extent"`
+	Extent spatial.Bound `json:"extent"`
 	// Filter says which predicate planned the windows: "bbox_columns" or
 	// "bbox_intersects(<geometry column>)".
 	Filter         string `json:"filter"`
 	TargetFileSize int64  `json:"target_file_size_bytes"`
 	// Windows is the number of windows; WindowList holds them.
-	Windows    int      `json:"windows"`
-	WindowList []Window `json:"-"`
+	Windows    int             `json:"windows"`
+	WindowList []spatial.Bound `json:"-"`
 	// WindowArea, Placement and Seed describe generated windows (zero when
 	// they were given).
 	WindowArea float64           `json:"window_area,omitempty"`
@@ -139,8 +139,8 @@ func Run(ctx context.Context, cat catalog.Catalog, cfg Config) (*Report, error) 
 		return nil, err
 	}
 	rep := &Report{Table: cfg.Table, SourceFiles: len(srcFiles), Filter: "bbox_columns", Options: cfg.Options}
-	if !cols.hasBBox() {
-		rep.Filter = "bbox_intersects(" + cols.geometry + ")"
+	if !cols.HasBBox() {
+		rep.Filter = "bbox_intersects(" + cols.Geometry + ")"
 	}
 	extent := spatial.EmptyBound()
 	var rows []spatial.Bound
@@ -152,7 +152,7 @@ func Run(ctx context.Context, cat catalog.Catalog, cfg Config) (*Report, error) 
 		}
 		rows = append(rows, f.rows...)
 	}
-	rep.Extent = windowOf(extent)
+	rep.Extent = extent
 	for i := 0; i < len(rows); i += (len(rows) + MaxRowSample - 1) / MaxRowSample {
 		rep.RowSample = append(rep.RowSample, rows[i])
 	}
@@ -228,7 +228,7 @@ func runLayout(ctx context.Context, cat catalog.Catalog, src *table.Table, tasks
 	if dst, err = copyRows(ctx, src, tasks, dst, rowGroupRows); err != nil {
 		return nil, err
 	}
-	if rc := rewriteConfig(l, cfg.Options, rep.TargetFileSize); rc != nil {
+	if rc := rewriteRequest(l, cfg.Options, rep.TargetFileSize); rc != nil {
 		rc.Logger = log
 		res, err := engine.Rewrite(ctx, cat, name, *rc)
 		if err != nil {

@@ -57,7 +57,7 @@ func (m svgMapper) rect(b spatial.Bound) (x, y, w, h float64) {
 // labelled ticks, a legend, and a title with the layout's figures. It is
 // written by hand so that it has no dependencies and stays diffable.
 func WriteSVG(w io.Writer, rep *Report, lr *LayoutReport) error {
-	view := rep.Extent.Bound()
+	view := rep.Extent
 	if view.IsEmpty() || view.Width() == 0 || view.Height() == 0 {
 		view = view.Extend(spatial.Bound{MinX: view.MinX - 0.5, MinY: view.MinY - 0.5, MaxX: view.MaxX + 0.5, MaxY: view.MaxY + 0.5})
 	}
@@ -84,7 +84,7 @@ func WriteSVG(w io.Writer, rep *Report, lr *LayoutReport) error {
 	writeAxes(p, m)
 
 	p(`<g clip-path="url(#plot)">` + "\n")
-	ex, ey, ew, eh := m.rect(rep.Extent.Bound())
+	ex, ey, ew, eh := m.rect(rep.Extent)
 	p(`<rect class="extent" x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="none" stroke="#999" stroke-width="1"/>`+"\n", ex, ey, ew, eh)
 	// The row sample is one path of small squares: a tenth of the bytes
 	// of one circle per row.
@@ -107,7 +107,7 @@ func WriteSVG(w io.Writer, rep *Report, lr *LayoutReport) error {
 			x, y, fw, fh, col, alpha, col, i, esc(formatBoundText(b)))
 	}
 	for _, win := range sampleWindows(rep.WindowList, svgMaxWindows) {
-		x, y, ww, wh := m.rect(win.Bound())
+		x, y, ww, wh := m.rect(win)
 		p(`<rect class="window" x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="none" stroke="black" stroke-width="1.5" stroke-dasharray="4 3"/>`+"\n", x, y, ww, wh)
 	}
 	p("</g>\n")
@@ -213,11 +213,11 @@ func fileColour(i int) string {
 }
 
 // sampleWindows returns up to n windows spread evenly over ws.
-func sampleWindows(ws []Window, n int) []Window {
+func sampleWindows(ws []spatial.Bound, n int) []spatial.Bound {
 	if len(ws) <= n {
 		return ws
 	}
-	out := make([]Window, n)
+	out := make([]spatial.Bound, n)
 	for i := range n {
 		out[i] = ws[i*len(ws)/n]
 	}

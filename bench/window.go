@@ -8,35 +8,17 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/spatial"
 )
 
 // ErrWindows marks a window set or window configuration that cannot be used.
 var ErrWindows = errors.New("bench: bad windows")
 
-// Window is one bbox query window, a closed box in the table's coordinates.
-// Its JSON form is {"minx":..,"miny":..,"maxx":..,"maxy":..}, the format of
-// the --windows file.
-type Window struct {
-	MinX float64 `json:"minx"`
-	MinY float64 `json:"miny"`
-	MaxX float64 `json:"maxx"`
-	MaxY float64 `json:"maxy"`
-}
-
-// Bound returns w as a spatial.Bound.
-func (w Window) Bound() spatial.Bound {
-	return spatial.Bound{MinX: w.MinX, MinY: w.MinY, MaxX: w.MaxX, MaxY: w.MaxY}
-}
-
-func windowOf(b spatial.Bound) Window {
-	return Window{MinX: b.MinX, MinY: b.MinY, MaxX: b.MaxX, MaxY: b.MaxY}
-}
-
 // Placement says where generated windows go.
 type Placement string
 
-// Window placements.
+// spatial.Bound placements.
 const (
 	// PlaceData centres each window on a row drawn at random from the
 	// table, so windows go where the data is (and where queries go).
@@ -104,9 +86,11 @@ func (c WindowConfig) Validate() error {
 // GenerateWindows draws cfg.Count windows over extent. With data
 // placement each window is centred on the bbox centre of a row drawn
 // uniformly from rows (rows with an empty bbox are skipped), so it may
-// reach past the extent's edge; with uniform placement each window lies
-// inside the extent. The result depends only on cfg, extent and rows.
-func GenerateWindows(cfg WindowConfig, extent spatial.Bound, rows []spatial.Bound) ([]Window, error) {
+// reach past the extent's edge (cluster.DataWindows, which a rewrite's
+// automatic layout choice draws its windows with); with uniform placement
+// each window lies inside the extent. The result depends only on cfg,
+// extent and rows.
+func GenerateWindows(cfg WindowConfig, extent spatial.Bound, rows []spatial.Bound) ([]spatial.Bound, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -114,47 +98,29 @@ func GenerateWindows(cfg WindowConfig, extent spatial.Bound, rows []spatial.Boun
 	if extent.IsEmpty() {
 		return nil, fmt.Errorf("%w: the table has no extent (no rows with a bbox)", ErrWindows)
 	}
+	if cfg.Placement != PlaceUniform {
+		bs, err := cluster.DataWindows(rows, extent, cfg.Area, cfg.Count, cfg.Seed)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrWindows, err)
+		}
+		return bs, nil
+	}
 	side := math.Sqrt(cfg.Area)
 	w, h := extent.Width()*side, extent.Height()*side
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x6265_6e63_685f_7769)) // "bench_wi"
-	out := make([]Window, 0, cfg.Count)
-	for len(out) < cfg.Count {
-		var cx, cy float64
-		switch cfg.Placement {
-		case PlaceUniform:
-			cx = extent.MinX + w/2 + rng.Float64()*(extent.Width()-w)
-			cy = extent.MinY + h/2 + rng.Float64()*(extent.Height()-h)
-		default:
-			if len(rows) == 0 {
-				return nil, fmt.Errorf("%w: data placement needs rows", ErrWindows)
-			}
-			r := rows[rng.IntN(len(rows))]
-			if r.IsEmpty() {
-				if !anyNonEmpty(rows) {
-					return nil, fmt.Errorf("%w: no row has a bbox", ErrWindows)
-				}
-				continue
-			}
-			cx, cy = r.Center()
-		}
-		out = append(out, Window{MinX: cx - w/2, MinY: cy - h/2, MaxX: cx + w/2, MaxY: cy + h/2})
+	out := make([]spatial.Bound, 0, cfg.Count)
+	for range cfg.Count {
+		cx := extent.MinX + w/2 + rng.Float64()*(extent.Width()-w)
+		cy := extent.MinY + h/2 + rng.Float64()*(extent.Height()-h)
+		out = append(out, spatial.Bound{MinX: cx - w/2, MinY: cy - h/2, MaxX: cx + w/2, MaxY: cy + h/2})
 	}
 	return out, nil
 }
 
-func anyNonEmpty(rows []spatial.Bound) bool {
-	for _, r := range rows {
-		if !r.IsEmpty() {
-			return true
-		}
-	}
-	return false
-}
-
 // ReadWindows reads a JSON array of windows. Every window must be finite
 // with min <= max on both axes.
-func ReadWindows(r io.Reader) ([]Window, error) {
-	var ws []Window
+func ReadWindows(r io.Reader) ([]spatial.Bound, error) {
+	var ws []spatial.Bound
 	dec := json.NewDecoder(r)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&ws); err != nil {

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/spatial"
 )
@@ -22,26 +24,16 @@ func TestGenerateWindowsDeterministic(t *testing.T) {
 		t.Run(string(p), func(t *testing.T) {
 			cfg := WindowConfig{Count: 50, Area: 0.01, Placement: p, Seed: 7}
 			a, err := GenerateWindows(cfg, extent, rows)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			b, err := GenerateWindows(cfg, extent, rows)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d := cmp.Diff(a, b); d != "" {
-				t.Fatalf("same seed, different windows:\n%s", d)
-			}
+			require.NoError(t, err)
+			assert.Equal(t, a, b, "same seed, different windows")
 			cfg.Seed = 8
-			c, _ := GenerateWindows(cfg, extent, rows)
-			if cmp.Equal(a, c) {
-				t.Fatal("seeds 7 and 8 gave the same windows")
-			}
-			if len(a) != 50 {
-				t.Fatalf("%d windows, want 50", len(a))
-			}
-			for i, w := range a {
-				b := w.Bound()
+			c, err := GenerateWindows(cfg, extent, rows)
+			require.NoError(t, err)
+			assert.NotEqual(t, a, c, "seeds 7 and 8 gave the same windows")
+			require.Len(t, a, 50)
+			for i, b := range a {
 				// 1% of the area with the extent's aspect: 36 x 18.
 				if math.Abs(b.Width()-36) > 1e-9 || math.Abs(b.Height()-18) > 1e-9 {
 					t.Fatalf("window %d is %g x %g, want 36 x 18", i, b.Width(), b.Height())
@@ -50,7 +42,7 @@ func TestGenerateWindowsDeterministic(t *testing.T) {
 				switch p {
 				case PlaceUniform:
 					if b.MinX < extent.MinX || b.MaxX > extent.MaxX || b.MinY < extent.MinY || b.MaxY > extent.MaxY {
-						t.Fatalf("uniform window %d %+v leaves the extent", i, w)
+						t.Fatalf("uniform window %d %+v leaves the extent", i, b)
 					}
 				case PlaceData:
 					onRow := false
@@ -95,7 +87,7 @@ func TestReadWindows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Window{{1, 2, 3, 4}, {-1, -1, -1, -1}}
+	want := []spatial.Bound{{MinX: 1, MinY: 2, MaxX: 3, MaxY: 4}, {MinX: -1, MinY: -1, MaxX: -1, MaxY: -1}}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Fatalf("(-want +got):\n%s", d)
 	}

@@ -308,77 +308,7 @@ func stringSortable(t arrow.DataType) bool {
 // numeric array into dst and reports nulls in valid. Float NaNs encode as
 // math.MaxUint64 and, when nanInvalid is set, also count as null.
 func encodeColumn(dst []uint64, valid []bool, a arrow.Array, nanInvalid bool) error {
-	switch a := a.(type) {
-	case *array.Int8:
-		for i, v := range a.Int8Values() {
-			dst[i] = OrderedInt64(int64(v))
-		}
-	case *array.Int16:
-		for i, v := range a.Int16Values() {
-			dst[i] = OrderedInt64(int64(v))
-		}
-	case *array.Int32:
-		for i, v := range a.Int32Values() {
-			dst[i] = OrderedInt64(int64(v))
-		}
-	case *array.Int64:
-		for i, v := range a.Int64Values() {
-			dst[i] = OrderedInt64(v)
-		}
-	case *array.Uint8:
-		for i, v := range a.Uint8Values() {
-			dst[i] = uint64(v)
-		}
-	case *array.Uint16:
-		for i, v := range a.Uint16Values() {
-			dst[i] = uint64(v)
-		}
-	case *array.Uint32:
-		for i, v := range a.Uint32Values() {
-			dst[i] = uint64(v)
-		}
-	case *array.Uint64:
-		copy(dst, a.Uint64Values())
-	case *array.Float32:
-		for i, v := range a.Float32Values() {
-			dst[i] = OrderedFloat64(float64(v))
-		}
-	case *array.Float64:
-		for i, v := range a.Float64Values() {
-			dst[i] = OrderedFloat64(v)
-		}
-	case *array.Date32:
-		for i, v := range a.Date32Values() {
-			dst[i] = OrderedInt64(int64(v))
-		}
-	case *array.Date64:
-		for i, v := range a.Date64Values() {
-			dst[i] = OrderedInt64(int64(v))
-		}
-	case *array.Timestamp:
-		for i, v := range a.TimestampValues() {
-			dst[i] = OrderedInt64(int64(v))
-		}
-	case *array.Time32:
-		for i, v := range a.Time32Values() {
-			dst[i] = OrderedInt64(int64(v))
-		}
-	case *array.Time64:
-		for i, v := range a.Time64Values() {
-			dst[i] = OrderedInt64(int64(v))
-		}
-	case *array.Duration:
-		for i, v := range a.DurationValues() {
-			dst[i] = OrderedInt64(int64(v))
-		}
-	case *array.Boolean:
-		for i := range dst {
-			dst[i] = 0
-			if a.Value(i) {
-				dst[i] = 1
-			}
-		}
-	default:
+	if !encodeValues(dst, a) {
 		return fmt.Errorf("%w: type %s has no numeric order", ErrSortOrder, a.DataType())
 	}
 	for i := range valid {
@@ -392,6 +322,71 @@ func encodeColumn(dst []uint64, valid []bool, a arrow.Array, nanInvalid bool) er
 		}
 	}
 	return nil
+}
+
+// encodeValues writes a's values as order-preserving keys into dst; it
+// reports false for a type without a numeric order.
+func encodeValues(dst []uint64, a arrow.Array) bool {
+	switch a := a.(type) {
+	case *array.Int8:
+		encodeInts(dst, a.Int8Values())
+	case *array.Int16:
+		encodeInts(dst, a.Int16Values())
+	case *array.Int32:
+		encodeInts(dst, a.Int32Values())
+	case *array.Int64:
+		encodeInts(dst, a.Int64Values())
+	case *array.Uint8:
+		encodeUints(dst, a.Uint8Values())
+	case *array.Uint16:
+		encodeUints(dst, a.Uint16Values())
+	case *array.Uint32:
+		encodeUints(dst, a.Uint32Values())
+	case *array.Uint64:
+		copy(dst, a.Uint64Values())
+	case *array.Float32:
+		for i, v := range a.Float32Values() {
+			dst[i] = OrderedFloat64(float64(v))
+		}
+	case *array.Float64:
+		for i, v := range a.Float64Values() {
+			dst[i] = OrderedFloat64(v)
+		}
+	case *array.Date32:
+		encodeInts(dst, a.Date32Values())
+	case *array.Date64:
+		encodeInts(dst, a.Date64Values())
+	case *array.Timestamp:
+		encodeInts(dst, a.TimestampValues())
+	case *array.Time32:
+		encodeInts(dst, a.Time32Values())
+	case *array.Time64:
+		encodeInts(dst, a.Time64Values())
+	case *array.Duration:
+		encodeInts(dst, a.DurationValues())
+	case *array.Boolean:
+		for i := range dst {
+			dst[i] = 0
+			if a.Value(i) {
+				dst[i] = 1
+			}
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+func encodeInts[T ~int8 | ~int16 | ~int32 | ~int64](dst []uint64, vs []T) {
+	for i, v := range vs {
+		dst[i] = OrderedInt64(int64(v))
+	}
+}
+
+func encodeUints[T ~uint8 | ~uint16 | ~uint32](dst []uint64, vs []T) {
+	for i, v := range vs {
+		dst[i] = uint64(v)
+	}
 }
 
 // scratch holds per-batch buffers reused across the batches of one call.

@@ -240,10 +240,11 @@ func bboxBatches(b *testing.B, n int) (*arrow.Schema, []arrow.RecordBatch) {
 
 // BenchmarkKeysAndPermutation measures what Sort does before gathering:
 // the key column of every row (bbox columns → centre → grid → Hilbert or
-// Z-order index) and the sorted permutation, over 64Ki-row batches.
+// Z-order index, or str slab and y) and the sorted permutation, over
+// 64Ki-row batches.
 func BenchmarkKeysAndPermutation(b *testing.B) {
 	for _, n := range benchSizes {
-		for _, c := range []string{"hilbert", "zorder"} {
+		for _, c := range []string{"hilbert", "zorder", "str"} {
 			b.Run(fmt.Sprintf("%s/n=%d", c, n), func(b *testing.B) {
 				schema, recs := bboxBatches(b, n)
 				o, _ := CurveOrder(c)

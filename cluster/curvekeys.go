@@ -22,6 +22,9 @@ type dimNorm struct {
 	ax   axis
 	rng  rangeBits
 	q    quantiles
+	// slabs, for str's x axis only, are the cells where slabs 1, 2, ...
+	// start (ascending).
+	slabs []uint32
 }
 
 // dimStats accumulates what normalisation needs about one dimension.
@@ -79,6 +82,9 @@ func (s *Sorter) finish(st []dimStats, extent spatial.Bound) []dimNorm {
 			lo, hi = 0, 0 // no finite position at all: every cell is 0
 		}
 		norms[d] = dimNorm{kind: normAxis, ax: newAxis(lo, hi, s.bits)}
+	}
+	if s.order.Curve == CurveSTR {
+		norms[0].slabs = slabCells(st[0].sample, norms[0], s.opts.Files)
 	}
 	return norms
 }
@@ -183,6 +189,11 @@ func (s *Sorter) curveKeys(dst []uint64, rec arrow.RecordBatch, norms []dimNorm,
 			}
 		}
 	}
+	if s.order.Curve == CurveSTR {
+		strKeys(dst[:n], sc.cells[0], sc.cells[1], norms[0].slabs, s.bits)
+		nullKeys(dst[:n], null)
+		return nil
+	}
 	s.combine(dst[:n], sc.cells[:nd], null)
 	return nil
 }
@@ -223,6 +234,12 @@ func (s *Sorter) combine(dst []uint64, cells [][]uint32, null []bool) {
 			}
 		}
 	}
+	nullKeys(dst, null)
+}
+
+// nullKeys gives rows without a position NullKey and keeps every other
+// key below it.
+func nullKeys(dst []uint64, null []bool) {
 	for i, k := range dst {
 		if null[i] {
 			dst[i] = NullKey

@@ -13,9 +13,10 @@
 //	zorder(lon, lat)                 Z-order curve over 2 to 4 numeric columns
 //	hilbert(geometry)                Hilbert curve over a spatial column's position
 //	hilbert()                        Hilbert curve over the row's spatial position
+//	str()                            sort-tile-recursive packing of the positions
 //
-// [CurveOrder] turns the --curve shorthand (linear, zorder, hilbert) into an
-// Order. A curve with no arguments runs over the row's spatial position: the
+// [CurveOrder] turns the --curve shorthand (linear, zorder, hilbert, str)
+// into an Order. A curve with no arguments runs over the row's spatial position: the
 // centre of its bounding box, taken from the bbox columns
 // ([spatial.BBoxColumns]), else a GeoParquet 1.1 covering struct column
 // (fields xmin, ymin, xmax, ymax), else a geometry column (geoarrow.wkb or a
@@ -37,6 +38,17 @@
 // over GF(4), composed in log2(32) = 5 rounds); 3-D and 4-D indices use
 // Skilling's transpose method. [Hilbert], [ZOrder] and [Linear] implement
 // [Keyer] for single boxes.
+//
+// # STR
+//
+// str is not a curve but a packing: the rows are cut into about
+// sqrt(files) vertical slabs at quantiles of x ([STRSlabs]; the file count
+// comes from SortOptions.Files), each slab holding a whole number of
+// files' rows, and ordered by y within each slab, up in even slabs and
+// down in odd ones. Its key is the slab number above the y cell, one
+// uint64 like a curve's; the slab boundaries are learned with the other
+// statistics ([Stats]) from the same sample of x, so a frozen [Scale]
+// keys every batch alike.
 //
 // # Sorting
 //

@@ -23,6 +23,9 @@ const (
 	CurveLinear Curve = iota
 	CurveZOrder
 	CurveHilbert
+	// CurveSTR is sort-tile-recursive packing: rows in vertical slabs cut
+	// at quantiles of x, then by y within each slab (see the package doc).
+	CurveSTR
 )
 
 // String returns the curve's name as --curve spells it.
@@ -34,6 +37,8 @@ func (c Curve) String() string {
 		return "zorder"
 	case CurveHilbert:
 		return "hilbert"
+	case CurveSTR:
+		return "str"
 	}
 	return fmt.Sprintf("Curve(%d)", int(c))
 }
@@ -106,9 +111,9 @@ func (o Order) String() string {
 }
 
 // CurveOrder returns the order the --curve shorthand stands for: "linear"
-// is "bbox_minx ASC NULLS LAST, bbox_miny ASC NULLS LAST"; "zorder" and
-// "hilbert" are the curve over the row's spatial position, "zorder()" and
-// "hilbert()". Names are case-insensitive. On a schema without bbox
+// is "bbox_minx ASC NULLS LAST, bbox_miny ASC NULLS LAST"; "zorder",
+// "hilbert" and "str" are the curve over the row's spatial position,
+// "zorder()", "hilbert()" and "str()". Names are case-insensitive. On a schema without bbox
 // columns, a Sorter reads the linear order's bbox_minx and bbox_miny from
 // the lower-left corner of the covering or geometry column's boxes.
 func CurveOrder(curve string) (Order, error) {
@@ -122,8 +127,10 @@ func CurveOrder(curve string) (Order, error) {
 		return Order{Curve: CurveZOrder}, nil
 	case "hilbert":
 		return Order{Curve: CurveHilbert}, nil
+	case "str":
+		return Order{Curve: CurveSTR}, nil
 	}
-	return Order{}, fmt.Errorf("%w: unknown curve %q, want linear, zorder or hilbert", ErrSortOrder, curve)
+	return Order{}, fmt.Errorf("%w: unknown curve %q, want linear, zorder, hilbert or str", ErrSortOrder, curve)
 }
 
 // ParseCurve is CurveOrder under the name the CLI flag suggests.
@@ -134,10 +141,12 @@ func ParseCurve(name string) (Order, error) { return CurveOrder(name) }
 //	col [ASC|DESC] [NULLS FIRST|NULLS LAST], ...
 //	zorder(col, ...)
 //	hilbert(col, ...)
+//	str(col)
 //
 // Keywords are case-insensitive. Directions default to ASC and nulls to
 // Iceberg's defaults: NULLS FIRST for ASC, NULLS LAST for DESC. A curve
-// takes up to four columns, or none for the row's spatial position.
+// takes up to four columns, or none for the row's spatial position; str
+// takes at most one, a spatial column.
 // Columns are identifiers (letters, digits, '_', '.') or double-quoted
 // names with "" for a quote. Errors wrap ErrSortOrder and name the
 // offending token and column.
@@ -162,7 +171,7 @@ func ParseOrder(expr string) (Order, error) {
 	return p.linear()
 }
 
-var curveNames = map[string]Curve{"zorder": CurveZOrder, "hilbert": CurveHilbert}
+var curveNames = map[string]Curve{"zorder": CurveZOrder, "hilbert": CurveHilbert, "str": CurveSTR}
 
 type tokKind int
 
@@ -372,8 +381,8 @@ func (p *parser) curve(c Curve, name string) (Order, error) {
 			}
 			seen[col] = true
 			o.Columns = append(o.Columns, col)
-			if len(o.Columns) > MaxCurveDims {
-				return Order{}, fmt.Errorf("%w: %s takes at most %d columns, got more at %q", ErrSortOrder, name, MaxCurveDims, col)
+			if limit := curveArgs(c); len(o.Columns) > limit {
+				return Order{}, fmt.Errorf("%w: %s takes at most %d %s, got more at %q", ErrSortOrder, name, limit, plural(limit, "column"), col)
 			}
 			if p.tok.kind == tokRParen {
 				p.next()
@@ -390,4 +399,20 @@ func (p *parser) curve(c Curve, name string) (Order, error) {
 		return Order{}, fmt.Errorf("%w: unexpected %s after %s(...); a curve must be the whole order", ErrSortOrder, p.tok, name)
 	}
 	return o, nil
+}
+
+// curveArgs is the most columns curve c takes: str runs over one spatial
+// column, the others over up to MaxCurveDims.
+func curveArgs(c Curve) int {
+	if c == CurveSTR {
+		return 1
+	}
+	return MaxCurveDims
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }

@@ -30,6 +30,9 @@ func TestParseOrder(t *testing.T) {
 		{"hilbert(geometry)", Order{Curve: CurveHilbert, Columns: []string{"geometry"}}, "hilbert(geometry)"},
 		{"zorder DESC", Order{Fields: []Field{{"zorder", Desc, NullsLast}}}, `"zorder" DESC NULLS LAST`},
 		{"bbox.xmin", Order{Fields: []Field{{"bbox.xmin", Asc, NullsFirst}}}, "bbox.xmin ASC NULLS FIRST"},
+		{"str()", Order{Curve: CurveSTR}, "str()"},
+		{"STR( bbox )", Order{Curve: CurveSTR, Columns: []string{"bbox"}}, "str(bbox)"},
+		{"str", Order{Fields: []Field{{"str", Asc, NullsFirst}}}, `"str" ASC NULLS FIRST`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.expr, func(t *testing.T) {
@@ -64,6 +67,7 @@ func TestParseOrderErrors(t *testing.T) {
 		{"zorder(a, b, c, d, e)", `cluster: sort order: zorder takes at most 4 columns, got more at "e"`},
 		{"hilbert(a, b), c", `cluster: sort order: unexpected token "," after hilbert(...); a curve must be the whole order`},
 		{"zorder(a, a)", `cluster: sort order: column "a" listed twice in zorder`},
+		{"str(a, b)", `cluster: sort order: str takes at most 1 column, got more at "b"`},
 		{"ts;", `cluster: sort order: unexpected token ";" after column "ts"`},
 		{`"open`, `cluster: sort order: expected a column at the start, got token "\"open"`},
 	}
@@ -88,6 +92,7 @@ func TestCurveOrder(t *testing.T) {
 		{"linear", "bbox_minx ASC NULLS LAST, bbox_miny ASC NULLS LAST"},
 		{"ZOrder", "zorder()"},
 		{"hilbert", "hilbert()"},
+		{" STR ", "str()"},
 	}
 	for _, tc := range tests {
 		o, err := CurveOrder(tc.curve)
@@ -107,6 +112,7 @@ func FuzzParseOrder(f *testing.F) {
 	for _, s := range []string{
 		"ts", "ts DESC NULLS FIRST, id ASC", "zorder(a, b)", "hilbert()", "hilbert(geometry)",
 		`"a""b" desc`, "a,,b", "hilbert(a,b,c,d,e)", "zorder", "x NULLS", "\xff", `"`, "é DESC",
+		"str()", "str(bbox)", "str(a, b)", "str DESC",
 	} {
 		f.Add(s)
 	}

@@ -39,7 +39,7 @@ func (s *Sorter) NewStats(rows int) *Stats {
 	if s.order.Curve == CurveLinear {
 		return st
 	}
-	st.needData = s.opts.Normalize == NormalizeQuantile || len(s.numeric) > 0 || s.opts.Extent.IsEmpty()
+	st.needData = s.sampled() || len(s.numeric) > 0 || s.opts.Extent.IsEmpty()
 	st.st = make([]dimStats, len(s.dims))
 	for d := range st.st {
 		st.st[d] = dimStats{lo: math.Inf(1), hi: math.Inf(-1), minEnc: math.MaxUint64}
@@ -57,7 +57,7 @@ func (st *Stats) Add(rec arrow.RecordBatch) error {
 
 func (st *Stats) add(rec arrow.RecordBatch) error {
 	if st.needData {
-		if err := st.s.collect(rec, st.st, &st.sc, st.base, st.stride, st.s.opts.Normalize == NormalizeQuantile); err != nil {
+		if err := st.s.collect(rec, st.st, &st.sc, st.base, st.stride, st.s.sampled()); err != nil {
 			return err
 		}
 	}

@@ -25,6 +25,10 @@ type SortOptions struct {
 	Bits int
 	// Mem allocates the output batches; nil means memory.DefaultAllocator.
 	Mem memory.Allocator
+	// Files is the number of files the sorted rows will be cut into. Only
+	// str uses it, to size its slabs (about sqrt(Files) of them); 0 means
+	// DefaultSTRFiles.
+	Files int
 }
 
 // Sorter orders the rows of a file group by a sort order, across all
@@ -74,10 +78,16 @@ func NewSorter(o Order, schema *arrow.Schema, opts SortOptions) (*Sorter, error)
 	if opts.Mem == nil {
 		s.opts.Mem = memory.DefaultAllocator
 	}
+	if opts.Files < 0 {
+		return nil, fmt.Errorf("cluster: %d files, want 0 (the default) or more", opts.Files)
+	}
+	if opts.Files == 0 {
+		s.opts.Files = DefaultSTRFiles
+	}
 	if o.Curve == CurveLinear {
 		return s, s.resolveLinear()
 	}
-	if o.Curve != CurveZOrder && o.Curve != CurveHilbert {
+	if o.Curve != CurveZOrder && o.Curve != CurveHilbert && o.Curve != CurveSTR {
 		return nil, fmt.Errorf("%w: unknown curve %d", ErrSortOrder, int(o.Curve))
 	}
 	return s, s.resolveCurve()
@@ -179,6 +189,9 @@ func (s *Sorter) resolveCurve() error {
 		s.numeric = append(s.numeric, c)
 	}
 	n := len(s.dims)
+	if s.order.Curve == CurveSTR && (len(s.spatial) != 1 || n != 2) {
+		return fmt.Errorf("%w: str over %q: want one spatial column (bbox columns, covering or geometry), or none for the row's position", ErrSortOrder, s.order.Columns)
+	}
 	if n < 2 || n > MaxCurveDims {
 		return fmt.Errorf("%w: %s over %q has %d dimensions, want 2 to %d", ErrSortOrder, name, s.order.Columns, n, MaxCurveDims)
 	}

@@ -132,7 +132,7 @@ func OpenCatalog(ctx context.Context, spec CatalogSpec) (catalog.Catalog, error)
 	if err != nil {
 		return nil, fmt.Errorf("open %s catalog %q: %s", typ, name, redact(err.Error(), props))
 	}
-	return wrapCatalog(cat), nil
+	return WrapCatalog(cat), nil
 }
 
 // localWarehouse resolves a warehouse path for the embedded catalog and
@@ -185,6 +185,11 @@ func ParseIdentifier(s string) (table.Identifier, error) {
 		}
 	}
 	return parts, nil
+}
+
+// TableName is tbl's identifier as ParseIdentifier reads it ("ns.t").
+func TableName(tbl *table.Table) string {
+	return strings.Join(tbl.Identifier(), ".")
 }
 
 // LoadTable loads the table named ident ("ns.t"), with an error that names

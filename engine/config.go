@@ -37,13 +37,13 @@ type ConfigFile struct {
 	// embedded SQLite catalog.
 	DefaultCatalog string `yaml:"default-catalog"`
 	// Catalogs are the named catalogs --catalog chooses from.
-	Catalogs map[string]CatalogConfig `yaml:"catalogs"`
+	Catalogs map[string]CatalogEntry `yaml:"catalogs"`
 
 	path string
 }
 
-// CatalogConfig is one named catalog in the config file.
-type CatalogConfig struct {
+// CatalogEntry is one named catalog in the config file.
+type CatalogEntry struct {
 	Type          string            `yaml:"type"`
 	Warehouse     string            `yaml:"warehouse"`
 	CommitRetries int               `yaml:"commit-retries"`

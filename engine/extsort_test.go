@@ -98,8 +98,8 @@ func TestSpilledSortMatchesInMemory(t *testing.T) {
 				mem, spill, name := twinTables(t, tc.cfg, tc.prepare)
 				before := tableDigest(t, mustLoad(t, mem, name))
 				base := []string{"rewrite-all", "true", "target-file-size-bytes", "65536"}
-				resMem := rewrite(t, mem, name, engine.Config{Curve: curve, Options: opts(base...)})
-				resSpill := rewrite(t, spill, name, engine.Config{Curve: curve, Options: opts(append(base, "max-group-memory-bytes", spillBudget)...)})
+				resMem := rewrite(t, mem, name, engine.Request{Curve: curve, Options: opts(base...)})
+				resSpill := rewrite(t, spill, name, engine.Request{Curve: curve, Options: opts(append(base, "max-group-memory-bytes", spillBudget)...)})
 
 				require.Len(t, resMem.Plan.Groups, 1)
 				require.NotNil(t, resMem.Plan.Groups[0].Sort)
@@ -125,8 +125,8 @@ func TestSpilledSortPerPartition(t *testing.T) {
 	mem, spill, name := twinTables(t, cfg, nil)
 	before := tableDigest(t, mustLoad(t, spill, name))
 	base := []string{"rewrite-all", "true", "target-file-size-bytes", "65536"}
-	rewrite(t, mem, name, engine.Config{Curve: "hilbert", Options: opts(base...)})
-	res := rewrite(t, spill, name, engine.Config{Curve: "hilbert", Options: opts(append(base, "max-group-memory-bytes", spillBudget)...)})
+	rewrite(t, mem, name, engine.Request{Curve: "hilbert", Options: opts(base...)})
+	res := rewrite(t, spill, name, engine.Request{Curve: "hilbert", Options: opts(append(base, "max-group-memory-bytes", spillBudget)...)})
 	require.GreaterOrEqual(t, len(res.Plan.Groups), 3)
 	for _, g := range res.Plan.Groups {
 		require.NotNil(t, g.Sort, g.Partition)
@@ -181,7 +181,7 @@ func TestSpillDirProblems(t *testing.T) {
 			if tc.hook != nil {
 				defer engine.SetTestHookSpillWrite(tc.hook)()
 			}
-			_, err := engine.Rewrite(t.Context(), cat, name, engine.Config{Curve: "hilbert",
+			_, err := engine.Rewrite(t.Context(), cat, name, engine.Request{Curve: "hilbert",
 				Options: opts("rewrite-all", "true", "max-group-memory-bytes", spillBudget, "spill-dir", dir)})
 			require.Error(t, err)
 			assert.ErrorIs(t, err, engine.ErrSpill)
@@ -210,7 +210,7 @@ func TestSpillTooSmallFailsBeforeWriting(t *testing.T) {
 	filesBefore := dirFiles(t, dataDir)
 	o := opts("rewrite-all", "true", "max-group-memory-bytes", spillBudget, "spill-dir", t.TempDir())
 
-	res, err := engine.Rewrite(t.Context(), cat, name, engine.Config{Curve: "hilbert", DryRun: true, Options: o})
+	res, err := engine.Rewrite(t.Context(), cat, name, engine.Request{Curve: "hilbert", DryRun: true, Options: o})
 	require.NoError(t, err)
 	sp := res.Plan.Groups[0].Sort
 	require.NotNil(t, sp)
@@ -219,7 +219,7 @@ func TestSpillTooSmallFailsBeforeWriting(t *testing.T) {
 	assert.Greater(t, sp.Buckets, 1)
 
 	defer engine.SetFreeSpace(func(string) (int64, error) { return 1024, nil })()
-	_, err = engine.Rewrite(t.Context(), cat, name, engine.Config{Curve: "hilbert", Options: o})
+	_, err = engine.Rewrite(t.Context(), cat, name, engine.Request{Curve: "hilbert", Options: o})
 	require.ErrorIs(t, err, engine.ErrSpill)
 	assert.Contains(t, err.Error(), "1.0 KiB free")
 	assert.Contains(t, err.Error(), o["spill-dir"])

@@ -32,7 +32,7 @@ func (ex *execution) rewriteGroup(ctx context.Context, i int, g *Group) *groupOu
 	ex.progress(i, "done", 0, 0)
 	if o.err != nil {
 		o.err = nameBrokenInput(ctx, ex.tbl, o.tasks, o.err)
-		o.err = fmt.Errorf("rewrite group %d (%s): %w", i+1, partName(g.Partition), o.err)
+		o.err = fmt.Errorf("rewrite group %d (%s): %w", i+1, PartitionLabel(g.Partition), o.err)
 		return o
 	}
 	ex.r.log.Info("rewrite group done", "group", i+1, "partition", g.Partition, "files_in", len(g.Files),
@@ -297,44 +297,6 @@ func evenChunks(rows int64, n int) func(i int) int64 {
 		j := min(int64(i), k-1)
 		return max(rows*(j+1)/k-rows*j/k, 1)
 	}
-}
-
-// verify reads back the files a group wrote and compares their digest to
-// the digest of the rows read.
-func (ex *execution) verify(ctx context.Context, o *groupOut, scanOpts []table.ScanOption, geom int, bbox [4]int) error {
-	if err := ex.readBack(ctx, o.newFiles, scanOpts, geom, bbox, &o.out); err != nil {
-		return err
-	}
-	if d := o.in.Diff(o.out); d != "" {
-		return fmt.Errorf("%w: %s; nothing was committed", ErrVerify, d)
-	}
-	return nil
-}
-
-// readBack reads files and folds their rows into d.
-func (ex *execution) readBack(ctx context.Context, files []iceberg.DataFile, scanOpts []table.ScanOption, geom int, bbox [4]int, d *Digest) error {
-	if len(files) == 0 {
-		return nil
-	}
-	tasks := make([]table.FileScanTask, len(files))
-	for i, f := range files {
-		tasks[i] = table.FileScanTask{File: f, Start: 0, Length: f.FileSizeBytes()}
-	}
-	_, recs, err := ex.tbl.Scan(scanOpts...).ReadTasks(ctx, tasks)
-	if err != nil {
-		return fmt.Errorf("verify: read back: %w", err)
-	}
-	for rec, err := range recs {
-		if err != nil {
-			return fmt.Errorf("verify: read back: %w", err)
-		}
-		err = d.Add(rec, geom, bbox)
-		rec.Release()
-		if err != nil {
-			return fmt.Errorf("verify: %w", err)
-		}
-	}
-	return nil
 }
 
 // geometryCheck returns a function that validates each batch read from the

@@ -6,6 +6,8 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/inspect"
+	"github.com/geocompact/geocompact/engine/maintain"
 	"github.com/geocompact/geocompact/internal/testenv"
 	"github.com/geocompact/geocompact/spatial"
 )
@@ -45,7 +47,7 @@ func TestIntegrationGenerateInspectMetrics(t *testing.T) {
 						t.Fatal(err)
 					}
 
-					m, err := engine.Metrics(t.Context(), tbl)
+					m, err := maintain.Metrics(t.Context(), tbl)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -67,7 +69,7 @@ func TestIntegrationGenerateInspectMetrics(t *testing.T) {
 						t.Errorf("metrics: partitions %q, want %q", parts, tc.wantParts)
 					}
 
-					files, err := engine.Inspect(t.Context(), tbl, engine.InspectFiles)
+					files, err := inspect.Rows(t.Context(), tbl, inspect.Files)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -80,11 +82,10 @@ func TestIntegrationGenerateInspectMetrics(t *testing.T) {
 						n, _ := f.Get("record_count")
 						records += n.(int64)
 						v, _ := f.Get("bbox")
-						bb, ok := v.(engine.BBox)
+						b, ok := v.(spatial.Bound)
 						if !ok {
 							t.Fatalf("file %d has no bbox from its %s", k, tc.wantColumns)
 						}
-						b := bb.Bound()
 						if b.MinX < res.Extent.MinX || b.MinY < res.Extent.MinY || b.MaxX > res.Extent.MaxX || b.MaxY > res.Extent.MaxY {
 							t.Errorf("file %d: bbox %v outside the generated extent %v", k, b, res.Extent)
 						}
@@ -97,7 +98,7 @@ func TestIntegrationGenerateInspectMetrics(t *testing.T) {
 						t.Errorf("inspect files: %d records, want %d", records, rows)
 					}
 
-					snaps, err := engine.Inspect(t.Context(), tbl, engine.InspectSnapshots)
+					snaps, err := inspect.Rows(t.Context(), tbl, inspect.Snapshots)
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -43,7 +43,7 @@ type Job struct {
 	tasks map[string]*table.FileScanTask
 }
 
-// JobRequest is the part of Config a job carries to its workers.
+// JobRequest is the part of Request a job carries to its workers.
 type JobRequest struct {
 	Strategy      Strategy          `json:"strategy,omitempty"`
 	Curve         string            `json:"curve,omitempty"`
@@ -69,8 +69,8 @@ type JobGroup struct {
 	Bounds []uint64       `json:"bounds,omitempty"`
 }
 
-func (r JobRequest) config() Config {
-	return Config{Strategy: r.Strategy, Curve: r.Curve, SortOrder: r.SortOrder, Where: r.Where, Options: r.Options, CommitRetries: r.CommitRetries}
+func (r JobRequest) config() Request {
+	return Request{Strategy: r.Strategy, Curve: r.Curve, SortOrder: r.SortOrder, Where: r.Where, Options: r.Options, CommitRetries: r.CommitRetries}
 }
 
 // Prepare plans a rewrite of the table called name at its current
@@ -80,7 +80,7 @@ func (r JobRequest) config() Config {
 // max-group-memory-bytes, the memory one worker sorts a bucket in. The
 // job has no groups when there is nothing to rewrite (the result says
 // why) and on a dry run.
-func Prepare(ctx context.Context, cat catalog.Catalog, name string, cfg Config) (*Job, error) {
+func Prepare(ctx context.Context, cat catalog.Catalog, name string, cfg Request) (*Job, error) {
 	start := time.Now()
 	r, tbl, filter, err := newRewriter(ctx, cat, name, cfg)
 	if err != nil {
@@ -109,7 +109,7 @@ func Prepare(ctx context.Context, cat catalog.Catalog, name string, cfg Config) 
 	for i := range res.Plan.Groups {
 		jg, err := job.prepareGroup(ctx, &res.Plan.Groups[i])
 		if err != nil {
-			return nil, fmt.Errorf("prepare group %d (%s): %w", i+1, partName(res.Plan.Groups[i].Partition), err)
+			return nil, fmt.Errorf("prepare group %d (%s): %w", i+1, PartitionLabel(res.Plan.Groups[i].Partition), err)
 		}
 		job.Groups = append(job.Groups, jg)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -23,7 +24,7 @@ import (
 // every file is scattered on its own, buckets are written from their
 // rows in input order, and spanning files from the fragments in bucket
 // order. fail, when set, fails the first bucket write after it is done.
-func runJob(t *testing.T, cat catalog.Catalog, name string, cfg engine.Config, fail bool) (*engine.Job, *engine.Result, error) {
+func runJob(t *testing.T, cat catalog.Catalog, name string, cfg engine.Request, fail bool) (*engine.Job, *engine.Result, error) {
 	t.Helper()
 	ctx := t.Context()
 	driver, err := engine.Prepare(ctx, cat, name, cfg)
@@ -142,18 +143,18 @@ func TestJobMatchesRewrite(t *testing.T) {
 		name    string
 		gen     bench.GenerateConfig
 		prepare func(*table.Table)
-		cfg     engine.Config
+		cfg     engine.Request
 	}{
 		{"hilbert-partitioned", bench.GenerateConfig{Rows: 12000, Commits: 8, PartitionBy: "day(ts)"}, nil,
-			engine.Config{Curve: "hilbert", Options: opts(base...)}},
+			engine.Request{Curve: "hilbert", Options: opts(base...)}},
 		{"hilbert-buckets", bench.GenerateConfig{Rows: 15000, Commits: 10, Distribution: bench.Clustered}, nil,
-			engine.Config{Curve: "hilbert", Options: opts(append(base, "max-group-memory-bytes", spillBudget)...)}},
+			engine.Request{Curve: "hilbert", Options: opts(append(base, "max-group-memory-bytes", spillBudget)...)}},
 		{"zorder-deletes", bench.GenerateConfig{Rows: 12000, Commits: 8, Properties: mor}, deleteSome,
-			engine.Config{Curve: "zorder", Options: opts(append(base, "max-group-memory-bytes", spillBudget)...)}},
+			engine.Request{Curve: "zorder", Options: opts(append(base, "max-group-memory-bytes", spillBudget)...)}},
 		{"binpack-deletes", bench.GenerateConfig{Rows: 12000, Commits: 8, Properties: mor}, deleteSome,
-			engine.Config{Options: opts(base...)}},
+			engine.Request{Options: opts(base...)}},
 		{"hilbert-v3", bench.GenerateConfig{Rows: 8000, Commits: 6, FormatVersion: 3}, nil,
-			engine.Config{Curve: "hilbert", Options: opts(append(base, "max-group-memory-bytes", spillBudget)...)}},
+			engine.Request{Curve: "hilbert", Options: opts(append(base, "max-group-memory-bytes", spillBudget)...)}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -190,15 +191,15 @@ func TestJobFailureLeavesNothing(t *testing.T) {
 	cat, name := newTable(t, c, bench.GenerateConfig{Rows: 8000, Commits: 6})
 	tbl := mustLoad(t, cat, name)
 	before, snap := tableDigest(t, tbl), tbl.CurrentSnapshot().SnapshotID
-	dir := tableDir(t, tbl)
-	filesBefore := listFiles(t, dir)
-	cfg := engine.Config{Curve: "hilbert", Options: opts("rewrite-all", "true", "target-file-size-bytes", "65536")}
+	dir := strings.TrimPrefix(tbl.Location(), "file://")
+	filesBefore := dirFiles(t, dir)
+	cfg := engine.Request{Curve: "hilbert", Options: opts("rewrite-all", "true", "target-file-size-bytes", "65536")}
 	_, _, err := runJob(t, cat, name, cfg, true)
 	require.ErrorContains(t, err, "injected")
 	tbl = mustLoad(t, cat, name)
 	assert.Equal(t, snap, tbl.CurrentSnapshot().SnapshotID)
 	assert.Empty(t, before.Diff(tableDigest(t, tbl)))
-	assert.Equal(t, filesBefore, listFiles(t, dir))
+	assert.Equal(t, filesBefore, dirFiles(t, dir))
 	// A rerun succeeds.
 	_, res, err := runJob(t, cat, name, cfg, false)
 	require.NoError(t, err)

@@ -36,7 +36,7 @@ func (j *Job) Commit(ctx context.Context, cat catalog.Catalog, files [][]iceberg
 	for i := range j.Groups {
 		if d := in[i].Diff(out[i]); d != "" {
 			res.FailedDataFilesCount += len(j.Groups[i].Files)
-			return res, fmt.Errorf("group %d (%s): %w: %s; nothing was committed", i+1, partName(j.Groups[i].Partition), ErrVerify, d)
+			return res, fmt.Errorf("group %d (%s): %w: %s; nothing was committed", i+1, PartitionLabel(j.Groups[i].Partition), ErrVerify, d)
 		}
 		o, _, err := j.group(i)
 		if err != nil {
@@ -45,7 +45,7 @@ func (j *Job) Commit(ctx context.Context, cat catalog.Catalog, files [][]iceberg
 		o.newFiles, o.in, o.out = files[i], in[i], out[i]
 		outs[i] = o
 	}
-	id, err := j.ex.commit(ctx, outs)
+	id, removedDeletes, err := j.ex.commit(ctx, outs)
 	if err != nil {
 		res.FailedDataFilesCount += countTasks(outs)
 		return res, err
@@ -62,7 +62,7 @@ func (j *Job) Commit(ctx context.Context, cat catalog.Catalog, files [][]iceberg
 			res.AddedBytesCount += f.FileSizeBytes()
 		}
 	}
-	res.RemovedDeleteFilesCount += j.ex.lastRemovedDeletes
+	res.RemovedDeleteFilesCount += removedDeletes
 	res.Verified = true
 	res.FilesAfter = res.FilesBefore - res.RewrittenDataFilesCount + res.AddedDataFilesCount
 	res.BytesAfter = res.BytesBefore - res.RewrittenBytesCount + res.AddedBytesCount
@@ -84,7 +84,7 @@ func countTasks(outs []*groupOut) int {
 // retried steps wrote (runners that retry, Flink and Dataflow, leave
 // those). It returns the paths it deleted.
 func (j *Job) Abort(ctx context.Context, cat catalog.Catalog) ([]string, error) {
-	tbl, err := LoadTable(ctx, wrapCatalog(cat), j.Table)
+	tbl, err := LoadTable(ctx, WrapCatalog(cat), j.Table)
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +99,8 @@ func (j *Job) Abort(ctx context.Context, cat catalog.Catalog) ([]string, error) 
 	}
 	var deleted []string
 	for _, f := range plan.OrphanFiles() {
-		if !strings.Contains(path.Base(f.Path), j.Tag()) || !underLocation(f.Path, tbl.Location()) {
+		// Orphan planning lists only files under the table location.
+		if !strings.Contains(path.Base(f.Path), j.Tag()) {
 			continue
 		}
 		if err := fs.Remove(f.Path); err != nil {

@@ -3,7 +3,6 @@ package engine
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/apache/iceberg-go/table"
 
@@ -17,13 +16,15 @@ type layout struct {
 	order     cluster.Order
 	orderText string
 	normalize cluster.Normalization
+	// geometry is the table's geometry column ("" for none).
+	geometry string
 }
 
 // resolveLayout turns the strategy, curve and sort order of cfg into a
 // layout. A curve or a sort order implies the sort strategy; sort without
 // either uses the table's own sort order and fails when it has none.
-func resolveLayout(tbl *table.Table, cfg Config, opts Options) (layout, error) {
-	l := layout{strategy: cfg.Strategy}
+func resolveLayout(tbl *table.Table, cfg Request, opts Options) (layout, error) {
+	l := layout{strategy: cfg.Strategy, geometry: spatialGeomName(tbl)}
 	if l.strategy == "" {
 		l.strategy = BinPack
 	}
@@ -49,7 +50,7 @@ func resolveLayout(tbl *table.Table, cfg Config, opts Options) (layout, error) {
 		l.order, ok = tableSortOrder(tbl)
 		if !ok {
 			return l, fmt.Errorf("%w: strategy sort needs an order, and table %s has no sort order; pass --curve hilbert (or zorder, linear) or --sort-order EXPR",
-				ErrOption, strings.Join(tbl.Identifier(), "."))
+				ErrOption, TableName(tbl))
 		}
 	default:
 		return l, nil
@@ -100,11 +101,13 @@ func (l layout) spatial() bool {
 		return false
 	}
 	if l.order.Curve != cluster.CurveLinear {
-		return len(l.order.Columns) == 0 || slices.ContainsFunc(l.order.Columns, isSpatialColumn)
+		return len(l.order.Columns) == 0 || slices.ContainsFunc(l.order.Columns, l.isSpatialColumn)
 	}
-	return len(l.order.Fields) > 0 && isSpatialColumn(l.order.Fields[0].Column)
+	return len(l.order.Fields) > 0 && l.isSpatialColumn(l.order.Fields[0].Column)
 }
 
-func isSpatialColumn(name string) bool {
-	return slices.Contains(spatial.BBoxColumns[:], name) || name == "geometry" || name == "bbox"
+// isSpatialColumn reports whether name holds a row's position: a bbox
+// column, the table's geometry column or a GeoParquet covering ("bbox").
+func (l layout) isSpatialColumn(name string) bool {
+	return slices.Contains(spatial.BBoxColumns[:], name) || (name != "" && name == l.geometry) || name == "bbox"
 }

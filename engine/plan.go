@@ -119,7 +119,7 @@ func (o Options) Plan(files []PlanFile) *Plan {
 				p.Skipped = append(p.Skipped, Skipped{PlanFile: f, Reason: reason})
 			}
 			hints = append(hints, fmt.Sprintf("partition %s has %d candidate files (%s), below %s=%d; pass --option %s=%d (or %s=true) to rewrite them",
-				partName(part), len(g.Files), FormatBytes(g.Bytes), OptMinInputFiles, o.MinInputFiles, OptMinInputFiles, max(len(g.Files), 2), OptRewriteAll))
+				PartitionLabel(part), len(g.Files), FormatBytes(g.Bytes), OptMinInputFiles, o.MinInputFiles, OptMinInputFiles, max(len(g.Files), 2), OptRewriteAll))
 		}
 	}
 	o.orderGroups(p.Groups)
@@ -248,26 +248,4 @@ func (o Options) hint(files []PlanFile, groupHints []string) string {
 	}
 	return fmt.Sprintf("all %d files are within the size band [%s, %s] around %s=%s with no delete files to drop; pass --option %s=true to rewrite them anyway (for example to apply a new sort order)",
 		len(files), FormatBytes(o.MinFileSize), FormatBytes(o.MaxFileSize), OptTargetFileSize, FormatBytes(o.TargetFileSize), OptRewriteAll)
-}
-
-func partName(p string) string {
-	if p == "" {
-		return "(unpartitioned)"
-	}
-	return p
-}
-
-// FormatBytes renders n in binary units ("1.2 GiB") for messages and
-// human-readable output.
-func FormatBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }

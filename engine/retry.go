@@ -28,7 +28,10 @@ type retryCatalog struct {
 	catalog.Catalog
 }
 
-func wrapCatalog(c catalog.Catalog) catalog.Catalog {
+// WrapCatalog returns c wrapped as described at retryCatalog; it is a no-op
+// on a catalog already wrapped. Every operation that commits takes its
+// catalog through it, so its retries see one kind of conflict error.
+func WrapCatalog(c catalog.Catalog) catalog.Catalog {
 	if _, ok := c.(*retryCatalog); ok {
 		return c
 	}

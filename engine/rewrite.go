@@ -3,11 +3,9 @@ package engine
 import (
 	"context"
 	"fmt"
-	"maps"
 	"runtime"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -15,6 +13,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/geocompact/geocompact/engine/where"
 	"github.com/geocompact/geocompact/spatial"
 )
 
@@ -35,7 +34,7 @@ const (
 // not an error. On any failure the files written so far are deleted and
 // the table is left as it was (or, with partial progress, with the batches
 // that committed).
-func Rewrite(ctx context.Context, cat catalog.Catalog, name string, cfg Config) (*Result, error) {
+func Rewrite(ctx context.Context, cat catalog.Catalog, name string, cfg Request) (*Result, error) {
 	start := time.Now()
 	r, tbl, filter, err := newRewriter(ctx, cat, name, cfg)
 	if err != nil {
@@ -49,8 +48,8 @@ func Rewrite(ctx context.Context, cat catalog.Catalog, name string, cfg Config) 
 }
 
 // newRewriter loads the table and checks cfg against it.
-func newRewriter(ctx context.Context, cat catalog.Catalog, name string, cfg Config) (*rewriter, *table.Table, iceberg.BooleanExpression, error) {
-	cat = wrapCatalog(cat)
+func newRewriter(ctx context.Context, cat catalog.Catalog, name string, cfg Request) (*rewriter, *table.Table, iceberg.BooleanExpression, error) {
+	cat = WrapCatalog(cat)
 	tbl, err := LoadTable(ctx, cat, name)
 	if err != nil {
 		return nil, nil, nil, err
@@ -63,7 +62,7 @@ func newRewriter(ctx context.Context, cat catalog.Catalog, name string, cfg Conf
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	filter, err := ParseWhere(cfg.Where, tbl.Schema())
+	filter, err := where.Parse(cfg.Where, tbl.Schema())
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -76,7 +75,7 @@ type rewriter struct {
 	cat   catalog.Catalog
 	name  string
 	ident table.Identifier
-	cfg   Config
+	cfg   Request
 	opts  Options
 	lay   layout
 	// jobID, when set, tags the commit's snapshot summary.
@@ -96,6 +95,10 @@ func (r *rewriter) run(ctx context.Context, tbl *table.Table, filter iceberg.Boo
 	plan, snap := res.Plan, tbl.CurrentSnapshot()
 	r.planSorts(plan, r.concurrency(plan))
 	if !r.cfg.DryRun {
+		// Every run, spilling or not, removes what killed runs left.
+		for _, p := range CleanAbandonedSpills(spillRoot(r.opts.SpillDir)) {
+			r.log.Info("removed an abandoned spill directory", "path", p)
+		}
 		if err := r.checkSpill(plan, r.concurrency(plan)); err != nil {
 			return nil, err
 		}
@@ -174,42 +177,15 @@ func planFiles(tbl *table.Table, tasks []table.FileScanTask) []PlanFile {
 	return out
 }
 
-// partitionKey renders a file's partition as "name=value/..." in spec
-// order ("" for an unpartitioned file). Files of an older spec are
-// prefixed with it so they never share a group with the current spec's.
+// partitionKey is PartitionPath's text for df. Files of an older spec
+// are prefixed with it so they never share a group with the current
+// spec's.
 func partitionKey(tbl *table.Table, df iceberg.DataFile) string {
-	var spec *iceberg.PartitionSpec
-	for _, s := range tbl.Metadata().PartitionSpecs() {
-		if s.ID() == int(df.SpecID()) {
-			spec = &s
-			break
-		}
-	}
-	if spec == nil || spec.IsUnpartitioned() {
-		return ""
-	}
-	vals := df.Partition()
-	var parts []string
-	for _, f := range spec.Fields() {
-		parts = append(parts, fmt.Sprintf("%s=%s", f.Name, humanPartitionValue(f.Transform, vals[f.FieldID])))
-	}
-	key := strings.Join(parts, "/")
-	if spec.ID() != tbl.Metadata().DefaultPartitionSpec() {
-		key = "spec-" + strconv.Itoa(spec.ID()) + ":" + key
+	key := PartitionPath(tbl.Metadata(), df)
+	if key != "" && int(df.SpecID()) != tbl.Metadata().DefaultPartitionSpec() {
+		key = "spec-" + strconv.Itoa(int(df.SpecID())) + ":" + key
 	}
 	return key
-}
-
-// humanPartitionValue renders a partition value the way Iceberg's paths
-// do (day(ts)=2026-01-02), falling back to %v.
-func humanPartitionValue(tr iceberg.Transform, v any) string {
-	if v == nil {
-		return "null"
-	}
-	if s := tr.ToHumanStr(v); s != "" {
-		return s
-	}
-	return fmt.Sprint(v)
 }
 
 // summary is the snapshot summary a rewrite commit records.
@@ -234,7 +210,6 @@ type execution struct {
 	mu      sync.Mutex
 	written []string // paths of every file written, for cleanup
 
-	lastRemovedDeletes int
 	// lanes is how many files of one group are written at once.
 	lanes int
 
@@ -293,9 +268,40 @@ type groupOut struct {
 	err      error
 }
 
+// run rewrites the plan's groups, concurrency at a time, and commits them
+// batch by batch as they finish, in plan order. Files of groups that did
+// not commit are deleted before it returns.
 func (ex *execution) run(ctx context.Context, plan *Plan, res *Result) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	outs, done := ex.launch(ctx, plan)
+	st := &runState{committed: map[string]bool{}}
+	for _, b := range ex.r.batches(len(plan.Groups)) {
+		if !ex.runBatch(ctx, b, outs, done, res, st) {
+			break
+		}
+	}
+	cancel()
+	for i := range done {
+		<-done[i]
+	}
+	ex.cleanup(context.WithoutCancel(ctx), st.committed)
+	res.Verified = res.SnapshotsCommitted > 0 && res.FailedDataFilesCount == 0
+	res.FilesAfter = res.FilesBefore - res.RewrittenDataFilesCount + res.AddedDataFilesCount
+	res.BytesAfter = res.BytesBefore - res.RewrittenBytesCount + res.AddedBytesCount
+	if st.firstErr != nil {
+		if res.SnapshotsCommitted == 0 {
+			return st.firstErr
+		}
+		return fmt.Errorf("partial progress: %d of %d groups committed; %w", st.groups, len(plan.Groups), st.firstErr)
+	}
+	return nil
+}
+
+// launch starts rewriting every group of the plan, at most
+// ex.r.concurrency at a time, in plan order. done[i] is closed when
+// outs[i] is set; a cancelled ctx fails the groups not yet started.
+func (ex *execution) launch(ctx context.Context, plan *Plan) ([]*groupOut, []chan struct{}) {
 	n := len(plan.Groups)
 	outs := make([]*groupOut, n)
 	done := make([]chan struct{}, n)
@@ -321,91 +327,71 @@ func (ex *execution) run(ctx context.Context, plan *Plan, res *Result) error {
 			}(i)
 		}
 	}()
+	return outs, done
+}
 
-	batches := ex.r.batches(n)
-	committed := map[string]bool{}
-	var firstErr error
-	for _, b := range batches {
-		var ok []*groupOut
-		for i := b[0]; i < b[1]; i++ {
-			<-done[i]
-			o := outs[i]
-			if o.err != nil {
-				res.FailedDataFilesCount += len(o.group.Files)
-				if firstErr == nil {
-					firstErr = o.err // returned: not logged too
-				} else {
-					ex.r.log.Warn("rewrite group failed", "group", i+1, "partition", o.group.Partition, "error", o.err)
-				}
-				continue
-			}
-			ok = append(ok, o)
-		}
-		if !ex.r.opts.PartialProgress && firstErr != nil {
-			break
-		}
-		if len(ok) == 0 {
-			continue
-		}
-		id, err := ex.commit(ctx, ok)
-		if err != nil {
-			res.FailedDataFilesCount += countFiles(ok)
-			if firstErr == nil {
-				firstErr = err
-			}
-			if !ex.r.opts.PartialProgress {
-				break
-			}
-			continue
-		}
-		res.SnapshotIDs = append(res.SnapshotIDs, id)
-		res.SnapshotsCommitted++
-		for _, o := range ok {
-			res.RewrittenDataFilesCount += len(o.group.Files)
-			res.RewrittenBytesCount += o.group.Bytes
-			res.AddedDataFilesCount += len(o.newFiles)
-			for _, f := range o.newFiles {
-				res.AddedBytesCount += f.FileSizeBytes()
-				committed[f.FilePath()] = true
-			}
-		}
-		res.RemovedDeleteFilesCount += ex.lastRemovedDeletes
+// runState is what the commit batches of one run have done so far.
+type runState struct {
+	firstErr  error
+	groups    int             // groups committed
+	committed map[string]bool // paths of the files committed
+}
+
+// fail records err, returning it only for the first failure; later ones
+// are logged, as the first is returned.
+func (st *runState) fail(err error) bool {
+	if st.firstErr == nil {
+		st.firstErr = err
+		return true
 	}
-	cancel()
-	for i := range done {
+	return false
+}
+
+// runBatch waits for the groups of batch b and commits those that
+// succeeded. It reports whether the run goes on: without partial progress
+// the first failure stops it.
+func (ex *execution) runBatch(ctx context.Context, b [2]int, outs []*groupOut, done []chan struct{}, res *Result, st *runState) bool {
+	var ok []*groupOut
+	for i := b[0]; i < b[1]; i++ {
 		<-done[i]
-	}
-	ex.cleanup(context.WithoutCancel(ctx), committed)
-	res.Verified = res.SnapshotsCommitted > 0 && res.FailedDataFilesCount == 0
-	res.FilesAfter = res.FilesBefore - res.RewrittenDataFilesCount + res.AddedDataFilesCount
-	res.BytesAfter = res.BytesBefore - res.RewrittenBytesCount + res.AddedBytesCount
-	if firstErr != nil {
-		if res.SnapshotsCommitted == 0 {
-			return firstErr
+		o := outs[i]
+		if o.err != nil {
+			res.FailedDataFilesCount += len(o.group.Files)
+			if !st.fail(o.err) {
+				ex.r.log.Warn("rewrite group failed", "group", i+1, "partition", o.group.Partition, "error", o.err)
+			}
+			continue
 		}
-		return fmt.Errorf("partial progress: %d of %d groups committed; %w", countCommittedGroups(res), n, firstErr)
+		ok = append(ok, o)
 	}
-	return nil
-}
-
-func countFiles(os []*groupOut) int {
-	n := 0
-	for _, o := range os {
-		n += len(o.group.Files)
+	if !ex.r.opts.PartialProgress && st.firstErr != nil {
+		return false
 	}
-	return n
-}
-
-func countCommittedGroups(res *Result) int {
-	n, files := 0, res.RewrittenDataFilesCount
-	for _, g := range res.Plan.Groups {
-		if files <= 0 {
-			break
+	if len(ok) == 0 {
+		return true
+	}
+	id, removedDeletes, err := ex.commit(ctx, ok)
+	if err != nil {
+		for _, o := range ok {
+			res.FailedDataFilesCount += len(o.group.Files)
 		}
-		files -= len(g.Files)
-		n++
+		st.fail(err)
+		return ex.r.opts.PartialProgress
 	}
-	return n
+	res.SnapshotIDs = append(res.SnapshotIDs, id)
+	res.SnapshotsCommitted++
+	res.RemovedDeleteFilesCount += removedDeletes
+	st.groups += len(ok)
+	for _, o := range ok {
+		res.RewrittenDataFilesCount += len(o.group.Files)
+		res.RewrittenBytesCount += o.group.Bytes
+		res.AddedDataFilesCount += len(o.newFiles)
+		for _, f := range o.newFiles {
+			res.AddedBytesCount += f.FileSizeBytes()
+			st.committed[f.FilePath()] = true
+		}
+	}
+	return true
 }
 
 // concurrency is how many groups run at once: the option, bounded by the
@@ -429,128 +415,12 @@ func (r *rewriter) batches(n int) [][2]int {
 	return out
 }
 
-// errDiverged reports that files this rewrite replaces changed under it.
-func errDiverged(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrConflict, fmt.Sprintf(format, args...))
-}
-
-// commit replaces the groups' input files with their outputs in one
-// replace snapshot, on a fresh load of the table, retrying when another
-// writer committed first. It fails with ErrConflict, without retrying,
-// when a file it replaces is gone or has gained delete files since it was
-// read: committing then would lose those deletes.
-func (ex *execution) commit(ctx context.Context, outs []*groupOut) (int64, error) {
-	var id int64
-	ex.progress(-1, "committing", 0, 0)
-	err := WithCommitRetry(ctx, ex.r.cfg.CommitRetries, func(ctx context.Context) error {
-		if testHookBeforeCommit != nil {
-			testHookBeforeCommit(ctx)
-		}
-		tbl, err := ex.r.cat.LoadTable(ctx, ex.r.ident)
-		if err != nil {
-			return fmt.Errorf("reload %s: %w", ex.r.name, err)
-		}
-		removable, err := ex.checkBase(ctx, tbl, outs)
-		if err != nil {
-			return err
-		}
-		tx := tbl.NewTransaction()
-		rw := tx.NewRewrite(ex.r.summary(len(outs)))
-		for _, o := range outs {
-			for _, t := range o.tasks {
-				rw.DeleteFile(t.File)
-			}
-			for _, f := range o.newFiles {
-				rw.AddDataFile(f)
-			}
-		}
-		for _, d := range removable {
-			rw.DeleteFile(d)
-		}
-		if err := rw.Commit(ctx); err != nil {
-			return fmt.Errorf("stage rewrite of %s: %w", ex.r.name, err)
-		}
-		nt, err := tx.Commit(ctx)
-		if err != nil {
-			return fmt.Errorf("commit rewrite of %s: %w", ex.r.name, err)
-		}
-		id = nt.CurrentSnapshot().SnapshotID
-		ex.lastRemovedDeletes = len(removable)
-		return nil
-	})
-	if err == nil {
-		ex.r.log.Info("rewrite committed", "snapshot_id", id, "groups", len(outs))
-	}
-	return id, err
-}
-
-// checkBase checks that every file the groups replace is still live in
-// tbl with exactly the delete files that were applied when it was read,
-// and returns the delete files that apply only to replaced files (safe to
-// drop with them).
-func (ex *execution) checkBase(ctx context.Context, tbl *table.Table, outs []*groupOut) ([]iceberg.DataFile, error) {
-	if tbl.CurrentSnapshot() == nil {
-		return nil, errDiverged("the table has no current snapshot any more")
-	}
-	tasks := ex.all
-	if tbl.CurrentSnapshot().SnapshotID != ex.snapshotID {
-		var err error
-		if tasks, err = tbl.Scan().PlanFiles(ctx); err != nil {
-			return nil, fmt.Errorf("plan files of %s: %w", ex.r.name, err)
-		}
-	}
-	live := make(map[string]*table.FileScanTask, len(tasks))
-	for i := range tasks {
-		live[tasks[i].File.FilePath()] = &tasks[i]
-	}
-	replaced := map[string]bool{}
-	for _, o := range outs {
-		for _, t := range o.tasks {
-			replaced[t.File.FilePath()] = true
-			cur, ok := live[t.File.FilePath()]
-			if !ok {
-				return nil, errDiverged("data file %s was removed by a concurrent commit (another rewrite or a delete); nothing was committed, run the rewrite again", t.File.FilePath())
-			}
-			if !slices.Equal(deletePaths(cur), deletePaths(&t)) {
-				return nil, errDiverged("data file %s gained delete files from a concurrent commit; nothing was committed, run the rewrite again", t.File.FilePath())
-			}
-		}
-	}
-	// A delete file may go when every live data file it applies to is
-	// being replaced.
-	users := map[string][]string{}
-	files := map[string]iceberg.DataFile{}
-	for _, t := range tasks {
-		for _, d := range taskDeletes(&t) {
-			users[d.FilePath()] = append(users[d.FilePath()], t.File.FilePath())
-			files[d.FilePath()] = d
-		}
-	}
-	var removable []iceberg.DataFile
-	for _, p := range slices.Sorted(maps.Keys(users)) {
-		if !slices.ContainsFunc(users[p], func(u string) bool { return !replaced[u] }) {
-			removable = append(removable, files[p])
-		}
-	}
-	return removable, nil
-}
-
-func taskDeletes(t *table.FileScanTask) []iceberg.DataFile {
-	return slices.Concat(t.DeleteFiles, t.EqualityDeleteFiles, t.DeletionVectorFiles)
-}
-
-func deletePaths(t *table.FileScanTask) []string {
-	var ps []string
-	for _, d := range taskDeletes(t) {
-		ps = append(ps, d.FilePath())
-	}
-	slices.Sort(ps)
-	return ps
-}
-
-// spatialGeomName is the table's geometry column name.
 func spatialGeomName(tbl *table.Table) string {
-	return tbl.Properties().Get(spatial.PropGeometryColumn, "geometry")
+	cols, err := spatial.DiscoverTableColumns(tbl.Schema(), tbl.Properties(), "")
+	if err != nil {
+		return ""
+	}
+	return cols.Geometry
 }
 
 // Test hooks: run before each commit attempt, and after a group's files

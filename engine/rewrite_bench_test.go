@@ -45,7 +45,7 @@ func BenchmarkRewrite(b *testing.B) {
 				case "iceberg-go-binpack":
 					icebergBinpack(b, cat, target)
 				default:
-					c := engine.Config{Options: map[string]string{engine.OptTargetFileSize: fmt.Sprint(target), engine.OptRewriteAll: "true"}}
+					c := engine.Request{Options: map[string]string{engine.OptTargetFileSize: fmt.Sprint(target), engine.OptRewriteAll: "true"}}
 					if way == "hilbert" {
 						c.Curve = "hilbert"
 					}

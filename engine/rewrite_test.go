@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,6 +19,8 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/cluster"
@@ -98,7 +101,7 @@ func tableDigest(t testing.TB, tbl *table.Table) engine.Digest {
 	return d
 }
 
-func rewrite(t testing.TB, cat catalog.Catalog, name string, cfg engine.Config) *engine.Result {
+func rewrite(t testing.TB, cat catalog.Catalog, name string, cfg engine.Request) *engine.Result {
 	t.Helper()
 	res, err := engine.Rewrite(t.Context(), cat, name, cfg)
 	if err != nil {
@@ -132,7 +135,7 @@ func TestRewriteBinpackMerges(t *testing.T) {
 	eachCatalog(t, func(t *testing.T, c testenv.Catalog) {
 		cat, name := newTable(t, c, bench.GenerateConfig{Rows: 4000, Commits: 20})
 		before := tableDigest(t, mustLoad(t, cat, name))
-		res := rewrite(t, cat, name, engine.Config{})
+		res := rewrite(t, cat, name, engine.Request{})
 		if res.RewrittenDataFilesCount != 20 || res.AddedDataFilesCount != 1 {
 			t.Fatalf("rewrote %d files into %d, want 20 into 1", res.RewrittenDataFilesCount, res.AddedDataFilesCount)
 		}
@@ -157,7 +160,7 @@ func TestRewriteSplitsOversizedFiles(t *testing.T) {
 		size := tableFiles(t, tbl)[0].File.FileSizeBytes()
 		before := tableDigest(t, tbl)
 		target := size / 6
-		res := rewrite(t, cat, name, engine.Config{Options: opts("target-file-size-bytes", fmt.Sprint(target))})
+		res := rewrite(t, cat, name, engine.Request{Options: opts("target-file-size-bytes", fmt.Sprint(target))})
 		if res.RewrittenDataFilesCount != 1 || res.AddedDataFilesCount < 5 {
 			t.Fatalf("split 1 file of %d bytes into %d files (target %d)", size, res.AddedDataFilesCount, target)
 		}
@@ -183,7 +186,7 @@ func TestRewriteMinInputFiles(t *testing.T) {
 		}{{4, true}, {5, false}} {
 			t.Run(fmt.Sprintf("%d files", tc.commits), func(t *testing.T) {
 				cat, name := newTable(t, c, bench.GenerateConfig{Rows: 1000, Commits: tc.commits})
-				res := rewrite(t, cat, name, engine.Config{})
+				res := rewrite(t, cat, name, engine.Request{})
 				if tc.noop {
 					if res.RewrittenDataFilesCount != 0 || res.SnapshotsCommitted != 0 {
 						t.Fatalf("rewrote %d files, want none", res.RewrittenDataFilesCount)
@@ -206,7 +209,7 @@ func TestRewriteMinInputFiles(t *testing.T) {
 func TestRewriteUnknownOption(t *testing.T) {
 	eachCatalog(t, func(t *testing.T, c testenv.Catalog) {
 		cat, name := newTable(t, c, bench.GenerateConfig{Rows: 100, Commits: 2})
-		_, err := engine.Rewrite(t.Context(), cat, name, engine.Config{Options: opts("target-file-size", "10")})
+		_, err := engine.Rewrite(t.Context(), cat, name, engine.Request{Options: opts("target-file-size", "10")})
 		if err == nil || !strings.Contains(err.Error(), `"target-file-size"`) || !strings.Contains(err.Error(), "target-file-size-bytes") {
 			t.Fatalf("error %v should name the option and list valid ones", err)
 		}
@@ -218,7 +221,7 @@ func TestRewriteDryRunWritesNothing(t *testing.T) {
 		cat, name := newTable(t, c, bench.GenerateConfig{Rows: 1000, Commits: 6})
 		tbl := mustLoad(t, cat, name)
 		snap := tbl.CurrentSnapshot().SnapshotID
-		res := rewrite(t, cat, name, engine.Config{Curve: "hilbert", DryRun: true})
+		res := rewrite(t, cat, name, engine.Request{Curve: "hilbert", DryRun: true})
 		if len(res.Plan.Groups) != 1 || len(res.Plan.Groups[0].Files) != 6 || res.RewrittenDataFilesCount != 0 {
 			t.Fatalf("plan %+v, result %+v", res.Plan, res)
 		}
@@ -283,7 +286,7 @@ func TestRewriteSortOrders(t *testing.T) {
 					total += f.File.FileSizeBytes()
 				}
 				before := tableDigest(t, tbl)
-				res := rewrite(t, cat, name, engine.Config{Curve: curve, Options: opts("target-file-size-bytes", fmt.Sprint(total/8), "rewrite-all", "true")})
+				res := rewrite(t, cat, name, engine.Request{Curve: curve, Options: opts("target-file-size-bytes", fmt.Sprint(total/8), "rewrite-all", "true")})
 				if res.AddedDataFilesCount < 6 {
 					t.Fatalf("added %d files, want about 8", res.AddedDataFilesCount)
 				}
@@ -309,32 +312,17 @@ func TestRewriteSortOrders(t *testing.T) {
 // of the table extent.
 func checkCompactBoxes(t *testing.T, tbl *table.Table) {
 	t.Helper()
+	cols, err := spatial.DiscoverTableColumns(tbl.Schema(), tbl.Properties(), "")
+	require.NoError(t, err)
 	var sum float64
 	files := tableFiles(t, tbl)
 	for _, f := range files {
-		b := fileBound(t, f.File)
-		sum += b[2] * b[3]
+		b, ok := spatial.FileBound(tbl.Schema(), cols, f.File.LowerBoundValues(), f.File.UpperBoundValues())
+		require.True(t, ok, "file %s has no bbox statistics", f.File.FilePath())
+		sum += (b.MaxX - b.MinX) * (b.MaxY - b.MinY)
 	}
 	mean := sum / float64(len(files))
-	if mean > 0.25*360*180 {
-		t.Fatalf("mean file bbox area %.0f is not much below the extent's %d", mean, 360*180)
-	}
-}
-
-// fileBound returns width and height of a file's bbox from its column
-// bounds, as [minx, miny, width, height].
-func fileBound(t *testing.T, df iceberg.DataFile) [4]float64 {
-	t.Helper()
-	lo, hi := df.LowerBoundValues(), df.UpperBoundValues()
-	get := func(m map[int][]byte, id int) float64 {
-		lit, err := iceberg.LiteralFromBytes(iceberg.PrimitiveTypes.Float64, m[id])
-		if err != nil {
-			t.Fatal(err)
-		}
-		return float64(lit.(iceberg.Float64Literal))
-	}
-	minx, miny, maxx, maxy := get(lo, 5), get(lo, 6), get(hi, 7), get(hi, 8)
-	return [4]float64{minx, miny, maxx - minx, maxy - miny}
+	assert.LessOrEqual(t, mean, 0.25*360*180, "mean file bbox area is not much below the extent's")
 }
 
 func TestRewritePartitionedWhereUTC(t *testing.T) {
@@ -350,7 +338,7 @@ func TestRewritePartitionedWhereUTC(t *testing.T) {
 		if len(byDay) != 3 {
 			t.Fatalf("files span %d days, want 3", len(byDay))
 		}
-		res := rewrite(t, cat, name, engine.Config{Curve: "hilbert", Where: "ts >= '2026-01-02' AND ts < '2026-01-03'", Options: opts("min-input-files", "2")})
+		res := rewrite(t, cat, name, engine.Request{Curve: "hilbert", Where: "ts >= '2026-01-02' AND ts < '2026-01-03'", Options: opts("min-input-files", "2")})
 		if len(res.Plan.Groups) != 1 || !strings.Contains(res.Plan.Groups[0].Partition, "2026-01-02") {
 			t.Fatalf("groups %+v, want one for 2026-01-02", res.Plan.Groups)
 		}
@@ -375,7 +363,7 @@ func TestRewritePartitionedWhereUTC(t *testing.T) {
 func TestRewritePartitionedNoGroupSpansPartitions(t *testing.T) {
 	eachCatalog(t, func(t *testing.T, c testenv.Catalog) {
 		cat, name := newTable(t, c, bench.GenerateConfig{Rows: 6000, Commits: 12, PartitionBy: "day(ts)"})
-		res := rewrite(t, cat, name, engine.Config{Curve: "zorder", Options: opts("min-input-files", "2")})
+		res := rewrite(t, cat, name, engine.Request{Curve: "zorder", Options: opts("min-input-files", "2")})
 		if len(res.Plan.Groups) != 3 {
 			t.Fatalf("%d groups, want 3 (one per day)", len(res.Plan.Groups))
 		}
@@ -396,7 +384,7 @@ func TestRewritePartialProgress(t *testing.T) {
 	eachCatalog(t, func(t *testing.T, c testenv.Catalog) {
 		cat, name := newTable(t, c, bench.GenerateConfig{Rows: 8000, Commits: 16, PartitionBy: "day(ts)", Span: 96 * time.Hour})
 		snaps := len(mustLoad(t, cat, name).Metadata().Snapshots())
-		res := rewrite(t, cat, name, engine.Config{Options: opts("partial-progress.enabled", "true", "partial-progress.max-commits", "2", "min-input-files", "2")})
+		res := rewrite(t, cat, name, engine.Request{Options: opts("partial-progress.enabled", "true", "partial-progress.max-commits", "2", "min-input-files", "2")})
 		if len(res.Plan.Groups) != 4 || res.SnapshotsCommitted != 2 {
 			t.Fatalf("%d groups in %d commits, want 4 in 2", len(res.Plan.Groups), res.SnapshotsCommitted)
 		}
@@ -410,7 +398,7 @@ func TestRewriteV3KeepsLineage(t *testing.T) {
 	eachCatalog(t, func(t *testing.T, c testenv.Catalog) {
 		cat, name := newTable(t, c, bench.GenerateConfig{Rows: 3000, Commits: 6, FormatVersion: 3})
 		before := tableDigest(t, mustLoad(t, cat, name))
-		res := rewrite(t, cat, name, engine.Config{Curve: "hilbert"})
+		res := rewrite(t, cat, name, engine.Request{Curve: "hilbert"})
 		if res.AddedDataFilesCount != 1 {
 			t.Fatalf("added %d", res.AddedDataFilesCount)
 		}
@@ -431,7 +419,7 @@ func TestRewriteMergeOnReadDeletes(t *testing.T) {
 		if before.Rows != 1990 {
 			t.Fatalf("%d rows after delete", before.Rows)
 		}
-		res := rewrite(t, cat, name, engine.Config{Options: opts("rewrite-all", "true")})
+		res := rewrite(t, cat, name, engine.Request{Options: opts("rewrite-all", "true")})
 		tbl = mustLoad(t, cat, name)
 		checkUnchanged(t, before, tbl)
 		for _, f := range tableFiles(t, tbl) {
@@ -456,7 +444,7 @@ func TestRewriteKeepsConcurrentAppend(t *testing.T) {
 				t.Errorf("concurrent append: %v", err)
 			}
 		})
-		res := rewrite(t, cat, name, engine.Config{})
+		res := rewrite(t, cat, name, engine.Request{})
 		restore()
 		if res.SnapshotsCommitted != 1 {
 			t.Fatalf("result %+v", res)
@@ -477,7 +465,7 @@ func TestRewriteFailedWriteLeavesNoFiles(t *testing.T) {
 		restore := engine.SetTestHookBeforeCommit(func(context.Context) { panic("unreachable") })
 		defer restore()
 		restoreFail := engine.SetTestHookAfterWrite(func() error { return fmt.Errorf("disk full") })
-		_, err := engine.Rewrite(t.Context(), cat, name, engine.Config{})
+		_, err := engine.Rewrite(t.Context(), cat, name, engine.Request{})
 		restoreFail()
 		if err == nil || !strings.Contains(err.Error(), "disk full") {
 			t.Fatalf("error %v, want the injected failure", err)
@@ -553,14 +541,14 @@ func TestRewriteRefusesInvalidGeometry(t *testing.T) {
 			t.Fatal(err)
 		}
 		snap := tbl.CurrentSnapshot().SnapshotID
-		_, err = engine.Rewrite(t.Context(), cat, name, engine.Config{Curve: "hilbert"})
+		_, err = engine.Rewrite(t.Context(), cat, name, engine.Request{Curve: "hilbert"})
 		if !errors.Is(err, engine.ErrInvalidData) || !strings.Contains(err.Error(), "wkb.") {
 			t.Fatalf("error %v, want an invalid-geometry error naming the check", err)
 		}
 		if got := mustLoad(t, cat, name).CurrentSnapshot().SnapshotID; got != snap {
 			t.Fatal("a refused rewrite committed")
 		}
-		res := rewrite(t, cat, name, engine.Config{Options: opts("validate-geometry", "false")})
+		res := rewrite(t, cat, name, engine.Request{Options: opts("validate-geometry", "false")})
 		if res.RewrittenDataFilesCount != 6 {
 			t.Fatalf("with validation off, rewrote %d files, want 6", res.RewrittenDataFilesCount)
 		}
@@ -586,7 +574,7 @@ func TestRewriteConcurrentDeleteConflicts(t *testing.T) {
 		})
 		defer restore()
 		before := dirFiles(t, dir+"/data")
-		_, err := engine.Rewrite(t.Context(), cat, name, engine.Config{Curve: "hilbert"})
+		_, err := engine.Rewrite(t.Context(), cat, name, engine.Request{Curve: "hilbert"})
 		if !engine.IsRetryable(err) || !errors.Is(err, engine.ErrConflict) {
 			t.Fatalf("error %v, want a retryable conflict", err)
 		}
@@ -611,7 +599,7 @@ func TestRewriteConcurrentDeleteConflicts(t *testing.T) {
 		}
 		restore()
 		// A rerun succeeds and keeps the delete.
-		rewrite(t, cat, name, engine.Config{Curve: "hilbert", Options: opts("rewrite-all", "true")})
+		rewrite(t, cat, name, engine.Request{Curve: "hilbert", Options: opts("rewrite-all", "true")})
 		if d := tableDigest(t, mustLoad(t, cat, name)); d.Rows != 1995 {
 			t.Fatalf("%d rows after the rerun, want 1995", d.Rows)
 		}
@@ -698,7 +686,7 @@ func TestRewriteSortUsesTableSortOrder(t *testing.T) {
 			rdr.Release()
 		}
 	}
-	res := rewrite(t, cat, "geo.s", engine.Config{Strategy: engine.Sort})
+	res := rewrite(t, cat, "geo.s", engine.Request{Strategy: engine.Sort})
 	if res.SortOrder != `id DESC NULLS LAST` || res.AddedDataFilesCount != 1 {
 		t.Fatalf("sort order %q, %d files", res.SortOrder, res.AddedDataFilesCount)
 	}
@@ -717,4 +705,49 @@ func TestRewriteSortUsesTableSortOrder(t *testing.T) {
 	if len(ids) != 600 || !slices.IsSortedFunc(ids, func(a, b int64) int { return cmp.Compare(b, a) }) {
 		t.Fatalf("%d rows, not in id DESC order", len(ids))
 	}
+}
+
+// TestRewritePartialProgressCountsCommittedGroups fails the first (and
+// largest) group of a partial-progress rewrite: the error must count the
+// groups that did commit, not a prefix of the plan as long as the files
+// rewritten.
+func TestRewritePartialProgressCountsCommittedGroups(t *testing.T) {
+	cat, name := newTable(t, testenv.Catalogs(t)[0], bench.GenerateConfig{Rows: 6000, Commits: 12, PartitionBy: "day(ts)",
+		Start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Span: 72 * time.Hour})
+	// Append the first day's rows again, several times, so its group holds
+	// more files than the other two together.
+	for range 6 {
+		tbl := mustLoad(t, cat, name)
+		_, recs, err := tbl.Scan(table.WithRowFilter(iceberg.LessThan(iceberg.Reference("ts"), "2026-01-02T00:00:00+00:00"))).ToArrowRecords(t.Context())
+		require.NoError(t, err)
+		var rows []arrow.RecordBatch
+		for rec, err := range recs {
+			require.NoError(t, err)
+			rows = append(rows, rec)
+		}
+		rdr, err := array.NewRecordReader(rows[0].Schema(), rows)
+		require.NoError(t, err)
+		_, err = tbl.Append(t.Context(), rdr, nil)
+		rdr.Release()
+		require.NoError(t, err)
+	}
+	var calls atomic.Int32
+	restore := engine.SetTestHookAfterWrite(func() error {
+		if calls.Add(1) == 1 {
+			return errors.New("disk full")
+		}
+		return nil
+	})
+	defer restore()
+	res, err := engine.Rewrite(t.Context(), cat, name, engine.Request{Options: opts(
+		"partial-progress.enabled", "true", "partial-progress.max-commits", "3", "min-input-files", "2",
+		"max-concurrent-file-group-rewrites", "1", "rewrite-job-order", "files-desc")})
+	require.Error(t, err)
+	require.NotNil(t, res)
+	groups := res.Plan.Groups
+	require.Len(t, groups, 3)
+	require.Greater(t, len(groups[0].Files), len(groups[1].Files)+len(groups[2].Files), "the failing group must be the largest")
+	assert.Equal(t, 2, res.SnapshotsCommitted)
+	assert.Contains(t, err.Error(), "partial progress: 2 of 3 groups committed")
+	assert.ErrorContains(t, err, "disk full")
 }

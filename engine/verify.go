@@ -1,12 +1,15 @@
 package engine
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
 	"github.com/zeebo/xxh3"
 
 	"github.com/geocompact/geocompact/spatial"
@@ -201,14 +204,11 @@ func extentOf(rec arrow.RecordBatch, geomCol int, bboxCols [4]int) spatial.Bound
 	return ext
 }
 
-// spatialColumns finds the geometry column and the four bbox columns in
-// sc (-1 for each that is absent).
+// spatialColumns finds the geometry column geomName ("" for none) and the
+// four bbox columns in sc (-1 for each that is absent).
 func spatialColumns(sc *arrow.Schema, geomName string) (geom int, bbox [4]int) {
 	geom = -1
-	if geomName == "" {
-		geomName = "geometry"
-	}
-	if idx := sc.FieldIndices(geomName); len(idx) > 0 {
+	if idx := sc.FieldIndices(geomName); geomName != "" && len(idx) > 0 {
 		geom = idx[0]
 	}
 	for i, n := range spatial.BBoxColumns {
@@ -223,4 +223,42 @@ func spatialColumns(sc *arrow.Schema, geomName string) (geom int, bbox [4]int) {
 		}
 	}
 	return geom, bbox
+}
+
+// verify reads back the files a group wrote and compares their digest to
+// the digest of the rows read.
+func (ex *execution) verify(ctx context.Context, o *groupOut, scanOpts []table.ScanOption, geom int, bbox [4]int) error {
+	if err := ex.readBack(ctx, o.newFiles, scanOpts, geom, bbox, &o.out); err != nil {
+		return err
+	}
+	if d := o.in.Diff(o.out); d != "" {
+		return fmt.Errorf("%w: %s; nothing was committed", ErrVerify, d)
+	}
+	return nil
+}
+
+// readBack reads files and folds their rows into d.
+func (ex *execution) readBack(ctx context.Context, files []iceberg.DataFile, scanOpts []table.ScanOption, geom int, bbox [4]int, d *Digest) error {
+	if len(files) == 0 {
+		return nil
+	}
+	tasks := make([]table.FileScanTask, len(files))
+	for i, f := range files {
+		tasks[i] = table.FileScanTask{File: f, Start: 0, Length: f.FileSizeBytes()}
+	}
+	_, recs, err := ex.tbl.Scan(scanOpts...).ReadTasks(ctx, tasks)
+	if err != nil {
+		return fmt.Errorf("verify: read back: %w", err)
+	}
+	for rec, err := range recs {
+		if err != nil {
+			return fmt.Errorf("verify: read back: %w", err)
+		}
+		err = d.Add(rec, geom, bbox)
+		rec.Release()
+		if err != nil {
+			return fmt.Errorf("verify: %w", err)
+		}
+	}
+	return nil
 }

@@ -9,8 +9,13 @@ import "math"
 // Bound is a planar, axis-aligned bounding box with closed intervals
 // [MinX, MaxX] × [MinY, MaxY]. Touching boxes intersect. The zero value is
 // the degenerate box at the origin; use EmptyBound for "no extent yet".
+// Its JSON form is {"minx":..,"miny":..,"maxx":..,"maxy":..}: the format of
+// bench's --windows file and of the bbox in the files metadata table.
 type Bound struct {
-	MinX, MinY, MaxX, MaxY float64
+	MinX float64 `json:"minx"`
+	MinY float64 `json:"miny"`
+	MaxX float64 `json:"maxx"`
+	MaxY float64 `json:"maxy"`
 }
 
 // EmptyBound returns a box that contains nothing: extending it by any finite

@@ -34,6 +34,10 @@ func (e *ColumnError) Error() string {
 // Unwrap returns the category: ErrGeometryColumn or ErrGeoMetadata.
 func (e *ColumnError) Unwrap() error { return e.err }
 
+// DefaultGeometryColumn names the geometry column of a table geocompact
+// creates when its data names none.
+const DefaultGeometryColumn = "geometry"
+
 // GeoArrowWKB is the Arrow extension name of WKB geometry, which iceberg-go
 // uses for the Iceberg v3 geometry type.
 const GeoArrowWKB = "geoarrow.wkb"
@@ -230,9 +234,20 @@ func (c *Columns) discoverBBox(sc *arrow.Schema, geo *GeoMetadata) {
 // its schema and properties: the column named by hints.Column, else by
 // PropGeometryColumn, else the first field of the v3 geometry type. A v3
 // geometry field carries its own CRS; a binary one takes PropCRS, which
-// defaults to OGC:CRS84.
+// defaults to OGC:CRS84. It is the one resolver of a table's geometry
+// column: the rewrite, its verification, validation, layouts and bench all
+// ask it, so they cannot disagree about which column is the geometry.
+//
+// The bbox columns (BBoxColumns, of type double) are found first: on an
+// error the returned Columns still names them, for callers that can work
+// from bbox columns alone.
 func DiscoverTableColumns(sc *iceberg.Schema, props map[string]string, column string) (Columns, error) {
 	c := Columns{Geometry: column}
+	for i, name := range BBoxColumns {
+		if bf, ok := sc.FindFieldByName(name); ok && strings.EqualFold(bf.Type.String(), "double") {
+			c.BBox[i] = name
+		}
+	}
 	if c.Geometry == "" {
 		c.Geometry = props[PropGeometryColumn]
 	}
@@ -272,11 +287,6 @@ func DiscoverTableColumns(sc *iceberg.Schema, props map[string]string, column st
 	}
 	if err != nil {
 		return c, &ColumnError{Column: c.Geometry, Code: "crs.missing", Reason: err.Error(), err: err}
-	}
-	for i, name := range BBoxColumns {
-		if bf, ok := sc.FindFieldByName(name); ok && strings.EqualFold(bf.Type.String(), "double") {
-			c.BBox[i] = name
-		}
 	}
 	return c, nil
 }

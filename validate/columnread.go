@@ -23,99 +23,123 @@ func checkColumns(ctx context.Context, rep *Report, pf *file.Reader, cols spatia
 	if cols.Covering != "" || gi < 0 || !flatColumn(sc, gi, parquet.Types.ByteArray) {
 		return false, nil
 	}
-	var bi [4]int
-	hasBBox := cols.HasBBox()
+	batch := int64(max(cfg.BatchSize, 1))
+	s := &columnScan{rep: rep, cols: cols, rc: newChecker(cols, cfg), batch: batch, gi: gi, hasBBox: cols.HasBBox(),
+		gmax: sc.Column(gi).MaxDefinitionLevel(), gvals: make([]parquet.ByteArray, batch), gdef: make([]int16, batch)}
 	for k, name := range cols.BBox {
-		if !hasBBox {
+		if !s.hasBBox {
 			break
 		}
-		bi[k] = sc.ColumnIndexByName(name)
-		if bi[k] < 0 || !flatColumn(sc, bi[k], parquet.Types.Double) {
-			hasBBox = false // a non-double bbox column was reported with the schema
+		s.bi[k] = sc.ColumnIndexByName(name)
+		if s.bi[k] < 0 || !flatColumn(sc, s.bi[k], parquet.Types.Double) {
+			s.hasBBox = false // a non-double bbox column was reported with the schema
 		}
 	}
-	rc := newChecker(cols, cfg)
-	batch := int64(max(cfg.BatchSize, 1))
-	var (
-		gvals = make([]parquet.ByteArray, batch)
-		gdef  = make([]int16, batch)
-		bb    [4]doubleColumn
-	)
-	gmax := sc.Column(gi).MaxDefinitionLevel()
 	var row int64
 	for rg := range pf.NumRowGroups() {
 		if err := ctx.Err(); err != nil {
 			return true, context.Cause(ctx)
 		}
-		rgr := pf.RowGroup(rg)
-		n := rgr.NumRows()
-		gr, err := rgr.Column(gi)
-		if err != nil {
-			rep.add(-1, CodeCorrupt, fmt.Sprintf("row group %d: %v", rg, err))
+		n, ok := s.rowGroup(pf.RowGroup(rg), rg, sc, row)
+		if !ok {
 			return true, nil
-		}
-		geo := gr.(*file.ByteArrayColumnChunkReader)
-		if hasBBox {
-			for k := range bb {
-				if err := bb[k].open(rgr, bi[k], sc.Column(bi[k]).MaxDefinitionLevel(), batch); err != nil {
-					rep.add(-1, CodeCorrupt, fmt.Sprintf("row group %d: %v", rg, err))
-					return true, nil
-				}
-			}
-		}
-		for done := int64(0); done < n; {
-			want := min(batch, n-done)
-			if hasBBox {
-				for k := range bb {
-					if err := bb[k].read(want); err != nil {
-						rep.add(-1, CodeCorrupt, fmt.Sprintf("row group %d, %s: %v", rg, cols.BBox[k], err))
-						return true, nil
-					}
-				}
-			}
-			// WKB values point into the current page, so each page's rows
-			// are checked before the next page is read.
-			for got := int64(0); got < want; {
-				total, _, err := geo.ReadBatchInPage(want-got, gvals, gdef, nil)
-				if err == nil && total == 0 {
-					err = fmt.Errorf("column ended after %d of %d rows", done+got, n)
-				}
-				if err != nil {
-					rep.add(-1, CodeCorrupt, fmt.Sprintf("row group %d, %s: %v", rg, cols.Geometry, err))
-					return true, nil
-				}
-				vi := 0
-				for i := range total {
-					r := got + i
-					if gmax > 0 && gdef[i] < gmax {
-						rc.check(rep, row+done+r, nil, true, nil, -1)
-						continue
-					}
-					b := gvals[vi]
-					vi++
-					if !hasBBox {
-						rc.check(rep, row+done+r, b, false, nil, -1)
-						continue
-					}
-					var v [4]float64
-					nullAt := -1
-					for k := range bb {
-						if bb[k].null[r] {
-							nullAt = k
-							break
-						}
-						v[k] = bb[k].vals[r]
-					}
-					rc.check(rep, row+done+r, b, false, &v, nullAt)
-				}
-				got += total
-			}
-			done += want
 		}
 		row += n
 	}
 	rep.Rows += row
 	return true, nil
+}
+
+// columnScan is checkColumns' state: which columns it reads, its reused
+// buffers and the checker the rows go to.
+type columnScan struct {
+	rep     *Report
+	cols    spatial.Columns
+	rc      *rowChecker
+	batch   int64
+	gi      int    // the geometry column
+	bi      [4]int // the bbox columns, when hasBBox
+	hasBBox bool
+	gmax    int16
+	gvals   []parquet.ByteArray
+	gdef    []int16
+	bb      [4]doubleColumn
+}
+
+// rowGroup checks the rows of one row group, the first being row. It
+// returns the rows it holds, and false when the file is corrupt (reported).
+func (s *columnScan) rowGroup(rgr *file.RowGroupReader, rg int, sc *schema.Schema, row int64) (int64, bool) {
+	n := rgr.NumRows()
+	gr, err := rgr.Column(s.gi)
+	if err != nil {
+		s.rep.add(-1, CodeCorrupt, fmt.Sprintf("row group %d: %v", rg, err))
+		return n, false
+	}
+	geo := gr.(*file.ByteArrayColumnChunkReader)
+	if s.hasBBox {
+		for k := range s.bb {
+			if err := s.bb[k].open(rgr, s.bi[k], sc.Column(s.bi[k]).MaxDefinitionLevel(), s.batch); err != nil {
+				s.rep.add(-1, CodeCorrupt, fmt.Sprintf("row group %d: %v", rg, err))
+				return n, false
+			}
+		}
+	}
+	for done := int64(0); done < n; {
+		want := min(s.batch, n-done)
+		if s.hasBBox {
+			for k := range s.bb {
+				if err := s.bb[k].read(want); err != nil {
+					s.rep.add(-1, CodeCorrupt, fmt.Sprintf("row group %d, %s: %v", rg, s.cols.BBox[k], err))
+					return n, false
+				}
+			}
+		}
+		// WKB values point into the current page, so each page's rows
+		// are checked before the next page is read.
+		for got := int64(0); got < want; {
+			total, _, err := geo.ReadBatchInPage(want-got, s.gvals, s.gdef, nil)
+			if err == nil && total == 0 {
+				err = fmt.Errorf("column ended after %d of %d rows", done+got, n)
+			}
+			if err != nil {
+				s.rep.add(-1, CodeCorrupt, fmt.Sprintf("row group %d, %s: %v", rg, s.cols.Geometry, err))
+				return n, false
+			}
+			s.checkPage(row+done, got, total)
+			got += total
+		}
+		done += want
+	}
+	return n, true
+}
+
+// checkPage checks total rows read into the buffers, the first being
+// batch row got of the batch starting at row first.
+func (s *columnScan) checkPage(first, got, total int64) {
+	vi := 0
+	for i := range total {
+		r := got + i
+		if s.gmax > 0 && s.gdef[i] < s.gmax {
+			s.rc.check(s.rep, first+r, nil, true, nil, -1)
+			continue
+		}
+		b := s.gvals[vi]
+		vi++
+		if !s.hasBBox {
+			s.rc.check(s.rep, first+r, b, false, nil, -1)
+			continue
+		}
+		var v [4]float64
+		nullAt := -1
+		for k := range s.bb {
+			if s.bb[k].null[r] {
+				nullAt = k
+				break
+			}
+			v[k] = s.bb[k].vals[r]
+		}
+		s.rc.check(s.rep, first+r, b, false, &v, nullAt)
+	}
 }
 
 // flatColumn reports whether leaf i is a top-level, non-repeated column of

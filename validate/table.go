@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/spatial"
@@ -82,9 +83,20 @@ func Table(ctx context.Context, tbl *table.Table, cfg Config) (*TableReport, err
 	fileCfg.Props[spatial.PropCRS] = cols.CRS
 	fileCfg.CRS = cols.CRS
 
+	if err := validateFiles(ctx, rep, fsys, tasks, fileCfg, max(cfg.Parallelism, 1)); err != nil {
+		return nil, err
+	}
+	for _, f := range rep.Files {
+		rep.Total.merge(f.Report)
+	}
+	return rep, nil
+}
+
+// validateFiles validates the tasks' data files, par at a time, into
+// rep.Files in task order.
+func validateFiles(ctx context.Context, rep *TableReport, fsys iceio.IO, tasks []table.FileScanTask, cfg Config, par int) error {
 	rep.Files = make([]FileReport, len(tasks))
 	errs := make([]error, len(tasks))
-	par := max(cfg.Parallelism, 1)
 	sem := make(chan struct{}, par)
 	var wg sync.WaitGroup
 	for i, task := range tasks {
@@ -104,7 +116,7 @@ func Table(ctx context.Context, tbl *table.Table, cfg Config) (*TableReport, err
 				return
 			}
 			defer f.Close()
-			r, err := Reader(ctx, f, fileCfg)
+			r, err := Reader(ctx, f, cfg)
 			if err != nil {
 				errs[i] = fmt.Errorf("validate %s: %w", path, err)
 				return
@@ -114,13 +126,7 @@ func Table(ctx context.Context, tbl *table.Table, cfg Config) (*TableReport, err
 		})
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	for _, f := range rep.Files {
-		rep.Total.merge(f.Report)
-	}
-	return rep, nil
+	return errors.Join(errs...)
 }
 
 // checkTableMetadata checks what the table declares about its geometry.

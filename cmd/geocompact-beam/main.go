@@ -23,6 +23,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/where"
 )
 
 func main() {
@@ -156,10 +157,10 @@ func runRewrite(ctx context.Context, o *rewriteOptions, out io.Writer) error {
 	if err != nil {
 		return &usageError{err}
 	}
-	cfg := engine.Config{Strategy: engine.Strategy(o.strategy), Curve: o.curve, SortOrder: o.sortOrder, Where: o.where, Options: kv, CommitRetries: spec.Retries()}
+	cfg := engine.Request{Strategy: engine.Strategy(o.strategy), Curve: o.curve, SortOrder: o.sortOrder, Where: o.where, Options: kv, CommitRetries: spec.Retries()}
 	res, err := rewrite(ctx, spec, o.table, cfg, flag.Lookup("runner").Value.String())
 	if err != nil && (res == nil || res.Result == nil) {
-		if errors.Is(err, engine.ErrOption) || errors.Is(err, engine.ErrWhere) {
+		if errors.Is(err, engine.ErrOption) || errors.Is(err, where.ErrInvalid) {
 			return &usageError{err}
 		}
 		return err

@@ -115,7 +115,7 @@ func TestPrismMatchesLocal(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			local, dist := twin(t, tc.gen, tc.prepare)
-			cfg := engine.Config{Curve: tc.curve, Options: base}
+			cfg := engine.Request{Curve: tc.curve, Options: base}
 			cat, err := engine.OpenCatalog(t.Context(), local)
 			require.NoError(t, err)
 			want, err := engine.Rewrite(t.Context(), cat, "geo.t", cfg)
@@ -149,7 +149,7 @@ func TestPrismFailedBundleLeavesNothing(t *testing.T) {
 	before := load(t, spec)
 	snap := before.CurrentSnapshot().SnapshotID
 	files := dirFiles(t, spec.Warehouse)
-	cfg := engine.Config{Curve: "hilbert", Options: map[string]string{"rewrite-all": "true", "target-file-size-bytes": "65536", "max-group-memory-bytes": "1048576"}}
+	cfg := engine.Request{Curve: "hilbert", Options: map[string]string{"rewrite-all": "true", "target-file-size-bytes": "65536", "max-group-memory-bytes": "1048576"}}
 	testHookBucket = func() error { return errors.New("injected bundle failure") }
 	_, err := rewrite(t.Context(), spec, "geo.t", cfg, "prism")
 	testHookBucket = nil

@@ -48,7 +48,7 @@ func TestMultiProcess(t *testing.T) {
 	opts := []string{"--option", "rewrite-all=true", "--option", "target-file-size-bytes=65536", "--option", "max-group-memory-bytes=1048576"}
 	cat, err := engine.OpenCatalog(t.Context(), local)
 	require.NoError(t, err)
-	_, err = engine.Rewrite(t.Context(), cat, "geo.t", engine.Config{Curve: "hilbert", Options: map[string]string{
+	_, err = engine.Rewrite(t.Context(), cat, "geo.t", engine.Request{Curve: "hilbert", Options: map[string]string{
 		"rewrite-all": "true", "target-file-size-bytes": "65536", "max-group-memory-bytes": "1048576"}})
 	require.NoError(t, err)
 

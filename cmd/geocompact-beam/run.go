@@ -53,7 +53,7 @@ func keyOne(m outMsg) (int, outMsg) { return 0, m }
 
 // rewrite runs the whole rewrite: plan on the driver, the pipeline on the
 // runner, then verify and commit here, or delete what the job wrote.
-func rewrite(ctx context.Context, spec engine.CatalogSpec, table string, cfg engine.Config, runner string) (*Result, error) {
+func rewrite(ctx context.Context, spec engine.CatalogSpec, table string, cfg engine.Request, runner string) (*Result, error) {
 	cat, err := engine.OpenCatalog(ctx, spec)
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/maintain"
 )
 
 func init() { register(newAdviseCmd) }
@@ -47,7 +48,7 @@ Spark. It changes nothing.`,
 
 // adviceJSON is advise's --json document.
 type adviceJSON struct {
-	*engine.Advice
+	*maintain.Advice
 	PolicyYAML string   `json:"policy_yaml"`
 	Spark      []string `json:"spark"`
 }
@@ -61,7 +62,7 @@ func runAdvise(ctx context.Context, o *adviseOptions) error {
 	if err != nil {
 		return err
 	}
-	a, err := engine.Advise(ctx, tbl)
+	a, err := maintain.Advise(ctx, tbl)
 	if err != nil {
 		return err
 	}
@@ -86,10 +87,10 @@ func runAdvise(ctx context.Context, o *adviseOptions) error {
 	fmt.Fprintln(w, "SUGGESTED\tVALUE")
 	fmt.Fprintf(w, "target-file-size-bytes\t%d\n", a.TargetFileSizeBytes)
 	fmt.Fprintf(w, "min-file-size-bytes\t%d\n", a.MinFileSizeBytes)
-	fmt.Fprintf(w, "cadence\t%s\n", engine.FormatDuration(a.Cadence))
+	fmt.Fprintf(w, "cadence\t%s\n", maintain.FormatDuration(a.Cadence))
 	fmt.Fprintf(w, "gate min-avg-file-bytes\t%d\n", a.MinAvgFileBytes)
 	fmt.Fprintf(w, "gate max-files-per-partition\t%d\n", a.MaxFilesPerPartition)
-	fmt.Fprintf(w, "expire older-than\t%s\n", engine.FormatDuration(a.ExpireOlderThan))
+	fmt.Fprintf(w, "expire older-than\t%s\n", maintain.FormatDuration(a.ExpireOlderThan))
 	fmt.Fprintf(w, "expire retain-last\t%d\n", a.RetainLast)
 	if err := w.Flush(); err != nil {
 		return err
@@ -99,7 +100,7 @@ func runAdvise(ctx context.Context, o *adviseOptions) error {
 		fmt.Fprintf(out, "- %s\n", r)
 	}
 	fmt.Fprintf(out, "\n# maintain policy: save as maintain.yaml, run `geocompact maintain --table %s --policy maintain.yaml` every %s\n%s",
-		a.Table, engine.FormatDuration(a.Cadence), y)
+		a.Table, maintain.FormatDuration(a.Cadence), y)
 	fmt.Fprintln(out, "\n-- Spark equivalents (compute older_than at run time in a scheduled job):")
 	if a.SparkSortOrder == "" {
 		fmt.Fprintln(out, "-- the table has no bbox columns, and Spark cannot order by a geometry column: binpack only")

@@ -2,8 +2,15 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"io/fs"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/stretchr/testify/assert"
 )
 
 // cliResult is what one CLI invocation produced.
@@ -54,4 +61,22 @@ func TestUnknownCatalogNamed(t *testing.T) {
 	if !strings.Contains(r.Stderr, `"nope"`) {
 		t.Fatalf("stderr %q does not name the catalog", r.Stderr)
 	}
+}
+
+// TestRunErrorsAreNotUsage checks that an error of a command that ran
+// exits 1 even when its text reads like one of cobra's (an EINVAL I/O
+// error says "invalid argument"), while cobra's own rejections exit 2.
+func TestRunErrorsAreNotUsage(t *testing.T) {
+	saved := commands
+	t.Cleanup(func() { commands = saved })
+	commands = append(slices.Clip(commands), func(*globalOptions) *cobra.Command {
+		return &cobra.Command{Use: "einval", Args: cobra.NoArgs, RunE: func(*cobra.Command, []string) error {
+			return fmt.Errorf("read table: %w", &fs.PathError{Op: "read", Path: "/data/x.parquet", Err: syscall.EINVAL})
+		}}
+	})
+	r := runCLI(t, "", false, "einval")
+	assert.Equal(t, exitError, r.Code, "stderr %q", r.Stderr)
+	assert.Contains(t, r.Stderr, "invalid argument")
+	r = runCLI(t, "", false, "einval", "extra")
+	assert.Equal(t, exitUsage, r.Code, "stderr %q", r.Stderr)
 }

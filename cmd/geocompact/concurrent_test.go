@@ -112,6 +112,7 @@ func TestDeletesRacingRewrite(t *testing.T) {
 // merge-on-read deleter, a rewrite loop and an expire loop against it for
 // dur, then checks what every acknowledged write promised.
 func raceTable(t *testing.T, cat catalog.Catalog, flags []string, dur time.Duration, writers int) *raceStats {
+	needCommand(t, "expire")
 	const name = "race.pings"
 	const initial = 4000
 	ctx := t.Context()
@@ -150,7 +151,7 @@ func raceTable(t *testing.T, cat catalog.Catalog, flags []string, dur time.Durat
 	})
 	wg.Go(func() {
 		for time.Now().Before(deadline) {
-			expireOnce(t, cat, flags, name, st)
+			expireOnce(t, flags, name, st)
 			time.Sleep(300 * time.Millisecond)
 		}
 	})
@@ -289,41 +290,18 @@ func lostToExpire(err error) bool {
 }
 
 // expireOnce expires all but the last ten snapshots older than one second,
-// through the expire command when this build has it.
-func expireOnce(t *testing.T, cat catalog.Catalog, flags []string, name string, st *raceStats) {
-	if hasCommand("expire") {
-		r := runChild(t, append(flags, "expire", "--table", name, "--older-than", "1s", "--retain-last", "10", "--force")...)
-		st.mu.Lock()
-		defer st.mu.Unlock()
-		st.expires++
-		switch r.Code {
-		case exitOK:
-		case exitConflict:
-			st.expireConflicts++
-		default:
-			st.otherErrors = append(st.otherErrors, fmt.Sprintf("expire exit %d: %s", r.Code, strings.TrimSpace(r.Stderr)))
-		}
-		return
-	}
-	tbl, err := engine.LoadTable(t.Context(), cat, name)
-	if err != nil {
-		st.fail("expire: load: %v", err)
-		return
-	}
-	tx := tbl.NewTransaction()
-	err = tx.ExpireSnapshots(table.WithOlderThan(time.Second), table.WithRetainLast(10))
-	if err == nil {
-		_, err = tx.Commit(t.Context())
-	}
+// through the expire command.
+func expireOnce(t *testing.T, flags []string, name string, st *raceStats) {
+	r := runChild(t, append(flags, "expire", "--table", name, "--older-than", "1s", "--retain-last", "10", "--force")...)
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.expires++
-	switch {
-	case err == nil:
-	case engine.IsRetryable(err):
+	switch r.Code {
+	case exitOK:
+	case exitConflict:
 		st.expireConflicts++
 	default:
-		st.otherErrors = append(st.otherErrors, fmt.Sprintf("expire: %v", err))
+		st.otherErrors = append(st.otherErrors, fmt.Sprintf("expire exit %d: %s", r.Code, strings.TrimSpace(r.Stderr)))
 	}
 }
 

@@ -243,15 +243,14 @@ func checkAfterCrash(t *testing.T, wh, name string, base int64, want reliability
 	}
 	// Age every file so a 1s retention sees what the killed run left.
 	backdate(t, filepath.Join(wh, "crash.db"), time.Hour)
-	if hasCommand("orphans") {
-		r := runChild(t, "--warehouse", wh, "--config", noConfig(t), "orphans", "--table", name, "--older-than", "1s", "--dry-run", "--force")
-		if r.Code != exitOK {
-			t.Fatalf("orphans --dry-run: exit %d, stderr %q", r.Code, r.Stderr)
-		}
-		for _, p := range un {
-			if !strings.Contains(r.Stdout, filepath.Base(p)) {
-				t.Fatalf("orphans --dry-run does not report unreferenced %s; stdout %q", p, r.Stdout)
-			}
+	needCommand(t, "orphans")
+	r := runChild(t, "--warehouse", wh, "--config", noConfig(t), "orphans", "--table", name, "--older-than", "1s", "--dry-run", "--force")
+	if r.Code != exitOK {
+		t.Fatalf("orphans --dry-run: exit %d, stderr %q", r.Code, r.Stderr)
+	}
+	for _, p := range un {
+		if !strings.Contains(r.Stdout, filepath.Base(p)) {
+			t.Fatalf("orphans --dry-run does not report unreferenced %s; stdout %q", p, r.Stdout)
 		}
 	}
 	res, err := tbl.DeleteOrphanFiles(ctx, table.WithFilesOlderThan(time.Second))

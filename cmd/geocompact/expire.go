@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/maintain"
 )
 
 func init() { register(newExpireCmd) }
@@ -56,7 +56,7 @@ readers mid-scan and time-travel consumers may still need those snapshots.
 	f := cmd.Flags()
 	f.StringVar(&o.table, "table", "", "table to expire, NAMESPACE.TABLE (required)")
 	f.StringVar(&o.olderThan, "older-than", "5d", "expire snapshots older than this: a duration (5d, 36h) or an RFC 3339 timestamp (UTC unless it has an offset)")
-	f.IntVar(&o.retainLast, "retain-last", engine.DefaultRetainLast, "keep this many newest snapshots of each branch whatever their age")
+	f.IntVar(&o.retainLast, "retain-last", maintain.DefaultRetainLast, "keep this many newest snapshots of each branch whatever their age")
 	f.BoolVar(&o.dryRun, "dry-run", false, "list what would be expired and freed; change nothing")
 	f.BoolVar(&o.force, "force", false, "allow --older-than below the 1h retention floor")
 	_ = cmd.MarkFlagRequired("table")
@@ -65,27 +65,27 @@ readers mid-scan and time-travel consumers may still need those snapshots.
 
 // config parses and checks the flags; bad values are usage errors and
 // nothing is opened.
-func (o *expireOptions) config(now time.Time) (engine.ExpireConfig, error) {
-	age, err := engine.ParseAge(o.olderThan, now)
+func (o *expireOptions) config(now time.Time) (maintain.ExpireConfig, error) {
+	age, err := maintain.ParseAge(o.olderThan, now)
 	if err != nil {
-		return engine.ExpireConfig{}, usageErrorf("--older-than: %w", err)
+		return maintain.ExpireConfig{}, usageErrorf("--older-than: %w", err)
 	}
-	cfg := engine.ExpireConfig{OlderThan: age, RetainLast: o.retainLast, DryRun: o.dryRun, Force: o.force, Logger: o.g.Logger()}
+	cfg := maintain.ExpireConfig{OlderThan: age, RetainLast: o.retainLast, DryRun: o.dryRun, Force: o.force, Logger: o.g.Logger()}
 	if err := cfg.Validate(); err != nil {
 		return cfg, &usageError{err}
 	}
 	return cfg, nil
 }
 
-func runExpire(ctx context.Context, o *expireOptions, cfg engine.ExpireConfig) error {
+func runExpire(ctx context.Context, o *expireOptions, cfg maintain.ExpireConfig) error {
 	cat, spec, err := o.g.openCatalog(ctx)
 	if err != nil {
 		return err
 	}
 	cfg.CommitRetries = spec.Retries()
-	res, err := engine.Expire(ctx, cat, o.table, cfg)
+	res, err := maintain.Expire(ctx, cat, o.table, cfg)
 	if err != nil {
-		if errors.Is(err, engine.ErrRetentionFloor) {
+		if errors.Is(err, maintain.ErrRetentionFloor) {
 			return &usageError{err}
 		}
 		return err
@@ -103,7 +103,7 @@ func writeIndentedJSON(out io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-func writeExpireResult(out io.Writer, res *engine.ExpireResult, human bool) error {
+func writeExpireResult(out io.Writer, res *maintain.ExpireResult, human bool) error {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	if len(res.ExpiredSnapshots) > 0 {
 		fmt.Fprintln(w, "EXPIRED SNAPSHOT\tCOMMITTED\tOPERATION")
@@ -125,7 +125,7 @@ func writeExpireResult(out io.Writer, res *engine.ExpireResult, human bool) erro
 	if len(res.RemovedRefs) > 0 {
 		fmt.Fprintf(out, "removed refs past their max-ref-age-ms: %v\n", res.RemovedRefs)
 	}
-	cut := fmt.Sprintf("older than %s (before %s), keeping the last %d", engine.FormatDuration(res.OlderThan), res.Cutoff.Format(time.RFC3339), res.RetainLast)
+	cut := fmt.Sprintf("older than %s (before %s), keeping the last %d", maintain.FormatDuration(res.OlderThan), res.Cutoff.Format(time.RFC3339), res.RetainLast)
 	var err error
 	switch {
 	case res.DryRun:
@@ -141,7 +141,7 @@ func writeExpireResult(out io.Writer, res *engine.ExpireResult, human bool) erro
 }
 
 // writeFreedFiles lists freed files: kind, bytes and path.
-func writeFreedFiles(w io.Writer, files []engine.FreedFile, human bool) error {
+func writeFreedFiles(w io.Writer, files []maintain.FreedFile, human bool) error {
 	if len(files) == 0 {
 		return nil
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/maintain"
 )
 
 // generated returns a warehouse with a fragmented table geo.t.
@@ -69,7 +69,7 @@ func TestExpireCLI(t *testing.T) {
 		if r.Code != exitOK {
 			t.Fatalf("exit %d: %s", r.Code, r.Stderr)
 		}
-		var res engine.ExpireResult
+		var res maintain.ExpireResult
 		if err := json.Unmarshal([]byte(r.Stdout), &res); err != nil {
 			t.Fatalf("stdout is not an expire result: %v\n%s", err, r.Stdout)
 		}

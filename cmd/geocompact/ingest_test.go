@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -12,10 +11,10 @@ import (
 	"testing"
 
 	"github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/ingest"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/validate/validatetest"
 )
@@ -126,7 +125,7 @@ func TestIngestCreateAppendAndRefuse(t *testing.T) {
 	if r.Code != exitOK {
 		t.Fatalf("append: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
-	var res ingestResult
+	var res ingest.Result
 	if err := json.Unmarshal([]byte(r.Stdout), &res); err != nil {
 		t.Fatal(err)
 	}
@@ -282,70 +281,6 @@ func TestValidateTableText(t *testing.T) {
 
 // losingCatalog refuses every commit as if another writer always got
 // there first.
-type losingCatalog struct{ catalog.Catalog }
-
-func (c *losingCatalog) LoadTable(ctx context.Context, ident table.Identifier) (*table.Table, error) {
-	t, err := c.Catalog.LoadTable(ctx, ident)
-	if err != nil {
-		return nil, err
-	}
-	return table.New(t.Identifier(), t.Metadata(), t.MetadataLocation(), t.FS, c), nil
-}
-
-func (c *losingCatalog) CommitTable(context.Context, table.Identifier, []table.Requirement, []table.Update) (table.Metadata, string, error) {
-	return nil, "", fmt.Errorf("%w: lost the race", table.ErrCommitFailed)
-}
-
-// TestIngestLostCommitLeavesNoFiles checks that when every commit attempt
-// loses, the data files written for it are deleted again. (Manifests the
-// failed attempts wrote stay under metadata/ for orphan cleanup: a
-// concurrent writer's in-flight manifests look the same, so they are not
-// ours to guess at.)
-func TestIngestLostCommitLeavesNoFiles(t *testing.T) {
-	wh, dir := t.TempDir(), t.TempDir()
-	src := writeGeoParquet(t, dir, "pts", validatetest.File{Rows: validatetest.Points(5), Geo: validatetest.Geo(""), Extra: true})
-	if r := runCLI(t, wh, false, "ingest", "--table", "gis.l", "--create", src); r.Code != exitOK {
-		t.Fatalf("create: %d %s", r.Code, r.Stderr)
-	}
-	tbl := ingestLoadTable(t, wh, "gis.l")
-	before, snap := ingestTableFiles(t, tbl), tbl.CurrentSnapshot().SnapshotID
-
-	cat, err := engine.OpenCatalog(t.Context(), engine.CatalogSpec{Warehouse: wh})
-	if err != nil {
-		t.Fatal(err)
-	}
-	asc, err := table.SchemaToArrowSchemaWithOptions(tbl.Schema(), table.ArrowSchemaOptions{TableProperties: tbl.Properties()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	batches, _, err := readConformed(t.Context(), []string{src}, asc, "geometry", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer batches.release()
-	o := &ingestOptions{g: &globalOptions{}, table: "gis.l", files: []string{src}}
-	_, err = o.commit(t.Context(), &losingCatalog{cat}, table.Identifier{"gis", "l"}, 0, batches)
-	if !engine.IsRetryable(err) {
-		t.Fatalf("commit: %v, want a retryable conflict", err)
-	}
-	tbl = ingestLoadTable(t, wh, "gis.l")
-	if tbl.CurrentSnapshot().SnapshotID != snap {
-		t.Errorf("snapshot moved")
-	}
-	dataFiles := func(all []string) []string {
-		var out []string
-		for _, p := range all {
-			if strings.Contains(p, "/data/") {
-				out = append(out, p)
-			}
-		}
-		return out
-	}
-	if b, a := dataFiles(before), dataFiles(ingestTableFiles(t, tbl)); len(b) != 1 || slices.Compare(b, a) != 0 {
-		t.Errorf("data files left behind:\nbefore %v\nafter  %v", b, a)
-	}
-}
-
 // TestIngestCoveringNeedsAddBBox checks that a GeoParquet 1.1 file with a
 // covering column but no bbox columns is refused for a v2 table unless
 // --add-bbox computes them, rather than landing with null boxes.

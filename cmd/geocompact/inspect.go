@@ -19,6 +19,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/inspect"
+	"github.com/geocompact/geocompact/spatial"
 )
 
 func init() { register(newInspectCmd) }
@@ -26,7 +28,7 @@ func init() { register(newInspectCmd) }
 type inspectOptions struct {
 	g     *globalOptions
 	table string
-	kind  engine.InspectKind
+	kind  inspect.Kind
 }
 
 func newInspectCmd(g *globalOptions) *cobra.Command {
@@ -46,14 +48,14 @@ by Iceberg's metadata table column names.`,
 		},
 	}
 	cmd.PersistentFlags().StringVar(&o.table, "table", "", "table to inspect, NAMESPACE.TABLE (required)")
-	short := map[engine.InspectKind]string{
-		engine.InspectFiles:      "List the live data and delete files with their sizes and bounding boxes",
-		engine.InspectSnapshots:  "List the snapshots with their operations and summaries",
-		engine.InspectManifests:  "List the current snapshot's manifests",
-		engine.InspectPartitions: "List the partitions with their file counts and sizes",
-		engine.InspectHistory:    "List the snapshots that were current, in order",
+	short := map[inspect.Kind]string{
+		inspect.Files:      "List the live data and delete files with their sizes and bounding boxes",
+		inspect.Snapshots:  "List the snapshots with their operations and summaries",
+		inspect.Manifests:  "List the current snapshot's manifests",
+		inspect.Partitions: "List the partitions with their file counts and sizes",
+		inspect.History:    "List the snapshots that were current, in order",
 	}
-	for _, kind := range engine.InspectKinds {
+	for _, kind := range inspect.Kinds {
 		cmd.AddCommand(&cobra.Command{
 			Use:   string(kind) + " --table NS.T",
 			Short: short[kind],
@@ -76,7 +78,7 @@ func runInspect(ctx context.Context, o *inspectOptions) error {
 		return err
 	}
 	defer done()
-	rows, err := engine.Inspect(ctx, tbl, o.kind)
+	rows, err := inspect.Rows(ctx, tbl, o.kind)
 	if err != nil {
 		return err
 	}
@@ -141,10 +143,10 @@ func loadTableForRead(ctx context.Context, g *globalOptions, name string) (*tabl
 // inspectColumn is one column of an inspect text table.
 type inspectColumn struct {
 	header string
-	cell   func(r engine.Row, human bool) string
+	cell   func(r inspect.Row, human bool) string
 }
 
-func writeInspectTable(out io.Writer, kind engine.InspectKind, rows []engine.Row, human bool) error {
+func writeInspectTable(out io.Writer, kind inspect.Kind, rows []inspect.Row, human bool) error {
 	cols := inspectColumns[kind]
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	for i, c := range cols {
@@ -166,21 +168,21 @@ func writeInspectTable(out io.Writer, kind engine.InspectKind, rows []engine.Row
 	return w.Flush()
 }
 
-var inspectColumns = map[engine.InspectKind][]inspectColumn{
-	engine.InspectFiles: {
-		{"FILE", func(r engine.Row, human bool) string { return pathCell(r, "file_path", human) }},
-		{"CONTENT", func(r engine.Row, _ bool) string { return contentCell(r, "content") }},
+var inspectColumns = map[inspect.Kind][]inspectColumn{
+	inspect.Files: {
+		{"FILE", func(r inspect.Row, human bool) string { return pathCell(r, "file_path", human) }},
+		{"CONTENT", func(r inspect.Row, _ bool) string { return contentCell(r, "content") }},
 		{"PARTITION", partitionCell},
 		{"RECORDS", col("record_count")},
 		{"SIZE", bytesCol("file_size_in_bytes")},
-		{"BBOX", func(r engine.Row, _ bool) string {
-			if b, ok := get(r, "bbox").(engine.BBox); ok {
-				return formatBound(b.Bound())
+		{"BBOX", func(r inspect.Row, _ bool) string {
+			if b, ok := get(r, "bbox").(spatial.Bound); ok {
+				return formatBound(b)
 			}
 			return "-"
 		}},
 	},
-	engine.InspectSnapshots: {
+	inspect.Snapshots: {
 		{"COMMITTED AT", timeCol("committed_at")},
 		{"SNAPSHOT ID", col("snapshot_id")},
 		{"PARENT ID", col("parent_id")},
@@ -190,9 +192,9 @@ var inspectColumns = map[engine.InspectKind][]inspectColumn{
 		{"TOTAL FILES", summaryCol("total-data-files")},
 		{"TOTAL RECORDS", summaryCol("total-records")},
 	},
-	engine.InspectManifests: {
-		{"PATH", func(r engine.Row, human bool) string { return pathCell(r, "path", human) }},
-		{"CONTENT", func(r engine.Row, _ bool) string {
+	inspect.Manifests: {
+		{"PATH", func(r inspect.Row, human bool) string { return pathCell(r, "path", human) }},
+		{"CONTENT", func(r inspect.Row, _ bool) string {
 			if c, _ := get(r, "content").(int32); c == 1 {
 				return "deletes"
 			}
@@ -205,19 +207,19 @@ var inspectColumns = map[engine.InspectKind][]inspectColumn{
 		{"DELETED", col("deleted_data_files_count")},
 		{"SIZE", bytesCol("length")},
 	},
-	engine.InspectPartitions: {
+	inspect.Partitions: {
 		{"PARTITION", partitionCell},
 		{"RECORDS", col("record_count")},
 		{"FILES", col("file_count")},
 		{"SIZE", bytesCol("total_data_file_size_in_bytes")},
-		{"DELETE FILES", func(r engine.Row, _ bool) string {
+		{"DELETE FILES", func(r inspect.Row, _ bool) string {
 			p, _ := get(r, "position_delete_file_count").(int32)
 			e, _ := get(r, "equality_delete_file_count").(int32)
 			return strconv.Itoa(int(p + e))
 		}},
 		{"LAST UPDATED", timeCol("last_updated_at")},
 	},
-	engine.InspectHistory: {
+	inspect.History: {
 		{"MADE CURRENT AT", timeCol("made_current_at")},
 		{"SNAPSHOT ID", col("snapshot_id")},
 		{"PARENT ID", col("parent_id")},
@@ -225,7 +227,7 @@ var inspectColumns = map[engine.InspectKind][]inspectColumn{
 	},
 }
 
-func get(r engine.Row, key string) any {
+func get(r inspect.Row, key string) any {
 	v, _ := r.Get(key)
 	return v
 }
@@ -243,12 +245,12 @@ func cellString(v any) string {
 	return fmt.Sprint(v)
 }
 
-func col(key string) func(engine.Row, bool) string {
-	return func(r engine.Row, _ bool) string { return cellString(get(r, key)) }
+func col(key string) func(inspect.Row, bool) string {
+	return func(r inspect.Row, _ bool) string { return cellString(get(r, key)) }
 }
 
-func bytesCol(key string) func(engine.Row, bool) string {
-	return func(r engine.Row, human bool) string {
+func bytesCol(key string) func(inspect.Row, bool) string {
+	return func(r inspect.Row, human bool) string {
 		switch n := get(r, key).(type) {
 		case int64:
 			return formatBytes(n, human)
@@ -261,8 +263,8 @@ func bytesCol(key string) func(engine.Row, bool) string {
 
 // timeCol renders a timestamp: to the second in local-free UTC on a
 // terminal, RFC 3339 with full precision when piped.
-func timeCol(key string) func(engine.Row, bool) string {
-	return func(r engine.Row, human bool) string {
+func timeCol(key string) func(inspect.Row, bool) string {
+	return func(r inspect.Row, human bool) string {
 		t, ok := get(r, key).(time.Time)
 		switch {
 		case !ok:
@@ -274,8 +276,8 @@ func timeCol(key string) func(engine.Row, bool) string {
 	}
 }
 
-func summaryCol(key string) func(engine.Row, bool) string {
-	return func(r engine.Row, _ bool) string {
+func summaryCol(key string) func(inspect.Row, bool) string {
+	return func(r inspect.Row, _ bool) string {
 		m, _ := get(r, "summary").(map[string]any)
 		return cellString(m[key])
 	}
@@ -283,7 +285,7 @@ func summaryCol(key string) func(engine.Row, bool) string {
 
 // pathCell shows a file's base name on a terminal, its full path when
 // piped.
-func pathCell(r engine.Row, key string, human bool) string {
+func pathCell(r inspect.Row, key string, human bool) string {
 	p, ok := get(r, key).(string)
 	if !ok {
 		return "-"
@@ -294,7 +296,7 @@ func pathCell(r engine.Row, key string, human bool) string {
 	return p
 }
 
-func contentCell(r engine.Row, key string) string {
+func contentCell(r inspect.Row, key string) string {
 	switch c, _ := get(r, key).(int32); c {
 	case 1:
 		return "position-deletes"
@@ -306,8 +308,8 @@ func contentCell(r engine.Row, key string) string {
 
 // partitionCell renders a partition struct as name=value/...; "-" for an
 // unpartitioned table.
-func partitionCell(r engine.Row, _ bool) string {
-	p, ok := get(r, "partition").(engine.Row)
+func partitionCell(r inspect.Row, _ bool) string {
+	p, ok := get(r, "partition").(inspect.Row)
 	if !ok || len(p) == 0 {
 		return "-"
 	}

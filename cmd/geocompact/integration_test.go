@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/geocompact/geocompact/bench"
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/maintain"
 	"github.com/geocompact/geocompact/internal/testenv"
 	"github.com/geocompact/geocompact/spatial"
 )
@@ -41,8 +41,8 @@ func TestIntegrationCLI(t *testing.T) {
 						t.Fatalf("inspect files: exit %d, stderr %q", r.Code, r.Stderr)
 					}
 					var files []struct {
-						RecordCount int64        `json:"record_count"`
-						BBox        *engine.BBox `json:"bbox"`
+						RecordCount int64          `json:"record_count"`
+						BBox        *spatial.Bound `json:"bbox"`
 					}
 					if err := json.Unmarshal([]byte(r.Stdout), &files); err != nil {
 						t.Fatal(err)
@@ -57,7 +57,7 @@ func TestIntegrationCLI(t *testing.T) {
 						if f.BBox == nil {
 							t.Fatalf("file %d has no bbox", i)
 						}
-						union = union.Extend(f.BBox.Bound())
+						union = union.Extend(*f.BBox)
 					}
 					if records != 2000 || union != gen.Extent {
 						t.Errorf("files hold %d records in %v; generate wrote 2000 in %v", records, union, gen.Extent)
@@ -67,7 +67,7 @@ func TestIntegrationCLI(t *testing.T) {
 					if r.Code != exitOK {
 						t.Fatalf("metrics: exit %d, stderr %q", r.Code, r.Stderr)
 					}
-					var m engine.TableMetrics
+					var m maintain.TableMetrics
 					if err := json.Unmarshal([]byte(r.Stdout), &m); err != nil {
 						t.Fatal(err)
 					}

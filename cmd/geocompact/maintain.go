@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/maintain"
 )
 
 func init() { register(newMaintainCmd) }
@@ -44,7 +44,7 @@ Without --policy the defaults of docs/policy.md apply.`,
   $ geocompact maintain --table gis.telemetry --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, err := engine.LoadPolicy(o.policy)
+			p, err := maintain.LoadPolicy(o.policy)
 			if err != nil {
 				return &usageError{err}
 			}
@@ -58,14 +58,14 @@ Without --policy the defaults of docs/policy.md apply.`,
 	return cmd
 }
 
-func runMaintain(ctx context.Context, o *maintainOptions, p engine.Policy) error {
+func runMaintain(ctx context.Context, o *maintainOptions, p maintain.Policy) error {
 	cat, spec, err := o.g.openCatalog(ctx)
 	if err != nil {
 		return err
 	}
-	rep, err := engine.Maintain(ctx, cat, o.table, engine.MaintainConfig{Policy: p, CommitRetries: spec.Retries(), Logger: o.g.Logger()})
+	rep, err := maintain.Run(ctx, cat, o.table, maintain.Config{Policy: p, CommitRetries: spec.Retries(), Logger: o.g.Logger()})
 	if rep == nil || len(rep.Steps) == 0 {
-		if errors.Is(err, engine.ErrPolicy) {
+		if errors.Is(err, maintain.ErrPolicy) {
 			return &usageError{err}
 		}
 		return err
@@ -82,7 +82,7 @@ func runMaintain(ctx context.Context, o *maintainOptions, p engine.Policy) error
 	return err
 }
 
-func writeMaintainReport(out io.Writer, rep *engine.MaintainReport, human bool) error {
+func writeMaintainReport(out io.Writer, rep *maintain.Report, human bool) error {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "STEP\tSTATUS\tDURATION\tDETAIL")
 	for _, s := range rep.Steps {
@@ -96,7 +96,7 @@ func writeMaintainReport(out io.Writer, rep *engine.MaintainReport, human bool) 
 	}
 	fmt.Fprintln(out)
 	after := rep.After
-	col := func(f func(*engine.TableMetrics) string) string {
+	col := func(f func(*maintain.TableMetrics) string) string {
 		if after == nil {
 			return "-"
 		}
@@ -104,19 +104,19 @@ func writeMaintainReport(out io.Writer, rep *engine.MaintainReport, human bool) 
 	}
 	rows := []struct {
 		name string
-		f    func(*engine.TableMetrics) string
+		f    func(*maintain.TableMetrics) string
 	}{
-		{"data files", func(m *engine.TableMetrics) string { return fmt.Sprint(m.FileCount) }},
-		{"average file size", func(m *engine.TableMetrics) string { return formatBytes(m.AvgFileBytes, human) }},
-		{"total bytes", func(m *engine.TableMetrics) string { return formatBytes(m.TotalBytes, human) }},
-		{"records", func(m *engine.TableMetrics) string { return fmt.Sprint(m.TotalRecords) }},
-		{"partitions", func(m *engine.TableMetrics) string { return fmt.Sprint(len(m.Partitions)) }},
-		{"snapshots", func(m *engine.TableMetrics) string { return fmt.Sprint(m.SnapshotCount) }},
-		{"oldest snapshot age", func(m *engine.TableMetrics) string {
+		{"data files", func(m *maintain.TableMetrics) string { return fmt.Sprint(m.FileCount) }},
+		{"average file size", func(m *maintain.TableMetrics) string { return formatBytes(m.AvgFileBytes, human) }},
+		{"total bytes", func(m *maintain.TableMetrics) string { return formatBytes(m.TotalBytes, human) }},
+		{"records", func(m *maintain.TableMetrics) string { return fmt.Sprint(m.TotalRecords) }},
+		{"partitions", func(m *maintain.TableMetrics) string { return fmt.Sprint(len(m.Partitions)) }},
+		{"snapshots", func(m *maintain.TableMetrics) string { return fmt.Sprint(m.SnapshotCount) }},
+		{"oldest snapshot age", func(m *maintain.TableMetrics) string {
 			return (time.Duration(m.OldestSnapshotAgeSeconds) * time.Second).String()
 		}},
-		{"manifests", func(m *engine.TableMetrics) string { return fmt.Sprint(m.ManifestCount) }},
-		{"delete files", func(m *engine.TableMetrics) string { return fmt.Sprint(m.DeleteFileCount) }},
+		{"manifests", func(m *maintain.TableMetrics) string { return fmt.Sprint(m.ManifestCount) }},
+		{"delete files", func(m *maintain.TableMetrics) string { return fmt.Sprint(m.DeleteFileCount) }},
 	}
 	w = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "METRIC\tBEFORE\tAFTER")

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/maintain"
 )
 
 func TestMaintainCLI(t *testing.T) {
@@ -29,7 +30,7 @@ func TestMaintainCLI(t *testing.T) {
 	if r.Code != exitOK {
 		t.Fatalf("second run exit %d:\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
-	var rep engine.MaintainReport
+	var rep maintain.Report
 	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
 		t.Fatalf("--json is not one report: %v\n%s", err, r.Stdout)
 	}
@@ -44,7 +45,7 @@ func TestMaintainCLILeaseHeld(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := engine.AcquireLease(t.Context(), cat, "geo.t", "nightly-run@host1", time.Hour); err != nil {
+	if _, err := maintain.AcquireLease(t.Context(), cat, "geo.t", "nightly-run@host1", time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	r := runCLI(t, wh, false, "maintain", "--table", "geo.t")
@@ -108,7 +109,7 @@ func TestAdviseCLI(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.Stdout), &got); err != nil {
 		t.Fatalf("--json: %v\n%s", err, r.Stdout)
 	}
-	p, err := engine.ParsePolicy([]byte(got.PolicyYAML), "advised")
+	p, err := maintain.ParsePolicy([]byte(got.PolicyYAML), "advised")
 	if err != nil {
 		t.Fatalf("advised policy does not load: %v\n%s", err, got.PolicyYAML)
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/maintain"
 )
 
 func init() { register(newMetricsCmd) }
@@ -76,7 +76,7 @@ func runMetrics(ctx context.Context, o *metricsOptions) error {
 		return err
 	}
 	defer done()
-	m, err := engine.Metrics(ctx, tbl)
+	m, err := maintain.Metrics(ctx, tbl)
 	if err != nil {
 		return err
 	}
@@ -91,7 +91,7 @@ func runMetrics(ctx context.Context, o *metricsOptions) error {
 	return writeMetricsTable(o.g.IO.Out, o.table, m, o.g.IO.OutTTY)
 }
 
-func writeMetricsTable(out io.Writer, name string, m *engine.TableMetrics, human bool) error {
+func writeMetricsTable(out io.Writer, name string, m *maintain.TableMetrics, human bool) error {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "TABLE\tFILES\tAVG FILE\tTOTAL\tRECORDS\tSNAPSHOTS\tOLDEST SNAPSHOT AGE\tCURRENT SNAPSHOT AGE\tMANIFESTS\tDELETE FILES")
 	fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%d\t%d\t%s\t%s\t%d\t%d\n", name, m.FileCount,
@@ -129,31 +129,31 @@ func formatAge(sec float64, human bool) string {
 // promMetric is one metric family of the prometheus output.
 type promMetric struct {
 	name, help string
-	value      func(*engine.TableMetrics) float64
+	value      func(*maintain.TableMetrics) float64
 }
 
 var promTableMetrics = []promMetric{
-	{"file_count", "Live data files in the current snapshot.", func(m *engine.TableMetrics) float64 { return float64(m.FileCount) }},
-	{"avg_file_bytes", "Average size of the live data files, in bytes.", func(m *engine.TableMetrics) float64 { return float64(m.AvgFileBytes) }},
-	{"total_bytes", "Total size of the live data files, in bytes.", func(m *engine.TableMetrics) float64 { return float64(m.TotalBytes) }},
-	{"total_records", "Records in the live data files, before deletes.", func(m *engine.TableMetrics) float64 { return float64(m.TotalRecords) }},
-	{"snapshot_count", "Snapshots kept in the table metadata.", func(m *engine.TableMetrics) float64 { return float64(m.SnapshotCount) }},
-	{"oldest_snapshot_age_seconds", "Age of the oldest kept snapshot, in seconds.", func(m *engine.TableMetrics) float64 { return m.OldestSnapshotAgeSeconds }},
-	{"current_snapshot_age_seconds", "Age of the current snapshot, in seconds.", func(m *engine.TableMetrics) float64 { return m.CurrentSnapshotAgeSeconds }},
-	{"manifest_count", "Manifests in the current snapshot.", func(m *engine.TableMetrics) float64 { return float64(m.ManifestCount) }},
-	{"delete_file_count", "Live position and equality delete files.", func(m *engine.TableMetrics) float64 { return float64(m.DeleteFileCount) }},
-	{"partition_count", "Partitions holding live data files.", func(m *engine.TableMetrics) float64 { return float64(len(m.Partitions)) }},
+	{"file_count", "Live data files in the current snapshot.", func(m *maintain.TableMetrics) float64 { return float64(m.FileCount) }},
+	{"avg_file_bytes", "Average size of the live data files, in bytes.", func(m *maintain.TableMetrics) float64 { return float64(m.AvgFileBytes) }},
+	{"total_bytes", "Total size of the live data files, in bytes.", func(m *maintain.TableMetrics) float64 { return float64(m.TotalBytes) }},
+	{"total_records", "Records in the live data files, before deletes.", func(m *maintain.TableMetrics) float64 { return float64(m.TotalRecords) }},
+	{"snapshot_count", "Snapshots kept in the table metadata.", func(m *maintain.TableMetrics) float64 { return float64(m.SnapshotCount) }},
+	{"oldest_snapshot_age_seconds", "Age of the oldest kept snapshot, in seconds.", func(m *maintain.TableMetrics) float64 { return m.OldestSnapshotAgeSeconds }},
+	{"current_snapshot_age_seconds", "Age of the current snapshot, in seconds.", func(m *maintain.TableMetrics) float64 { return m.CurrentSnapshotAgeSeconds }},
+	{"manifest_count", "Manifests in the current snapshot.", func(m *maintain.TableMetrics) float64 { return float64(m.ManifestCount) }},
+	{"delete_file_count", "Live position and equality delete files.", func(m *maintain.TableMetrics) float64 { return float64(m.DeleteFileCount) }},
+	{"partition_count", "Partitions holding live data files.", func(m *maintain.TableMetrics) float64 { return float64(len(m.Partitions)) }},
 }
 
 type promPartitionMetric struct {
 	name, help string
-	value      func(engine.PartitionMetrics) float64
+	value      func(maintain.PartitionMetrics) float64
 }
 
 var promPartitionMetrics = []promPartitionMetric{
-	{"partition_file_count", "Live data files in the partition.", func(p engine.PartitionMetrics) float64 { return float64(p.FileCount) }},
-	{"partition_avg_file_bytes", "Average size of the partition's live data files, in bytes.", func(p engine.PartitionMetrics) float64 { return float64(p.AvgFileBytes) }},
-	{"partition_total_bytes", "Total size of the partition's live data files, in bytes.", func(p engine.PartitionMetrics) float64 { return float64(p.TotalBytes) }},
+	{"partition_file_count", "Live data files in the partition.", func(p maintain.PartitionMetrics) float64 { return float64(p.FileCount) }},
+	{"partition_avg_file_bytes", "Average size of the partition's live data files, in bytes.", func(p maintain.PartitionMetrics) float64 { return float64(p.AvgFileBytes) }},
+	{"partition_total_bytes", "Total size of the partition's live data files, in bytes.", func(p maintain.PartitionMetrics) float64 { return float64(p.TotalBytes) }},
 }
 
 // promPrefix starts every metric name.
@@ -162,7 +162,7 @@ const promPrefix = "geocompact_table_"
 // writePrometheus writes m in the Prometheus text exposition format: every
 // family with its HELP and TYPE lines, all gauges, labelled by table and,
 // for the per-partition families, partition.
-func writePrometheus(out io.Writer, name string, m *engine.TableMetrics) error {
+func writePrometheus(out io.Writer, name string, m *maintain.TableMetrics) error {
 	var b strings.Builder
 	tableLabel := `table="` + promEscapeLabel(name) + `"`
 	for _, pm := range promTableMetrics {

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/maintain"
 )
 
 // promSample is one parsed sample line.
@@ -145,7 +145,7 @@ func TestMetricsPrometheus(t *testing.T) {
 	samples := parsePrometheus(t, r.Stdout)
 
 	rj := runCLI(t, wh, false, "metrics", "--table", "demo.pings", "--format", "json")
-	var m engine.TableMetrics
+	var m maintain.TableMetrics
 	if err := json.Unmarshal([]byte(rj.Stdout), &m); err != nil {
 		t.Fatalf("json: %v\n%s", err, rj.Stdout)
 	}
@@ -194,7 +194,7 @@ func TestMetricsPrometheus(t *testing.T) {
 
 func TestWritePrometheusEscapes(t *testing.T) {
 	name := "odd\"ns\\x\ny.t"
-	m := &engine.TableMetrics{FileCount: 2, Partitions: []engine.PartitionMetrics{{Partition: `k="a\b"`, FileCount: 2}}}
+	m := &maintain.TableMetrics{FileCount: 2, Partitions: []maintain.PartitionMetrics{{Partition: `k="a\b"`, FileCount: 2}}}
 	var b bytes.Buffer
 	if err := writePrometheus(&b, name, m); err != nil {
 		t.Fatal(err)

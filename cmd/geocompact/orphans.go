@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/maintain"
 )
 
 func init() { register(newOrphansCmd) }
@@ -40,11 +40,11 @@ files and deletes nothing.`,
   $ geocompact orphans --table gis.telemetry --older-than 7d`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			age, err := engine.ParseDuration(o.olderThan)
+			age, err := maintain.ParseDuration(o.olderThan)
 			if err != nil {
 				return usageErrorf("--older-than: %w", err)
 			}
-			cfg := engine.OrphansConfig{OlderThan: age, DryRun: o.dryRun, Force: o.force, Logger: g.Logger()}
+			cfg := maintain.OrphansConfig{OlderThan: age, DryRun: o.dryRun, Force: o.force, Logger: g.Logger()}
 			if err := cfg.Validate(); err != nil {
 				return &usageError{err}
 			}
@@ -60,14 +60,14 @@ files and deletes nothing.`,
 	return cmd
 }
 
-func runOrphans(ctx context.Context, o *orphansOptions, cfg engine.OrphansConfig) error {
+func runOrphans(ctx context.Context, o *orphansOptions, cfg maintain.OrphansConfig) error {
 	cat, _, err := o.g.openCatalog(ctx)
 	if err != nil {
 		return err
 	}
-	res, err := engine.RemoveOrphans(ctx, cat, o.table, cfg)
+	res, err := maintain.RemoveOrphans(ctx, cat, o.table, cfg)
 	if err != nil && res == nil {
-		if errors.Is(err, engine.ErrRetentionFloor) {
+		if errors.Is(err, maintain.ErrRetentionFloor) {
 			return &usageError{err}
 		}
 		return err
@@ -84,7 +84,7 @@ func runOrphans(ctx context.Context, o *orphansOptions, cfg engine.OrphansConfig
 	return err
 }
 
-func writeOrphansResult(g *globalOptions, res *engine.OrphansResult) error {
+func writeOrphansResult(g *globalOptions, res *maintain.OrphansResult) error {
 	out, human := g.IO.Out, g.IO.OutTTY
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	if err := writeFreedFiles(w, res.Files, human); err != nil {
@@ -93,7 +93,7 @@ func writeOrphansResult(g *globalOptions, res *engine.OrphansResult) error {
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	cut := fmt.Sprintf("older than %s (before %s) under %s", engine.FormatDuration(res.OlderThan), res.Cutoff.Format(time.RFC3339), res.Location)
+	cut := fmt.Sprintf("older than %s (before %s) under %s", maintain.FormatDuration(res.OlderThan), res.Cutoff.Format(time.RFC3339), res.Location)
 	var err error
 	switch {
 	case len(res.Files) == 0:

@@ -8,7 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/spf13/cobra"
 
@@ -61,12 +61,9 @@ before and after. It replaces its demo table each time it runs.`,
 
 // quickstartSide is the state of the demo table at one point.
 type quickstartSide struct {
-	Files             int     `json:"files"`
-	Bytes             int64   `json:"bytes"`
+	bench.Planning
 	AvgFileBytes      int64   `json:"avg_file_bytes"`
 	Snapshots         int     `json:"snapshots"`
-	MeanFilesPlanned  float64 `json:"mean_files_planned"`
-	MeanBytesPlanned  float64 `json:"mean_bytes_planned"`
 	WindowAreaPercent float64 `json:"window_area_percent"`
 }
 
@@ -78,7 +75,7 @@ type quickstartResult struct {
 	Before        quickstartSide  `json:"before"`
 	After         quickstartSide  `json:"after"`
 	Rewrite       *engine.Result  `json:"rewrite"`
-	Windows       []bench.Window  `json:"windows"`
+	Windows       []spatial.Bound `json:"windows"`
 	Duration      time.Duration   `json:"duration_ns"`
 	Steps         []quickstepTime `json:"steps"`
 }
@@ -121,25 +118,12 @@ func runQuickstart(ctx context.Context, o *quickstartOptions) error {
 
 	t0 = time.Now()
 	say("2/4 validating every file's geometry, then measuring files, sizes and files planned for %d bbox windows of %.1f%% of the extent...", o.windows, 100*quickstartWindowArea)
-	tbl, err := engine.LoadTable(ctx, cat, o.table)
-	if err != nil {
+	if err := quickstartValidate(ctx, cat, o.table, res); err != nil {
 		return err
 	}
-	rep, err := validate.Table(ctx, tbl, validate.DefaultConfig())
-	if err != nil {
-		return err
-	}
-	if !rep.OK() {
-		return fmt.Errorf("quickstart: the demo table has %d geometry violations (%v)", rep.Total.Violations(), rep.Total.Codes())
-	}
-	res.ValidatedRows = rep.Total.Rows
 	step("validate", t0)
 	t0 = time.Now()
-	res.Windows, err = quickstartWindows(ctx, tbl, gen.Extent, o.windows)
-	if err != nil {
-		return err
-	}
-	if res.Before, err = measureSide(ctx, tbl, res.Windows); err != nil {
+	if err := quickstartMeasureBefore(ctx, cat, o, gen.Extent, res); err != nil {
 		return err
 	}
 	step("measure", t0)
@@ -147,7 +131,7 @@ func runQuickstart(ctx context.Context, o *quickstartOptions) error {
 	t0 = time.Now()
 	target := max(res.Before.Bytes/int64(o.files), 64<<10)
 	say("3/4 compacting with --curve hilbert, target-file-size-bytes=%d...", target)
-	rw, err := engine.Rewrite(ctx, cat, o.table, engine.Config{
+	rw, err := engine.Rewrite(ctx, cat, o.table, engine.Request{
 		Curve: "hilbert", CommitRetries: spec.Retries(), Logger: o.g.Logger(),
 		Options: map[string]string{engine.OptTargetFileSize: fmt.Sprint(target)},
 	})
@@ -159,7 +143,8 @@ func runQuickstart(ctx context.Context, o *quickstartOptions) error {
 
 	t0 = time.Now()
 	say("4/4 measuring again...")
-	if tbl, err = engine.LoadTable(ctx, cat, o.table); err != nil {
+	tbl, err := engine.LoadTable(ctx, cat, o.table)
+	if err != nil {
 		return err
 	}
 	if res.After, err = measureSide(ctx, tbl, res.Windows); err != nil {
@@ -175,69 +160,57 @@ func runQuickstart(ctx context.Context, o *quickstartOptions) error {
 	return writeQuickstart(o.g.IO.Out, res)
 }
 
+// quickstartValidate validates every row of the demo table's geometry.
+func quickstartValidate(ctx context.Context, cat catalog.Catalog, name string, res *quickstartResult) error {
+	tbl, err := engine.LoadTable(ctx, cat, name)
+	if err != nil {
+		return err
+	}
+	rep, err := validate.Table(ctx, tbl, validate.DefaultConfig())
+	if err != nil {
+		return err
+	}
+	if !rep.OK() {
+		return fmt.Errorf("quickstart: the demo table has %d geometry violations (%v)", rep.Total.Violations(), rep.Total.Codes())
+	}
+	res.ValidatedRows = rep.Total.Rows
+	return nil
+}
+
+// quickstartMeasureBefore draws the windows and measures the table before
+// compaction.
+func quickstartMeasureBefore(ctx context.Context, cat catalog.Catalog, o *quickstartOptions, extent spatial.Bound, res *quickstartResult) error {
+	tbl, err := engine.LoadTable(ctx, cat, o.table)
+	if err != nil {
+		return err
+	}
+	if res.Windows, err = quickstartWindows(ctx, tbl, extent, o.windows); err != nil {
+		return err
+	}
+	res.Before, err = measureSide(ctx, tbl, res.Windows)
+	return err
+}
+
 // quickstartWindows draws data-placed windows around a sample of the
 // table's rows.
-func quickstartWindows(ctx context.Context, tbl *table.Table, extent spatial.Bound, n int) ([]bench.Window, error) {
-	cols := spatial.BBoxColumns[:]
-	_, recs, err := tbl.Scan(table.WithSelectedFields(cols...)).ToArrowRecords(ctx)
+func quickstartWindows(ctx context.Context, tbl *table.Table, extent spatial.Bound, n int) ([]spatial.Bound, error) {
+	rows, err := bench.SampleRows(ctx, tbl, 97)
 	if err != nil {
-		return nil, fmt.Errorf("sample rows: %w", err)
-	}
-	var rows []spatial.Bound
-	i := 0
-	for rec, err := range recs {
-		if err != nil {
-			return nil, fmt.Errorf("sample rows: %w", err)
-		}
-		var c [4]*array.Float64
-		for k, name := range cols {
-			c[k] = rec.Column(rec.Schema().FieldIndices(name)[0]).(*array.Float64)
-		}
-		for r := range int(rec.NumRows()) {
-			if i%97 == 0 {
-				rows = append(rows, spatial.Bound{MinX: c[0].Value(r), MinY: c[1].Value(r), MaxX: c[2].Value(r), MaxY: c[3].Value(r)})
-			}
-			i++
-		}
-		rec.Release()
+		return nil, err
 	}
 	return bench.GenerateWindows(bench.WindowConfig{Count: n, Area: quickstartWindowArea, Placement: bench.PlaceData, Seed: 1}, extent, rows)
 }
 
-// measureSide counts the table's files and, with iceberg-go's own scan
-// planning, the files each window plans.
-func measureSide(ctx context.Context, tbl *table.Table, windows []bench.Window) (quickstartSide, error) {
-	var s quickstartSide
-	tasks, err := tbl.Scan().PlanFiles(ctx)
+// measureSide is bench's planning measure of the table, with its snapshot
+// count.
+func measureSide(ctx context.Context, tbl *table.Table, windows []spatial.Bound) (quickstartSide, error) {
+	p, err := bench.MeasurePlanning(ctx, tbl, windows)
 	if err != nil {
-		return s, err
+		return quickstartSide{}, err
 	}
-	for _, t := range tasks {
-		s.Files++
-		s.Bytes += t.File.FileSizeBytes()
-	}
+	s := quickstartSide{Planning: *p, Snapshots: len(tbl.Metadata().Snapshots()), WindowAreaPercent: 100 * quickstartWindowArea}
 	if s.Files > 0 {
 		s.AvgFileBytes = s.Bytes / int64(s.Files)
-	}
-	s.Snapshots = len(tbl.Metadata().Snapshots())
-	s.WindowAreaPercent = 100 * quickstartWindowArea
-	for _, w := range windows {
-		expr, err := engine.ParseWhere(fmt.Sprintf("bbox(%g, %g, %g, %g)", w.MinX, w.MinY, w.MaxX, w.MaxY), tbl.Schema())
-		if err != nil {
-			return s, err
-		}
-		planned, err := tbl.Scan(table.WithRowFilter(expr)).PlanFiles(ctx)
-		if err != nil {
-			return s, err
-		}
-		s.MeanFilesPlanned += float64(len(planned))
-		for _, t := range planned {
-			s.MeanBytesPlanned += float64(t.File.FileSizeBytes())
-		}
-	}
-	if len(windows) > 0 {
-		s.MeanFilesPlanned /= float64(len(windows))
-		s.MeanBytesPlanned /= float64(len(windows))
 	}
 	return s, nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -10,9 +11,12 @@ import (
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/internal/reliability"
+	"github.com/geocompact/geocompact/internal/testenv"
 )
 
 // envAsCLI makes the test binary behave as the geocompact binary, so the
@@ -71,12 +75,12 @@ func hasCommand(name string) bool {
 	return false
 }
 
-// needCommand skips the rest of the test when the build does not have the
-// subcommand yet, saying which.
+// needCommand ends the test when the build does not register the
+// subcommand: skipped locally, failed under CI.
 func needCommand(t testing.TB, name string) {
 	t.Helper()
 	if !hasCommand(name) {
-		t.Skipf("geocompact %s is not in this build", name)
+		testenv.SkipOrFail(t, "geocompact %s is not in this build", name)
 	}
 }
 
@@ -144,4 +148,36 @@ func checkIntact(t testing.TB, tbl *table.Table, want reliability.Digest) {
 	if len(missing) > 0 {
 		t.Fatalf("table %s: %d referenced files are missing, e.g. %s", tbl.Identifier(), len(missing), missing[0])
 	}
+}
+
+// TestNeedCommandFailsInCI checks that a test needing a subcommand this
+// build lacks is skipped locally but fails under CI, never a silent skip.
+func TestNeedCommandFailsInCI(t *testing.T) {
+	require.True(t, hasCommand("rewrite"))
+	t.Setenv("CI", "")
+	ft := &endTB{TB: t}
+	needCommand(ft, "no-such-command")
+	assert.Equal(t, "skip", ft.ended)
+	assert.Contains(t, ft.msg, "no-such-command")
+	t.Setenv("CI", "true")
+	ft = &endTB{TB: t}
+	needCommand(ft, "no-such-command")
+	assert.Equal(t, "fail", ft.ended)
+	ft = &endTB{TB: t}
+	needCommand(ft, "rewrite")
+	assert.Empty(t, ft.ended)
+}
+
+// endTB records how a test would have ended instead of ending it.
+type endTB struct {
+	testing.TB
+	ended, msg string
+}
+
+func (f *endTB) Helper() {}
+func (f *endTB) Skipf(format string, args ...any) {
+	f.ended, f.msg = "skip", fmt.Sprintf(format, args...)
+}
+func (f *endTB) Fatalf(format string, args ...any) {
+	f.ended, f.msg = "fail", fmt.Sprintf(format, args...)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/where"
 )
 
 func init() { register(newRewriteCmd) }
@@ -71,20 +72,20 @@ Options take Iceberg's names (--option K=V, repeatable): ` + strings.Join(engine
 
 // config checks the flags and builds the engine's config. Option names and
 // values are checked here, before the catalog is opened.
-func (o *rewriteOptions) config() (engine.Config, error) {
+func (o *rewriteOptions) config() (engine.Request, error) {
 	kv, err := parseKV(o.options)
 	if err != nil {
-		return engine.Config{}, err
+		return engine.Request{}, err
 	}
 	if _, err := engine.ParseOptions(kv, nil); err != nil {
-		return engine.Config{}, &usageError{err}
+		return engine.Request{}, &usageError{err}
 	}
 	switch engine.Strategy(o.strategy) {
 	case "", engine.BinPack, engine.Sort:
 	default:
-		return engine.Config{}, usageErrorf("--strategy %q: want binpack or sort", o.strategy)
+		return engine.Request{}, usageErrorf("--strategy %q: want binpack or sort", o.strategy)
 	}
-	return engine.Config{
+	return engine.Request{
 		Strategy: engine.Strategy(o.strategy), Curve: o.curve, SortOrder: o.order, Where: o.where,
 		Options: kv, DryRun: o.dryRun, Logger: o.g.Logger(),
 	}, nil
@@ -103,7 +104,7 @@ func parseKV(pairs []string) (map[string]string, error) {
 	return kv, nil
 }
 
-func runRewrite(ctx context.Context, o *rewriteOptions, cfg engine.Config) error {
+func runRewrite(ctx context.Context, o *rewriteOptions, cfg engine.Request) error {
 	cat, spec, err := o.g.openCatalog(ctx)
 	if err != nil {
 		return err
@@ -115,7 +116,7 @@ func runRewrite(ctx context.Context, o *rewriteOptions, cfg engine.Config) error
 	res, err := engine.Rewrite(ctx, cat, o.table, cfg)
 	p.Done()
 	if err != nil && res == nil {
-		if errors.Is(err, engine.ErrOption) || errors.Is(err, engine.ErrWhere) {
+		if errors.Is(err, engine.ErrOption) || errors.Is(err, where.ErrInvalid) {
 			return &usageError{err}
 		}
 		return err

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/maintain"
 )
 
 func init() { register(newRewriteManifestsCmd) }
@@ -48,7 +48,7 @@ func runRewriteManifests(ctx context.Context, o *rewriteManifestsOptions) error 
 	if err != nil {
 		return err
 	}
-	res, err := engine.RewriteManifests(ctx, cat, o.table, engine.ManifestsConfig{TargetSizeBytes: o.targetSize, CommitRetries: spec.Retries(), Logger: o.g.Logger()})
+	res, err := maintain.RewriteManifests(ctx, cat, o.table, maintain.ManifestsConfig{TargetSizeBytes: o.targetSize, CommitRetries: spec.Retries(), Logger: o.g.Logger()})
 	if err != nil {
 		return err
 	}

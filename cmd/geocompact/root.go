@@ -121,7 +121,38 @@ removes orphan files and measures how many files bbox queries plan.`,
 	for _, newCmd := range commands {
 		root.AddCommand(newCmd(g))
 	}
+	markRunErrors(root)
 	return root
+}
+
+// runError is an error a command returned while running, as opposed to
+// cobra rejecting the command line before anything ran. Only errors of
+// neither kind nor usageError are usage errors decided by cobra.
+type runError struct{ err error }
+
+func (e *runError) Error() string { return e.err.Error() }
+func (e *runError) Unwrap() error { return e.err }
+
+// markRunErrors wraps the run functions of cmd and its subcommands so that
+// their errors are runErrors.
+func markRunErrors(cmd *cobra.Command) {
+	mark := func(f func(*cobra.Command, []string) error) func(*cobra.Command, []string) error {
+		return func(c *cobra.Command, args []string) error {
+			if err := f(c, args); err != nil {
+				return &runError{err}
+			}
+			return nil
+		}
+	}
+	if cmd.PersistentPreRunE != nil {
+		cmd.PersistentPreRunE = mark(cmd.PersistentPreRunE)
+	}
+	if cmd.RunE != nil {
+		cmd.RunE = mark(cmd.RunE)
+	}
+	for _, sub := range cmd.Commands() {
+		markRunErrors(sub)
+	}
 }
 
 func envOr(key, def string) string {
@@ -197,29 +228,24 @@ func run(ctx context.Context, args []string, ios *ioStreams) int {
 	return code
 }
 
+// exitCode decides the exit code of err by its type: an explicit code, a
+// usage error, a lost commit race, an error of a command that ran (1), and
+// anything else cobra returned before running a command (an unknown
+// command, a wrong number of arguments, a missing required flag) is a
+// usage error.
 func exitCode(err error) int {
-	var ec *exitCodeError
-	var ue *usageError
-	switch {
-	case errors.As(err, &ec):
+	if ec, ok := errors.AsType[*exitCodeError](err); ok {
 		return ec.code
-	case errors.As(err, &ue), isCobraUsage(err):
+	}
+	switch {
+	case errors.As(err, new(*usageError)):
 		return exitUsage
 	case engine.IsRetryable(err):
 		return exitConflict
+	case errors.As(err, new(*runError)):
+		return exitError
 	}
-	return exitError
-}
-
-// isCobraUsage recognises the argument errors cobra returns unwrapped.
-func isCobraUsage(err error) bool {
-	s := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires at least", "required flag", "invalid argument"} {
-		if strings.Contains(s, p) {
-			return true
-		}
-	}
-	return false
+	return exitUsage
 }
 
 // oneLine keeps an error on one line of stderr.

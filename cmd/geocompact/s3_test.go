@@ -95,10 +95,7 @@ func testS3Commands(t *testing.T, s3 *reliability.S3, cfg string) {
 			{"metrics", "--table", name},
 			{"advise", "--table", name},
 		} {
-			if !hasCommand(args[0]) {
-				t.Logf("geocompact %s is not in this build", args[0])
-				continue
-			}
+			needCommand(t, args[0])
 			if r := runCLI(t, "", false, s3Args(cfg, args...)...); r.Code != exitOK {
 				t.Errorf("%v: exit %d, stderr %q", args, r.Code, r.Stderr)
 			}

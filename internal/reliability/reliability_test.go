@@ -2,13 +2,14 @@ package reliability
 
 import (
 	"net/http"
-	"os"
 	"slices"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/geocompact/geocompact/internal/testenv"
 )
 
 func TestNormalize(t *testing.T) {
@@ -65,10 +66,7 @@ func TestDigestIsOrderIndependentAndSeesChanges(t *testing.T) {
 func TestServerStopsAndRestarts(t *testing.T) {
 	bin := FindVersityGW()
 	if bin == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("versitygw not found (scripts/start-s3.sh installs it)")
-		}
-		t.Skip("versitygw not found; run scripts/start-s3.sh to install it")
+		testenv.SkipOrFail(t, "versitygw not found; run scripts/start-s3.sh to install it")
 	}
 	srv, err := StartServer(bin, t.TempDir())
 	if err != nil {

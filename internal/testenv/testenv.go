@@ -73,6 +73,18 @@ func InCI() bool {
 	return ci
 }
 
+// SkipOrFail ends a test that cannot run here: it is skipped locally and
+// failed when InCI, where a missing service, tool or command means the run
+// would silently test less than it claims.
+func SkipOrFail(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if InCI() {
+		t.Fatalf(format+" (CI=true: this must not be skipped)", args...)
+		return
+	}
+	t.Skipf(format, args...)
+}
+
 // PostgresURI returns the PostgreSQL URI from PostgresURIEnv. When it is
 // unset, the test is skipped, or failed when InCI.
 func PostgresURI(t testing.TB) string {
@@ -81,11 +93,7 @@ func PostgresURI(t testing.TB) string {
 	if uri != "" {
 		return uri
 	}
-	if InCI() {
-		t.Fatalf("%s is not set: the PostgreSQL server was not started (CI=true; run scripts/start-postgres.sh, as .ci/run does)", PostgresURIEnv)
-		return ""
-	}
-	t.Skipf("skipping PostgreSQL: %s is not set (run eval \"$(scripts/start-postgres.sh)\" to include these tests)", PostgresURIEnv)
+	SkipOrFail(t, "%s is not set: the PostgreSQL server was not started (run eval \"$(scripts/start-postgres.sh)\", as .ci/run does, to include these tests)", PostgresURIEnv)
 	return ""
 }
 

@@ -1,0 +1,120 @@
+package bench
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/geocompact/geocompact/cluster"
+	"github.com/geocompact/geocompact/spatial"
+)
+
+// layoutEnv reads a positive integer from the environment, else def.
+func layoutEnv(t testing.TB, name string, def int) int {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	require.NoError(t, err, name)
+	require.Positive(t, n, name)
+	return n
+}
+
+// strideSample takes m rows evenly spaced through rows (arrival order, so
+// an unbiased sample of generated rows).
+func strideSample(rows []spatial.Bound, m int) []spatial.Bound {
+	if m >= len(rows) {
+		return rows
+	}
+	out := make([]spatial.Bound, m)
+	for i := range out {
+		out[i] = rows[i*len(rows)/m]
+	}
+	return out
+}
+
+func meanInts(c []int) float64 {
+	s := 0
+	for _, v := range c {
+		s += v
+	}
+	return float64(s) / float64(len(c))
+}
+
+// TestLayoutEstimates measures, on generated clustered points, the files
+// planned that the sample-based estimate predicts for each layout against
+// the figure for cutting all the rows, and what Choose picks against the
+// best fixed curve. It prints markdown tables (docs/layouts.md) and fails
+// when an estimate is more than 10% off or auto's pick plans more than 5%
+// more files than the best of linear, zorder and hilbert. Run with
+//
+//	GEOCOMPACT_LONG=1 go test ./bench -run TestLayoutEstimates -v
+//
+// GEOCOMPACT_LAYOUT_ROWS and GEOCOMPACT_LAYOUT_SAMPLE override the row
+// count (1,000,000) and the sample size (65,536).
+func TestLayoutEstimates(t *testing.T) {
+	if os.Getenv("GEOCOMPACT_LONG") == "" {
+		t.Skip("a measurement: set GEOCOMPACT_LONG=1")
+	}
+	n := layoutEnv(t, "GEOCOMPACT_LAYOUT_ROWS", 1_000_000)
+	m := layoutEnv(t, "GEOCOMPACT_LAYOUT_SAMPLE", 1<<16)
+	rows, err := RowBounds(GenerateConfig{Rows: int64(n), Distribution: Clustered, Seed: 1})
+	require.NoError(t, err)
+	sample := strideSample(rows, m)
+	extent := spatial.EmptyBound()
+	for _, r := range rows {
+		extent = extent.Extend(r)
+	}
+	var sets []cluster.WindowSet
+	for _, a := range cluster.AutoAreas {
+		ws, err := cluster.DataWindows(rows, extent, a, 400, 7)
+		require.NoError(t, err)
+		sets = append(sets, cluster.WindowSet{Name: cluster.AreaName(a), Windows: ws})
+	}
+	var est, pick strings.Builder
+	fmt.Fprintf(&est, "| files | window | %s |\n|---|---|%s\n", strings.Join(cluster.AutoCandidates, " | "), strings.Repeat("---|", len(cluster.AutoCandidates)))
+	fmt.Fprintf(&pick, "| files | auto picks | window | auto (true) | best of linear/zorder/hilbert | auto vs best curve |\n|---|---|---|---|---|---|\n")
+	for _, files := range []int{10, 50, 500} {
+		truth := map[string][]float64{}
+		pred := map[string][]float64{}
+		opts := cluster.SortOptions{Extent: extent}
+		for _, name := range cluster.AutoCandidates {
+			o, err := cluster.CurveOrder(name)
+			require.NoError(t, err)
+			full, err := cluster.FileBounds(rows, o, opts, files)
+			require.NoError(t, err)
+			part, err := cluster.FileBounds(sample, o, opts, files)
+			require.NoError(t, err)
+			for _, s := range sets {
+				truth[name] = append(truth[name], meanInts(cluster.CountPlanned(full, s.Windows)))
+				pred[name] = append(pred[name], meanInts(cluster.CountPlanned(part, s.Windows)))
+			}
+		}
+		ch, err := cluster.Choose(sample, cluster.ChooseConfig{Files: files, Extent: extent})
+		require.NoError(t, err)
+		for i, s := range sets {
+			fmt.Fprintf(&est, "| %d | %s |", files, s.Name)
+			best := 0.0
+			for _, name := range cluster.AutoCandidates {
+				fmt.Fprintf(&est, " %.2f (est. %.2f) |", truth[name][i], pred[name][i])
+				assert.InEpsilon(t, truth[name][i], pred[name][i], 0.1, "%d files, %s windows, %s: estimate", files, s.Name, name)
+				if name != "str" && (best == 0 || truth[name][i] < best) {
+					best = truth[name][i]
+				}
+			}
+			est.WriteString("\n")
+			got := truth[ch.Curve][i]
+			fmt.Fprintf(&pick, "| %d | %s | %s | %.2f | %.2f | %+.1f%% |\n", files, ch.Curve, s.Name, got, best, 100*(got/best-1))
+			assert.LessOrEqual(t, got, 1.05*best, "%d files, %s windows: auto's %s is more than 5%% worse than the best curve", files, s.Name, ch.Curve)
+		}
+		t.Logf("%d files: auto estimates %+v", files, ch.Estimates)
+	}
+	t.Logf("%d rows, sample %d, %d windows per set\n\n%s\n%s", n, m, len(sets[0].Windows), est.String(), pick.String())
+}

@@ -1,0 +1,53 @@
+// Package engine is geocompact's rewrite core: it compacts a spatial
+// Iceberg table into target-size files, clustered by a sort order or a
+// space-filling curve, and commits the result as one replace snapshot (or,
+// with partial progress, a few). It also opens catalogs and reads the
+// config file. Maintenance (engine/maintain), the metadata tables
+// (engine/inspect), ingest (engine/ingest) and the --where language
+// (engine/where) are packages of their own that use the core; the core
+// imports none of them but where.
+//
+// The files read in the order a rewrite runs:
+//
+//	plan.go, options.go, layout.go   pure: which files, in which groups, in which order, and why the rest are skipped
+//	rewrite.go                       Rewrite: plan the table, run the groups, commit them batch by batch, clean up
+//	group.go, cuts.go                one group: read (deletes applied), sort, cut and write target-size files
+//	verify.go                        the digest of the rows read and of the rows written, compared per group
+//	commit.go                        the replace snapshot on a fresh base, with its conflict checks and retries
+//
+// # Invariants
+//
+// Data never changes, only layout. Every group's rows are digested as they
+// are read (row count, bbox extent, an order-independent checksum of every
+// value) and again as the written files are read back; a group whose
+// digests differ fails with ErrVerify and is not committed
+// (execution.verify in verify.go). Geometry is validated before it is
+// written unless validate-geometry=false (execution.geometryCheck).
+// Tested by checkUnchanged in rewrite_test.go, which compares a digest of
+// the whole table before and after each rewrite, and by
+// TestRewriteRefusesInvalidGeometry.
+//
+// A replace never resurrects a deleted row. Groups read their files with
+// the delete files that apply to them, so deleted rows are not written
+// again; the commit then checks, on the fresh base it commits on, that
+// every replaced file is still live with exactly the delete files that
+// were applied when it was read, and fails with ErrConflict otherwise
+// (execution.checkBase in commit.go). A delete file is dropped only when
+// every live data file it applies to is replaced. Tested by
+// TestRewriteConcurrentDeleteConflicts and TestRewriteMergeOnReadDeletes,
+// and under load by cmd/geocompact's TestDeletesRacingRewrite.
+//
+// A failed rewrite leaves no files. Every file a group writes is tracked,
+// and after the last batch every file that is not part of a committed
+// snapshot is deleted, whether its group failed, its commit failed or the
+// run was cancelled (execution.track and execution.cleanup in rewrite.go);
+// a commit replaces exactly its groups' files or nothing. Tested by
+// TestRewriteFailedWriteLeavesNoFiles, and for kills by cmd/geocompact's
+// TestRewriteSurvivesSIGKILL, where what a kill leaves is orphans only.
+//
+// A no-op always says why. A rewrite that commits nothing returns a Result
+// whose NoopReason names the reason (no snapshot, nothing matches --where,
+// or the planner's Hint: which option kept which files out), and never an
+// error (rewriter.run in rewrite.go, Options.hint in plan.go). Tested by
+// TestRewriteMinInputFiles and TestPlanMinInputFilesHint.
+package engine

@@ -1,0 +1,115 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/geocompact/geocompact/engine"
+)
+
+// commit writes batches as data files of the table and appends them in one
+// snapshot, retrying lost races on a fresh base. Files of a commit that
+// definitely failed are deleted, so a refused or lost ingest leaves nothing
+// behind. It returns the new snapshot's id.
+func (in *ingester) commit(ctx context.Context, batches *conformedFiles) (int64, error) {
+	tbl, err := engine.LoadTable(ctx, in.cat, in.cfg.Table)
+	if err != nil {
+		return 0, err
+	}
+	if tbl.Metadata().Version() >= 3 {
+		// v3 data files need first_row_id from the head they commit on,
+		// so each attempt writes through tx.Append.
+		return in.appendV3(ctx, batches)
+	}
+	var files []iceberg.DataFile
+	for df, err := range table.WriteRecords(ctx, tbl, batches.schema, batches.all()) {
+		if err != nil {
+			in.removeFiles(ctx, tbl, files)
+			return 0, fmt.Errorf("write data files: %w", err)
+		}
+		files = append(files, df)
+	}
+	snapID, err := in.withRetry(ctx, func(ctx context.Context, tx *table.Transaction) error {
+		if err := tx.AddDataFiles(ctx, files, in.snapshotProps(), table.WithoutAutoNameMapping()); err != nil {
+			return fmt.Errorf("add data files: %w", err)
+		}
+		return nil
+	})
+	if err != nil && (engine.IsRetryable(err) || errors.Is(err, context.Canceled)) {
+		// The catalog refused the commit: the files are referenced by no
+		// snapshot and are ours to delete.
+		in.removeFiles(context.WithoutCancel(ctx), tbl, files)
+	}
+	return snapID, err
+}
+
+// appendV3 appends batches to a v3 table in one snapshot, retrying lost
+// races. Row lineage ties data files to the head they commit on, so every
+// attempt writes its files anew; iceberg-go replays its own retries
+// (commit.retry.num-retries) with the files already written, and files of
+// an attempt that failed here stay as orphans for orphan cleanup.
+func (in *ingester) appendV3(ctx context.Context, batches *conformedFiles) (int64, error) {
+	return in.withRetry(ctx, func(ctx context.Context, tx *table.Transaction) error {
+		rdr, err := array.NewRecordReader(batches.schema, batches.flat())
+		if err != nil {
+			return err
+		}
+		err = tx.Append(ctx, rdr, in.snapshotProps())
+		rdr.Release()
+		if err != nil {
+			return fmt.Errorf("append: %w", err)
+		}
+		return nil
+	})
+}
+
+// withRetry runs stage on a transaction over a fresh load of the table and
+// commits it, retrying lost races; it returns the new snapshot's id.
+func (in *ingester) withRetry(ctx context.Context, stage func(context.Context, *table.Transaction) error) (int64, error) {
+	var snapID int64
+	err := engine.WithCommitRetry(ctx, in.cfg.CommitRetries, func(ctx context.Context) error {
+		cur, err := engine.LoadTable(ctx, in.cat, in.cfg.Table)
+		if err != nil {
+			return err
+		}
+		tx := cur.NewTransaction()
+		if err := stage(ctx, tx); err != nil {
+			return err
+		}
+		after, err := tx.Commit(ctx)
+		if err != nil {
+			return err
+		}
+		snapID = after.CurrentSnapshot().SnapshotID
+		return nil
+	})
+	return snapID, err
+}
+
+func (in *ingester) snapshotProps() iceberg.Properties {
+	return iceberg.Properties{"geocompact.operation": "ingest", "geocompact.ingest.files": strconv.Itoa(len(in.cfg.Files))}
+}
+
+// removeFiles deletes data files this ingest wrote, logging failures: an
+// undeleted file is an orphan that orphan cleanup removes later.
+func (in *ingester) removeFiles(ctx context.Context, tbl *table.Table, files []iceberg.DataFile) {
+	if len(files) == 0 {
+		return
+	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		in.log.Warn("remove written files", "table", in.cfg.Table, "error", err)
+		return
+	}
+	for _, f := range files {
+		if err := fsys.Remove(f.FilePath()); err != nil {
+			in.log.Warn("remove written file", "path", f.FilePath(), "error", err)
+		}
+	}
+}

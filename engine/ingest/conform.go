@@ -1,0 +1,282 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"math"
+	"os"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/geocompact/geocompact/spatial"
+)
+
+// conformedFiles holds each file's batches in the table's Arrow schema.
+type conformedFiles struct {
+	schema *arrow.Schema
+	files  [][]arrow.RecordBatch
+}
+
+// flat returns every file's batches in file order.
+func (c *conformedFiles) flat() []arrow.RecordBatch {
+	var all []arrow.RecordBatch
+	for _, f := range c.files {
+		all = append(all, f...)
+	}
+	return all
+}
+
+// all yields every file's batches in file order. Each is retained for the
+// consumer, which releases it (table.WriteRecords does).
+func (c *conformedFiles) all() iter.Seq2[arrow.RecordBatch, error] {
+	return func(yield func(arrow.RecordBatch, error) bool) {
+		for _, f := range c.files {
+			for _, r := range f {
+				r.Retain()
+				if !yield(r, nil) {
+					r.Release()
+					return
+				}
+			}
+		}
+	}
+}
+
+func (c *conformedFiles) release() {
+	for _, f := range c.files {
+		for _, r := range f {
+			r.Release()
+		}
+	}
+}
+
+// readConformed reads every file and conforms its batches to target, the
+// table's Arrow schema, computing bbox columns when addBBox is set. Any
+// misfit is an error naming the file and column.
+func readConformed(ctx context.Context, paths []string, target *arrow.Schema, geometry string, addBBox bool) (*conformedFiles, int64, error) {
+	out := &conformedFiles{schema: target, files: make([][]arrow.RecordBatch, len(paths))}
+	var rows int64
+	for i, path := range paths {
+		err := readParquet(ctx, path, func(rec arrow.RecordBatch) error {
+			c, err := conform(ctx, rec, target, geometry, addBBox)
+			if err != nil {
+				return err
+			}
+			out.files[i] = append(out.files[i], c)
+			rows += c.NumRows()
+			return nil
+		})
+		if err != nil {
+			out.release()
+			return nil, 0, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	return out, rows, nil
+}
+
+// readParquet calls fn with each batch of the Parquet file at path.
+func readParquet(ctx context.Context, path string, fn func(arrow.RecordBatch) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	pf, err := file.NewParquetReader(f)
+	if err != nil {
+		return err
+	}
+	defer pf.Close()
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, memory.DefaultAllocator)
+	if err != nil {
+		return err
+	}
+	rr, err := fr.GetRecordReader(ctx, nil, nil)
+	if err != nil {
+		return err
+	}
+	defer rr.Release()
+	for rr.Next() {
+		if err := fn(rr.RecordBatch()); err != nil {
+			return err
+		}
+	}
+	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	return nil
+}
+
+// conform returns rec in the target schema: columns matched by name,
+// WKB wrapped in (or unwrapped from) the geoarrow extension as the table
+// needs, integers and floats widened, absent optional columns filled with
+// nulls and, with addBBox, missing bbox columns computed from the WKB.
+func conform(ctx context.Context, rec arrow.RecordBatch, target *arrow.Schema, geometry string, addBBox bool) (arrow.RecordBatch, error) {
+	n := rec.NumRows()
+	sc := rec.Schema()
+	for _, f := range sc.Fields() {
+		if len(target.FieldIndices(f.Name)) == 0 {
+			return nil, fmt.Errorf("column %q is not in the table", f.Name)
+		}
+	}
+	var bbox []arrow.Array
+	if addBBox && !hasAllBBox(sc) {
+		idx := sc.FieldIndices(geometry)
+		if len(idx) != 1 {
+			return nil, fmt.Errorf("geometry column %q is missing", geometry)
+		}
+		bbox = computeBBox(rec.Column(idx[0]))
+		defer func() {
+			for _, a := range bbox {
+				a.Release()
+			}
+		}()
+	}
+	cols := make([]arrow.Array, 0, target.NumFields())
+	defer func() {
+		for _, c := range cols {
+			c.Release()
+		}
+	}()
+	for _, tf := range target.Fields() {
+		col, err := conformColumn(ctx, rec, tf, bbox)
+		if err != nil {
+			return nil, err
+		}
+		if !tf.Nullable && col.NullN() > 0 {
+			col.Release()
+			return nil, fmt.Errorf("column %q has %d nulls but the table requires it", tf.Name, col.NullN())
+		}
+		cols = append(cols, col)
+	}
+	return array.NewRecordBatch(target, cols, n), nil
+}
+
+func hasAllBBox(sc *arrow.Schema) bool {
+	for _, name := range spatial.BBoxColumns {
+		if len(sc.FieldIndices(name)) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// conformColumn returns the data for table field tf (a new reference).
+func conformColumn(ctx context.Context, rec arrow.RecordBatch, tf arrow.Field, bbox []arrow.Array) (arrow.Array, error) {
+	idx := rec.Schema().FieldIndices(tf.Name)
+	if len(idx) == 0 {
+		for i, name := range spatial.BBoxColumns {
+			if name != tf.Name {
+				continue
+			}
+			if bbox == nil {
+				// Null boxes would hide every row from bbox pruning.
+				return nil, fmt.Errorf("column %q is missing (a GeoParquet covering does not fill it; use --add-bbox)", tf.Name)
+			}
+			bbox[i].Retain()
+			return bbox[i], nil
+		}
+		if !tf.Nullable {
+			return nil, fmt.Errorf("column %q is required by the table but missing", tf.Name)
+		}
+		return array.MakeArrayOfNull(memory.DefaultAllocator, tf.Type, int(rec.NumRows())), nil
+	}
+	col := rec.Column(idx[0])
+	if ext, ok := col.(array.ExtensionArray); ok && !arrow.TypeEqual(col.DataType(), tf.Type) {
+		col = ext.Storage()
+	}
+	switch {
+	case arrow.TypeEqual(col.DataType(), tf.Type):
+		col.Retain()
+		return col, nil
+	}
+	if et, ok := tf.Type.(arrow.ExtensionType); ok && arrow.TypeEqual(col.DataType(), et.StorageType()) {
+		return array.NewExtensionArrayWithStorage(et, col), nil
+	}
+	if widens(col.DataType(), tf.Type) {
+		out, err := compute.CastArray(ctx, col, compute.SafeCastOptions(tf.Type))
+		if err != nil {
+			return nil, fmt.Errorf("column %q: %w", tf.Name, err)
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("column %q has type %s, the table wants %s", tf.Name, col.DataType(), tf.Type)
+}
+
+// widens reports whether from converts to to without loss.
+func widens(from, to arrow.DataType) bool {
+	switch to.ID() {
+	case arrow.INT64:
+		switch from.ID() {
+		case arrow.INT8, arrow.INT16, arrow.INT32, arrow.UINT8, arrow.UINT16, arrow.UINT32:
+			return true
+		}
+	case arrow.INT32:
+		switch from.ID() {
+		case arrow.INT8, arrow.INT16, arrow.UINT8, arrow.UINT16:
+			return true
+		}
+	case arrow.FLOAT64:
+		return from.ID() == arrow.FLOAT32
+	case arrow.STRING:
+		return from.ID() == arrow.LARGE_STRING
+	case arrow.BINARY:
+		return from.ID() == arrow.LARGE_BINARY
+	}
+	return false
+}
+
+// computeBBox returns the four bbox columns of a WKB column. Null
+// geometries get null boxes, empty ones NaN; invalid WKB never reaches
+// here (validation refused it).
+func computeBBox(geom arrow.Array) []arrow.Array {
+	if ext, ok := geom.(array.ExtensionArray); ok {
+		geom = ext.Storage()
+	}
+	var bs [4]*array.Float64Builder
+	for i := range bs {
+		bs[i] = array.NewFloat64Builder(memory.DefaultAllocator)
+		bs[i].Reserve(geom.Len())
+	}
+	value := func(i int) []byte { return nil }
+	switch g := geom.(type) {
+	case *array.Binary:
+		value = g.Value
+	case *array.LargeBinary:
+		value = g.Value
+	case *array.BinaryView:
+		value = g.Value
+	}
+	for i := range geom.Len() {
+		if geom.IsNull(i) {
+			for _, b := range bs {
+				b.AppendNull()
+			}
+			continue
+		}
+		env, err := spatial.Envelope(value(i))
+		if err != nil || env.IsEmpty() {
+			for _, b := range bs {
+				b.Append(math.NaN())
+			}
+			continue
+		}
+		bs[0].Append(env.MinX)
+		bs[1].Append(env.MinY)
+		bs[2].Append(env.MaxX)
+		bs[3].Append(env.MaxY)
+	}
+	out := make([]arrow.Array, 4)
+	for i, b := range bs {
+		out[i] = b.NewArray()
+		b.Release()
+	}
+	return out
+}

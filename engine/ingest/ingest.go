@@ -1,0 +1,250 @@
+// Package ingest appends validated GeoParquet files to a spatial Iceberg
+// table in one commit: every file is validated first (WKB, CRS against the
+// table's, bbox columns, nulls), conformed to the table's schema (with bbox
+// columns computed when asked), and only then written and committed. Any
+// refusal leaves the table as it was and writes nothing; a table created
+// for a first ingest that fails is dropped again.
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/validate"
+)
+
+// ErrConfig marks a Config that cannot be used; nothing was read or
+// written. The CLI reports it as a usage error.
+var ErrConfig = errors.New("ingest: bad config")
+
+// Config is one ingest.
+type Config struct {
+	// Table is the table to append to, "ns.t".
+	Table string
+	// Files are the GeoParquet files to append, all in one commit.
+	Files []string
+	// Create makes the table from the first file when it does not exist.
+	Create bool
+	// AddBBox computes missing bbox columns from the WKB.
+	AddBBox bool
+	// FormatVersion of a created table: 2 (WKB plus bbox columns, the
+	// default when 0) or 3 (the Iceberg geometry type).
+	FormatVersion int
+	// PartitionBy is the partition spec of a created table, e.g.
+	// "bucket(16, id)" (see engine.ParsePartitionSpec).
+	PartitionBy string
+	// GeometryColumn is the files' geometry column (default: the
+	// GeoParquet primary_column).
+	GeometryColumn string
+	// Checks configures the validation each file must pass.
+	Checks validate.Config
+	// CommitRetries is the budget for commits that lose a race with another
+	// writer (0 means 4, negative none).
+	CommitRetries int
+	// Logger receives one line per phase; nil discards.
+	Logger *slog.Logger
+	// Progress, when set, is called after each file is validated.
+	Progress func(done, total int)
+}
+
+// Validate checks the config without touching the catalog or the files.
+// Errors match ErrConfig.
+func (c Config) Validate() error {
+	if _, err := engine.ParseIdentifier(c.Table); err != nil {
+		return fmt.Errorf("%w: table: %w", ErrConfig, err)
+	}
+	if len(c.Files) == 0 {
+		return fmt.Errorf("%w: no files to ingest", ErrConfig)
+	}
+	if c.FormatVersion != 0 && c.FormatVersion != 2 && c.FormatVersion != 3 {
+		return fmt.Errorf("%w: format version %d: want 2 or 3", ErrConfig, c.FormatVersion)
+	}
+	if !c.Create && (c.PartitionBy != "" || c.FormatVersion > 2) {
+		return fmt.Errorf("%w: a partition spec and a format version apply only when creating the table", ErrConfig)
+	}
+	if err := c.Checks.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	return nil
+}
+
+func (c Config) formatVersion() int { return max(c.FormatVersion, 2) }
+
+func (c Config) logger() *slog.Logger {
+	if c.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return c.Logger
+}
+
+// Result is what an ingest did.
+type Result struct {
+	Table      string `json:"table"`
+	Created    bool   `json:"created"`
+	SnapshotID int64  `json:"snapshot_id"`
+	Files      int    `json:"files"`
+	Rows       int64  `json:"rows"`
+}
+
+// FileReport is one file's validation report.
+type FileReport struct {
+	Path   string
+	Report *validate.Report
+}
+
+// RefusedError reports files that failed validation; nothing was written.
+// Files holds every file's report, the good ones too.
+type RefusedError struct {
+	Table string
+	Files []FileReport
+}
+
+func (e *RefusedError) Error() string {
+	var bad int
+	var n int64
+	for _, f := range e.Files {
+		if !f.Report.OK() {
+			bad++
+			n += f.Report.Violations()
+		}
+	}
+	return fmt.Sprintf("ingest into %s refused: %d violations in %d of %d files; nothing was written", e.Table, n, bad, len(e.Files))
+}
+
+// Run ingests cfg.Files into cfg.Table in one commit. Files that fail
+// validation return a *RefusedError; a file that does not fit the table's
+// schema returns an error naming the file and column. In both cases, and
+// whenever Run fails, the table is as it was.
+func Run(ctx context.Context, cat catalog.Catalog, cfg Config) (*Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cat = engine.WrapCatalog(cat)
+	tbl, err := loadOrNil(ctx, cat, cfg)
+	if err != nil {
+		return nil, err
+	}
+	in := &ingester{cfg: cfg, cat: cat, log: cfg.logger()}
+	tgt, err := in.target(ctx, tbl)
+	if err != nil {
+		return nil, err
+	}
+	if err := in.validateAll(ctx, tgt); err != nil {
+		return nil, err
+	}
+	sc, props, arrowSc, err := in.tableSchema(ctx, tbl, tgt)
+	if err != nil {
+		return nil, err
+	}
+	batches, rows, err := readConformed(ctx, cfg.Files, arrowSc, tgt.cols.Geometry, cfg.AddBBox)
+	if err != nil {
+		return nil, fmt.Errorf("ingest into %s refused, nothing was written: %w", cfg.Table, err)
+	}
+	defer batches.release()
+	res := &Result{Table: cfg.Table, Files: len(cfg.Files), Rows: rows}
+	if tbl == nil {
+		if _, err := engine.CreateTable(ctx, cat, cfg.Table, sc, cfg.PartitionBy, props); err != nil {
+			return nil, err
+		}
+		res.Created = true
+	}
+	if res.SnapshotID, err = in.commit(ctx, batches); err != nil {
+		if res.Created {
+			in.dropCreated(ctx)
+		}
+		return nil, fmt.Errorf("ingest into %s: %w", cfg.Table, err)
+	}
+	in.log.Info("ingest done", "table", cfg.Table, "files", len(cfg.Files), "rows", rows, "snapshot_id", res.SnapshotID)
+	return res, nil
+}
+
+// loadOrNil loads the table, or returns nil when it does not exist and
+// cfg.Create is set.
+func loadOrNil(ctx context.Context, cat catalog.Catalog, cfg Config) (*table.Table, error) {
+	ident, _ := engine.ParseIdentifier(cfg.Table)
+	tbl, err := cat.LoadTable(ctx, ident)
+	switch {
+	case errors.Is(err, catalog.ErrNoSuchTable) && !cfg.Create:
+		return nil, fmt.Errorf("table %s does not exist (use --create to make it from the files)", cfg.Table)
+	case errors.Is(err, catalog.ErrNoSuchTable):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("load table %s: %w", cfg.Table, err)
+	}
+	return tbl, nil
+}
+
+// ingester is one Run.
+type ingester struct {
+	cfg Config
+	cat catalog.Catalog
+	log *slog.Logger
+}
+
+// dropCreated drops the table a failed first ingest created, so none is
+// left behind empty.
+func (in *ingester) dropCreated(ctx context.Context) {
+	ident, _ := engine.ParseIdentifier(in.cfg.Table)
+	if err := in.cat.DropTable(context.WithoutCancel(ctx), ident); err != nil {
+		in.log.Warn("drop table after failed ingest", "table", in.cfg.Table, "error", err)
+	}
+}
+
+// validateAll validates every file and refuses the batch on any violation.
+func (in *ingester) validateAll(ctx context.Context, t target) error {
+	cfg := in.cfg.Checks
+	cfg.Column = in.cfg.GeometryColumn
+	if cfg.Column == "" {
+		cfg.Column = t.cols.Geometry
+	}
+	cfg.CRS = t.cols.CRS
+	cfg.RequireBBox = t.wantBBox && !in.cfg.AddBBox
+	refused := &RefusedError{Table: in.cfg.Table}
+	ok := true
+	for i, path := range in.cfg.Files {
+		rep, err := validate.File(ctx, path, cfg)
+		if err != nil {
+			return err
+		}
+		refused.Files = append(refused.Files, FileReport{Path: path, Report: rep})
+		ok = ok && rep.OK()
+		if in.cfg.Progress != nil {
+			in.cfg.Progress(i+1, len(in.cfg.Files))
+		}
+	}
+	if ok {
+		return nil
+	}
+	return refused
+}
+
+// tableSchema is the Arrow schema the files are conformed to: the table's,
+// or for a table still to be created, the Iceberg schema and properties
+// derived from the first file too.
+func (in *ingester) tableSchema(ctx context.Context, tbl *table.Table, t target) (*iceberg.Schema, iceberg.Properties, *arrow.Schema, error) {
+	var (
+		sc    *iceberg.Schema
+		props iceberg.Properties
+		err   error
+	)
+	if tbl == nil {
+		if sc, props, err = in.newTableSchema(ctx, t); err != nil {
+			return nil, nil, nil, err
+		}
+	} else {
+		sc, props = tbl.Schema(), tbl.Properties()
+	}
+	arrowSc, err := table.SchemaToArrowSchemaWithOptions(sc, table.ArrowSchemaOptions{TableProperties: props})
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("arrow schema of %s: %w", in.cfg.Table, err)
+	}
+	return sc, props, arrowSc, nil
+}

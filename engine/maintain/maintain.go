@@ -1,0 +1,385 @@
+package maintain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/apache/iceberg-go/catalog"
+
+	"github.com/geocompact/geocompact/engine"
+)
+
+// Gate thresholds, by their policy names.
+const (
+	GateMinAvgFileBytes      = "min-avg-file-bytes"
+	GateMaxFilesPerPartition = "max-files-per-partition"
+)
+
+// GateDecision says whether a maintain run compacts, and why.
+type GateDecision struct {
+	// Compact is set when a threshold fired.
+	Compact bool `json:"compact"`
+	// Fired lists the thresholds that fired, by their policy names.
+	Fired []string `json:"fired"`
+	// Partitions lists the partitions that fired ("" is the unpartitioned
+	// table).
+	Partitions []string `json:"partitions"`
+	// Reason says which threshold fired where, or that none did.
+	Reason string `json:"reason"`
+}
+
+// Evaluate applies the gate to a table's metrics. A partition fires
+// min-avg-file-bytes when it holds at least two files averaging below the
+// floor (one file cannot be compacted further), and
+// max-files-per-partition when it holds more files than the ceiling. A
+// threshold of zero or below is off.
+func (g GatePolicy) Evaluate(m *TableMetrics) GateDecision {
+	d := GateDecision{Fired: []string{}, Partitions: []string{}}
+	var small, many []PartitionMetrics
+	for _, p := range m.Partitions {
+		isSmall := g.MinAvgFileBytes > 0 && p.FileCount >= 2 && p.AvgFileBytes < g.MinAvgFileBytes
+		isMany := g.MaxFilesPerPartition > 0 && p.FileCount > g.MaxFilesPerPartition
+		if isSmall {
+			small = append(small, p)
+		}
+		if isMany {
+			many = append(many, p)
+		}
+		if isSmall || isMany {
+			d.Partitions = append(d.Partitions, p.Partition)
+		}
+	}
+	if len(small) > 0 {
+		d.Fired = append(d.Fired, GateMinAvgFileBytes)
+		w := small[0]
+		for _, p := range small {
+			if p.AvgFileBytes < w.AvgFileBytes {
+				w = p
+			}
+		}
+		d.Reason = fmt.Sprintf("%s fired: %d of %d partitions average below %s (smallest: %s, %d files averaging %s)",
+			GateMinAvgFileBytes, len(small), len(m.Partitions), engine.FormatBytes(g.MinAvgFileBytes), engine.PartitionLabel(w.Partition), w.FileCount, engine.FormatBytes(w.AvgFileBytes))
+	}
+	if len(many) > 0 {
+		d.Fired = append(d.Fired, GateMaxFilesPerPartition)
+		w := many[0]
+		for _, p := range many {
+			if p.FileCount > w.FileCount {
+				w = p
+			}
+		}
+		r := fmt.Sprintf("%s fired: %d partitions hold more than %d files (most: %s, %d files)",
+			GateMaxFilesPerPartition, len(many), g.MaxFilesPerPartition, engine.PartitionLabel(w.Partition), w.FileCount)
+		if d.Reason != "" {
+			d.Reason += "; " + r
+		} else {
+			d.Reason = r
+		}
+	}
+	d.Compact = len(d.Fired) > 0
+	if !d.Compact {
+		d.Reason = fmt.Sprintf("no threshold fired: no partition of %d averages below %s over two or more files, none holds more than %d files",
+			len(m.Partitions), engine.FormatBytes(g.MinAvgFileBytes), g.MaxFilesPerPartition)
+	}
+	return d
+}
+
+// Step statuses in a Report.
+const (
+	StepDone    = "done"
+	StepSkipped = "skipped"
+	StepNoop    = "nothing to do"
+	StepFailed  = "failed"
+)
+
+// StepReport is one step of a maintain run.
+type StepReport struct {
+	Step     string        `json:"step"`
+	Status   string        `json:"status"`
+	Detail   string        `json:"detail"`
+	Duration time.Duration `json:"duration_ns"`
+}
+
+// Config is one maintain run.
+type Config struct {
+	// Policy says what the run does; missing fields take DefaultPolicy's
+	// values.
+	Policy Policy
+	// Owner names this run in the lease (default NewLeaseOwner()).
+	Owner string
+	// CommitRetries is the budget for commits that lose a race with another
+	// writer (0 means 4, negative none).
+	CommitRetries int
+	// Logger receives one line per phase; nil discards.
+	Logger *slog.Logger
+}
+
+// Report is what a maintain run did, step by step, with the
+// table's metrics before and after.
+type Report struct {
+	Table     string           `json:"table"`
+	Lease     *Lease           `json:"lease,omitempty"`
+	Steps     []StepReport     `json:"steps"`
+	Before    *TableMetrics    `json:"before"`
+	Gate      GateDecision     `json:"gate"`
+	Rewrite   *engine.Result   `json:"rewrite,omitempty"`
+	Manifests *ManifestsResult `json:"manifests,omitempty"`
+	Expire    *ExpireResult    `json:"expire,omitempty"`
+	Orphans   *OrphansResult   `json:"orphans,omitempty"`
+	After     *TableMetrics    `json:"after,omitempty"`
+}
+
+func (r *Report) step(name, status, detail string, start time.Time) {
+	r.Steps = append(r.Steps, StepReport{Step: name, Status: status, Detail: detail, Duration: time.Since(start)})
+}
+
+// Run runs one maintenance pass over the table called name, the loop
+// a scheduler calls: take the lease, measure, gate, rewrite, verify, merge
+// manifests, expire, remove orphans, measure again, release the lease.
+// Every step's outcome is in the report, also when an error stops the run;
+// a failed or unverified rewrite stops the run before anything is expired.
+// Another run holding the table returns a *LeaseError (retryable).
+func Run(ctx context.Context, cat catalog.Catalog, name string, cfg Config) (rep *Report, err error) {
+	cat = engine.WrapCatalog(cat)
+	p := cfg.Policy
+	p.fillDefaults()
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	owner := cfg.Owner
+	if owner == "" {
+		owner = NewLeaseOwner()
+	}
+	rep = &Report{Table: name, Steps: []StepReport{}}
+	start := time.Now()
+	lease, err := AcquireLease(ctx, cat, name, owner, time.Duration(p.Lease.TTL))
+	if errors.Is(err, ErrNoSnapshot) {
+		rep.step("lease", StepNoop, "the table has no snapshot: nothing to maintain", start)
+		return rep, nil
+	}
+	if err != nil {
+		return rep, err
+	}
+	rep.Lease = lease
+	detail := fmt.Sprintf("held by %s until %s", owner, lease.Expires.UTC().Format(time.RFC3339))
+	if lease.TookOverFrom != "" {
+		detail += fmt.Sprintf(" (took over the lapsed lease of %s)", lease.TookOverFrom)
+	}
+	rep.step("lease", StepDone, detail, start)
+	log.Info("maintain lease taken", "table", name, "owner", owner, "took_over_from", lease.TookOverFrom)
+	m := &maintainer{cat: cat, name: name, p: p, cfg: cfg, lease: lease, rep: rep, log: log, props: map[string]string{}}
+	defer func() {
+		if rerr := lease.Release(context.WithoutCancel(ctx), m.props); rerr != nil {
+			log.Warn("maintain lease release failed", "table", name, "err", rerr)
+			if err == nil {
+				err = fmt.Errorf("release lease: %w", rerr)
+			}
+		}
+	}()
+	return rep, m.run(ctx)
+}
+
+type maintainer struct {
+	cat   catalog.Catalog
+	name  string
+	p     Policy
+	cfg   Config
+	lease *Lease
+	rep   *Report
+	log   *slog.Logger
+	// props are the last-run times recorded at the next renewal or release.
+	props map[string]string
+}
+
+// run runs the steps in order; the first error stops the run. Every
+// error names its step, as the report does.
+func (m *maintainer) run(ctx context.Context) error {
+	steps := []struct {
+		name string
+		run  func(context.Context) error
+	}{
+		{"measure", func(ctx context.Context) (err error) { m.rep.Before, err = m.measure(ctx); return err }},
+		{"gate", m.gate},
+		{"rewrite", m.rewrite},
+		{"manifests", m.manifests},
+		{"expire", m.expire},
+		{"orphans", m.orphans},
+		{"measure", func(ctx context.Context) (err error) { m.rep.After, err = m.measure(ctx); return err }},
+	}
+	for _, st := range steps {
+		if err := st.run(ctx); err != nil {
+			return fmt.Errorf("maintain %s: %s: %w", m.name, st.name, err)
+		}
+	}
+	return nil
+}
+
+// measure records the table's metrics as a step.
+func (m *maintainer) measure(ctx context.Context) (*TableMetrics, error) {
+	start := time.Now()
+	tbl, err := engine.LoadTable(ctx, m.cat, m.name)
+	if err != nil {
+		return nil, err
+	}
+	met, err := Metrics(ctx, tbl)
+	if err != nil {
+		m.rep.step("measure", StepFailed, err.Error(), start)
+		return nil, err
+	}
+	m.rep.step("measure", StepDone, fmt.Sprintf("%d files, average %s, %d snapshots, %d manifests",
+		met.FileCount, engine.FormatBytes(met.AvgFileBytes), met.SnapshotCount, met.ManifestCount), start)
+	return met, nil
+}
+
+// gate decides, from the metrics measured first, whether the run compacts.
+func (m *maintainer) gate(context.Context) error {
+	start := time.Now()
+	m.rep.Gate = m.p.Gate.Evaluate(m.rep.Before)
+	m.rep.step("gate", map[bool]string{true: StepDone, false: StepNoop}[m.rep.Gate.Compact], m.rep.Gate.Reason, start)
+	return nil
+}
+
+func (m *maintainer) rewrite(ctx context.Context) error {
+	rep := m.rep
+	start := time.Now()
+	if !rep.Gate.Compact {
+		rep.step("rewrite", StepSkipped, "the gate did not fire", start)
+		rep.step("verify", StepSkipped, "nothing was rewritten", start)
+		return nil
+	}
+	rc := m.p.rewriteRequest()
+	rc.CommitRetries, rc.Logger = m.cfg.CommitRetries, m.log
+	res, err := engine.Rewrite(ctx, m.cat, m.name, rc)
+	rep.Rewrite = res
+	if err != nil {
+		rep.step("rewrite", StepFailed, err.Error(), start)
+		return err
+	}
+	if res.NoopReason != "" {
+		rep.step("rewrite", StepNoop, res.NoopReason, start)
+		rep.step("verify", StepSkipped, "nothing was rewritten", start)
+		return nil
+	}
+	rep.step("rewrite", StepDone, fmt.Sprintf("%d files (%s) rewritten into %d (%s) in %d snapshot(s)",
+		res.RewrittenDataFilesCount, engine.FormatBytes(res.RewrittenBytesCount), res.AddedDataFilesCount, engine.FormatBytes(res.AddedBytesCount), res.SnapshotsCommitted), start)
+	start = time.Now()
+	if !res.Verified {
+		err := fmt.Errorf("verify: the rewrite committed %d snapshot(s) but did not verify (%d files failed); stopping before expiry",
+			res.SnapshotsCommitted, res.FailedDataFilesCount)
+		rep.step("verify", StepFailed, err.Error(), start)
+		return err
+	}
+	rep.step("verify", StepDone, "rows, bbox extent and content checksum equal before and after", start)
+	m.props[PropLastRewriteMs] = strconv.FormatInt(time.Now().UnixMilli(), 10)
+	return m.renew(ctx)
+}
+
+// renew moves the lease to the new head, records the last-run times so
+// far, and checks the lease is still held before the next step.
+func (m *maintainer) renew(ctx context.Context) error {
+	if err := m.lease.Renew(ctx, m.props); err != nil {
+		return err
+	}
+	clear(m.props)
+	return nil
+}
+
+func (m *maintainer) manifests(ctx context.Context) error {
+	start := time.Now()
+	tbl, err := engine.LoadTable(ctx, m.cat, m.name)
+	if err != nil {
+		return err
+	}
+	n, err := manifestCount(ctx, tbl)
+	if err != nil {
+		return err
+	}
+	limit := m.p.Manifests.MaxManifests
+	if limit < 0 || n <= limit {
+		m.rep.step("manifests", StepSkipped, fmt.Sprintf("%d manifests, threshold %d", n, limit), start)
+		return nil
+	}
+	res, err := RewriteManifests(ctx, m.cat, m.name, ManifestsConfig{TargetSizeBytes: m.p.Manifests.TargetSizeBytes, CommitRetries: m.cfg.CommitRetries, Logger: m.log})
+	m.rep.Manifests = res
+	if err != nil {
+		m.rep.step("manifests", StepFailed, err.Error(), start)
+		return err
+	}
+	if res.NoopReason != "" {
+		m.rep.step("manifests", StepNoop, res.NoopReason, start)
+		return nil
+	}
+	m.rep.step("manifests", StepDone, fmt.Sprintf("%d manifests merged into %d (threshold %d)", res.ManifestsBefore, res.ManifestsAfter, limit), start)
+	return m.renew(ctx)
+}
+
+// due says whether a step with cadence every, last run recorded in the
+// property key, should run now, and why (not).
+func (m *maintainer) due(ctx context.Context, key string, enabled *bool, every *Duration) (bool, string) {
+	if enabled != nil && !*enabled {
+		return false, "disabled by the policy"
+	}
+	tbl, err := engine.LoadTable(ctx, m.cat, m.name)
+	if err != nil {
+		return true, ""
+	}
+	last, ok := propTime(tbl.Properties(), key)
+	ev := time.Duration(*every)
+	if !ok || ev <= 0 {
+		return true, ""
+	}
+	if since := time.Since(last); since < ev {
+		return false, fmt.Sprintf("last run %s ago (%s), cadence %s", since.Round(time.Second), key, FormatDuration(ev))
+	}
+	return true, ""
+}
+
+func (m *maintainer) expire(ctx context.Context) error {
+	start := time.Now()
+	if ok, why := m.due(ctx, PropLastExpireMs, m.p.Expire.Enabled, m.p.Expire.Every); !ok {
+		m.rep.step("expire", StepSkipped, why, start)
+		return nil
+	}
+	// The lease tag moves to the head first, so it pins nothing.
+	if err := m.renew(ctx); err != nil {
+		return err
+	}
+	res, err := Expire(ctx, m.cat, m.name, ExpireConfig{OlderThan: time.Duration(m.p.Expire.OlderThan), RetainLast: m.p.Expire.RetainLast,
+		CommitRetries: m.cfg.CommitRetries, Logger: m.log})
+	m.rep.Expire = res
+	if err != nil {
+		m.rep.step("expire", StepFailed, err.Error(), start)
+		return err
+	}
+	m.rep.step("expire", StepDone, fmt.Sprintf("%d snapshots older than %s expired, %d files (%s) freed",
+		len(res.ExpiredSnapshots), FormatDuration(res.OlderThan), len(res.Files), engine.FormatBytes(res.FreedBytes)), start)
+	m.props[PropLastExpireMs] = strconv.FormatInt(time.Now().UnixMilli(), 10)
+	return m.renew(ctx)
+}
+
+func (m *maintainer) orphans(ctx context.Context) error {
+	start := time.Now()
+	if ok, why := m.due(ctx, PropLastOrphansMs, m.p.Orphans.Enabled, m.p.Orphans.Every); !ok {
+		m.rep.step("orphans", StepSkipped, why, start)
+		return nil
+	}
+	res, err := RemoveOrphans(ctx, m.cat, m.name, OrphansConfig{OlderThan: time.Duration(m.p.Orphans.OlderThan), Logger: m.log})
+	m.rep.Orphans = res
+	if err != nil {
+		m.rep.step("orphans", StepFailed, err.Error(), start)
+		return err
+	}
+	m.rep.step("orphans", StepDone, fmt.Sprintf("%d unreferenced files older than %s removed (%s)",
+		len(res.Files), FormatDuration(res.OlderThan), engine.FormatBytes(res.Bytes)), start)
+	// Recorded at release.
+	m.props[PropLastOrphansMs] = strconv.FormatInt(time.Now().UnixMilli(), 10)
+	return nil
+}

@@ -1,0 +1,145 @@
+package maintain
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/geocompact/geocompact/engine"
+)
+
+// TableMetrics describes a table's current state in the figures that tell
+// whether it needs maintenance: how fragmented its data is (file count and
+// average file size, overall and per partition), how long its snapshot
+// history is, and how many manifests and delete files planning must read.
+//
+// File, byte and record figures count the live data files of the current
+// snapshot only; delete files are counted apart in DeleteFileCount. A table
+// without a snapshot has all figures zero and no partitions.
+type TableMetrics struct {
+	// FileCount is the number of live data files.
+	FileCount int64 `json:"file_count"`
+	// AvgFileBytes is TotalBytes / FileCount, rounded down; 0 with no files.
+	AvgFileBytes int64 `json:"avg_file_bytes"`
+	// TotalBytes is the sum of the data files' sizes.
+	TotalBytes int64 `json:"total_bytes"`
+	// TotalRecords is the sum of the data files' record counts (before
+	// deletes are applied).
+	TotalRecords int64 `json:"total_records"`
+	// SnapshotCount is the number of snapshots kept in the table metadata.
+	SnapshotCount int `json:"snapshot_count"`
+	// OldestSnapshotAgeSeconds is how long ago the oldest kept snapshot was
+	// committed; 0 with no snapshots.
+	OldestSnapshotAgeSeconds float64 `json:"oldest_snapshot_age_seconds"`
+	// CurrentSnapshotAgeSeconds is how long ago the current snapshot was
+	// committed; 0 with no current snapshot.
+	CurrentSnapshotAgeSeconds float64 `json:"current_snapshot_age_seconds"`
+	// ManifestCount is the number of manifests (data and delete) in the
+	// current snapshot's manifest list.
+	ManifestCount int `json:"manifest_count"`
+	// DeleteFileCount is the number of live position and equality delete
+	// files (deletion vectors included).
+	DeleteFileCount int64 `json:"delete_file_count"`
+	// Partitions has one entry per partition holding live data files,
+	// ordered by Partition.
+	Partitions []PartitionMetrics `json:"partitions"`
+}
+
+// PartitionMetrics are the file figures of one partition.
+type PartitionMetrics struct {
+	// Partition is the partition rendered as Iceberg renders partition
+	// paths, "ts_day=2026-01-01/device_id_bucket=3", with values escaped;
+	// "" for an unpartitioned table.
+	Partition string `json:"partition"`
+	// FileCount is the number of live data files in the partition.
+	FileCount int64 `json:"file_count"`
+	// AvgFileBytes is TotalBytes / FileCount, rounded down.
+	AvgFileBytes int64 `json:"avg_file_bytes"`
+	// TotalBytes is the sum of the partition's data file sizes.
+	TotalBytes int64 `json:"total_bytes"`
+}
+
+// Metrics reads tbl's metadata and the manifests of its current snapshot and
+// returns its maintenance figures. It reads no data files. Ages are measured
+// against the local clock, so a snapshot committed by a writer whose clock
+// is ahead can show an age of zero, never a negative one.
+func Metrics(ctx context.Context, tbl *table.Table) (*TableMetrics, error) {
+	return metricsAt(ctx, tbl, time.Now())
+}
+
+func metricsAt(ctx context.Context, tbl *table.Table, now time.Time) (*TableMetrics, error) {
+	meta := tbl.Metadata()
+	m := &TableMetrics{Partitions: []PartitionMetrics{}}
+	snaps := meta.Snapshots()
+	m.SnapshotCount = len(snaps)
+	if len(snaps) > 0 {
+		oldest := slices.MinFunc(snaps, func(a, b table.Snapshot) int { return cmp.Compare(a.TimestampMs, b.TimestampMs) })
+		m.OldestSnapshotAgeSeconds = snapshotAgeSeconds(now, oldest.TimestampMs)
+	}
+	cur := tbl.CurrentSnapshot()
+	if cur == nil {
+		return m, nil
+	}
+	m.CurrentSnapshotAgeSeconds = snapshotAgeSeconds(now, cur.TimestampMs)
+
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("metrics %s: %w", engine.TableName(tbl), err)
+	}
+	manifests, err := cur.Manifests(fs)
+	if err != nil {
+		return nil, fmt.Errorf("metrics %s: read manifest list: %w", engine.TableName(tbl), err)
+	}
+	m.ManifestCount = len(manifests)
+	parts := map[string]*PartitionMetrics{}
+	for _, mf := range manifests {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		entries, err := mf.FetchEntries(fs, true)
+		if err != nil {
+			return nil, fmt.Errorf("metrics %s: read manifest %s: %w", engine.TableName(tbl), mf.FilePath(), err)
+		}
+		for _, e := range entries {
+			df := e.DataFile()
+			if df.ContentType() != iceberg.EntryContentData {
+				m.DeleteFileCount++
+				continue
+			}
+			m.FileCount++
+			m.TotalBytes += df.FileSizeBytes()
+			m.TotalRecords += df.Count()
+			key := engine.PartitionPath(meta, df)
+			p := parts[key]
+			if p == nil {
+				p = &PartitionMetrics{Partition: key}
+				parts[key] = p
+			}
+			p.FileCount++
+			p.TotalBytes += df.FileSizeBytes()
+		}
+	}
+	m.AvgFileBytes = metricsAvg(m.TotalBytes, m.FileCount)
+	for _, p := range parts {
+		p.AvgFileBytes = metricsAvg(p.TotalBytes, p.FileCount)
+		m.Partitions = append(m.Partitions, *p)
+	}
+	slices.SortFunc(m.Partitions, func(a, b PartitionMetrics) int { return cmp.Compare(a.Partition, b.Partition) })
+	return m, nil
+}
+
+func snapshotAgeSeconds(now time.Time, tsMs int64) float64 {
+	return max(0, now.Sub(time.UnixMilli(tsMs)).Seconds())
+}
+
+func metricsAvg(total, n int64) int64 {
+	if n == 0 {
+		return 0
+	}
+	return total / n
+}

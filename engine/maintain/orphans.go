@@ -1,0 +1,153 @@
+package maintain
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/geocompact/geocompact/engine"
+)
+
+// OrphansConfig is one orphan file removal. Build it from
+// DefaultOrphansConfig.
+type OrphansConfig struct {
+	// OlderThan: unreferenced files younger than this are kept, as they may
+	// belong to a writer that has not committed yet (default 3d). Below
+	// MinRetention it needs Force.
+	OlderThan time.Duration
+	// DryRun lists what would be removed and removes nothing.
+	DryRun bool
+	// Force allows OlderThan below MinRetention.
+	Force bool
+	// Logger receives one line per phase; nil discards.
+	Logger *slog.Logger
+}
+
+// DefaultOrphansConfig returns remove_orphan_files' default: older than 3
+// days.
+func DefaultOrphansConfig() OrphansConfig {
+	return OrphansConfig{OlderThan: DefaultOrphansOlderThan}
+}
+
+// Validate checks the config, including the retention floor.
+func (c OrphansConfig) Validate() error {
+	if c.OlderThan < 0 {
+		return fmt.Errorf("%w: older-than %s is negative", ErrDuration, c.OlderThan)
+	}
+	return CheckRetention("orphans", c.OlderThan, c.Force)
+}
+
+// OrphansResult reports an orphan removal (or, on a dry run, what one would
+// remove).
+type OrphansResult struct {
+	Table string `json:"table"`
+	// Location is the table location; nothing outside it is listed or
+	// removed.
+	Location  string        `json:"location"`
+	OlderThan time.Duration `json:"older_than_ns"`
+	Cutoff    time.Time     `json:"cutoff"`
+	DryRun    bool          `json:"dry_run"`
+	// Files are the unreferenced files older than the cutoff.
+	Files []FreedFile `json:"files"`
+	// Bytes is the total size of Files.
+	Bytes int64 `json:"bytes"`
+}
+
+// RemoveOrphans deletes the files under the table location that no
+// metadata of the table references (no snapshot, manifest, metadata file
+// in the log, statistics file) and that are older than cfg.OlderThan. It
+// wraps iceberg-go's orphan planning and adds a guard: every file it
+// deletes must lie under the table location, else nothing is deleted.
+func RemoveOrphans(ctx context.Context, cat catalog.Catalog, name string, cfg OrphansConfig) (*OrphansResult, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	tbl, err := engine.LoadTable(ctx, cat, name)
+	if err != nil {
+		return nil, err
+	}
+	loc := tbl.Location()
+	plan, err := tbl.PlanOrphanFiles(ctx, table.WithFilesOlderThan(cfg.OlderThan))
+	if err != nil {
+		return nil, fmt.Errorf("orphans %s: %w", name, err)
+	}
+	res := &OrphansResult{Table: name, Location: loc, OlderThan: cfg.OlderThan, Cutoff: plan.Cutoff().UTC(), DryRun: cfg.DryRun, Files: []FreedFile{}}
+	for _, f := range plan.OrphanFiles() {
+		if !underLocation(f.Path, loc) {
+			return nil, fmt.Errorf("orphans %s: planned file %s is outside the table location %s; refusing to delete anything", name, f.Path, loc)
+		}
+		res.Files = append(res.Files, FreedFile{Path: f.Path, Kind: guessKind(f.Path), Bytes: f.SizeBytes})
+		res.Bytes += f.SizeBytes
+	}
+	slices.SortFunc(res.Files, func(a, b FreedFile) int { return strings.Compare(a.Path, b.Path) })
+	if cfg.DryRun || len(res.Files) == 0 {
+		log.Info("orphans planned", "table", name, "files", len(res.Files), "bytes", res.Bytes, "dry_run", cfg.DryRun)
+		return res, nil
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("orphans %s: %w", name, err)
+	}
+	guarded := func(p string) error {
+		if !underLocation(p, loc) {
+			return fmt.Errorf("refusing to delete %s: outside the table location %s", p, loc)
+		}
+		return fs.Remove(p)
+	}
+	if _, err := tbl.ExecuteOrphanCleanup(ctx, plan, table.WithDeleteFunc(guarded)); err != nil {
+		return res, fmt.Errorf("orphans %s: %w", name, err)
+	}
+	log.Info("orphans removed", "table", name, "files", len(res.Files), "bytes", res.Bytes)
+	return res, nil
+}
+
+// underLocation reports whether p names a file strictly below the
+// directory loc. Both are compared as cleaned URI paths with the same
+// scheme and authority, so "t2/x" is not under "t" and "t/../u" is not
+// under "t".
+func underLocation(p, loc string) bool {
+	pu, err1 := url.Parse(p)
+	lu, err2 := url.Parse(loc)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	if pu.Scheme == "" {
+		pu.Scheme = "file"
+	}
+	if lu.Scheme == "" {
+		lu.Scheme = "file"
+	}
+	if pu.Scheme != lu.Scheme || pu.Host != lu.Host {
+		return false
+	}
+	pp, lp := path.Clean("/"+pu.Path), path.Clean("/"+lu.Path)
+	return strings.HasPrefix(pp, strings.TrimSuffix(lp, "/")+"/")
+}
+
+// guessKind names a file's kind from its name, for orphan listings.
+func guessKind(p string) string {
+	base := path.Base(p)
+	switch {
+	case strings.HasSuffix(base, ".parquet") || strings.HasSuffix(base, ".orc") || strings.HasSuffix(base, ".avro") && !strings.Contains(p, "/metadata/"):
+		return KindData
+	case strings.HasPrefix(base, "snap-") && strings.HasSuffix(base, ".avro"):
+		return KindManifestList
+	case strings.HasSuffix(base, ".avro"):
+		return KindManifest
+	case strings.HasSuffix(base, ".puffin") || strings.HasSuffix(base, ".stats"):
+		return KindStatistics
+	}
+	return KindOther
+}

@@ -1,0 +1,53 @@
+package engine
+
+import "log/slog"
+
+// Request is one rewrite: how to lay the table out, which files to
+// consider, and the Iceberg options that tune the plan.
+type Request struct {
+	// Strategy is binpack (default) or sort. A Curve or SortOrder implies sort.
+	Strategy Strategy
+	// Curve is the shorthand for a curve over the table's spatial columns:
+	// linear, zorder or hilbert.
+	Curve string
+	// SortOrder is an explicit sort order: "col [ASC|DESC] [NULLS FIRST|LAST], ...",
+	// "zorder(a, b)" or "hilbert(a, b)". Empty with strategy sort means the
+	// table's own sort order.
+	SortOrder string
+	// Where scopes the rewrite to files that may hold matching rows, in
+	// the small predicate language of where.Parse.
+	Where string
+	// Options are Iceberg rewrite_data_files options by name.
+	Options map[string]string
+	// DryRun plans and reports without writing anything.
+	DryRun bool
+	// CommitRetries is the budget for commits that lose a race with another
+	// writer (0 means 4, negative none).
+	CommitRetries int
+	// Logger receives one line per phase; nil discards.
+	Logger *slog.Logger
+	// Progress, when set, is told each phase of each group as it starts
+	// (from several goroutines when groups run concurrently).
+	Progress func(Progress)
+}
+
+// Progress says where a rewrite is.
+type Progress struct {
+	// Group is the group (1-based) the phase belongs to, of Groups; 0 for
+	// the commit of several groups.
+	Group, Groups int
+	// GroupsDone counts the groups written and verified so far.
+	GroupsDone int
+	// Phase is reading, sampling, scattering, sorting, writing, verifying
+	// or committing.
+	Phase string
+	// Step and Steps count the units of a spilled sort (sorting), else 0.
+	Step, Steps int
+}
+
+func (c Request) logger() *slog.Logger {
+	if c.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return c.Logger
+}
