@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -79,7 +80,7 @@ func runJob(t *testing.T, cat catalog.Catalog, name string, cfg engine.Request, 
 				frags[f.File] = append(frags[f.File], f.Rows)
 			}
 		}
-		for _, k := range slices.Sorted(mapsKeys(frags)) {
+		for _, k := range slices.Sorted(maps.Keys(frags)) {
 			fs, d, err := worker.WriteSpanning(ctx, gi, k, frags[k])
 			require.NoError(t, err)
 			files[gi] = append(files[gi], travel(t, &worker, fs)...)
@@ -90,16 +91,6 @@ func runJob(t *testing.T, cat catalog.Catalog, name string, cfg engine.Request, 
 	require.NoError(t, json.Unmarshal(b, &committer))
 	res, err := committer.Commit(ctx, cat, files, in, out)
 	return driver, res, err
-}
-
-func mapsKeys(m map[int][]arrow.RecordBatch) func(func(int) bool) {
-	return func(yield func(int) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // travel sends data file descriptions through their wire form and checks
