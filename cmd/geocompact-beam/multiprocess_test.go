@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -38,6 +39,7 @@ func TestMultiProcess(t *testing.T) {
 	boot := build("boot", "github.com/apache/beam/sdks/v2/go/container")
 	self := build("geocompact-beam", ".")
 
+	removeWorkerCopies(t, self)
 	jobPort := freePort(t)
 	start(t, dir, prism, "--job_port", fmt.Sprint(jobPort), "--serve_http=false")
 	start(t, dir, boot, "--worker_pool")
@@ -65,6 +67,26 @@ func TestMultiProcess(t *testing.T) {
 	assert.Equal(t, fileIDs(t, load(t, local)), fileIDs(t, load(t, dist)))
 }
 
+// removeWorkerCopies removes, when the test ends, the copies of self that
+// boot makes for every worker (in /tmp/binNNN/worker, a fixed place):
+// those that appeared during the test and have self's size.
+func removeWorkerCopies(t *testing.T, self string) {
+	before, _ := filepath.Glob("/tmp/bin*")
+	st, err := os.Stat(self)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		after, _ := filepath.Glob("/tmp/bin*")
+		for _, d := range after {
+			if slices.Contains(before, d) {
+				continue
+			}
+			if w, err := os.Stat(filepath.Join(d, "worker")); err == nil && w.Size() == st.Size() {
+				os.RemoveAll(d)
+			}
+		}
+	})
+}
+
 func errText(err error) string {
 	if ee, ok := err.(*exec.ExitError); ok {
 		return string(ee.Stderr)
@@ -80,13 +102,11 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// start runs a server in dir until the test ends. Its temporary files
-// (boot copies the worker binary for every worker) go under dir too.
+// start runs a server in dir until the test ends.
 func start(t *testing.T, dir, bin string, args ...string) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "TMPDIR="+dir)
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {
 		cmd.Process.Kill()
