@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 
@@ -140,4 +141,71 @@ func (s *Sorter) Permutation(recs []arrow.RecordBatch) ([]int32, error) {
 		return s.linearPermutation(recs, total)
 	}
 	return s.curvePermutation(recs, total)
+}
+
+// scaleJSON is a Scale's wire form. Floats travel as their IEEE bits so a
+// Scale decoded in another process keys rows exactly as the original.
+type scaleJSON struct {
+	Dims []dimJSON `json:"dims"`
+}
+
+type dimJSON struct {
+	Kind      int      `json:"kind"`
+	AxisLo    uint64   `json:"axis_lo,omitempty"`
+	AxisScale uint64   `json:"axis_scale,omitempty"`
+	AxisLimit uint64   `json:"axis_limit,omitempty"`
+	AxisLast  uint32   `json:"axis_last,omitempty"`
+	RangeMin  uint64   `json:"range_min,omitempty"`
+	RangeBits uint     `json:"range_shift,omitempty"`
+	Quantiles []uint64 `json:"quantiles,omitempty"`
+	QCells    uint64   `json:"q_cells,omitempty"`
+	QLast     uint32   `json:"q_last,omitempty"`
+}
+
+// MarshalJSON encodes the scale losslessly, so that workers in other
+// processes can key rows with the scale the driver learned.
+func (s Scale) MarshalJSON() ([]byte, error) {
+	out := scaleJSON{}
+	if len(s.norms) > 0 {
+		out.Dims = make([]dimJSON, len(s.norms))
+	}
+	for i, n := range s.norms {
+		d := dimJSON{Kind: int(n.kind),
+			AxisLo: math.Float64bits(n.ax.lo), AxisScale: math.Float64bits(n.ax.scale), AxisLimit: math.Float64bits(n.ax.limit), AxisLast: n.ax.last,
+			RangeMin: n.rng.min, RangeBits: n.rng.shift,
+			QCells: math.Float64bits(n.q.cells), QLast: n.q.last}
+		for _, q := range n.q.q {
+			d.Quantiles = append(d.Quantiles, math.Float64bits(q))
+		}
+		out.Dims[i] = d
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON decodes a scale written by MarshalJSON.
+func (s *Scale) UnmarshalJSON(b []byte) error {
+	var in scaleJSON
+	if err := json.Unmarshal(b, &in); err != nil {
+		return fmt.Errorf("cluster: decode scale: %w", err)
+	}
+	if len(in.Dims) == 0 {
+		*s = Scale{}
+		return nil
+	}
+	norms := make([]dimNorm, len(in.Dims))
+	for i, d := range in.Dims {
+		if d.Kind < int(normAxis) || d.Kind > int(normQuantile) {
+			return fmt.Errorf("cluster: decode scale: dimension %d has unknown kind %d", i, d.Kind)
+		}
+		n := dimNorm{kind: normKind(d.Kind),
+			ax:  axis{lo: math.Float64frombits(d.AxisLo), scale: math.Float64frombits(d.AxisScale), limit: math.Float64frombits(d.AxisLimit), last: d.AxisLast},
+			rng: rangeBits{min: d.RangeMin, shift: d.RangeBits},
+			q:   quantiles{cells: math.Float64frombits(d.QCells), last: d.QLast}}
+		for _, q := range d.Quantiles {
+			n.q.q = append(n.q.q, math.Float64frombits(q))
+		}
+		norms[i] = n
+	}
+	s.norms = norms
+	return nil
 }

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -149,4 +150,41 @@ func TestGather(t *testing.T) {
 				out.Column(c).ValueStr(k), in[b].Column(c).ValueStr(int(i)))
 		}
 	}
+}
+
+// TestScaleJSONRoundTrip checks that a Scale sent through JSON keys every
+// row exactly as the original, for each kind of normalisation.
+func TestScaleJSONRoundTrip(t *testing.T) {
+	rows := randomRows(rand.New(rand.NewPCG(9, 10)), 2000)
+	recs := batches(t, rows, 700, 1300)
+	for _, expr := range []string{"hilbert()", "zorder(geometry, ts)", "hilbert(bbox, score)", "name, id"} {
+		for _, norm := range []Normalization{NormalizeExtent, NormalizeQuantile} {
+			t.Run(fmt.Sprintf("%s/%s", expr, norm), func(t *testing.T) {
+				s := mustSorter(t, expr, SortOptions{Normalize: norm})
+				st := s.NewStats(len(rows))
+				for _, r := range recs {
+					require.NoError(t, st.Add(r))
+				}
+				sc := st.Scale(emptyExtent())
+				b, err := json.Marshal(sc)
+				require.NoError(t, err)
+				var back Scale
+				require.NoError(t, json.Unmarshal(b, &back))
+				a, err := s.WithScale(sc)
+				require.NoError(t, err)
+				c, err := s.WithScale(back)
+				require.NoError(t, err)
+				for _, r := range recs {
+					want, err := a.Keys(r)
+					require.NoError(t, err)
+					got, err := c.Keys(r)
+					require.NoError(t, err)
+					require.Equal(t, want, got)
+				}
+				assert.Equal(t, sc, back)
+			})
+		}
+	}
+	var bad Scale
+	require.Error(t, json.Unmarshal([]byte(`{"dims":[{"kind":9}]}`), &bad))
 }

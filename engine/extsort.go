@@ -151,7 +151,7 @@ func (ex *execution) sortSpilled(ctx context.Context, g *groupIO, recs iter.Seq2
 	}
 	start := time.Now()
 	ex.progress(g.o.index, "sampling", 0, 0)
-	frozen, bounds, err := ex.sampleKeys(ctx, g, sorter, sp.Buckets)
+	frozen, bounds, _, err := ex.sampleKeys(ctx, g, sorter, sp.Buckets)
 	if err != nil {
 		return nil, fmt.Errorf("sample: %w", err)
 	}
@@ -188,8 +188,8 @@ func (ex *execution) sortSpilled(ctx context.Context, g *groupIO, recs iter.Seq2
 
 // sampleKeys reads the key and extent columns of the group once, and
 // returns a Sorter over the full rows frozen to the group's scale, and
-// the boundaries of up to buckets key ranges.
-func (ex *execution) sampleKeys(ctx context.Context, g *groupIO, sorter *cluster.Sorter, buckets int) (*cluster.Sorter, []uint64, error) {
+// the boundaries of up to buckets key ranges, and the scale itself.
+func (ex *execution) sampleKeys(ctx context.Context, g *groupIO, sorter *cluster.Sorter, buckets int) (*cluster.Sorter, []uint64, cluster.Scale, error) {
 	cols := sorter.Columns()
 	if g.bbox[0] >= 0 {
 		for _, c := range g.bbox {
@@ -203,11 +203,11 @@ func (ex *execution) sampleKeys(ctx context.Context, g *groupIO, sorter *cluster
 	scan := ex.tbl.Scan(append(slices.Clone(g.scanOpts), table.WithSnapshotID(ex.snapshotID), table.WithSelectedFields(cols...))...)
 	psc, recs, err := scan.ReadTasks(ctx, g.o.tasks)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, cluster.Scale{}, err
 	}
 	proj, err := ex.sorter(psc, g.o.group.OutputFiles)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, cluster.Scale{}, err
 	}
 	pgeom, pbbox := spatialColumns(psc, spatialGeomName(ex.tbl))
 	expected := int(max(g.o.group.Records, 1))
@@ -229,7 +229,7 @@ func (ex *execution) sampleKeys(ctx context.Context, g *groupIO, sorter *cluster
 			if rec != nil {
 				rec.Release()
 			}
-			return nil, nil, err
+			return nil, nil, cluster.Scale{}, err
 		}
 		extent = extent.Extend(extentOf(rec, pgeom, pbbox))
 		var idx []int32
@@ -241,7 +241,7 @@ func (ex *execution) sampleKeys(ctx context.Context, g *groupIO, sorter *cluster
 			s, err := cluster.Gather(psc, []arrow.RecordBatch{rec}, idx, nil)
 			if err != nil {
 				rec.Release()
-				return nil, nil, err
+				return nil, nil, cluster.Scale{}, err
 			}
 			sample = append(sample, s)
 		}
@@ -250,21 +250,21 @@ func (ex *execution) sampleKeys(ctx context.Context, g *groupIO, sorter *cluster
 	scale := stats.Scale(extent)
 	frozen, err := sorter.WithScale(scale)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, cluster.Scale{}, err
 	}
 	fproj, err := proj.WithScale(scale)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, cluster.Scale{}, err
 	}
 	var keys []uint64
 	for _, s := range sample {
 		k, err := fproj.Keys(s)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, cluster.Scale{}, err
 		}
 		keys = append(keys, k...)
 	}
-	return frozen, boundaries(keys, buckets), nil
+	return frozen, boundaries(keys, buckets), scale, nil
 }
 
 // boundaries returns up to k-1 ascending, distinct keys that cut the

@@ -41,26 +41,9 @@ func (ex *execution) rewriteGroup(ctx context.Context, i int, g *Group) *groupOu
 }
 
 func (ex *execution) rewriteGroupErr(ctx context.Context, o *groupOut) error {
-	scanOpts, writeOpts, lineage := ex.ioOptions(o.tasks)
-	scan := ex.tbl.Scan(append(scanOpts, table.WithSnapshotID(ex.snapshotID))...)
-	readSc, recs, err := scan.ReadTasks(ctx, o.tasks)
+	g, recs, err := ex.readGroup(ctx, o, o.tasks)
 	if err != nil {
-		return fmt.Errorf("read: %w", err)
-	}
-	sc := readSc // the schema the writer checks; with lineage it carries field IDs
-	if lineage != nil {
-		if sc, err = table.SchemaToArrowSchemaWithOptions(lineage, table.ArrowSchemaOptions{IncludeFieldIDs: true, TableProperties: ex.tbl.Properties()}); err != nil {
-			return fmt.Errorf("lineage schema: %w", err)
-		}
-	}
-	g := &groupIO{o: o, readSc: readSc, sc: sc, scanOpts: scanOpts, writeOpts: writeOpts}
-	g.geom, g.bbox = spatialColumns(sc, spatialGeomName(ex.tbl))
-	check := ex.geometryCheck()
-	g.digest = func(rec arrow.RecordBatch) error {
-		if err := check(rec); err != nil {
-			return err
-		}
-		return o.in.Add(rec, g.geom, g.bbox)
+		return err
 	}
 	start := time.Now()
 	var files []iceberg.DataFile
@@ -81,7 +64,35 @@ func (ex *execution) rewriteGroupErr(ctx context.Context, o *groupOut) error {
 		return err
 	}
 	ex.progress(o.index, "verifying", 0, 0)
-	return ex.verify(ctx, o, scanOpts, g.geom, g.bbox)
+	return ex.verify(ctx, o, g.scanOpts, g.geom, g.bbox)
+}
+
+// readGroup starts reading tasks (all or some of group o's) at the
+// planned snapshot, deletes applied, and returns what reading and writing
+// the group needs; g.digest validates a batch and folds it into o.in.
+func (ex *execution) readGroup(ctx context.Context, o *groupOut, tasks []table.FileScanTask) (*groupIO, iter.Seq2[arrow.RecordBatch, error], error) {
+	scanOpts, writeOpts, lineage := ex.ioOptions(o.tasks)
+	scan := ex.tbl.Scan(append(scanOpts, table.WithSnapshotID(ex.snapshotID))...)
+	readSc, recs, err := scan.ReadTasks(ctx, tasks)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read: %w", err)
+	}
+	sc := readSc // the schema the writer checks; with lineage it carries field IDs
+	if lineage != nil {
+		if sc, err = table.SchemaToArrowSchemaWithOptions(lineage, table.ArrowSchemaOptions{IncludeFieldIDs: true, TableProperties: ex.tbl.Properties()}); err != nil {
+			return nil, nil, fmt.Errorf("lineage schema: %w", err)
+		}
+	}
+	g := &groupIO{o: o, readSc: readSc, sc: sc, scanOpts: scanOpts, writeOpts: writeOpts}
+	g.geom, g.bbox = spatialColumns(sc, spatialGeomName(ex.tbl))
+	check := ex.geometryCheck()
+	g.digest = func(rec arrow.RecordBatch) error {
+		if err := check(rec); err != nil {
+			return err
+		}
+		return o.in.Add(rec, g.geom, g.bbox)
+	}
+	return g, recs, nil
 }
 
 // groupIO is what reading and writing one group needs.
@@ -203,14 +214,25 @@ const gatherBytes = 8 << 20
 // gatherInto writes the rows of in, in perm's order, into sink, gathering
 // about gatherBytes at a time.
 func gatherInto(sink *fileSink, sc *arrow.Schema, in []arrow.RecordBatch, perm []int32) error {
+	return gatherEach(sc, in, perm, func(rec arrow.RecordBatch) error {
+		if err := sink.Write(rec); err != nil {
+			return fmt.Errorf("write: %w", err)
+		}
+		return nil
+	})
+}
+
+// gatherEach hands the rows of in, in perm's order, to write (which owns
+// each batch), about gatherBytes at a time.
+func gatherEach(sc *arrow.Schema, in []arrow.RecordBatch, perm []int32, write func(arrow.RecordBatch) error) error {
 	step := chunkRows(in)
 	for lo := 0; lo < len(perm); lo += step {
 		rec, err := cluster.Gather(sc, in, perm[lo:min(len(perm), lo+step)], nil)
 		if err != nil {
 			return fmt.Errorf("sort: %w", err)
 		}
-		if err := sink.Write(rec); err != nil {
-			return fmt.Errorf("write: %w", err)
+		if err := write(rec); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -22,6 +22,7 @@ const (
 	SummaryStrategy  = "geocompact.strategy"
 	SummarySortOrder = "geocompact.sort-order"
 	SummaryGroups    = "geocompact.file-groups"
+	SummaryJobID     = "geocompact.job-id"
 )
 
 // Rewrite compacts the table called name in cat as cfg says: plan which
@@ -35,29 +36,38 @@ const (
 // that committed).
 func Rewrite(ctx context.Context, cat catalog.Catalog, name string, cfg Request) (*Result, error) {
 	start := time.Now()
-	cat = WrapCatalog(cat)
-	tbl, err := LoadTable(ctx, cat, name)
+	r, tbl, filter, err := newRewriter(ctx, cat, name, cfg)
 	if err != nil {
 		return nil, err
 	}
-	opts, err := ParseOptions(cfg.Options, tbl.Properties())
-	if err != nil {
-		return nil, err
-	}
-	lay, err := resolveLayout(tbl, cfg, opts)
-	if err != nil {
-		return nil, err
-	}
-	filter, err := where.Parse(cfg.Where, tbl.Schema())
-	if err != nil {
-		return nil, err
-	}
-	r := &rewriter{cat: cat, name: name, ident: tbl.Identifier(), cfg: cfg, opts: opts, lay: lay, log: cfg.logger().With("table", name)}
 	res, err := r.run(ctx, tbl, filter)
 	if res != nil {
 		res.Duration = time.Since(start)
 	}
 	return res, err
+}
+
+// newRewriter loads the table and checks cfg against it.
+func newRewriter(ctx context.Context, cat catalog.Catalog, name string, cfg Request) (*rewriter, *table.Table, iceberg.BooleanExpression, error) {
+	cat = WrapCatalog(cat)
+	tbl, err := LoadTable(ctx, cat, name)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	opts, err := ParseOptions(cfg.Options, tbl.Properties())
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	lay, err := resolveLayout(tbl, cfg, opts)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	filter, err := where.Parse(cfg.Where, tbl.Schema())
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	r := &rewriter{cat: cat, name: name, ident: tbl.Identifier(), cfg: cfg, opts: opts, lay: lay, log: cfg.logger().With("table", name)}
+	return r, tbl, filter, nil
 }
 
 // rewriter carries one rewrite's settings through its phases.
@@ -68,6 +78,8 @@ type rewriter struct {
 	cfg   Request
 	opts  Options
 	lay   layout
+	// jobID, when set, tags the commit's snapshot summary.
+	jobID string
 	log   interface {
 		Debug(string, ...any)
 		Info(string, ...any)
@@ -76,44 +88,11 @@ type rewriter struct {
 }
 
 func (r *rewriter) run(ctx context.Context, tbl *table.Table, filter iceberg.BooleanExpression) (*Result, error) {
-	res := &Result{Strategy: string(r.lay.strategy), SortOrder: r.lay.orderText, DryRun: r.cfg.DryRun, Plan: &Plan{}}
-	snap := tbl.CurrentSnapshot()
-	if snap == nil {
-		res.NoopReason = "the table has no snapshot yet: there is no data to rewrite"
-		return res, nil
+	res, all, err := r.plan(ctx, tbl, filter)
+	if err != nil || len(res.Plan.Groups) == 0 {
+		return res, err
 	}
-	all, err := tbl.Scan(table.WithSnapshotID(snap.SnapshotID)).PlanFiles(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("plan files of %s: %w", r.name, err)
-	}
-	for _, t := range all {
-		res.FilesBefore++
-		res.BytesBefore += t.File.FileSizeBytes()
-	}
-	res.FilesAfter, res.BytesAfter = res.FilesBefore, res.BytesBefore
-	selected := all
-	if _, ok := filter.(iceberg.AlwaysTrue); !ok {
-		// Tasks from a filtered scan would drop the non-matching rows of
-		// the files they select; rewrite whole files, as Iceberg does.
-		scoped, err := tbl.Scan(table.WithSnapshotID(snap.SnapshotID), table.WithRowFilter(filter)).PlanFiles(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("plan files of %s for --where: %w", r.name, err)
-		}
-		keep := make(map[string]bool, len(scoped))
-		for _, t := range scoped {
-			keep[t.File.FilePath()] = true
-		}
-		selected = slices.DeleteFunc(slices.Clone(all), func(t table.FileScanTask) bool { return !keep[t.File.FilePath()] })
-	}
-	plan := r.opts.Plan(planFiles(tbl, selected))
-	res.Plan = plan
-	if len(plan.Groups) == 0 {
-		res.NoopReason = plan.Hint
-		if len(selected) == 0 && len(all) > 0 {
-			res.NoopReason = fmt.Sprintf("no data file may hold rows matching --where %q (%d files in the table)", r.cfg.Where, len(all))
-		}
-		return res, nil
-	}
+	plan, snap := res.Plan, tbl.CurrentSnapshot()
 	r.planSorts(plan, r.concurrency(plan))
 	if !r.cfg.DryRun {
 		// Every run, spilling or not, removes what killed runs left.
@@ -135,6 +114,50 @@ func (r *rewriter) run(ctx context.Context, tbl *table.Table, filter iceberg.Boo
 		return res, err
 	}
 	return res, nil
+}
+
+// plan lists the table's files at its current snapshot and plans which to
+// rewrite. A result with no groups says why in NoopReason.
+func (r *rewriter) plan(ctx context.Context, tbl *table.Table, filter iceberg.BooleanExpression) (*Result, []table.FileScanTask, error) {
+	res := &Result{Strategy: string(r.lay.strategy), SortOrder: r.lay.orderText, DryRun: r.cfg.DryRun, Plan: &Plan{}}
+	snap := tbl.CurrentSnapshot()
+	if snap == nil {
+		res.NoopReason = "the table has no snapshot yet: there is no data to rewrite"
+		return res, nil, nil
+	}
+	all, err := tbl.Scan(table.WithSnapshotID(snap.SnapshotID)).PlanFiles(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("plan files of %s: %w", r.name, err)
+	}
+	for _, t := range all {
+		res.FilesBefore++
+		res.BytesBefore += t.File.FileSizeBytes()
+	}
+	res.FilesAfter, res.BytesAfter = res.FilesBefore, res.BytesBefore
+	selected := all
+	if _, ok := filter.(iceberg.AlwaysTrue); !ok {
+		// Tasks from a filtered scan would drop the non-matching rows of
+		// the files they select; rewrite whole files, as Iceberg does.
+		scoped, err := tbl.Scan(table.WithSnapshotID(snap.SnapshotID), table.WithRowFilter(filter)).PlanFiles(ctx)
+		if err != nil {
+			return nil, nil, fmt.Errorf("plan files of %s for --where: %w", r.name, err)
+		}
+		keep := make(map[string]bool, len(scoped))
+		for _, t := range scoped {
+			keep[t.File.FilePath()] = true
+		}
+		selected = slices.DeleteFunc(slices.Clone(all), func(t table.FileScanTask) bool { return !keep[t.File.FilePath()] })
+	}
+	plan := r.opts.Plan(planFiles(tbl, selected))
+	res.Plan = plan
+	if len(plan.Groups) == 0 {
+		res.NoopReason = plan.Hint
+		if len(selected) == 0 && len(all) > 0 {
+			res.NoopReason = fmt.Sprintf("no data file may hold rows matching --where %q (%d files in the table)", r.cfg.Where, len(all))
+		}
+		return res, nil, nil
+	}
+	return res, all, nil
 }
 
 // planFiles turns scan tasks into the planner's view of them.
@@ -170,6 +193,9 @@ func (r *rewriter) summary(groups int) iceberg.Properties {
 	p := iceberg.Properties{SummaryStrategy: string(r.lay.strategy), SummaryGroups: strconv.Itoa(groups)}
 	if r.lay.orderText != "" {
 		p[SummarySortOrder] = r.lay.orderText
+	}
+	if r.jobID != "" {
+		p[SummaryJobID] = r.jobID
 	}
 	return p
 }

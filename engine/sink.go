@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"iter"
 	"math"
+	"slices"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
 )
 
 // fileSink writes a stream of record batches, in order, as data files of
@@ -27,6 +29,9 @@ type fileSink struct {
 	fileRows func(int) int64
 	lanes    chan struct{}
 	queue    int
+	// writeID, when set, names each file's WriteRecords call (a fresh
+	// UUID per call, or the writer's counters would repeat names).
+	writeID func() uuid.UUID
 
 	cur  chan arrow.RecordBatch
 	file int   // index of the file being filled
@@ -99,7 +104,11 @@ func (s *fileSink) open() error {
 				}
 			}
 		}
-		for df, err := range table.WriteRecords(s.ctx, s.tbl, s.sc, iter.Seq2[arrow.RecordBatch, error](rows), s.opts...) {
+		opts := s.opts
+		if s.writeID != nil {
+			opts = append(slices.Clone(opts), table.WithWriteUUID(s.writeID()))
+		}
+		for df, err := range table.WriteRecords(s.ctx, s.tbl, s.sc, iter.Seq2[arrow.RecordBatch, error](rows), opts...) {
 			if err != nil {
 				s.fail(fmt.Errorf("file %d: %w", idx+1, err))
 				break

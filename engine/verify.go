@@ -5,11 +5,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/maphash"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+	"github.com/zeebo/xxh3"
 
 	"github.com/geocompact/geocompact/spatial"
 )
@@ -34,8 +35,9 @@ type Digest struct {
 	Xor    uint64        `json:"xor"`
 }
 
-// digestSeed is fixed per process: digests are compared within one run.
-var digestSeed = maphash.MakeSeed()
+// digestSeed is fixed for good: digests computed in different processes
+// (the workers of a distributed rewrite) are combined and compared.
+const digestSeed = 0x67656f636f6d7061
 
 // NewDigest returns the digest of no rows.
 func NewDigest() Digest { return Digest{Extent: spatial.EmptyBound()} }
@@ -109,7 +111,7 @@ func hashColumn(h []uint64, arr arrow.Array, salt uint64) error {
 				fold(i, nullHash)
 				continue
 			}
-			fold(i, maphash.Bytes(digestSeed, a.Value(i)))
+			fold(i, xxh3.HashSeed(a.Value(i), digestSeed))
 		}
 	case *array.String:
 		for i := range h {
@@ -117,7 +119,7 @@ func hashColumn(h []uint64, arr arrow.Array, salt uint64) error {
 				fold(i, nullHash)
 				continue
 			}
-			fold(i, maphash.String(digestSeed, a.Value(i)))
+			fold(i, xxh3.HashStringSeed(a.Value(i), digestSeed))
 		}
 	case *array.Boolean:
 		for i := range h {
@@ -138,7 +140,7 @@ func hashColumn(h []uint64, arr arrow.Array, salt uint64) error {
 					fold(i, nullHash)
 					continue
 				}
-				fold(i, maphash.String(digestSeed, arr.ValueStr(i)))
+				fold(i, xxh3.HashStringSeed(arr.ValueStr(i), digestSeed))
 			}
 			return nil
 		}
@@ -153,7 +155,7 @@ func hashColumn(h []uint64, arr arrow.Array, salt uint64) error {
 			if w == 8 {
 				fold(i, binary.LittleEndian.Uint64(b))
 			} else {
-				fold(i, maphash.Bytes(digestSeed, b))
+				fold(i, xxh3.HashSeed(b, digestSeed))
 			}
 		}
 	}
@@ -226,28 +228,37 @@ func spatialColumns(sc *arrow.Schema, geomName string) (geom int, bbox [4]int) {
 // verify reads back the files a group wrote and compares their digest to
 // the digest of the rows read.
 func (ex *execution) verify(ctx context.Context, o *groupOut, scanOpts []table.ScanOption, geom int, bbox [4]int) error {
-	tasks := make([]table.FileScanTask, len(o.newFiles))
-	for i, f := range o.newFiles {
-		tasks[i] = table.FileScanTask{File: f, Start: 0, Length: f.FileSizeBytes()}
-	}
-	if len(tasks) > 0 {
-		_, recs, err := ex.tbl.Scan(scanOpts...).ReadTasks(ctx, tasks)
-		if err != nil {
-			return fmt.Errorf("verify: read back: %w", err)
-		}
-		for rec, err := range recs {
-			if err != nil {
-				return fmt.Errorf("verify: read back: %w", err)
-			}
-			err = o.out.Add(rec, geom, bbox)
-			rec.Release()
-			if err != nil {
-				return fmt.Errorf("verify: %w", err)
-			}
-		}
+	if err := ex.readBack(ctx, o.newFiles, scanOpts, geom, bbox, &o.out); err != nil {
+		return err
 	}
 	if d := o.in.Diff(o.out); d != "" {
 		return fmt.Errorf("%w: %s; nothing was committed", ErrVerify, d)
+	}
+	return nil
+}
+
+// readBack reads files and folds their rows into d.
+func (ex *execution) readBack(ctx context.Context, files []iceberg.DataFile, scanOpts []table.ScanOption, geom int, bbox [4]int, d *Digest) error {
+	if len(files) == 0 {
+		return nil
+	}
+	tasks := make([]table.FileScanTask, len(files))
+	for i, f := range files {
+		tasks[i] = table.FileScanTask{File: f, Start: 0, Length: f.FileSizeBytes()}
+	}
+	_, recs, err := ex.tbl.Scan(scanOpts...).ReadTasks(ctx, tasks)
+	if err != nil {
+		return fmt.Errorf("verify: read back: %w", err)
+	}
+	for rec, err := range recs {
+		if err != nil {
+			return fmt.Errorf("verify: read back: %w", err)
+		}
+		err = d.Add(rec, geom, bbox)
+		rec.Release()
+		if err != nil {
+			return fmt.Errorf("verify: %w", err)
+		}
 	}
 	return nil
 }

@@ -1,0 +1,172 @@
+// Command geocompact-beam runs geocompact's rewrite on Apache Beam: Prism
+// in this process by default, or Flink, Spark or Dataflow with Beam's
+// --runner flags. It plans and commits here; the runner's workers read,
+// sort and write.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/dataflow"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/flink"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/spark"
+	"github.com/spf13/cobra"
+
+	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/where"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// Exit codes, as geocompact's.
+const (
+	exitOK       = 0
+	exitError    = 1
+	exitUsage    = 2
+	exitConflict = 4
+)
+
+// run splits args into Beam's flags (registered on flag.CommandLine;
+// a worker is started with nothing else) and the command's, parses
+// Beam's and calls beam.Init before cobra sees the rest.
+func run(ctx context.Context, args []string, out, errOut io.Writer) int {
+	beamArgs, rest := splitArgs(args)
+	if err := flag.CommandLine.Parse(beamArgs); err != nil {
+		return exitUsage
+	}
+	if f := flag.Lookup("runner"); f != nil && (f.Value.String() == "" || f.Value.String() == "direct") {
+		flag.Set("runner", "prism")
+	}
+	beam.Init()
+	root := newRoot(ctx, out)
+	root.SetArgs(rest)
+	root.SetOut(out)
+	root.SetErr(errOut)
+	err := root.Execute()
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, new(*usageError)):
+		return exitUsage
+	case errors.Is(err, engine.ErrConflict):
+		return exitConflict
+	default:
+		return exitError
+	}
+}
+
+// splitArgs sends each --flag that Beam registered (with its value) to
+// Beam, and everything else to the command.
+func splitArgs(args []string) (beamArgs, rest []string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		f := flag.CommandLine.Lookup(name)
+		if !strings.HasPrefix(a, "-") || f == nil || commandFlags[name] {
+			rest = append(rest, a)
+			continue
+		}
+		beamArgs = append(beamArgs, a)
+		if bf, ok := f.Value.(interface{ IsBoolFlag() bool }); !hasValue && !(ok && bf.IsBoolFlag()) && i+1 < len(args) {
+			i++
+			beamArgs = append(beamArgs, args[i])
+		}
+	}
+	return beamArgs, rest
+}
+
+// commandFlags are the command's own flags, which win over Beam's.
+var commandFlags = map[string]bool{"table": true, "config": true, "json": true, "strategy": true, "curve": true, "sort-order": true, "where": true, "option": true, "warehouse": true, "catalog": true, "help": true}
+
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+func newRoot(ctx context.Context, out io.Writer) *cobra.Command {
+	root := &cobra.Command{Use: "geocompact-beam", Short: "Run geocompact's rewrite on Apache Beam", SilenceUsage: true}
+	root.SetContext(ctx)
+	root.AddCommand(newRewriteCmd(out))
+	return root
+}
+
+type rewriteOptions struct {
+	warehouse, catalog, config, table string
+	strategy, curve, sortOrder, where string
+	options                           []string
+	json                              bool
+}
+
+func newRewriteCmd(out io.Writer) *cobra.Command {
+	o := &rewriteOptions{}
+	cmd := &cobra.Command{
+		Use:     "rewrite --table NS.T",
+		Short:   "Compact a table on a Beam runner",
+		Example: "$ geocompact-beam rewrite --warehouse ./wh --table gis.roads --curve hilbert --runner prism",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runRewrite(cmd.Context(), o, out)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.warehouse, "warehouse", "", "warehouse directory of the embedded catalog")
+	f.StringVar(&o.catalog, "catalog", "", "named catalog from the config file")
+	f.StringVar(&o.config, "config", "", "config file (default: geocompact.yaml, then ~/.config/geocompact/config.yaml)")
+	f.StringVar(&o.table, "table", "", "table to rewrite, as namespace.table")
+	f.StringVar(&o.strategy, "strategy", "", "binpack or sort")
+	f.StringVar(&o.curve, "curve", "", "linear, zorder or hilbert")
+	f.StringVar(&o.sortOrder, "sort-order", "", "explicit sort order")
+	f.StringVar(&o.where, "where", "", "rewrite only files that may hold matching rows")
+	f.StringArrayVar(&o.options, "option", nil, "rewrite option K=V (repeatable)")
+	f.BoolVar(&o.json, "json", false, "write the result as JSON")
+	return cmd
+}
+
+func runRewrite(ctx context.Context, o *rewriteOptions, out io.Writer) error {
+	if o.table == "" {
+		return &usageError{errors.New("--table is required: pass --table NAMESPACE.TABLE")}
+	}
+	kv := map[string]string{}
+	for _, s := range o.options {
+		k, v, ok := strings.Cut(s, "=")
+		if !ok {
+			return &usageError{fmt.Errorf("--option %q: want K=V", s)}
+		}
+		kv[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	file, err := engine.LoadConfig(o.config)
+	if err != nil {
+		return &usageError{err}
+	}
+	spec, err := file.Catalog(o.catalog, o.warehouse)
+	if err != nil {
+		return &usageError{err}
+	}
+	cfg := engine.Request{Strategy: engine.Strategy(o.strategy), Curve: o.curve, SortOrder: o.sortOrder, Where: o.where, Options: kv, CommitRetries: spec.Retries()}
+	res, err := rewrite(ctx, spec, o.table, cfg, flag.Lookup("runner").Value.String())
+	if err != nil && (res == nil || res.Result == nil) {
+		if errors.Is(err, engine.ErrOption) || errors.Is(err, where.ErrInvalid) {
+			return &usageError{err}
+		}
+		return err
+	}
+	if werr := writeResult(out, res, o.json); werr != nil && err == nil {
+		err = werr
+	}
+	return err
+}

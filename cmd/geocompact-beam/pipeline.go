@@ -1,0 +1,365 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	icebergio "github.com/apache/iceberg-go/io"
+
+	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/spatial"
+)
+
+// fileIn is one input file of one group: the unit a scatter bundle reads.
+type fileIn struct {
+	Group int
+	Pos   int
+	Path  string
+}
+
+// batch is a run of rows of one bucket, as Arrow IPC, with its place in
+// input order (file position, then batch sequence).
+type batch struct {
+	Pos, Seq int
+	IPC      []byte
+}
+
+// bucketCount is how many rows scatter sent one bucket from one file.
+type bucketCount struct {
+	Group, Bucket int
+	Rows          int64
+}
+
+// fragment is the rows one bucket holds of an output file spanning it.
+type fragment struct {
+	Bucket int
+	IPC    []byte
+}
+
+// outMsg is one piece of what the driver commits: the digest of rows
+// read (In), or written files with the digest of their rows (Out).
+type outMsg struct {
+	Group   int
+	In      bool
+	Digest  []byte
+	Files   []byte
+	Shuffle int64
+}
+
+func init() {
+	register.DoFn5x1[context.Context, fileIn, func(string, batch), func(bucketCount), func(outMsg), error](&scatterFn{})
+	register.DoFn6x1[context.Context, string, func(*batch) bool, func(*bucketCount) bool, func(string, fragment), func(outMsg), error](&bucketFn{})
+	register.DoFn4x1[context.Context, string, func(*fragment) bool, func(outMsg), error](&spanFn{})
+	register.DoFn4x1[context.Context, int, func(*outMsg) bool, func(string), error](&collectFn{})
+	register.Function1x2[outMsg, int, outMsg](keyOne)
+	register.Emitter2[string, batch]()
+	register.Emitter2[string, fragment]()
+	register.Emitter1[outMsg]()
+	register.Emitter1[bucketCount]()
+	register.Emitter1[string]()
+	register.Iter1[batch]()
+	register.Iter1[bucketCount]()
+	register.Iter1[fragment]()
+	register.Iter1[outMsg]()
+	for _, t := range []any{fileIn{}, batch{}, bucketCount{}, fragment{}, outMsg{}} {
+		beam.RegisterType(reflect.TypeOf(t))
+	}
+}
+
+// jobFn is what every step needs: the job and how to reach the catalog.
+// Its fields travel to the workers as JSON.
+type jobFn struct {
+	Spec engine.CatalogSpec
+	Job  string
+
+	job *engine.Job
+}
+
+func (f *jobFn) open(ctx context.Context) error {
+	if f.job != nil {
+		return nil
+	}
+	var j engine.Job
+	if err := json.Unmarshal([]byte(f.Job), &j); err != nil {
+		return fmt.Errorf("decode job: %w", err)
+	}
+	cat, err := engine.OpenCatalog(ctx, f.Spec)
+	if err != nil {
+		return err
+	}
+	if err := j.Open(ctx, cat); err != nil {
+		return err
+	}
+	f.job = &j
+	return nil
+}
+
+// scatterFn reads one input file and emits its rows keyed by bucket, the
+// rows it sent each bucket (so a bucket knows its first row), and the
+// digest of the rows read, for the driver.
+type scatterFn struct{ jobFn }
+
+func (f *scatterFn) ProcessElement(ctx context.Context, in fileIn, emit func(string, batch), count func(bucketCount), out func(outMsg)) error {
+	if err := f.open(ctx); err != nil {
+		return err
+	}
+	seq := 0
+	var shuffled int64
+	rows := map[int]int64{}
+	d, err := f.job.ScatterFile(ctx, in.Group, in.Path, func(bk int, rec arrow.RecordBatch) error {
+		defer rec.Release()
+		b, err := toIPC(rec)
+		if err != nil {
+			return err
+		}
+		emit(bucketKey(in.Group, bk), batch{Pos: in.Pos, Seq: seq, IPC: b})
+		seq++
+		shuffled += int64(len(b))
+		rows[bk] += rec.NumRows()
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for bk, n := range rows {
+		count(bucketCount{Group: in.Group, Bucket: bk, Rows: n})
+	}
+	out(outMsg{Group: in.Group, In: true, Digest: encodeDigest(d), Shuffle: shuffled})
+	return nil
+}
+
+// bucketFn sorts and writes one bucket.
+type bucketFn struct{ jobFn }
+
+func (f *bucketFn) ProcessElement(ctx context.Context, key string, rows func(*batch) bool, counts func(*bucketCount) bool, frag func(string, fragment), out func(outMsg)) error {
+	if err := f.open(ctx); err != nil {
+		return err
+	}
+	group, bk := parseKey(key)
+	var bs []batch
+	var b batch
+	for rows(&b) {
+		bs = append(bs, b)
+	}
+	sort.Slice(bs, func(i, k int) bool { return bs[i].Pos < bs[k].Pos || bs[i].Pos == bs[k].Pos && bs[i].Seq < bs[k].Seq })
+	var first, total int64
+	var c bucketCount
+	for counts(&c) {
+		if c.Group != group {
+			continue
+		}
+		total += c.Rows
+		if c.Bucket < bk {
+			first += c.Rows
+		}
+	}
+	blobs := make([][]byte, len(bs))
+	for i, b := range bs {
+		blobs[i] = b.IPC
+	}
+	recs, err := fromIPCAll(blobs)
+	defer release(recs)
+	if err != nil {
+		return err
+	}
+	res, err := f.job.WriteBucket(ctx, group, bk, first, total, recs)
+	if err == nil && testHookBucket != nil {
+		err = testHookBucket()
+	}
+	if res != nil {
+		for _, fr := range res.Fragments {
+			b, ferr := toIPC(fr.Rows)
+			fr.Rows.Release()
+			if err == nil && ferr != nil {
+				err = ferr
+			}
+			frag(bucketKey(group, fr.File), fragment{Bucket: bk, IPC: b})
+		}
+	}
+	if err != nil {
+		return err
+	}
+	files, err := f.job.EncodeFiles(res.Files)
+	if err != nil {
+		return err
+	}
+	out(outMsg{Group: group, Digest: encodeDigest(res.Out), Files: files})
+	return nil
+}
+
+// spanFn writes one output file from the fragments of the buckets it
+// spans.
+type spanFn struct{ jobFn }
+
+func (f *spanFn) ProcessElement(ctx context.Context, key string, frags func(*fragment) bool, out func(outMsg)) error {
+	if err := f.open(ctx); err != nil {
+		return err
+	}
+	group, file := parseKey(key)
+	var fs []fragment
+	var fr fragment
+	var shuffled int64
+	for frags(&fr) {
+		fs = append(fs, fr)
+		shuffled += int64(len(fr.IPC))
+	}
+	sort.Slice(fs, func(i, k int) bool { return fs[i].Bucket < fs[k].Bucket })
+	blobs := make([][]byte, len(fs))
+	for i, fr := range fs {
+		blobs[i] = fr.IPC
+	}
+	recs, err := fromIPCAll(blobs)
+	defer release(recs)
+	if err != nil {
+		return err
+	}
+	written, d, err := f.job.WriteSpanning(ctx, group, file, recs)
+	if err != nil {
+		return err
+	}
+	b, err := f.job.EncodeFiles(written)
+	if err != nil {
+		return err
+	}
+	out(outMsg{Group: group, Digest: encodeDigest(d), Files: b, Shuffle: shuffled})
+	return nil
+}
+
+// collectFn writes every piece the driver needs into one result file
+// next to the table's metadata, which the driver reads once the runner
+// reports success: it works on every runner, since workers and driver
+// both reach the table's storage.
+type collectFn struct{ jobFn }
+
+func (f *collectFn) ProcessElement(ctx context.Context, _ int, msgs func(*outMsg) bool, emit func(string)) error {
+	if err := f.open(ctx); err != nil {
+		return err
+	}
+	var all []outMsg
+	var m outMsg
+	for msgs(&m) {
+		all = append(all, m)
+	}
+	sort.Slice(all, func(i, k int) bool { return bytes.Compare(all[i].Files, all[k].Files) < 0 })
+	b, err := json.Marshal(all)
+	if err != nil {
+		return err
+	}
+	p, err := writeResultFile(ctx, f.job, b)
+	if err != nil {
+		return err
+	}
+	emit(p)
+	return nil
+}
+
+// resultPath is where a job's result file goes.
+func resultPath(j *engine.Job, location string) string {
+	return strings.TrimSuffix(location, "/") + "/metadata/geocompact-job-" + j.ID + ".json"
+}
+
+func writeResultFile(ctx context.Context, j *engine.Job, b []byte) (string, error) {
+	tbl, fs, err := j.Storage(ctx)
+	if err != nil {
+		return "", err
+	}
+	w, ok := fs.(icebergio.WriteFileIO)
+	if !ok {
+		return "", errors.New("the table's file system cannot write files")
+	}
+	p := resultPath(j, tbl)
+	if err := w.WriteFile(p, b); err != nil {
+		return "", fmt.Errorf("write job result %s: %w", p, err)
+	}
+	return p, nil
+}
+
+func bucketKey(group, n int) string { return fmt.Sprintf("%d/%d", group, n) }
+
+func parseKey(k string) (int, int) {
+	var a, b int
+	fmt.Sscanf(k, "%d/%d", &a, &b)
+	return a, b
+}
+
+func toIPC(rec arrow.RecordBatch) ([]byte, error) {
+	var buf bytes.Buffer
+	w := ipc.NewWriter(&buf, ipc.WithSchema(rec.Schema()))
+	if err := w.Write(rec); err != nil {
+		return nil, fmt.Errorf("encode rows: %w", err)
+	}
+	if err := w.Close(); err != nil {
+		return nil, fmt.Errorf("encode rows: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+func fromIPC(b []byte) (arrow.RecordBatch, error) {
+	r, err := ipc.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, fmt.Errorf("decode rows: %w", err)
+	}
+	defer r.Release()
+	if !r.Next() {
+		return nil, fmt.Errorf("decode rows: no batch: %v", r.Err())
+	}
+	rec := r.RecordBatch()
+	rec.Retain()
+	return rec, nil
+}
+
+// fromIPCAll decodes blobs in order; on error it returns what it decoded,
+// for release.
+func fromIPCAll(blobs [][]byte) ([]arrow.RecordBatch, error) {
+	recs := make([]arrow.RecordBatch, 0, len(blobs))
+	for _, b := range blobs {
+		rec, err := fromIPC(b)
+		if err != nil {
+			return recs, err
+		}
+		recs = append(recs, rec)
+	}
+	return recs, nil
+}
+
+func release(recs []arrow.RecordBatch) {
+	for _, r := range recs {
+		r.Release()
+	}
+}
+
+// encodeDigest writes a digest as 8 little-endian words (floats as bits:
+// an empty extent is infinite).
+func encodeDigest(d engine.Digest) []byte {
+	ws := []uint64{uint64(d.Rows), d.Sum, d.Xor, math.Float64bits(d.Extent.MinX), math.Float64bits(d.Extent.MinY), math.Float64bits(d.Extent.MaxX), math.Float64bits(d.Extent.MaxY)}
+	out := make([]byte, 0, 8*len(ws))
+	for _, w := range ws {
+		out = binary.LittleEndian.AppendUint64(out, w)
+	}
+	return out
+}
+
+func decodeDigest(b []byte) (engine.Digest, error) {
+	if len(b) != 56 {
+		return engine.Digest{}, fmt.Errorf("decode digest: %d bytes, want 56", len(b))
+	}
+	w := func(i int) uint64 { return binary.LittleEndian.Uint64(b[8*i:]) }
+	f := func(i int) float64 { return math.Float64frombits(w(i)) }
+	return engine.Digest{Rows: int64(w(0)), Sum: w(1), Xor: w(2), Extent: spatial.Bound{MinX: f(3), MinY: f(4), MaxX: f(5), MaxY: f(6)}}, nil
+}
+
+// testHookBucket, when set, runs after each bucket is written (in
+// process): an error fails the bundle.
+var testHookBucket func() error

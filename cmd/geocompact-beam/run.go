@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
+	"github.com/apache/iceberg-go"
+
+	"github.com/geocompact/geocompact/engine"
+)
+
+// Result is engine.Result plus where it ran and what went through the
+// shuffle.
+type Result struct {
+	*engine.Result
+	Runner string `json:"runner"`
+	// ShuffleBytes are the bytes of rows that went through the
+	// GroupByKeys (Arrow IPC).
+	ShuffleBytes int64 `json:"shuffle_bytes"`
+}
+
+// pipeline builds the rewrite of job as a Beam pipeline.
+func pipeline(job *engine.Job, spec engine.CatalogSpec) (*beam.Pipeline, error) {
+	b, err := json.Marshal(job)
+	if err != nil {
+		return nil, fmt.Errorf("encode job: %w", err)
+	}
+	fn := jobFn{Spec: spec, Job: string(b)}
+	var inputs []fileIn
+	for gi, g := range job.Groups {
+		for pos, p := range g.Files {
+			inputs = append(inputs, fileIn{Group: gi, Pos: pos, Path: p})
+		}
+	}
+	p, s := beam.NewPipelineWithRoot()
+	files := beam.Reshuffle(s, beam.CreateList(s, inputs))
+	rows, counts, reads := beam.ParDo3(s.Scope("scatter"), &scatterFn{fn}, files)
+	frags, written := beam.ParDo2(s.Scope("sort and write buckets"), &bucketFn{fn}, beam.GroupByKey(s, rows), beam.SideInput{Input: counts})
+	spanned := beam.ParDo(s.Scope("write spanning files"), &spanFn{fn}, beam.GroupByKey(s, frags))
+	all := beam.Flatten(s, reads, written, spanned)
+	keyed := beam.ParDo(s, keyOne, all)
+	beam.ParDo(s.Scope("collect"), &collectFn{fn}, beam.GroupByKey(s, keyed))
+	return p, nil
+}
+
+// keyOne keys every piece alike, so one bundle collects them all.
+func keyOne(m outMsg) (int, outMsg) { return 0, m }
+
+// rewrite runs the whole rewrite: plan on the driver, the pipeline on the
+// runner, then verify and commit here, or delete what the job wrote.
+func rewrite(ctx context.Context, spec engine.CatalogSpec, table string, cfg engine.Request, runner string) (*Result, error) {
+	cat, err := engine.OpenCatalog(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	job, err := engine.Prepare(ctx, cat, table, cfg)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Result: job.Result, Runner: runner}
+	if len(job.Groups) == 0 {
+		return res, nil
+	}
+	p, err := pipeline(job, spec)
+	if err != nil {
+		return res, err
+	}
+	abort := func(err error) (*Result, error) {
+		if _, aerr := job.Abort(context.WithoutCancel(ctx), cat); aerr != nil {
+			err = errors.Join(err, aerr)
+		}
+		return res, err
+	}
+	if err := beamx.Run(ctx, p); err != nil {
+		return abort(fmt.Errorf("run the pipeline on %s: %w", runner, err))
+	}
+	files, in, out, shuffle, err := readResult(ctx, job)
+	if err != nil {
+		return abort(err)
+	}
+	res.ShuffleBytes = shuffle
+	if _, err := job.Commit(ctx, cat, files, in, out); err != nil {
+		return abort(err)
+	}
+	// Retried steps may have left files of failed attempts; a failure to
+	// delete them is not the rewrite's (orphans finds them later).
+	job.Abort(context.WithoutCancel(ctx), cat)
+	return res, nil
+}
+
+// readResult reads and removes the result file the pipeline wrote, and
+// merges its pieces per group.
+func readResult(ctx context.Context, job *engine.Job) ([][]iceberg.DataFile, []engine.Digest, []engine.Digest, int64, error) {
+	loc, fs, err := job.Storage(ctx)
+	if err != nil {
+		return nil, nil, nil, 0, err
+	}
+	p := resultPath(job, loc)
+	f, err := fs.Open(p)
+	if err != nil {
+		return nil, nil, nil, 0, fmt.Errorf("read job result: %w", err)
+	}
+	b, err := io.ReadAll(f)
+	f.Close()
+	if err != nil {
+		return nil, nil, nil, 0, fmt.Errorf("read job result: %w", err)
+	}
+	fs.Remove(p)
+	var msgs []outMsg
+	if err := json.Unmarshal(b, &msgs); err != nil {
+		return nil, nil, nil, 0, fmt.Errorf("decode job result: %w", err)
+	}
+	n := len(job.Groups)
+	files := make([][]iceberg.DataFile, n)
+	in, out := make([]engine.Digest, n), make([]engine.Digest, n)
+	for i := range n {
+		in[i], out[i] = engine.NewDigest(), engine.NewDigest()
+	}
+	var shuffle int64
+	for _, m := range msgs {
+		if m.Group < 0 || m.Group >= n {
+			return nil, nil, nil, 0, fmt.Errorf("decode job result: group %d of %d", m.Group, n)
+		}
+		d, err := decodeDigest(m.Digest)
+		if err != nil {
+			return nil, nil, nil, 0, err
+		}
+		shuffle += m.Shuffle
+		if m.In {
+			in[m.Group].Merge(d)
+			continue
+		}
+		out[m.Group].Merge(d)
+		if len(m.Files) > 0 {
+			fs, err := engine.DecodeFiles(m.Files)
+			if err != nil {
+				return nil, nil, nil, 0, err
+			}
+			files[m.Group] = append(files[m.Group], fs...)
+		}
+	}
+	return files, in, out, shuffle, nil
+}

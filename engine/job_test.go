@@ -1,0 +1,198 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/geocompact/geocompact/bench"
+	"github.com/geocompact/geocompact/engine"
+)
+
+// runJob runs a job's pieces in this process the way a distributed
+// engine runs them: the job and the file descriptions travel as bytes,
+// every file is scattered on its own, buckets are written from their
+// rows in input order, and spanning files from the fragments in bucket
+// order. fail, when set, fails the first bucket write after it is done.
+func runJob(t *testing.T, cat catalog.Catalog, name string, cfg engine.Request, fail bool) (*engine.Job, *engine.Result, error) {
+	t.Helper()
+	ctx := t.Context()
+	driver, err := engine.Prepare(ctx, cat, name, cfg)
+	require.NoError(t, err)
+	b, err := json.Marshal(driver)
+	require.NoError(t, err)
+	var worker engine.Job
+	require.NoError(t, json.Unmarshal(b, &worker))
+	require.NoError(t, worker.Open(ctx, cat))
+
+	n := len(worker.Groups)
+	files := make([][]iceberg.DataFile, n)
+	in, out := make([]engine.Digest, n), make([]engine.Digest, n)
+	for gi, g := range worker.Groups {
+		in[gi], out[gi] = engine.NewDigest(), engine.NewDigest()
+		buckets := make([][]arrow.RecordBatch, g.Buckets)
+		for _, p := range g.Files {
+			d, err := worker.ScatterFile(ctx, gi, p, func(bk int, rec arrow.RecordBatch) error {
+				buckets[bk] = append(buckets[bk], rec)
+				return nil
+			})
+			require.NoError(t, err)
+			in[gi].Merge(d)
+		}
+		var total int64
+		counts := make([]int64, len(buckets))
+		for bk, recs := range buckets {
+			for _, r := range recs {
+				counts[bk] += r.NumRows()
+			}
+			total += counts[bk]
+		}
+		frags := map[int][]arrow.RecordBatch{}
+		var first int64
+		for bk, recs := range buckets {
+			if len(recs) == 0 {
+				continue
+			}
+			res, err := worker.WriteBucket(ctx, gi, bk, first, total, recs)
+			if err == nil && fail {
+				err = errors.New("injected bucket failure")
+			}
+			if err != nil {
+				_, aerr := driver.Abort(context.WithoutCancel(ctx), cat)
+				require.NoError(t, aerr)
+				return driver, nil, err
+			}
+			first += counts[bk]
+			files[gi] = append(files[gi], travel(t, &worker, res.Files)...)
+			out[gi].Merge(res.Out)
+			for _, f := range res.Fragments {
+				frags[f.File] = append(frags[f.File], f.Rows)
+			}
+		}
+		for _, k := range slices.Sorted(maps.Keys(frags)) {
+			fs, d, err := worker.WriteSpanning(ctx, gi, k, frags[k])
+			require.NoError(t, err)
+			files[gi] = append(files[gi], travel(t, &worker, fs)...)
+			out[gi].Merge(d)
+		}
+	}
+	var committer engine.Job
+	require.NoError(t, json.Unmarshal(b, &committer))
+	res, err := committer.Commit(ctx, cat, files, in, out)
+	return driver, res, err
+}
+
+// travel sends data file descriptions through their wire form and checks
+// nothing the commit needs is lost.
+func travel(t *testing.T, j *engine.Job, files []iceberg.DataFile) []iceberg.DataFile {
+	t.Helper()
+	if len(files) == 0 {
+		return nil
+	}
+	b, err := j.EncodeFiles(files)
+	require.NoError(t, err)
+	back, err := engine.DecodeFiles(b)
+	require.NoError(t, err)
+	require.Len(t, back, len(files))
+	for i, f := range files {
+		g := back[i]
+		assert.Equal(t, f.FilePath(), g.FilePath())
+		assert.Equal(t, f.Count(), g.Count())
+		assert.Equal(t, f.FileSizeBytes(), g.FileSizeBytes())
+		assert.Equal(t, f.Partition(), g.Partition())
+		assert.Equal(t, f.LowerBoundValues(), g.LowerBoundValues())
+		assert.Equal(t, f.UpperBoundValues(), g.UpperBoundValues())
+		assert.Equal(t, f.NullValueCounts(), g.NullValueCounts())
+		assert.Equal(t, f.SpecID(), g.SpecID())
+	}
+	return back
+}
+
+// TestJobMatchesRewrite checks that a rewrite run as a job's pieces
+// writes exactly the files the local engine writes: the same rows in the
+// same order in the same files, sorted and binpacked, partitioned, with
+// merge-on-read deletes, with one bucket per group or many.
+func TestJobMatchesRewrite(t *testing.T) {
+	deleteSome := func(tbl *table.Table) {
+		_, err := tbl.Delete(t.Context(), iceberg.LessThan(iceberg.Reference("id"), int64(700)), nil)
+		require.NoError(t, err)
+	}
+	mor := map[string]string{"write.delete.mode": "merge-on-read"}
+	base := []string{"rewrite-all", "true", "target-file-size-bytes", "65536"}
+	cases := []struct {
+		name    string
+		gen     bench.GenerateConfig
+		prepare func(*table.Table)
+		cfg     engine.Request
+	}{
+		{"hilbert-partitioned", bench.GenerateConfig{Rows: 12000, Commits: 8, PartitionBy: "day(ts)"}, nil,
+			engine.Request{Curve: "hilbert", Options: opts(base...)}},
+		{"hilbert-buckets", bench.GenerateConfig{Rows: 15000, Commits: 10, Distribution: bench.Clustered}, nil,
+			engine.Request{Curve: "hilbert", Options: opts(append(base, "max-group-memory-bytes", spillBudget)...)}},
+		{"zorder-deletes", bench.GenerateConfig{Rows: 12000, Commits: 8, Properties: mor}, deleteSome,
+			engine.Request{Curve: "zorder", Options: opts(append(base, "max-group-memory-bytes", spillBudget)...)}},
+		{"binpack-deletes", bench.GenerateConfig{Rows: 12000, Commits: 8, Properties: mor}, deleteSome,
+			engine.Request{Options: opts(base...)}},
+		{"hilbert-v3", bench.GenerateConfig{Rows: 8000, Commits: 6, FormatVersion: 3}, nil,
+			engine.Request{Curve: "hilbert", Options: opts(append(base, "max-group-memory-bytes", spillBudget)...)}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			local, dist, name := twinTables(t, tc.gen, tc.prepare)
+			before := tableDigest(t, mustLoad(t, dist, name))
+			want := rewrite(t, local, name, tc.cfg)
+			job, got, err := runJob(t, dist, name, tc.cfg, false)
+			require.NoError(t, err)
+			tbl := mustLoad(t, dist, name)
+			checkUnchanged(t, before, tbl)
+			assert.Equal(t, job.ID, tbl.CurrentSnapshot().Summary.Properties[engine.SummaryJobID])
+			assert.True(t, got.Verified)
+			assert.Equal(t, want.AddedDataFilesCount, got.AddedDataFilesCount)
+			assert.Equal(t, want.RewrittenDataFilesCount, got.RewrittenDataFilesCount)
+			assert.Equal(t, want.RemovedDeleteFilesCount, got.RemovedDeleteFilesCount)
+			assert.Equal(t, len(want.Plan.Groups), len(job.Groups))
+			assert.Equal(t, fileRows(t, mustLoad(t, local, name)), fileRows(t, tbl))
+			for _, f := range tableFiles(t, tbl) {
+				assert.Contains(t, f.File.FilePath(), job.Tag())
+			}
+			// After a commit, Abort only sweeps unreferenced files.
+			deleted, err := job.Abort(t.Context(), dist)
+			require.NoError(t, err)
+			assert.Empty(t, deleted)
+			checkUnchanged(t, before, mustLoad(t, dist, name))
+		})
+	}
+}
+
+// TestJobFailureLeavesNothing checks that a job failing after some files
+// were written commits nothing and, aborted, leaves no file behind.
+func TestJobFailureLeavesNothing(t *testing.T) {
+	c := sqlite(t)
+	cat, name := newTable(t, c, bench.GenerateConfig{Rows: 8000, Commits: 6})
+	tbl := mustLoad(t, cat, name)
+	before, snap := tableDigest(t, tbl), tbl.CurrentSnapshot().SnapshotID
+	dir := strings.TrimPrefix(tbl.Location(), "file://")
+	filesBefore := dirFiles(t, dir)
+	cfg := engine.Request{Curve: "hilbert", Options: opts("rewrite-all", "true", "target-file-size-bytes", "65536")}
+	_, _, err := runJob(t, cat, name, cfg, true)
+	require.ErrorContains(t, err, "injected")
+	tbl = mustLoad(t, cat, name)
+	assert.Equal(t, snap, tbl.CurrentSnapshot().SnapshotID)
+	assert.Empty(t, before.Diff(tableDigest(t, tbl)))
+	assert.Equal(t, filesBefore, dirFiles(t, dir))
+	// A rerun succeeds.
+	_, res, err := runJob(t, cat, name, cfg, false)
+	require.NoError(t, err)
+	assert.True(t, res.Verified)
+}
