@@ -132,7 +132,7 @@ func (j *Job) prepareGroup(ctx context.Context, g *Group) (JobGroup, error) {
 	if err != nil {
 		return jg, err
 	}
-	sorter, err := j.ex.sorter(gio.readSc)
+	sorter, err := j.ex.sorter(gio.readSc, g.OutputFiles)
 	if err != nil {
 		return jg, err
 	}

@@ -53,7 +53,7 @@ func (j *Job) group(i int) (*groupOut, *JobGroup, error) {
 
 // frozen returns the sorter that keys group jg's rows with its scale.
 func (j *Job) frozen(sc *arrow.Schema, jg *JobGroup) (*cluster.Sorter, error) {
-	s, err := j.ex.sorter(sc)
+	s, err := j.ex.sorter(sc, jg.OutputFiles)
 	if err != nil {
 		return nil, err
 	}
