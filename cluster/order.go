@@ -7,6 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/geocompact/geocompact/internal/suggest"
 	"github.com/geocompact/geocompact/spatial"
 )
 
@@ -130,8 +131,12 @@ func CurveOrder(curve string) (Order, error) {
 	case "str":
 		return Order{Curve: CurveSTR}, nil
 	}
-	return Order{}, fmt.Errorf("%w: unknown curve %q, want linear, zorder, hilbert or str", ErrSortOrder, curve)
+	return Order{}, fmt.Errorf("%w: unknown curve %q (want linear, zorder, hilbert or str)%s", ErrSortOrder, curve,
+		suggest.Hint(strings.ToLower(strings.TrimSpace(curve)), CurveNames))
 }
+
+// CurveNames are the curves CurveOrder accepts.
+var CurveNames = []string{"linear", "zorder", "hilbert", "str"}
 
 // ParseCurve is CurveOrder under the name the CLI flag suggests.
 func ParseCurve(name string) (Order, error) { return CurveOrder(name) }

@@ -56,7 +56,8 @@ func resolveLayout(tbl *table.Table, cfg Request, opts Options) (layout, error) 
 		return l, nil
 	}
 	if err != nil {
-		return l, err
+		// A curve or sort order that does not parse is a usage mistake.
+		return l, fmt.Errorf("%w: %w", ErrOption, err)
 	}
 	if l.normalize, err = cluster.ParseNormalization(opts.Normalize); err != nil {
 		return l, fmt.Errorf("%w: %w", ErrOption, err)

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/geocompact/geocompact/internal/suggest"
 )
 
 // Strategy is how a rewrite lays out rows.
@@ -175,6 +177,9 @@ func ParseOptions(kv map[string]string, tableProps map[string]string) (Options, 
 	slices.Sort(names)
 	for _, k := range names {
 		if !slices.Contains(known, k) {
+			if hint := suggest.Hint(k, known); hint != "" {
+				return Options{}, fmt.Errorf("%w: unknown option %q%s", ErrOption, k, hint)
+			}
 			return Options{}, fmt.Errorf("%w: unknown option %q; valid options: %s", ErrOption, k, strings.Join(known, ", "))
 		}
 	}
@@ -198,20 +203,20 @@ func ParseOptions(kv map[string]string, tableProps map[string]string) (Options, 
 		o.TargetFileSize = n
 	}
 	p := optParser{kv: kv}
-	p.int64(OptTargetFileSize, &o.TargetFileSize, 1)
+	p.size(OptTargetFileSize, &o.TargetFileSize, 1)
 	o.MinFileSize, o.MaxFileSize = o.TargetFileSize*3/4, o.TargetFileSize*9/5
-	p.int64(OptMinFileSize, &o.MinFileSize, 0)
-	p.int64(OptMaxFileSize, &o.MaxFileSize, 1)
+	p.size(OptMinFileSize, &o.MinFileSize, 0)
+	p.size(OptMaxFileSize, &o.MaxFileSize, 1)
 	p.int(OptMinInputFiles, &o.MinInputFiles, 1)
 	p.bool(OptRewriteAll, &o.RewriteAll)
-	p.int64(OptMaxFileGroupSize, &o.MaxFileGroupSize, 1)
+	p.size(OptMaxFileGroupSize, &o.MaxFileGroupSize, 1)
 	p.int(OptMaxFilesToRewrite, &o.MaxFilesToRewrite, 1)
 	p.int(OptMaxConcurrentGroups, &o.MaxConcurrent, 1)
 	p.bool(OptPartialProgress, &o.PartialProgress)
 	p.int(OptPartialProgressCommit, &o.MaxCommits, 1)
 	p.int(OptDeleteFileThreshold, &o.DeleteFileThreshold, 1)
 	p.bool(OptRemoveDanglingDeletes, &o.RemoveDanglingDeletes)
-	p.int64(OptMaxGroupMemory, &o.MaxGroupMemoryBytes, 1)
+	p.size(OptMaxGroupMemory, &o.MaxGroupMemoryBytes, 1)
 	p.bool(OptValidateGeometry, &o.ValidateGeometry)
 	if v, ok := kv[OptRewriteJobOrder]; ok && p.err == nil {
 		switch jo := JobOrder(v); jo {
@@ -261,8 +266,8 @@ type optParser struct {
 }
 
 func (p *optParser) int64(name string, dst *int64, minVal int64) {
-	v, ok := p.kv[name]
-	if !ok || p.err != nil {
+	v, ok := p.value(name)
+	if !ok {
 		return
 	}
 	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
@@ -279,9 +284,14 @@ func (p *optParser) int(name string, dst *int, minVal int) {
 	*dst = int(n)
 }
 
+// bool parses a boolean option; a bare key (an empty value) means true.
 func (p *optParser) bool(name string, dst *bool) {
 	v, ok := p.kv[name]
 	if !ok || p.err != nil {
+		return
+	}
+	if strings.TrimSpace(v) == "" {
+		*dst = true
 		return
 	}
 	b, err := strconv.ParseBool(strings.TrimSpace(v))
@@ -290,4 +300,62 @@ func (p *optParser) bool(name string, dst *bool) {
 		return
 	}
 	*dst = b
+}
+
+// value returns the value of a non-boolean option when it is set and no
+// error is pending; an empty value is an error naming the option.
+func (p *optParser) value(name string) (string, bool) {
+	v, ok := p.kv[name]
+	if !ok || p.err != nil {
+		return "", false
+	}
+	if strings.TrimSpace(v) == "" {
+		p.err = fmt.Errorf("%w: option %s needs a value: --option %s=VALUE", ErrOption, name, name)
+		return "", false
+	}
+	return v, true
+}
+
+// size parses a size option (see ParseSize).
+func (p *optParser) size(name string, dst *int64, minVal int64) {
+	v, ok := p.value(name)
+	if !ok {
+		return
+	}
+	n, err := ParseSize(v)
+	if err == nil && n < minVal {
+		err = fmt.Errorf("want at least %d bytes", minVal)
+	}
+	if err != nil {
+		p.err = fmt.Errorf("%w: %s=%q: %w", ErrOption, name, v, err)
+		return
+	}
+	*dst = n
+}
+
+// sizeUnits are the units ParseSize accepts, by lower-case name.
+var sizeUnits = map[string]int64{
+	"": 1, "b": 1,
+	"kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
+	"kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40,
+}
+
+// ParseSize parses a byte count with an optional unit: a bare number is
+// bytes, KB, MB, GB and TB are 1000-based (SI), KiB, MiB, GiB and TiB are
+// 1024-based (IEC); units are case-insensitive and may follow a space or a
+// decimal number ("1.5GiB"). Single-letter units ("512k") are refused as
+// ambiguous.
+func ParseSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	i := strings.IndexFunc(t, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+	if i < 0 {
+		i = len(t)
+	}
+	num, unit := t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
+	mult, ok := sizeUnits[unit]
+	f, err := strconv.ParseFloat(num, 64)
+	if !ok || err != nil || f < 0 || f*float64(mult) >= 1<<63 {
+		return 0, fmt.Errorf("size %q: want bytes with an optional unit, KB, MB, GB, TB (1000-based) or KiB, MiB, GiB, TiB (1024-based), e.g. 128MiB", s)
+	}
+	return int64(f * float64(mult)), nil
 }

@@ -102,3 +102,25 @@ func rewriteProgress(p *progress) func(engine.Progress) {
 		p.Phase(text)
 	}
 }
+
+// sizeFlag is a byte-count flag that takes units (see engine.ParseSize); a
+// malformed value is a flag error, so a usage error.
+type sizeFlag struct{ n *int64 }
+
+func (f sizeFlag) String() string {
+	if f.n == nil {
+		return "0"
+	}
+	return strconv.FormatInt(*f.n, 10)
+}
+
+func (f sizeFlag) Set(s string) error {
+	n, err := engine.ParseSize(s)
+	if err != nil {
+		return err
+	}
+	*f.n = n
+	return nil
+}
+
+func (sizeFlag) Type() string { return "size" }

@@ -33,7 +33,14 @@ refuses the whole batch: nothing is written and the table is unchanged.
 --create makes the table from the first file's schema and GeoParquet
 metadata: v2 stores WKB in a binary column beside double bbox columns; v3
 uses the Iceberg geometry type with the data's CRS. The geometry column,
-encoding and CRS are recorded in table properties.`,
+encoding and CRS are recorded in table properties.
+
+Ingest is safe to retry: each commit records the sha256 and name of every
+file it appended in its snapshot summary, and a file whose content the
+table's snapshot history (or the same batch) already holds is skipped with a
+message; an ingest where every file is skipped commits nothing and exits 0.
+--allow-duplicates appends such files anyway. A directory argument ingests
+the *.parquet files in it, sorted; --recursive descends into subdirectories.`,
 		Example: `  $ geocompact ingest --table gis.parcels --create --add-bbox parcels-*.parquet
   $ geocompact ingest --table gis.pings --create --format-version 3 --partition-by 'bucket(16, id)' pings.parquet`,
 		Args: cobra.MinimumNArgs(1),
@@ -55,6 +62,8 @@ encoding and CRS are recorded in table properties.`,
 	f.Float64Var(&o.cfg.Checks.Tolerance, "tolerance", o.cfg.Checks.Tolerance, "largest allowed difference between a bbox column and the geometry's envelope")
 	f.BoolVar(&o.cfg.Checks.AllowNull, "allow-null", false, "accept null geometries")
 	f.IntVar(&o.cfg.Checks.MaxExamples, "max-examples", o.cfg.Checks.MaxExamples, "offending rows to show per refused file")
+	f.BoolVar(&o.cfg.AllowDuplicates, "allow-duplicates", false, "append files whose content the table already holds (default: skip them)")
+	f.BoolVar(&o.cfg.Recursive, "recursive", false, "take *.parquet files from subdirectories of directory arguments too")
 	_ = cmd.MarkFlagRequired("table")
 	return cmd
 }
@@ -96,8 +105,14 @@ func runIngest(ctx context.Context, o *ingestOptions) error {
 	if errors.Is(err, engine.ErrPartitionSpec) {
 		return usageErrorf("--partition-by: %v", err)
 	}
+	if errors.Is(err, ingest.ErrConfig) {
+		return &usageError{err}
+	}
 	if err != nil {
 		return err
+	}
+	for _, s := range res.Skipped {
+		fmt.Fprintf(o.g.IO.ErrOut, "skipped %s: %s\n", s.Path, skipReason(s))
 	}
 	if o.g.JSON {
 		return json.NewEncoder(o.g.IO.Out).Encode(res)
@@ -116,4 +131,12 @@ func refusedResult(e *ingest.RefusedError) validateResult {
 		res.OK = res.OK && f.Report.OK()
 	}
 	return res
+}
+
+// skipReason says why an ingest left a file out and how to include it.
+func skipReason(s ingest.Skipped) string {
+	if s.SnapshotID == 0 {
+		return fmt.Sprintf("same content as %s in this batch", s.Previous)
+	}
+	return fmt.Sprintf("already ingested as %s in snapshot %d (use --allow-duplicates to append it again)", s.Previous, s.SnapshotID)
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/ingest"
@@ -120,8 +122,9 @@ func TestIngestCreateAppendAndRefuse(t *testing.T) {
 		t.Errorf("files under the table changed:\nbefore %v\nafter  %v", files, ingestTableFiles(t, tbl))
 	}
 
-	// The good files alone go in as one commit.
-	r = runCLI(t, wh, false, "--json", "ingest", "--table", "gis.pts", good2, good1)
+	// The good files alone go in as one commit (good1 is in the table
+	// already: --allow-duplicates appends it again).
+	r = runCLI(t, wh, false, "--json", "ingest", "--table", "gis.pts", "--allow-duplicates", good2, good1)
 	if r.Code != exitOK {
 		t.Fatalf("append: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
@@ -298,4 +301,25 @@ func TestIngestCoveringNeedsAddBBox(t *testing.T) {
 	if r := runCLI(t, wh, false, "validate", "--table", "gis.cov"); r.Code != exitOK {
 		t.Errorf("validate: %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
+}
+
+// TestIngestTwiceSkips runs a retried delivery: the second ingest of the
+// same file, here arriving through a directory argument, skips it and
+// exits 0; --allow-duplicates appends it again.
+func TestIngestTwiceSkips(t *testing.T) {
+	wh, dir := t.TempDir(), t.TempDir()
+	p := writeGeoParquet(t, dir, "batch", validatetest.File{Rows: validatetest.Points(6), Geo: validatetest.Geo(""), Extra: true})
+	r := runCLI(t, wh, false, "ingest", "--table", "gis.r", "--create", p)
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	r = runCLI(t, wh, false, "ingest", "--table", "gis.r", dir)
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	assert.Contains(t, r.Stderr, "skipped "+p+": already ingested as batch.parquet in snapshot")
+	assert.Contains(t, r.Stderr, "--allow-duplicates")
+	assert.Equal(t, int64(6), ingestTableRows(t, ingestLoadTable(t, wh, "gis.r")))
+	r = runCLI(t, wh, false, "ingest", "--table", "gis.r", "--allow-duplicates", p)
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	assert.Equal(t, int64(12), ingestTableRows(t, ingestLoadTable(t, wh, "gis.r")))
+	r = runCLI(t, wh, false, "ingest", "--table", "gis.r", t.TempDir())
+	assert.Equal(t, exitUsage, r.Code, r.Stderr)
+	assert.Contains(t, r.Stderr, "holds no *.parquet files")
 }

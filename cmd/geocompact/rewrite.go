@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/where"
 )
@@ -80,6 +81,9 @@ func (o *rewriteOptions) config() (engine.Request, error) {
 	if _, err := engine.ParseOptions(kv, nil); err != nil {
 		return engine.Request{}, &usageError{err}
 	}
+	if err := checkOrder(o.curve, o.order); err != nil {
+		return engine.Request{}, err
+	}
 	switch engine.Strategy(o.strategy) {
 	case "", engine.BinPack, engine.Sort:
 	default:
@@ -91,12 +95,29 @@ func (o *rewriteOptions) config() (engine.Request, error) {
 	}, nil
 }
 
-// parseKV parses repeated K=V flags.
+// checkOrder checks the syntax of --curve and --sort-order before anything
+// is opened; a mistake is a usage error.
+func checkOrder(curve, order string) error {
+	if curve != "" {
+		if _, err := cluster.CurveOrder(curve); err != nil {
+			return usageErrorf("--curve: %w", err)
+		}
+	}
+	if order != "" {
+		if _, err := cluster.ParseOrder(order); err != nil {
+			return usageErrorf("--sort-order: %w", err)
+		}
+	}
+	return nil
+}
+
+// parseKV parses repeated K=V flags; a bare K (a boolean option set to
+// true) has the empty value.
 func parseKV(pairs []string) (map[string]string, error) {
 	kv := map[string]string{}
 	for _, p := range pairs {
-		k, v, ok := strings.Cut(p, "=")
-		if !ok || strings.TrimSpace(k) == "" {
+		k, v, _ := strings.Cut(p, "=")
+		if strings.TrimSpace(k) == "" {
 			return nil, usageErrorf("--option %q: want KEY=VALUE", p)
 		}
 		kv[strings.TrimSpace(k)] = strings.TrimSpace(v)

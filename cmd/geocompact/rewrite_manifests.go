@@ -38,7 +38,7 @@ commits a metadata-only replace snapshot; data files are not touched.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.table, "table", "", "table whose manifests to merge, NAMESPACE.TABLE (required)")
-	f.Int64Var(&o.targetSize, "target-size-bytes", 0, "size of the merged manifests (default: the table's commit.manifest.target-size-bytes, 8 MiB)")
+	f.Var(sizeFlag{&o.targetSize}, "target-size-bytes", "size of the merged manifests, e.g. 8MiB (default: the table's commit.manifest.target-size-bytes, 8 MiB)")
 	_ = cmd.MarkFlagRequired("table")
 	return cmd
 }

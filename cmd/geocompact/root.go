@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/apache/iceberg-go/catalog"
@@ -104,6 +105,9 @@ removes orphan files and measures how many files bbox queries plan.`,
 			return g.setup()
 		},
 	}
+	root.Version = "-"
+	root.SetVersionTemplate(versionText(debug.ReadBuildInfo()))
+	root.SuggestionsMinimumDistance = 2
 	root.SetOut(g.IO.Out)
 	root.SetErr(g.IO.ErrOut)
 	root.SetIn(g.IO.In)

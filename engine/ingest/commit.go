@@ -41,7 +41,8 @@ func (in *ingester) commit(ctx context.Context, batches *conformedFiles) (int64,
 		}
 		return nil
 	})
-	if err != nil && (engine.IsRetryable(err) || errors.Is(err, context.Canceled)) {
+	_, dup := errors.AsType[*duplicateError](err)
+	if err != nil && (dup || engine.IsRetryable(err) || errors.Is(err, context.Canceled)) {
 		// The catalog refused the commit: the files are referenced by no
 		// snapshot and are ours to delete.
 		in.removeFiles(context.WithoutCancel(ctx), tbl, files)
@@ -93,7 +94,11 @@ func (in *ingester) withRetry(ctx context.Context, stage func(context.Context, *
 }
 
 func (in *ingester) snapshotProps() iceberg.Properties {
-	return iceberg.Properties{"geocompact.operation": "ingest", "geocompact.ingest.files": strconv.Itoa(len(in.cfg.Files))}
+	return iceberg.Properties{
+		"geocompact.operation":    "ingest",
+		"geocompact.ingest.files": strconv.Itoa(len(in.cfg.Files)),
+		SourcesKey:                sourcesSummary(in.sources),
+	}
 }
 
 // removeFiles deletes data files this ingest wrote, logging failures: an

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
@@ -53,6 +54,13 @@ type Config struct {
 	Logger *slog.Logger
 	// Progress, when set, is called after each file is validated.
 	Progress func(done, total int)
+	// AllowDuplicates ingests files whose content the table's ingest
+	// history (or the batch) already holds; by default they are skipped
+	// and listed in Result.Skipped.
+	AllowDuplicates bool
+	// Recursive makes a directory in Files contribute the *.parquet files
+	// of its subdirectories too (see ExpandFiles).
+	Recursive bool
 }
 
 // Validate checks the config without touching the catalog or the files.
@@ -92,6 +100,8 @@ type Result struct {
 	SnapshotID int64  `json:"snapshot_id"`
 	Files      int    `json:"files"`
 	Rows       int64  `json:"rows"`
+	// Skipped lists the files left out as already ingested.
+	Skipped []Skipped `json:"skipped,omitempty"`
 }
 
 // FileReport is one file's validation report.
@@ -119,51 +129,130 @@ func (e *RefusedError) Error() string {
 	return fmt.Sprintf("ingest into %s refused: %d violations in %d of %d files; nothing was written", e.Table, n, bad, len(e.Files))
 }
 
-// Run ingests cfg.Files into cfg.Table in one commit. Files that fail
-// validation return a *RefusedError; a file that does not fit the table's
-// schema returns an error naming the file and column. In both cases, and
-// whenever Run fails, the table is as it was.
+// Run ingests cfg.Files into cfg.Table in one commit. A directory among
+// the files stands for the *.parquet files in it. Files whose content the
+// table's ingest history or the batch already holds are skipped (see
+// SourcesKey) unless cfg.AllowDuplicates is set; when all are, Run commits
+// nothing and returns the skipped files. Files that fail validation return
+// a *RefusedError; a file that does not fit the table's schema returns an
+// error naming the file and column. In both cases, and whenever Run fails,
+// the table is as it was.
 func Run(ctx context.Context, cat catalog.Catalog, cfg Config) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	cat = engine.WrapCatalog(cat)
-	tbl, err := loadOrNil(ctx, cat, cfg)
+	files, err := ExpandFiles(cfg.Files, cfg.Recursive)
 	if err != nil {
 		return nil, err
 	}
-	in := &ingester{cfg: cfg, cat: cat, log: cfg.logger()}
+	srcs, err := digestFiles(files)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Table: cfg.Table}
+	if !cfg.AllowDuplicates {
+		srcs, res.Skipped = dedupBatch(srcs)
+	}
+	in := &ingester{cfg: cfg, log: cfg.logger()}
+	in.cat = &dedupCatalog{Catalog: engine.WrapCatalog(cat), pending: &in.pending}
+	tbl, err := loadOrNil(ctx, in.cat, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if tbl != nil && !cfg.AllowDuplicates {
+		srcs = in.skip(res, srcs, ingested(tbl.Metadata(), srcs))
+	}
+	if len(srcs) == 0 {
+		if tbl != nil && tbl.CurrentSnapshot() != nil {
+			res.SnapshotID = tbl.CurrentSnapshot().SnapshotID
+		}
+		return res, nil
+	}
+	in.setSources(srcs)
+	if err := in.run(ctx, tbl, res); err != nil {
+		return nil, err
+	}
+	in.log.Info("ingest done", "table", cfg.Table, "files", res.Files, "rows", res.Rows, "snapshot_id", res.SnapshotID, "skipped", len(res.Skipped))
+	return res, nil
+}
+
+// run validates, conforms, writes and commits in.cfg.Files. A commit that
+// finds some of them ingested concurrently is redone without them.
+func (in *ingester) run(ctx context.Context, tbl *table.Table, res *Result) error {
 	tgt, err := in.target(ctx, tbl)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := in.validateAll(ctx, tgt); err != nil {
-		return nil, err
+		return err
 	}
 	sc, props, arrowSc, err := in.tableSchema(ctx, tbl, tgt)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	batches, rows, err := readConformed(ctx, cfg.Files, arrowSc, tgt.cols.Geometry, cfg.AddBBox)
-	if err != nil {
-		return nil, fmt.Errorf("ingest into %s refused, nothing was written: %w", cfg.Table, err)
-	}
-	defer batches.release()
-	res := &Result{Table: cfg.Table, Files: len(cfg.Files), Rows: rows}
 	if tbl == nil {
-		if _, err := engine.CreateTable(ctx, cat, cfg.Table, sc, cfg.PartitionBy, props); err != nil {
-			return nil, err
+		if _, err := engine.CreateTable(ctx, in.cat, in.cfg.Table, sc, in.cfg.PartitionBy, props); err != nil {
+			return err
 		}
 		res.Created = true
 	}
-	if res.SnapshotID, err = in.commit(ctx, batches); err != nil {
+	for {
+		err := in.writeAndCommit(ctx, arrowSc, tgt, res)
+		dup, ok := errors.AsType[*duplicateError](err)
+		if !ok {
+			return err
+		}
+		srcs := in.skip(res, in.sources, dup.found)
+		if len(srcs) == 0 {
+			return nil
+		}
+		in.setSources(srcs)
+	}
+}
+
+// writeAndCommit reads the files conformed to arrowSc and commits them.
+func (in *ingester) writeAndCommit(ctx context.Context, arrowSc *arrow.Schema, tgt target, res *Result) error {
+	batches, rows, err := readConformed(ctx, in.cfg.Files, arrowSc, tgt.cols.Geometry, in.cfg.AddBBox)
+	if err != nil {
 		if res.Created {
 			in.dropCreated(ctx)
 		}
-		return nil, fmt.Errorf("ingest into %s: %w", cfg.Table, err)
+		return fmt.Errorf("ingest into %s refused, nothing was written: %w", in.cfg.Table, err)
 	}
-	in.log.Info("ingest done", "table", cfg.Table, "files", len(cfg.Files), "rows", rows, "snapshot_id", res.SnapshotID)
-	return res, nil
+	defer batches.release()
+	snapID, err := in.commit(ctx, batches)
+	if _, dup := errors.AsType[*duplicateError](err); dup {
+		return err
+	}
+	if err != nil {
+		if res.Created {
+			in.dropCreated(ctx)
+		}
+		return fmt.Errorf("ingest into %s: %w", in.cfg.Table, err)
+	}
+	res.SnapshotID, res.Files, res.Rows = snapID, len(in.cfg.Files), rows
+	return nil
+}
+
+// skip records found in res.Skipped and returns srcs without them.
+func (in *ingester) skip(res *Result, srcs []source, found []Skipped) []source {
+	res.Skipped = append(res.Skipped, found...)
+	return slices.DeleteFunc(slices.Clone(srcs), func(s source) bool {
+		return slices.ContainsFunc(found, func(f Skipped) bool { return f.Digest == s.digest })
+	})
+}
+
+// setSources makes srcs the files this ingest writes, and, unless
+// duplicates are allowed, the files its commits check the history for.
+func (in *ingester) setSources(srcs []source) {
+	in.sources = srcs
+	in.cfg.Files = make([]string, len(srcs))
+	for i, s := range srcs {
+		in.cfg.Files[i] = s.path
+	}
+	if !in.cfg.AllowDuplicates {
+		in.pending = srcs
+	}
 }
 
 // loadOrNil loads the table, or returns nil when it does not exist and
@@ -184,9 +273,11 @@ func loadOrNil(ctx context.Context, cat catalog.Catalog, cfg Config) (*table.Tab
 
 // ingester is one Run.
 type ingester struct {
-	cfg Config
-	cat catalog.Catalog
-	log *slog.Logger
+	cfg     Config
+	cat     catalog.Catalog
+	log     *slog.Logger
+	sources []source // the files being ingested, with digests
+	pending []source // the files commits check the history for
 }
 
 // dropCreated drops the table a failed first ingest created, so none is

@@ -122,7 +122,7 @@ func TestLostCommitLeavesNoFiles(t *testing.T) {
 	before, snap := dataFiles(t, tbl), tbl.CurrentSnapshot().SnapshotID
 	require.Len(t, before, 1)
 
-	cfg := config("gis.l", pointsFile(t, 5))
+	cfg := config("gis.l", pointsFile(t, 6))
 	cfg.CommitRetries = -1
 	_, err = ingest.Run(t.Context(), &losingCatalog{cat}, cfg)
 	require.True(t, engine.IsRetryable(err), "err = %v, want a retryable conflict", err)

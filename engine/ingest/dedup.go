@@ -1,0 +1,202 @@
+package ingest
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+)
+
+// Ingest history. Every ingest commit records what it appended in its
+// snapshot summary under SourcesKey: one line per file, "<sha256 of the
+// file's bytes> <file name>", the name cut to maxNameLen bytes. A file whose
+// digest appears in the summaries of the branch head's ancestry (at most
+// MaxLookback snapshots back, and only snapshots not yet expired) is
+// already ingested. Matching is by content; the name is for the message.
+const (
+	// SourcesKey is the snapshot summary property holding an ingest
+	// commit's sources.
+	SourcesKey = "geocompact.ingest.sources"
+	// MaxLookback bounds how many ancestor snapshots are searched.
+	MaxLookback = 10000
+	maxNameLen  = 128
+)
+
+// Skipped is a file an ingest left out because its content was ingested
+// already, by an earlier commit or earlier in the same batch.
+type Skipped struct {
+	Path   string `json:"path"`
+	Digest string `json:"sha256"`
+	// Previous names the earlier ingest: the source name it recorded
+	// and, for a committed one, its snapshot.
+	Previous   string `json:"previous"`
+	SnapshotID int64  `json:"snapshot_id,omitempty"`
+}
+
+// source is one file to ingest with its content digest.
+type source struct {
+	path   string
+	digest string
+}
+
+// ExpandFiles replaces each directory in paths by the *.parquet files in it,
+// sorted, descending into subdirectories only when recursive is set.
+func ExpandFiles(paths []string, recursive bool) ([]string, error) {
+	var out []string
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil || !st.IsDir() {
+			out = append(out, p)
+			continue
+		}
+		var found []string
+		err = filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
+			switch {
+			case err != nil:
+				return err
+			case d.IsDir() && q != p && !recursive:
+				return filepath.SkipDir
+			case !d.IsDir() && strings.HasSuffix(d.Name(), ".parquet"):
+				found = append(found, q)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", p, err)
+		}
+		if len(found) == 0 {
+			return nil, fmt.Errorf("%w: directory %s holds no *.parquet files (use --recursive for subdirectories)", ErrConfig, p)
+		}
+		slices.Sort(found)
+		out = append(out, found...)
+	}
+	return out, nil
+}
+
+// digestFiles computes every file's sha256.
+func digestFiles(paths []string) ([]source, error) {
+	out := make([]source, 0, len(paths))
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", p, err)
+		}
+		h := sha256.New()
+		_, err = io.Copy(h, f)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", p, err)
+		}
+		out = append(out, source{path: p, digest: hex.EncodeToString(h.Sum(nil))})
+	}
+	return out, nil
+}
+
+// dedupBatch drops files whose content appears earlier in the batch.
+func dedupBatch(srcs []source) ([]source, []Skipped) {
+	first := map[string]string{}
+	var keep []source
+	var skipped []Skipped
+	for _, s := range srcs {
+		if prev, ok := first[s.digest]; ok {
+			skipped = append(skipped, Skipped{Path: s.path, Digest: s.digest, Previous: prev})
+			continue
+		}
+		first[s.digest] = s.path
+		keep = append(keep, s)
+	}
+	return keep, skipped
+}
+
+// ingested returns the files of srcs the table's history already holds.
+func ingested(meta table.Metadata, srcs []source) []Skipped {
+	want := map[string]source{}
+	for _, s := range srcs {
+		want[s.digest] = s
+	}
+	var out []Skipped
+	snap := meta.CurrentSnapshot()
+	for i := 0; snap != nil && i < MaxLookback && len(want) > 0; i++ {
+		if snap.Summary != nil {
+			for _, line := range strings.Split(snap.Summary.Properties[SourcesKey], "\n") {
+				digest, name, _ := strings.Cut(line, " ")
+				if s, ok := want[digest]; ok {
+					out = append(out, Skipped{Path: s.path, Digest: digest, Previous: name, SnapshotID: snap.SnapshotID})
+					delete(want, digest)
+				}
+			}
+		}
+		if snap.ParentSnapshotID == nil {
+			break
+		}
+		snap = meta.SnapshotByID(*snap.ParentSnapshotID)
+	}
+	return out
+}
+
+// sourcesSummary is the SourcesKey value recording srcs.
+func sourcesSummary(srcs []source) string {
+	lines := make([]string, len(srcs))
+	for i, s := range srcs {
+		name := filepath.Base(s.path)
+		if len(name) > maxNameLen {
+			name = name[:maxNameLen]
+		}
+		lines[i] = s.digest + " " + name
+	}
+	return strings.Join(lines, "\n")
+}
+
+// duplicateError reports files a concurrent ingest committed between this
+// ingest's read of the table and its commit.
+type duplicateError struct{ found []Skipped }
+
+func (e *duplicateError) Error() string {
+	return fmt.Sprintf("%d file(s) were ingested concurrently", len(e.found))
+}
+
+// dedupCatalog checks, right before each commit attempt reaches the
+// catalog, that the table's current history holds none of the pending
+// files. The commit asserts the branch head it was built on, so a head that
+// moves after the check fails the attempt, and the retry checks again: two
+// concurrent ingests of one file land it exactly once.
+type dedupCatalog struct {
+	catalog.Catalog
+	pending *[]source
+}
+
+// LoadTable loads through the wrapped catalog and binds commits to c.
+func (c *dedupCatalog) LoadTable(ctx context.Context, ident table.Identifier) (*table.Table, error) {
+	t, err := c.Catalog.LoadTable(ctx, ident)
+	if err != nil {
+		return nil, err
+	}
+	return table.New(t.Identifier(), t.Metadata(), t.MetadataLocation(), t.FS, c), nil
+}
+
+// CommitTable refuses the commit with a *duplicateError when a pending
+// file is in the table's history, and forwards it otherwise.
+func (c *dedupCatalog) CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, updates []table.Update) (table.Metadata, string, error) {
+	if len(*c.pending) > 0 {
+		cur, err := c.Catalog.LoadTable(ctx, ident)
+		if err != nil && !errors.Is(err, catalog.ErrNoSuchTable) {
+			return nil, "", fmt.Errorf("check ingest history: %w", err)
+		}
+		if err == nil {
+			if found := ingested(cur.Metadata(), *c.pending); len(found) > 0 {
+				return nil, "", &duplicateError{found: found}
+			}
+		}
+	}
+	return c.Catalog.CommitTable(ctx, ident, reqs, updates)
+}

@@ -1,0 +1,46 @@
+// Package suggest finds the closest of a set of known words to a misspelled
+// one, for did-you-mean hints in error messages.
+package suggest
+
+// Closest returns the candidate nearest to word by edit distance, when it
+// is close enough to be a likely misspelling: at most a third of word's
+// length (but at least 1) edits away. Ties go to the earlier candidate.
+func Closest(word string, candidates []string) (string, bool) {
+	best, bestDist := "", max(1, len(word)/3)+1
+	for _, c := range candidates {
+		if d := distance(word, c); d < bestDist {
+			best, bestDist = c, d
+		}
+	}
+	return best, best != ""
+}
+
+// Hint returns "; did you mean X?" for the candidate closest to word, or
+// "" when none is close.
+func Hint(word string, candidates []string) string {
+	if c, ok := Closest(word, candidates); ok {
+		return "; did you mean " + c + "?"
+	}
+	return ""
+}
+
+// distance is the Levenshtein distance between a and b, by bytes.
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
