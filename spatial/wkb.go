@@ -134,8 +134,10 @@ func parseHeader(b []byte, off int) (wkbHeader, int, error) {
 	if iso > 3007 {
 		return h, off, wkbErr(off+1, WKBCodeType, "unknown geometry type code %d", code)
 	}
-	if (hasZ || hasM) && iso >= 1000 {
-		return h, off, wkbErr(off+1, WKBCodeType, "geometry type code %d mixes EWKB and ISO dimensions", code)
+	if h.ewkb && iso >= 1000 {
+		// An EWKB flag (Z, M or SRID) on an ISO code is neither form:
+		// PostGIS never writes it, and go-geom refuses it.
+		return h, off, wkbErr(off+1, WKBCodeType, "geometry type code %d mixes EWKB flags and ISO dimensions", code)
 	}
 	switch iso / 1000 {
 	case 1:
