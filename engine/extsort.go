@@ -227,31 +227,25 @@ func (ex *execution) sampleKeys(ctx context.Context, g *groupIO, sorter *cluster
 		}
 	}()
 	var seen int
-	for rec, err := range recs {
-		if err == nil {
-			err = stats.Add(rec)
-		}
-		if err != nil {
-			if rec != nil {
-				rec.Release()
-			}
-			return nil, nil, cluster.Scale{}, err
-		}
+	err = eachBatch(recs, stats.Add, func(rec arrow.RecordBatch) error {
+		defer rec.Release()
 		extent = extent.Extend(extentOf(rec, pgeom, pbbox))
 		var idx []int32
 		for i := (stride - seen%stride) % stride; i < int(rec.NumRows()); i += stride {
 			idx = append(idx, int32(i))
 		}
 		seen += int(rec.NumRows())
-		if len(idx) > 0 {
-			s, err := cluster.Gather(psc, []arrow.RecordBatch{rec}, idx, nil)
-			if err != nil {
-				rec.Release()
-				return nil, nil, cluster.Scale{}, err
-			}
+		if len(idx) == 0 {
+			return nil
+		}
+		s, err := cluster.Gather(psc, []arrow.RecordBatch{rec}, idx, nil)
+		if err == nil {
 			sample = append(sample, s)
 		}
-		rec.Release()
+		return err
+	})
+	if err != nil {
+		return nil, nil, cluster.Scale{}, err
 	}
 	scale := stats.Scale(extent)
 	frozen, err := sorter.WithScale(scale)
@@ -317,16 +311,7 @@ func scatter(recs iter.Seq2[arrow.RecordBatch, error], g *groupIO, frozen *clust
 		return err
 	}
 	counts := make([]int32, k+1)
-	for rec, err := range recs {
-		if err == nil {
-			err = g.digest(rec)
-		}
-		if err != nil {
-			if rec != nil {
-				rec.Release()
-			}
-			return fmt.Errorf("read: %w", err)
-		}
+	err := eachBatch(recs, g.digest, func(rec arrow.RecordBatch) error {
 		grouped, err := groupByBucket(rec, g.readSc, frozen, bounds, counts)
 		n := rec.NumRows()
 		rec.Release()
@@ -349,6 +334,10 @@ func scatter(recs iter.Seq2[arrow.RecordBatch, error], g *groupIO, frozen *clust
 				return err
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	for b := range k {
 		if len(buf[b]) > 0 {

@@ -111,27 +111,38 @@ type groupIO struct {
 // even row counts, streamed, so memory does not grow with the group.
 func (ex *execution) writeStream(ctx context.Context, g *groupIO, recs iter.Seq2[arrow.RecordBatch, error]) ([]iceberg.DataFile, error) {
 	sink := ex.newSink(ctx, g.sc, g.writeOpts, evenChunks(g.o.group.Records, g.o.group.OutputFiles), sinkQueue)
+	err := eachBatch(recs, g.digest, func(rec arrow.RecordBatch) error {
+		if err := sink.Write(rec); err != nil {
+			return fmt.Errorf("write: %w", err)
+		}
+		return nil
+	})
+	files, cerr := sink.Close()
+	if err == nil && cerr != nil {
+		err = fmt.Errorf("write: %w", cerr)
+	}
+	return files, err
+}
+
+// eachBatch reads recs, runs check on each batch and hands it to use,
+// which owns it from then on. It stops at the first error: a read or
+// check error (wrapped as a read error, the batch released) or use's.
+func eachBatch(recs iter.Seq2[arrow.RecordBatch, error], check func(arrow.RecordBatch) error, use func(arrow.RecordBatch) error) error {
 	for rec, err := range recs {
 		if err == nil {
-			err = g.digest(rec)
+			err = check(rec)
 		}
 		if err != nil {
 			if rec != nil {
 				rec.Release()
 			}
-			files, _ := sink.Close()
-			return files, fmt.Errorf("read: %w", err)
+			return fmt.Errorf("read: %w", err)
 		}
-		if err := sink.Write(rec); err != nil {
-			files, _ := sink.Close()
-			return files, fmt.Errorf("write: %w", err)
+		if err := use(rec); err != nil {
+			return err
 		}
 	}
-	files, err := sink.Close()
-	if err != nil {
-		err = fmt.Errorf("write: %w", err)
-	}
-	return files, err
+	return nil
 }
 
 // sortInMemory reads every row of the group, orders them all by the
@@ -154,20 +165,14 @@ func (ex *execution) sortInMemory(ctx context.Context, g *groupIO, recs iter.Seq
 			r.Release()
 		}
 	}()
-	for rec, err := range recs {
-		if err == nil {
-			err = g.digest(rec)
+	check := func(rec arrow.RecordBatch) error {
+		if err := g.digest(rec); err != nil {
+			return err
 		}
-		if err == nil {
-			err = stats.Add(rec)
-		}
-		if err != nil {
-			if rec != nil {
-				rec.Release()
-			}
-			return nil, fmt.Errorf("read: %w", err)
-		}
-		in = append(in, rec)
+		return stats.Add(rec)
+	}
+	if err := eachBatch(recs, check, func(rec arrow.RecordBatch) error { in = append(in, rec); return nil }); err != nil {
+		return nil, err
 	}
 	if g.o.in.Rows == 0 {
 		return nil, nil
