@@ -34,6 +34,12 @@ func newTestTable(t testing.TB, mode string, props map[string]string) *Table {
 	t.Helper()
 	tbl, err := OpenLocal(t.TempDir())
 	require.NoError(t, err)
+	return createTestTable(t, tbl, mode, props)
+}
+
+// createTestTable commits version 0 of newTestTable's table into tbl.
+func createTestTable(t testing.TB, tbl *Table, mode string, props map[string]string) *Table {
+	t.Helper()
 	conf := map[string]string{"delta.columnMapping.mode": mode}
 	for k, v := range props {
 		conf[k] = v

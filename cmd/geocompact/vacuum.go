@@ -57,7 +57,11 @@ The retention defaults to the table's delta.deletedFileRetentionDuration
 (7 days when unset). That is also the floor: a shorter --retain needs --force,
 as older readers and in-flight writers may still need those files. Tables with
 the vacuumProtocolCheck feature are vacuumed only when every writer feature is
-supported. --dry-run lists the files and deletes nothing.`,
+supported. --dry-run lists the files and deletes nothing.
+
+On S3 (s3://BUCKET/PREFIX), the AWS SDK's usual settings apply: AWS_REGION,
+credentials from the environment or a profile, and AWS_ENDPOINT_URL_S3 for an
+S3-compatible store.`,
 		Example: `  $ geocompact vacuum --delta ./lake/pings --dry-run
   $ geocompact vacuum --delta ./lake/pings --retain 14d`,
 		Args: cobra.NoArgs,
@@ -74,7 +78,7 @@ supported. --dry-run lists the files and deletes nothing.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.location, "delta", "", "Delta table location, a directory or file: URL (required)")
+	f.StringVar(&o.location, "delta", "", "Delta table location: a directory, file: URL or s3://BUCKET/PREFIX (required)")
 	f.StringVar(&o.retain, "retain", "", "keep files removed less than this long ago (7d, 168h, \"interval 7 days\"); default: the table's delta.deletedFileRetentionDuration")
 	f.BoolVar(&o.dryRun, "dry-run", false, "list the files that would be deleted; delete nothing")
 	f.BoolVar(&o.force, "force", false, "allow --retain below the table's delta.deletedFileRetentionDuration")
@@ -96,7 +100,7 @@ func parseRetain(s string) (time.Duration, error) {
 }
 
 func runVacuum(ctx context.Context, o *vacuumOptions, cfg delta.VacuumConfig) error {
-	tbl, err := delta.OpenLocal(o.location)
+	tbl, err := delta.Open(ctx, o.location)
 	if err != nil {
 		return fmt.Errorf("open Delta table %s: %w", o.location, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/delta"
+	"github.com/geocompact/geocompact/internal/reliability"
 )
 
 // goldenDelta is where Delta's own golden tables live, beside the repository.
@@ -127,6 +128,40 @@ func TestVacuumDelta(t *testing.T) {
 	require.Equal(t, exitOK, r.Code, r.Stderr)
 	assert.NoFileExists(t, youngOrphan)
 	assert.Equal(t, rows, deltaRows(t, dir))
+}
+
+func TestVacuumDeltaS3(t *testing.T) {
+	srv := reliability.UseS3(t)
+	t.Setenv("AWS_ENDPOINT_URL_S3", srv.Endpoint)
+	loc := "s3://" + srv.Bucket + "/" + srv.Prefix + "/pings"
+	st, err := delta.NewS3Storage(t.Context(), loc)
+	require.NoError(t, err)
+	src := filepath.Join(goldenDelta, "basic-with-inserts-deletes-checkpoint")
+	require.NoError(t, filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return st.Put(t.Context(), filepath.ToSlash(rel), b)
+	}))
+
+	// Just uploaded, every object is young: only a forced zero retention
+	// reaches the seven files removed in 2023.
+	r := runCLI(t, "", false, "vacuum", "--delta", loc, "--dry-run")
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	assert.Contains(t, r.Stdout, "nothing to vacuum at version 13")
+	r = runCLI(t, "", false, "--json", "vacuum", "--delta", loc, "--retain", "0h", "--force")
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	var res vacuumResult
+	require.NoError(t, json.Unmarshal([]byte(r.Stdout), &res))
+	assert.Equal(t, 7, res.DeletedCount)
+	live, err := st.List(t.Context(), "", false)
+	require.NoError(t, err)
+	assert.Len(t, live, 7, "the seven live data files remain")
 }
 
 func TestVacuumDeltaRefusals(t *testing.T) {
