@@ -48,8 +48,8 @@ func (c Catalogs) Spec(name string) (engine.CatalogSpec, error) {
 		return engine.CatalogSpec{Warehouse: c.Warehouse, CommitRetries: cfg.CommitRetries}, nil
 	}
 	known := append([]string{engine.EmbeddedCatalogName}, names...)
-	return engine.CatalogSpec{}, fmt.Errorf("%w: catalog %q is not configured%s; known catalogs: %s (CALL system.… runs on the current one)",
-		ErrCall, name, suggest.Hint(name, known), strings.Join(known, ", "))
+	return engine.CatalogSpec{}, fmt.Errorf("%w: catalog %q is not configured (known catalogs: %s; CALL system.… runs on the current one)%s",
+		ErrCall, name, strings.Join(known, ", "), suggest.Hint(name, known))
 }
 
 // specName is the name results report for spec's catalog.

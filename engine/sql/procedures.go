@@ -127,8 +127,8 @@ func lookupProcedure(st Statement, src string) (string, []param, error) {
 		return "", nil, newError(src, st.Pos, fmt.Sprintf("procedure system.%s is Iceberg's, but geocompact does not run it; it runs %s",
 			name, strings.Join(Procedures(), ", ")))
 	}
-	return "", nil, newError(src, st.Pos, fmt.Sprintf("unknown procedure system.%s%s; geocompact runs %s",
-		st.Procedure, suggest.Hint(name, Procedures()), strings.Join(Procedures(), ", ")))
+	return "", nil, newError(src, st.Pos, fmt.Sprintf("unknown procedure system.%s (geocompact runs %s)%s",
+		st.Procedure, strings.Join(Procedures(), ", "), suggest.Hint(name, Procedures())))
 }
 
 // matchArgs pairs each argument of st with its parameter.
@@ -146,8 +146,8 @@ func matchArgs(proc string, sig []param, st Statement, src string) (map[string]V
 		} else {
 			j := slices.IndexFunc(sig, func(p param) bool { return strings.EqualFold(p.name, a.Name) })
 			if j < 0 {
-				return nil, newError(src, a.Pos, fmt.Sprintf("%s has no argument %s%s; its arguments are %s",
-					proc, a.Name, suggest.Hint(strings.ToLower(a.Name), paramNames(sig)), strings.Join(paramNames(sig), ", ")))
+				return nil, newError(src, a.Pos, fmt.Sprintf("%s has no argument %s (its arguments are %s)%s",
+					proc, a.Name, strings.Join(paramNames(sig), ", "), suggest.Hint(strings.ToLower(a.Name), paramNames(sig))))
 			}
 			p = sig[j]
 		}
@@ -205,3 +205,4 @@ func checkType(p param, v Value) error {
 	}
 	return nil
 }
+
