@@ -205,4 +205,3 @@ func checkType(p param, v Value) error {
 	}
 	return nil
 }
-
