@@ -2,6 +2,7 @@ package sql
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -140,24 +141,47 @@ func (l *lexer) skip() error {
 // str reads a '…' or "…" string literal with Spark's backslash escapes.
 // In Spark SQL a double-quoted literal is a string, not an identifier.
 func (l *lexer) str() (token, error) {
-	s, start := l.src, l.i
-	q := s[start]
+	v, end, err := scanQuoted(l.src, l.i)
+	if err != nil {
+		return token{}, l.errAt(err.pos, "%s", err.reason)
+	}
+	return l.emit(tokString, end, v), nil
+}
+
+// scanQuoted reads the quoted text starting at s[i]: a '…' or "…" string
+// with backslash escapes, or a `…` name with a doubled back-quote for one.
+// It returns the value and the offset just past the closing quote.
+func scanQuoted(s string, i int) (string, int, *quoteError) {
+	q := s[i]
 	var b strings.Builder
-	for j := start + 1; j < len(s); j++ {
-		switch s[j] {
-		case q:
-			return l.emit(tokString, j+1, b.String()), nil
-		case '\\':
+	for j := i + 1; j < len(s); j++ {
+		switch {
+		case s[j] == q && q == '`' && j+1 < len(s) && s[j+1] == '`':
+			b.WriteByte('`')
+			j++
+		case s[j] == q:
+			return b.String(), j + 1, nil
+		case s[j] == '\\' && q != '`':
 			n, err := unescape(s, j, &b)
 			if err != nil {
-				return token{}, l.errAt(j, "%s", err)
+				return "", 0, &quoteError{pos: j, reason: err.Error()}
 			}
 			j += n - 1
 		default:
 			b.WriteByte(s[j])
 		}
 	}
-	return token{}, l.errAt(start, "unterminated string starting %q: add the closing %c", clip(s[start:]), q)
+	what := "string"
+	if q == '`' {
+		what = "quoted name"
+	}
+	return "", 0, &quoteError{pos: i, reason: fmt.Sprintf("unterminated %s starting %q: add the closing %c", what, clip(s[i:]), q)}
+}
+
+// quoteError is a malformed quoted text: what is wrong, and where.
+type quoteError struct {
+	pos    int
+	reason string
 }
 
 // unescape writes the value of the escape sequence at s[i] (a backslash)
@@ -194,71 +218,34 @@ func unescape(s string, i int, b *strings.Builder) (int, error) {
 }
 
 func (l *lexer) quotedIdent() (token, error) {
-	s, start := l.src, l.i
-	var b strings.Builder
-	for j := start + 1; j < len(s); j++ {
-		if s[j] != '`' {
-			b.WriteByte(s[j])
-			continue
-		}
-		if j+1 < len(s) && s[j+1] == '`' {
-			b.WriteByte('`')
-			j++
-			continue
-		}
-		if b.Len() == 0 {
-			return token{}, l.errAt(start, "empty quoted identifier ``")
-		}
-		t := l.emit(tokIdent, j+1, b.String())
-		t.quoted = true
-		return t, nil
+	v, end, err := scanQuoted(l.src, l.i)
+	switch {
+	case err != nil:
+		return token{}, l.errAt(err.pos, "%s", err.reason)
+	case v == "":
+		return token{}, l.errAt(l.i, "empty quoted identifier ``")
 	}
-	return token{}, l.errAt(start, "unterminated quoted identifier starting %q: add the closing `", clip(s[start:]))
+	t := l.emit(tokIdent, end, v)
+	t.quoted = true
+	return t, nil
 }
 
-// number reads [+-] digits [. digits] [e [+-] digits] with an optional
-// Spark type suffix (L, S, Y, D, F, BD).
+// numberPattern is [+-] digits [. digits] [e [+-] digits] with an
+// optional Spark type suffix (L, S, Y, D, F, BD).
+var numberPattern = regexp.MustCompile(`^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?([bB][dD]|[LSYDFlsydf])?`)
+
+// number reads the number at l.i; one running into letters is malformed.
 func (l *lexer) number() (token, error) {
 	s, start := l.src, l.i
-	j := start
-	if s[j] == '-' || s[j] == '+' {
-		j++
-	}
-	digits := func() {
-		for j < len(s) && isDigit(s[j]) {
-			j++
-		}
-	}
-	digits()
-	if j < len(s) && s[j] == '.' {
-		j++
-		digits()
-	}
-	if j < len(s) && (s[j] == 'e' || s[j] == 'E') {
-		k := j + 1
-		if k < len(s) && (s[k] == '-' || s[k] == '+') {
-			k++
-		}
-		if k < len(s) && isDigit(s[k]) {
-			j = k
-			digits()
-		}
-	}
-	end := j
-	if strings.HasPrefix(strings.ToUpper(s[j:min(j+2, len(s))]), "BD") {
-		end = j + 2
-	} else if j < len(s) && strings.ContainsRune("LSYDFlsydf", rune(s[j])) {
-		end = j + 1
-	}
-	if end < len(s) && (isIdentPart(s[end]) || s[end] == '.') {
-		k := end
+	end := start + len(numberPattern.FindString(s[start:]))
+	if end == start || end < len(s) && (isIdentPart(s[end]) || s[end] == '.') {
+		k := max(end, start+1)
 		for k < len(s) && (isIdentPart(s[k]) || s[k] == '.') {
 			k++
 		}
 		return token{}, l.errAt(start, "malformed number %q", s[start:k])
 	}
-	t := l.emit(tokNumber, end, s[start:end])
-	return t, nil
+	return l.emit(tokNumber, end, s[start:end]), nil
 }
 
 func isDigit(c byte) bool      { return c >= '0' && c <= '9' }

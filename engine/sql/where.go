@@ -15,14 +15,8 @@ func WhereText(s string) (string, error) {
 	var b strings.Builder
 	for i := 0; i < len(s); {
 		switch c := s[i]; {
-		case c == '\'' || c == '"':
-			n, err := whereString(s, i, &b)
-			if err != nil {
-				return "", err
-			}
-			i += n
-		case c == '`':
-			n, err := whereColumn(s, i, &b)
+		case c == '\'' || c == '"' || c == '`':
+			n, err := whereLiteral(s, i, &b)
 			if err != nil {
 				return "", err
 			}
@@ -38,49 +32,18 @@ func WhereText(s string) (string, error) {
 	return b.String(), nil
 }
 
-// whereString writes the string literal at s[i] in where's form and
-// returns its length in s.
-func whereString(s string, i int, b *strings.Builder) (int, error) {
-	q := s[i]
-	var v strings.Builder
-	for j := i + 1; j < len(s); j++ {
-		switch s[j] {
-		case q:
-			b.WriteByte('\'')
-			b.WriteString(strings.ReplaceAll(v.String(), "'", "''"))
-			b.WriteByte('\'')
-			return j + 1 - i, nil
-		case '\\':
-			n, err := unescape(s, j, &v)
-			if err != nil {
-				return 0, fmt.Errorf("at %d: %w", j, err)
-			}
-			j += n - 1
-		default:
-			v.WriteByte(s[j])
-		}
+// whereLiteral writes the quoted text at s[i] in the where language's
+// form, a string as '…' and a back-quoted name as "…", and returns its
+// length in s.
+func whereLiteral(s string, i int, b *strings.Builder) (int, error) {
+	v, end, err := scanQuoted(s, i)
+	if err != nil {
+		return 0, fmt.Errorf("at %d: %s", err.pos, err.reason)
 	}
-	return 0, fmt.Errorf("at %d: unterminated string starting %q: add the closing %c", i, clip(s[i:]), q)
-}
-
-// whereColumn writes the back-quoted name at s[i] as a double-quoted one
-// and returns its length in s.
-func whereColumn(s string, i int, b *strings.Builder) (int, error) {
-	var v strings.Builder
-	for j := i + 1; j < len(s); j++ {
-		if s[j] != '`' {
-			v.WriteByte(s[j])
-			continue
-		}
-		if j+1 < len(s) && s[j+1] == '`' {
-			v.WriteByte('`')
-			j++
-			continue
-		}
-		b.WriteByte('"')
-		b.WriteString(strings.ReplaceAll(v.String(), `"`, `""`))
-		b.WriteByte('"')
-		return j + 1 - i, nil
+	q, double := "'", "''"
+	if s[i] == '`' {
+		q, double = `"`, `""`
 	}
-	return 0, fmt.Errorf("at %d: unterminated quoted name starting %q: add the closing `", i, clip(s[i:]))
+	b.WriteString(q + strings.ReplaceAll(v, q, double) + q)
+	return end - i, nil
 }
