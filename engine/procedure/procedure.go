@@ -164,9 +164,6 @@ func (s *Script) Close() {
 	s.open = nil
 }
 
-// Len returns the number of statements.
-func (s *Script) Len() int { return len(s.steps) }
-
 // Run runs the statements in order and hands each result to emit as soon
 // as its statement is done. The first failure stops the script with a
 // *StatementError; a failing emit stops it too.
