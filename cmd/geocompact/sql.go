@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -108,13 +109,18 @@ func runSQL(ctx context.Context, o *sqlOptions, src string) error {
 		return err
 	}
 	cats := procedure.Catalogs{Config: cfg, Current: o.g.Catalog, Warehouse: o.g.Warehouse}
-	script, err := procedure.Prepare(ctx, src, cats, procedure.Options{DryRun: o.dryRun, Force: o.force, Logger: o.g.Logger()})
+	p := newProgress(o.g, "rewrite", "")
+	opts := procedure.Options{DryRun: o.dryRun, Force: o.force, Logger: o.g.Logger(), Progress: func(e engine.Progress) { rewriteProgress(p)(e) }}
+	script, err := procedure.Prepare(ctx, src, cats, opts)
 	if err != nil {
 		return sqlPrepareError(err)
 	}
 	defer script.Close()
+	limitMemory(largestMemoryBudget(script.Calls()))
 	first := true
 	return script.Run(ctx, func(r *procedure.Result) error {
+		p.Done() // no rewrite runs between statements
+		p = newProgress(o.g, "rewrite", "")
 		for _, note := range r.Ignored {
 			fmt.Fprintf(o.g.IO.ErrOut, "geocompact: statement %d: %s\n", r.Statement, note)
 		}
@@ -127,6 +133,20 @@ func runSQL(ctx context.Context, o *sqlOptions, src string) error {
 		first = false
 		return writeSQLResult(o.g.IO.Out, r, o.g.IO.OutTTY)
 	})
+}
+
+// largestMemoryBudget returns the rewrite options of calls that name the
+// largest max-group-memory-bytes, for limitMemory; nil when none does.
+func largestMemoryBudget(calls []sql.Call) map[string]string {
+	var best map[string]string
+	var most int64
+	for _, c := range calls {
+		o, err := engine.ParseOptions(c.Options, nil)
+		if _, named := c.Options[engine.OptMaxGroupMemory]; err == nil && named && o.MaxGroupMemoryBytes > most {
+			best, most = map[string]string{engine.OptMaxGroupMemory: strconv.FormatInt(o.MaxGroupMemoryBytes, 10)}, o.MaxGroupMemoryBytes
+		}
+	}
+	return best
 }
 
 // sqlPrepareError makes a mistake in the statements a usage error (exit

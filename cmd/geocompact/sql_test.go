@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/geocompact/geocompact/engine/sql"
 )
 
 // sqlLines decodes --json output: one object per statement, one per line.
@@ -136,4 +138,15 @@ func TestSQLCLICatalogs(t *testing.T) {
 	r = runCLI(t, wh, false, "--config", cfg, "--catalog", "lake", "--json", "sql", "CALL system.rewrite_manifests('geo.t')")
 	require.Equal(t, exitOK, r.Code, "stderr %q", r.Stderr)
 	assert.Equal(t, "lake", sqlLines(t, r.Stdout)[0]["catalog"], "system.proc runs on --catalog")
+}
+
+func TestLargestMemoryBudget(t *testing.T) {
+	calls := []sql.Call{
+		{Procedure: sql.RewriteDataFiles, Options: map[string]string{"max-group-memory-bytes": "1GiB"}},
+		{Procedure: sql.ExpireSnapshots},
+		{Procedure: sql.RewriteDataFiles, Options: map[string]string{"max-group-memory-bytes": "3221225472"}},
+		{Procedure: sql.RewriteDataFiles, Options: map[string]string{"min-input-files": "2"}},
+	}
+	assert.Equal(t, map[string]string{"max-group-memory-bytes": "3221225472"}, largestMemoryBudget(calls))
+	assert.Nil(t, largestMemoryBudget(calls[1:2]), "no budget named: the default")
 }

@@ -55,6 +55,9 @@ type Options struct {
 	Force bool
 	// Logger receives the library's log lines; nil discards.
 	Logger *slog.Logger
+	// Progress, when set, is told each phase of a rewrite_data_files (see
+	// engine.Request.Progress).
+	Progress func(engine.Progress)
 }
 
 // Script is a parsed, bound and checked script, ready to run. Close it to
@@ -152,6 +155,15 @@ func (s *Script) check(ctx context.Context, st *step) error {
 		return err
 	}
 	return nil
+}
+
+// Calls returns the bound calls, in order.
+func (s *Script) Calls() []sql.Call {
+	out := make([]sql.Call, len(s.steps))
+	for i, st := range s.steps {
+		out[i] = st.call
+	}
+	return out
 }
 
 // Close releases the catalogs the script opened.

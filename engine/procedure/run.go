@@ -19,7 +19,7 @@ func (s *Script) run(ctx context.Context, st *step) (*Result, error) {
 	switch c.Procedure {
 	case sql.RewriteDataFiles:
 		req := engine.Request{Strategy: engine.Strategy(c.Strategy), SortOrder: c.SortOrder, Where: c.Where, Options: c.Options,
-			DryRun: s.opts.DryRun, CommitRetries: st.spec.Retries(), Logger: log}
+			DryRun: s.opts.DryRun, CommitRetries: st.spec.Retries(), Logger: log, Progress: s.opts.Progress}
 		out, err := engine.Rewrite(ctx, st.cat, c.Table, req)
 		if err != nil {
 			return nil, err
