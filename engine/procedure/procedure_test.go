@@ -96,6 +96,13 @@ CALL geocompact.system.rewrite_data_files(table => 'geo.t', strategy => 'sort', 
 	assert.Equal(t, filesBefore, files, "a dry run writes nothing")
 	assert.Equal(t, idsBefore, ids)
 
+	// Spark's literal rules: a double-quoted literal in where is a string.
+	res, err = run(t, `CALL system.rewrite_data_files(table => 'geo.t', options => map('min-input-files', 2), where => 'ts < "2000-01-01 00:00:00"')`, cats, procedure.Options{})
+	require.NoError(t, err)
+	require.Len(t, res, 1)
+	assert.Contains(t, res[0].NoopReason, "no data file may hold rows matching")
+	assert.Equal(t, int64(0), row(t, res[0], 0)["rewritten_data_files_count"])
+
 	res, err = run(t, `CALL system.rewrite_data_files('geo.t', 'sort', 'zorder(bbox_minx, bbox_miny)', map("min-input-files", "2"), 'id >= 0 AND device_id <> -1')`, cats, procedure.Options{})
 	require.NoError(t, err)
 	require.Len(t, res, 1)

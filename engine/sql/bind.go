@@ -154,8 +154,9 @@ func (b *binder) retention() {
 			c.OlderThan, _ = ParseTimestamp(v.Text) // checked by matchArgs
 		}
 	}
-	var n int64
+	var n, pool int64
 	b.int64("retain_last", &n, 1)
+	b.int64("max_concurrent_deletes", &pool, 1) // checked as Spark does, then ignored
 	c.RetainLast = int(n)
 	c.DryRun = b.vals["dry_run"].Bool
 	if v, ok := b.vals["location"]; ok {

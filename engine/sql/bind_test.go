@@ -66,6 +66,7 @@ func TestBindRefusals(t *testing.T) {
 		{"wrong type", "CALL system.expire_snapshots(table => 'a.b', retain_last => '5')", 61, []string{"expire_snapshots: argument retain_last: want an integer, got a string"}},
 		{"int out of range", "CALL system.expire_snapshots(table => 'a.b', retain_last => 9999999999)", 61, []string{"out of range for a 32-bit integer"}},
 		{"fraction for an int", "CALL system.expire_snapshots(table => 'a.b', retain_last => 1.5)", 61, []string{"want an integer, got 1.5"}},
+		{"max_concurrent_deletes zero", "CALL system.remove_orphan_files(table => 'a.b', max_concurrent_deletes => 0)", 75, []string{"max_concurrent_deletes: 0: want at least 1"}},
 		{"retain_last zero", "CALL system.expire_snapshots(table => 'a.b', retain_last => 0)", 61, []string{"retain_last: 0: want at least 1"}},
 		{"bad timestamp string", "CALL system.expire_snapshots(table => 'a.b', older_than => 'yesterday')", 60, []string{"older_than", "yesterday"}},
 		{"number for a timestamp", "CALL system.remove_orphan_files(table => 'a.b', older_than => 5)", 63, []string{"want a timestamp (TIMESTAMP"}},
