@@ -57,7 +57,7 @@ the *.parquet files in it, sorted; --recursive descends into subdirectories.`,
 	f.BoolVar(&o.cfg.Create, "create", false, "create the table from the first file when it does not exist")
 	f.BoolVar(&o.cfg.AddBBox, "add-bbox", false, "compute missing bbox columns from the WKB")
 	f.IntVar(&o.cfg.FormatVersion, "format-version", o.cfg.FormatVersion, "format version of a created table: 2 (WKB + bbox columns) or 3 (geometry type)")
-	f.StringVar(&o.cfg.PartitionBy, "partition-by", "", "partition spec of a created table, e.g. 'bucket(16, id)'")
+	f.StringVar(&o.cfg.PartitionBy, "partition-by", "", "partition spec of a created table, e.g. 'bucket(16, id), days(ts)' (Spark's spellings too); an existing table's spec must match")
 	f.StringVar(&o.cfg.GeometryColumn, "geometry-column", "", "geometry column of the files (default: GeoParquet primary_column)")
 	f.Float64Var(&o.cfg.Checks.Tolerance, "tolerance", o.cfg.Checks.Tolerance, "largest allowed difference between a bbox column and the geometry's envelope")
 	f.BoolVar(&o.cfg.Checks.AllowNull, "allow-null", false, "accept null geometries")

@@ -78,6 +78,9 @@ func (c Config) Validate() error {
 	if !c.Create && (c.PartitionBy != "" || c.FormatVersion > 2) {
 		return fmt.Errorf("%w: a partition spec and a format version apply only when creating the table", ErrConfig)
 	}
+	if err := engine.ValidatePartitionSpec(c.PartitionBy); err != nil {
+		return err
+	}
 	if err := c.Checks.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
@@ -157,6 +160,9 @@ func Run(ctx context.Context, cat catalog.Catalog, cfg Config) (*Result, error) 
 	in.cat = &dedupCatalog{Catalog: engine.WrapCatalog(cat), pending: &in.pending}
 	tbl, err := loadOrNil(ctx, in.cat, cfg)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkSpec(tbl, cfg); err != nil {
 		return nil, err
 	}
 	if tbl != nil && !cfg.AllowDuplicates {
@@ -269,6 +275,23 @@ func loadOrNil(ctx context.Context, cat catalog.Catalog, cfg Config) (*table.Tab
 		return nil, fmt.Errorf("load table %s: %w", cfg.Table, err)
 	}
 	return tbl, nil
+}
+
+// checkSpec refuses a partition spec that differs from the existing
+// table's, naming both, rather than ignoring it.
+func checkSpec(tbl *table.Table, cfg Config) error {
+	if tbl == nil || cfg.PartitionBy == "" {
+		return nil
+	}
+	want, err := engine.ParsePartitionSpec(cfg.PartitionBy, tbl.Schema())
+	if err != nil {
+		return err
+	}
+	if have := tbl.Spec(); !engine.SamePartitioning(want, have) {
+		return fmt.Errorf("table %s exists partitioned by %s, not by %s as asked; drop --partition-by to append with the table's spec",
+			cfg.Table, engine.FormatPartitionSpec(have, tbl.Schema()), engine.FormatPartitionSpec(want, tbl.Schema()))
+	}
+	return nil
 }
 
 // ingester is one Run.
