@@ -33,3 +33,44 @@ func TestIngestPartitionSpecMismatch(t *testing.T) {
 	assert.Equal(t, exitUsage, r.Code, r.Stderr)
 	assert.Contains(t, r.Stderr, `unknown transform "weeks" (want identity, year, years`)
 }
+
+// TestIngestExtraColumns checks that a file with a column the table lacks
+// is refused naming it and the ways through, that --drop-extra-columns
+// appends without it, and that --add-columns evolves the schema so old
+// rows read null.
+func TestIngestExtraColumns(t *testing.T) {
+	wh, dir := t.TempDir(), t.TempDir()
+	base := writeGeoParquet(t, dir, "base", validatetest.File{Rows: validatetest.Points(4), Geo: validatetest.Geo("")})
+	withID := writeGeoParquet(t, dir, "with-id", validatetest.File{Rows: validatetest.Points(3), Geo: validatetest.Geo(""), Extra: true})
+	require.Equal(t, exitOK, runCLI(t, wh, false, "ingest", "--table", "gis.e", "--create", base).Code)
+
+	r := runCLI(t, wh, false, "ingest", "--table", "gis.e", withID)
+	assert.Equal(t, exitError, r.Code, r.Stderr)
+	assert.Contains(t, r.Stderr, `with-id.parquet has columns the table lacks: "id"`)
+	assert.Contains(t, r.Stderr, "--drop-extra-columns")
+	assert.Contains(t, r.Stderr, "--add-columns")
+	assert.Contains(t, r.Stderr, "nothing was written")
+	assert.Equal(t, int64(4), ingestTableRows(t, ingestLoadTable(t, wh, "gis.e")))
+
+	r = runCLI(t, wh, false, "ingest", "--table", "gis.e", "--drop-extra-columns", "--add-columns", withID)
+	assert.Equal(t, exitUsage, r.Code, r.Stderr)
+
+	r = runCLI(t, wh, false, "ingest", "--table", "gis.e", "--drop-extra-columns", withID)
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	tbl := ingestLoadTable(t, wh, "gis.e")
+	assert.Equal(t, int64(7), ingestTableRows(t, tbl))
+	_, has := tbl.Schema().FindFieldByName("id")
+	assert.False(t, has, "--drop-extra-columns leaves the schema alone")
+
+	again := writeGeoParquet(t, dir, "with-id-2", validatetest.File{Rows: validatetest.Points(5), Geo: validatetest.Geo(""), Extra: true})
+	r = runCLI(t, wh, false, "ingest", "--table", "gis.e", "--add-columns", again)
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	assert.Contains(t, r.Stderr, "added columns to gis.e: id")
+	tbl = ingestLoadTable(t, wh, "gis.e")
+	f, has := tbl.Schema().FindFieldByName("id")
+	require.True(t, has, "--add-columns adds the column")
+	assert.False(t, f.Required, "an added column is optional")
+	assert.Equal(t, int64(12), ingestTableRows(t, tbl))
+	r = runCLI(t, wh, false, "validate", "--table", "gis.e")
+	assert.Equal(t, exitOK, r.Code, r.Stdout+r.Stderr)
+}

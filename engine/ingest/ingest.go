@@ -58,6 +58,13 @@ type Config struct {
 	// history (or the batch) already holds; by default they are skipped
 	// and listed in Result.Skipped.
 	AllowDuplicates bool
+	// DropExtraColumns leaves out the files' columns the table lacks;
+	// by default such a file is refused (see ExtraColumnsError).
+	DropExtraColumns bool
+	// AddColumns adds the files' columns the table lacks to its schema as
+	// optional columns (rows already in the table read them as null), in
+	// a commit of its own before the data's.
+	AddColumns bool
 	// Recursive makes a directory in Files contribute the *.parquet files
 	// of its subdirectories too (see ExpandFiles).
 	Recursive bool
@@ -77,6 +84,9 @@ func (c Config) Validate() error {
 	}
 	if !c.Create && (c.PartitionBy != "" || c.FormatVersion > 2) {
 		return fmt.Errorf("%w: a partition spec and a format version apply only when creating the table", ErrConfig)
+	}
+	if c.DropExtraColumns && c.AddColumns {
+		return fmt.Errorf("%w: drop extra columns or add them, not both", ErrConfig)
 	}
 	if err := engine.ValidatePartitionSpec(c.PartitionBy); err != nil {
 		return err
@@ -103,6 +113,8 @@ type Result struct {
 	SnapshotID int64  `json:"snapshot_id"`
 	Files      int    `json:"files"`
 	Rows       int64  `json:"rows"`
+	// AddedColumns names the columns added to the table's schema.
+	AddedColumns []string `json:"added_columns,omitempty"`
 	// Skipped lists the files left out as already ingested.
 	Skipped []Skipped `json:"skipped,omitempty"`
 }
@@ -196,11 +208,24 @@ func (in *ingester) run(ctx context.Context, tbl *table.Table, res *Result) erro
 	if err != nil {
 		return err
 	}
+	extra, err := in.extraColumns(ctx, arrowSc)
+	if err != nil {
+		return err
+	}
 	if tbl == nil {
 		if _, err := engine.CreateTable(ctx, in.cat, in.cfg.Table, sc, in.cfg.PartitionBy, props); err != nil {
 			return err
 		}
 		res.Created = true
+	}
+	if len(extra) > 0 && in.cfg.AddColumns {
+		if arrowSc, err = in.addColumns(ctx, tgt, extra); err != nil {
+			if res.Created {
+				in.dropCreated(ctx)
+			}
+			return err
+		}
+		res.AddedColumns = fieldNames(extra)
 	}
 	for {
 		err := in.writeAndCommit(ctx, arrowSc, tgt, res)
@@ -218,7 +243,7 @@ func (in *ingester) run(ctx context.Context, tbl *table.Table, res *Result) erro
 
 // writeAndCommit reads the files conformed to arrowSc and commits them.
 func (in *ingester) writeAndCommit(ctx context.Context, arrowSc *arrow.Schema, tgt target, res *Result) error {
-	batches, rows, err := readConformed(ctx, in.cfg.Files, arrowSc, tgt.cols.Geometry, in.cfg.AddBBox)
+	batches, rows, err := readConformed(ctx, in.cfg.Files, arrowSc, conformOpts{geometry: tgt.cols.Geometry, addBBox: in.cfg.AddBBox, dropExtra: in.cfg.DropExtraColumns})
 	if err != nil {
 		if res.Created {
 			in.dropCreated(ctx)
