@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"regexp"
 	"runtime/debug"
 	"strings"
 
@@ -227,7 +228,7 @@ func run(ctx context.Context, args []string, ios *ioStreams) int {
 	code := exitCode(err)
 	var ec *exitCodeError
 	if !errors.As(err, &ec) || ec.err != nil {
-		fmt.Fprintf(ios.ErrOut, "geocompact: %s\n", oneLine(err.Error()))
+		fmt.Fprintf(ios.ErrOut, "geocompact: %s\n", userMessage(err))
 	}
 	return code
 }
@@ -250,6 +251,24 @@ func exitCode(err error) int {
 		return exitError
 	}
 	return exitUsage
+}
+
+// internalPrefix is a Go package name used as an error prefix ("engine: ",
+// "cluster: "): it names where in the code an error came from, which means
+// nothing to a user, so userMessage drops it.
+var internalPrefix = regexp.MustCompile(`(^|: )(?:engine|cluster|spatial|validate|ingest|where|maintain|inspect|bench|delta|suggest): `)
+
+// userMessage is err as one line of stderr without internal package
+// prefixes.
+func userMessage(err error) string {
+	s := oneLine(err.Error())
+	for {
+		t := internalPrefix.ReplaceAllString(s, "$1")
+		if t == s {
+			return s
+		}
+		s = t
+	}
 }
 
 // oneLine keeps an error on one line of stderr.

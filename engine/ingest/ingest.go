@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
@@ -293,6 +294,9 @@ func loadOrNil(ctx context.Context, cat catalog.Catalog, cfg Config) (*table.Tab
 	tbl, err := cat.LoadTable(ctx, ident)
 	switch {
 	case errors.Is(err, catalog.ErrNoSuchTable) && !cfg.Create:
+		if hint := engine.TableHint(ctx, cat, cfg.Table); strings.HasPrefix(hint, "; did you mean") {
+			return nil, fmt.Errorf("table %s does not exist%s Or use --create to make it from the files", cfg.Table, hint)
+		}
 		return nil, fmt.Errorf("table %s does not exist (use --create to make it from the files)", cfg.Table)
 	case errors.Is(err, catalog.ErrNoSuchTable):
 		return nil, nil
