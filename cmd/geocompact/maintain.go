@@ -63,7 +63,9 @@ func runMaintain(ctx context.Context, o *maintainOptions, p maintain.Policy) err
 	if err != nil {
 		return err
 	}
-	rep, err := maintain.Run(ctx, cat, o.table, maintain.Config{Policy: p, CommitRetries: spec.Retries(), Logger: o.g.Logger()})
+	prog := newProgress(o.g, "maintain", "")
+	rep, err := maintain.Run(ctx, cat, o.table, maintain.Config{Policy: p, CommitRetries: spec.Retries(), Logger: o.g.Logger(), Progress: maintainProgress(prog)})
+	prog.Done()
 	if rep == nil || len(rep.Steps) == 0 {
 		if errors.Is(err, maintain.ErrPolicy) {
 			return &usageError{err}

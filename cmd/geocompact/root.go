@@ -52,6 +52,7 @@ type globalOptions struct {
 	Catalog   string
 	Config    string
 	JSON      bool
+	Quiet     bool
 	Verbose   bool
 	LogLevel  string
 	LogFormat string
@@ -120,6 +121,7 @@ removes orphan files and measures how many files bbox queries plan.`,
 	pf.StringVar(&g.Config, "config", "", "config file (default ./geocompact.yaml, then ~/.config/geocompact/config.yaml)")
 	pf.BoolVar(&g.JSON, "json", false, "write the result as JSON")
 	pf.BoolVarP(&g.Verbose, "verbose", "v", false, "log progress (same as --log-level info)")
+	pf.BoolVarP(&g.Quiet, "quiet", "q", false, "show no progress on a terminal")
 	pf.StringVar(&g.LogLevel, "log-level", "warn", "log level: debug, info, warn or error")
 	pf.StringVar(&g.LogFormat, "log-format", "text", "log format: text or json")
 
