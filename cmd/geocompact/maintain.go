@@ -114,9 +114,7 @@ func writeMaintainReport(out io.Writer, rep *maintain.Report, human bool) error 
 		{"records", func(m *maintain.TableMetrics) string { return fmt.Sprint(m.TotalRecords) }},
 		{"partitions", func(m *maintain.TableMetrics) string { return fmt.Sprint(len(m.Partitions)) }},
 		{"snapshots", func(m *maintain.TableMetrics) string { return fmt.Sprint(m.SnapshotCount) }},
-		{"oldest snapshot age", func(m *maintain.TableMetrics) string {
-			return (time.Duration(m.OldestSnapshotAgeSeconds) * time.Second).String()
-		}},
+		{"oldest snapshot age", func(m *maintain.TableMetrics) string { return formatAge(m.OldestSnapshotAgeSeconds, human) }},
 		{"manifests", func(m *maintain.TableMetrics) string { return fmt.Sprint(m.ManifestCount) }},
 		{"delete files", func(m *maintain.TableMetrics) string { return fmt.Sprint(m.DeleteFileCount) }},
 	}

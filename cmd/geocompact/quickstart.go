@@ -138,7 +138,7 @@ func runQuickstart(ctx context.Context, o *quickstartOptions) error {
 
 	t0 = time.Now()
 	target := max(res.Before.Bytes/int64(o.files), 64<<10)
-	say("3/4 compacting with --curve hilbert, target-file-size-bytes=%d...", target)
+	say("3/4 compacting with --curve hilbert into files of about %s...", engine.FormatBytes(target))
 	rw, err := engine.Rewrite(ctx, cat, o.table, engine.Request{
 		Curve: "hilbert", CommitRetries: spec.Retries(), Logger: o.g.Logger(),
 		Options: map[string]string{engine.OptTargetFileSize: fmt.Sprint(target)},
