@@ -137,7 +137,7 @@ func loadTableForRead(ctx context.Context, g *globalOptions, name string) (*tabl
 	if ok, nsErr := cat.CheckNamespaceExists(ctx, ns); nsErr == nil && !ok {
 		return nil, nil, fmt.Errorf("table %s does not exist: catalog %q has no namespace %q", name, catName, strings.Join(ns, "."))
 	}
-	return nil, nil, fmt.Errorf("table %s does not exist in catalog %q", name, catName)
+	return nil, nil, fmt.Errorf("table %s does not exist in catalog %q%s", name, catName, engine.TableHint(ctx, cat, name))
 }
 
 // inspectColumn is one column of an inspect text table.
