@@ -210,6 +210,9 @@ func (rc *rowChecker) check(r *Report, row int64, b []byte, isNull bool, box *[4
 		r.add(row, code, detail)
 		return
 	}
+	if r.data != nil {
+		_ = r.data.AddWithEnvelope(b, env) // b's header was just read by Envelope
+	}
 	if rc.allowed != nil {
 		if t, _ := spatial.WKBType(b); !rc.allowed[t] {
 			r.add(row, CodeType, fmt.Sprintf("%s is not an allowed geometry type", t))

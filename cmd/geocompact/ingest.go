@@ -62,6 +62,7 @@ the *.parquet files in it, sorted; --recursive descends into subdirectories.`,
 	f.Float64Var(&o.cfg.Checks.Tolerance, "tolerance", o.cfg.Checks.Tolerance, "largest allowed difference between a bbox column and the geometry's envelope")
 	f.BoolVar(&o.cfg.Checks.AllowNull, "allow-null", false, "accept null geometries")
 	f.IntVar(&o.cfg.Checks.MaxExamples, "max-examples", o.cfg.Checks.MaxExamples, "offending rows to show per refused file")
+	f.BoolVar(&o.cfg.Checks.Strict, "strict", false, "refuse files with warnings too (malformed GeoParquet hints, antimeridian crossings)")
 	f.BoolVar(&o.cfg.AllowDuplicates, "allow-duplicates", false, "append files whose content the table already holds (default: skip them)")
 	f.BoolVar(&o.cfg.Recursive, "recursive", false, "take *.parquet files from subdirectories of directory arguments too")
 	_ = cmd.MarkFlagRequired("table")
