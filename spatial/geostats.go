@@ -1,5 +1,10 @@
 package spatial
 
+import (
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+)
+
 // GeoStats accumulates what GeoParquet metadata states about the values of
 // a geometry column: their extent and the geometry types present (with a
 // Z suffix for values with z coordinates). The zero value is not ready;
@@ -113,4 +118,29 @@ func (s *GeoStats) Metadata(cols Columns) *GeoMetadata {
 	}
 	m.Columns[cols.Geometry] = c
 	return m
+}
+
+// AddArray records every non-null value of a WKB array (binary, large
+// binary, binary view, or an extension type over one, such as
+// geoarrow.wkb). Values that are not valid WKB are skipped: they have no
+// extent or type to state. It returns the number skipped.
+func (s *GeoStats) AddArray(a arrow.Array) int {
+	if ext, ok := a.(array.ExtensionArray); ok {
+		a = ext.Storage()
+	}
+	v, ok := a.(interface {
+		Len() int
+		IsNull(int) bool
+		Value(int) []byte
+	})
+	if !ok {
+		return a.Len() - a.NullN()
+	}
+	skipped := 0
+	for i := range v.Len() {
+		if !v.IsNull(i) && s.Add(v.Value(i)) != nil {
+			skipped++
+		}
+	}
+	return skipped
 }
