@@ -320,6 +320,10 @@ func appendBatch(ctx context.Context, tbl *table.Table, rec arrow.RecordBatch, p
 		}
 		files = append(files, df)
 	}
+	files, err := engine.FirstRowIDs(tbl.Metadata(), files)
+	if err != nil {
+		return nil, err
+	}
 	tx := tbl.NewTransaction()
 	if err := tx.AddDataFiles(ctx, files, props, table.WithoutAutoNameMapping(), table.WithoutDuplicateCheck()); err != nil {
 		return nil, err

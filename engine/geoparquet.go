@@ -105,7 +105,7 @@ func (g *geoWrite) sized(tbl *table.Table, df iceberg.DataFile) (iceberg.DataFil
 	if fw == nil || fw.Size() == df.FileSizeBytes() {
 		return df, nil
 	}
-	out, err := withFileSize(tbl.Metadata(), df, fw.Size())
+	out, err := copyDataFile(tbl.Metadata(), df, fw.Size(), df.FirstRowID())
 	if err != nil {
 		return nil, fmt.Errorf("geoparquet metadata for %s: %w", df.FilePath(), err)
 	}
@@ -131,8 +131,29 @@ func (f geoFS) Create(name string) (iceio.FileWriter, error) {
 	return fw, nil
 }
 
-// withFileSize copies df with its file size set to size.
-func withFileSize(meta table.Metadata, df iceberg.DataFile, size int64) (iceberg.DataFile, error) {
+// FirstRowIDs returns files with first_row_id assigned in order from the
+// next-row-id of meta, the head the files are appended to, as AddDataFiles
+// requires on a v3 table. Other tables' files are returned as they are.
+func FirstRowIDs(meta table.Metadata, files []iceberg.DataFile) ([]iceberg.DataFile, error) {
+	if meta.Version() < 3 {
+		return files, nil
+	}
+	next := meta.NextRowID()
+	out := make([]iceberg.DataFile, len(files))
+	for i, df := range files {
+		id := next
+		f, err := copyDataFile(meta, df, df.FileSizeBytes(), &id)
+		if err != nil {
+			return nil, fmt.Errorf("first row id of %s: %w", df.FilePath(), err)
+		}
+		out[i] = f
+		next += df.Count()
+	}
+	return out, nil
+}
+
+// copyDataFile copies df with its file size and first row id replaced.
+func copyDataFile(meta table.Metadata, df iceberg.DataFile, size int64, firstRowID *int64) (iceberg.DataFile, error) {
 	spec := meta.PartitionSpecByID(int(df.SpecID()))
 	if spec == nil {
 		return nil, fmt.Errorf("partition spec %d is not in the table metadata", df.SpecID())
@@ -149,8 +170,8 @@ func withFileSize(meta table.Metadata, df iceberg.DataFile, size int64) (iceberg
 	if id := df.SortOrderID(); id != nil {
 		b.SortOrderID(*id)
 	}
-	if id := df.FirstRowID(); id != nil {
-		b.FirstRowID(*id)
+	if firstRowID != nil {
+		b.FirstRowID(*firstRowID)
 	}
 	return b.Build(), nil
 }

@@ -70,6 +70,9 @@ func (in *ingester) appendV3(ctx context.Context, batches *conformedFiles) (int6
 		if err != nil {
 			return err
 		}
+		if files, err = engine.FirstRowIDs(cur.Metadata(), files); err != nil {
+			return err
+		}
 		if err := tx.AddDataFiles(ctx, files, in.snapshotProps(), table.WithoutAutoNameMapping()); err != nil {
 			return fmt.Errorf("append: %w", err)
 		}
