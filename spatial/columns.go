@@ -101,7 +101,7 @@ func DiscoverColumns(sc *arrow.Schema, geo *GeoMetadata, hints Hints) (Columns, 
 	if geo != nil {
 		for name := range geo.Columns {
 			if len(sc.FieldIndices(name)) == 0 {
-				return c, &ColumnError{Column: name, Code: "geo.metadata", Reason: "listed in the geo metadata but not in the file", err: ErrGeoMetadata}
+				return c, &ColumnError{Column: name, Code: "geo.metadata", Reason: "listed in the geo metadata but not in the file: every column the geo metadata lists must exist; drop it from columns or add the column", err: ErrGeoMetadata}
 			}
 		}
 	}
@@ -211,7 +211,11 @@ func (c *Columns) discoverCRS(f arrow.Field, geo *GeoMetadata, props map[string]
 		return nil
 	}
 	if err != nil {
-		return &ColumnError{Column: c.Geometry, Code: "crs.missing", Reason: err.Error(), err: err}
+		reason := err.Error()
+		if c.CRSSource == "geo metadata" {
+			reason += ": GeoParquet wants a PROJJSON object (or null, or omitted for OGC:CRS84); rewrite the crs member"
+		}
+		return &ColumnError{Column: c.Geometry, Code: "crs.missing", Reason: reason, err: err}
 	}
 	c.CRS = crs
 	return nil
