@@ -120,19 +120,11 @@ func (s *GeoStats) Metadata(cols Columns) *GeoMetadata {
 	return m
 }
 
-// AddArray records every non-null value of a WKB array (binary, large
-// binary, binary view, or an extension type over one, such as
-// geoarrow.wkb). Values that are not valid WKB are skipped: they have no
-// extent or type to state. It returns the number skipped.
+// AddArray records every non-null value of a WKB array (see WKBValues).
+// Values that are not valid WKB are skipped: they have no extent or type
+// to state. It returns the number skipped.
 func (s *GeoStats) AddArray(a arrow.Array) int {
-	if ext, ok := a.(array.ExtensionArray); ok {
-		a = ext.Storage()
-	}
-	v, ok := a.(interface {
-		Len() int
-		IsNull(int) bool
-		Value(int) []byte
-	})
+	v, ok := WKBValues(a)
 	if !ok {
 		return a.Len() - a.NullN()
 	}
@@ -143,4 +135,30 @@ func (s *GeoStats) AddArray(a arrow.Array) int {
 		}
 	}
 	return skipped
+}
+
+// BinaryValues is what reading WKB needs of an Arrow array, whatever its
+// binary layout.
+type BinaryValues interface {
+	Len() int
+	IsNull(i int) bool
+	Value(i int) []byte
+}
+
+// WKBValues returns the values of a WKB array: binary, large binary, binary
+// view, or an extension type over one (such as geoarrow.wkb). It reports
+// false for any other type.
+func WKBValues(a arrow.Array) (BinaryValues, bool) {
+	if ext, ok := a.(array.ExtensionArray); ok {
+		a = ext.Storage()
+	}
+	switch a := a.(type) {
+	case *array.Binary:
+		return a, true
+	case *array.LargeBinary:
+		return a, true
+	case *array.BinaryView:
+		return a, true
+	}
+	return nil, false
 }

@@ -16,8 +16,6 @@ func geoDoc(members string) string {
 	return `{"version":"1.1.0","primary_column":"geometry","columns":{"geometry":{"encoding":"WKB","geometry_types":["Point"]` + members + `}}}`
 }
 
-const flatCovering = `,"covering":{"bbox":{"xmin":["bbox_minx"],"ymin":["bbox_miny"],"xmax":["bbox_maxx"],"ymax":["bbox_maxy"]}}`
-
 // hintFile writes points (0..9, 0..9) with bbox columns and the geo
 // document geo, and returns its path.
 func hintFile(t *testing.T, geo string, rows []validatetest.Row) string {
@@ -40,7 +38,7 @@ func TestMalformedHintsAreWarnings(t *testing.T) {
 	cases := []struct {
 		name, geo, code string
 	}{
-		{"flat covering", geoDoc(flatCovering), validate.CodeCoveringFlat},
+		{"flat covering", validatetest.GeoFlatCovering, validate.CodeCoveringFlat},
 		{"covering of missing columns", geoDoc(`,"covering":{"bbox":{"xmin":["a"],"ymin":["b"],"xmax":["c"],"ymax":["d"]}}`), validate.CodeCovering},
 		{"covering of three-part paths", geoDoc(`,"covering":{"bbox":{"xmin":["s","t","u"],"ymin":["s","y"],"xmax":["s","x"],"ymax":["s","y"]}}`), validate.CodeCovering},
 		{"bbox slightly off", geoDoc(`,"bbox":[0,0,8.999,9]`), validate.CodeGeoBBox},
@@ -76,7 +74,7 @@ func TestFlatCoveringNamesTheBBoxColumns(t *testing.T) {
 		{WKB: validatetest.Point(1, 1), BBox: validatetest.Box(1, 1, 1, 1)},
 		{WKB: validatetest.Point(2, 2), BBox: validatetest.Box(5, 5, 5, 5)},
 	}
-	rep, err := validate.File(t.Context(), hintFile(t, geoDoc(flatCovering), rows), validate.DefaultConfig())
+	rep, err := validate.File(t.Context(), hintFile(t, validatetest.GeoFlatCovering, rows), validate.DefaultConfig())
 	require.NoError(t, err)
 	assert.EqualValues(t, 1, rep.Counts[validate.CodeBBoxMismatch])
 	assert.EqualValues(t, 1, rep.Counts[validate.CodeCoveringFlat])

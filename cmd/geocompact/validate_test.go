@@ -111,9 +111,7 @@ func TestValidateJSON(t *testing.T) {
 // a clean run prints the file's geometry summary.
 func TestValidateStrictHints(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "flat.parquet")
-	geo := `{"version":"1.1.0","primary_column":"geometry","columns":{"geometry":{"encoding":"WKB","geometry_types":["Point"],` +
-		`"covering":{"bbox":{"xmin":["bbox_minx"],"ymin":["bbox_miny"],"xmax":["bbox_maxx"],"ymax":["bbox_maxy"]}}}}}`
-	validatetest.Write(t, p, validatetest.File{Rows: validatetest.Points(3), Geo: geo})
+	validatetest.Write(t, p, validatetest.File{Rows: validatetest.Points(3), Geo: validatetest.GeoFlatCovering})
 
 	r := runCLI(t, "", false, "validate", p)
 	require.Equal(t, exitOK, r.Code, r.Stdout+r.Stderr)

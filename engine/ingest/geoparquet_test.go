@@ -20,9 +20,7 @@ import (
 func flatCoveringFile(t testing.TB, n int) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "flat.parquet")
-	geo := `{"version":"1.1.0","primary_column":"geometry","columns":{"geometry":{"encoding":"WKB","geometry_types":["Point"],` +
-		`"covering":{"bbox":{"xmin":["bbox_minx"],"ymin":["bbox_miny"],"xmax":["bbox_maxx"],"ymax":["bbox_maxy"]}}}}}`
-	validatetest.Write(t, p, validatetest.File{Rows: validatetest.Points(n), Geo: geo, Extra: true})
+	validatetest.Write(t, p, validatetest.File{Rows: validatetest.Points(n), Geo: validatetest.GeoFlatCovering, Extra: true})
 	return p
 }
 

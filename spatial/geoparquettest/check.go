@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
@@ -127,14 +126,7 @@ func checkRows(t testing.TB, fr *pqarrow.FileReader, sc *arrow.Schema, col colum
 	defer tbl.Release()
 	seen := map[string]bool{}
 	for _, chunk := range tbl.Column(idx[0]).Data().Chunks() {
-		if ext, ok := chunk.(array.ExtensionArray); ok {
-			chunk = ext.Storage()
-		}
-		bin, ok := chunk.(interface {
-			Len() int
-			IsNull(int) bool
-			Value(int) []byte
-		})
+		bin, ok := spatial.WKBValues(chunk)
 		require.True(t, ok, "primary column is binary, got %s", chunk.DataType())
 		for i := range bin.Len() {
 			res.Rows++
