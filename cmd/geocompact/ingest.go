@@ -72,6 +72,7 @@ table it must match the table's spec.`,
 	f.Float64Var(&o.cfg.Checks.Tolerance, "tolerance", o.cfg.Checks.Tolerance, "largest allowed difference between a bbox column and the geometry's envelope")
 	f.BoolVar(&o.cfg.Checks.AllowNull, "allow-null", false, "accept null geometries")
 	f.IntVar(&o.cfg.Checks.MaxExamples, "max-examples", o.cfg.Checks.MaxExamples, "offending rows to show per refused file")
+	f.BoolVar(&o.cfg.Checks.Strict, "strict", false, "refuse files with warnings too (malformed GeoParquet hints, antimeridian crossings)")
 	f.BoolVar(&o.cfg.AllowDuplicates, "allow-duplicates", false, "append files whose content the table already holds (default: skip them)")
 	f.BoolVar(&o.cfg.DropExtraColumns, "drop-extra-columns", false, "leave out the files' columns the table lacks (default: refuse such files)")
 	f.BoolVar(&o.cfg.AddColumns, "add-columns", false, "add the files' columns the table lacks to its schema as optional columns")

@@ -25,15 +25,6 @@ type conformedFiles struct {
 	files  [][]arrow.RecordBatch
 }
 
-// flat returns every file's batches in file order.
-func (c *conformedFiles) flat() []arrow.RecordBatch {
-	var all []arrow.RecordBatch
-	for _, f := range c.files {
-		all = append(all, f...)
-	}
-	return all
-}
-
 // all yields every file's batches in file order. Each is retained for the
 // consumer, which releases it (table.WriteRecords does).
 func (c *conformedFiles) all() iter.Seq2[arrow.RecordBatch, error] {
