@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"text/tabwriter"
 
@@ -96,15 +95,8 @@ func (o *benchOptions) config() (bench.Config, error) {
 	}
 	cfg := bench.Config{Table: o.table, Layouts: layouts, Options: kv, Keep: o.keep, Logger: o.g.Logger()}
 	if o.windows != "" {
-		f, err := os.Open(o.windows)
-		if err != nil {
-			return cfg, usageErrorf("--windows: %w", err)
-		}
-		defer f.Close()
-		if cfg.Windows, err = bench.ReadWindows(f); err != nil {
-			return cfg, usageErrorf("--windows %s: %w", o.windows, err)
-		}
-		return cfg, nil
+		cfg.Windows, err = readWindowsFile(o.windows)
+		return cfg, err
 	}
 	placement, err := bench.ParsePlacement(o.placement)
 	if err != nil {
