@@ -16,10 +16,6 @@ import (
 	"github.com/geocompact/geocompact/spatial"
 )
 
-// DefaultTargetFiles is how many files the default target file size aims
-// at: the source table's bytes divided by this.
-const DefaultTargetFiles = 64
-
 // MaxRowSample bounds Report.RowSample.
 const MaxRowSample = 4000
 
@@ -36,8 +32,8 @@ type Config struct {
 	WindowConfig WindowConfig
 	// Options are rewrite options by Iceberg's names, passed to every
 	// engine rewrite (rewrite-all is always set). target-file-size-bytes
-	// applies to every layout; its default is the source table's bytes /
-	// DefaultTargetFiles.
+	// applies to every layout; its default is DefaultTargetFileSize of the
+	// source table's bytes.
 	Options map[string]string
 	// Keep leaves the scratch tables in the catalog; by default each is
 	// dropped, with its files, once measured.
@@ -164,7 +160,7 @@ func Run(ctx context.Context, cat catalog.Catalog, cfg Config) (*Report, error) 
 		return nil, err
 	}
 	rows = nil
-	rep.TargetFileSize = max(rep.SourceBytes/DefaultTargetFiles, 1)
+	rep.TargetFileSize = DefaultTargetFileSize(rep.SourceBytes)
 	if v, ok := cfg.Options[engine.OptTargetFileSize]; ok {
 		if rep.TargetFileSize, err = strconv.ParseInt(v, 10, 64); err != nil || rep.TargetFileSize <= 0 {
 			return nil, fmt.Errorf("%w: %s=%q: want a positive integer", engine.ErrOption, engine.OptTargetFileSize, v)

@@ -46,8 +46,8 @@ files any layout with files of that size could open (the lower bound).
 
 Layouts: unsorted (arrival order cut into target-size files), binpack,
 linear, zorder, hilbert and str, all written with the same target file
-size (default: the table's bytes / 64), and current: the table's own files
-as they are, with nothing written. Arrival order is the order rows were
+size (default: the table's bytes / 64, at least 64 KiB), and current: the
+table's own files as they are, with nothing written. Arrival order is the order rows were
 appended in, read from the snapshot history, so unsorted stays the
 do-nothing baseline after compactions; when the history cannot give it
 (expired snapshots, deleted rows) the current files are copied in sequence
