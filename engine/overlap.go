@@ -11,7 +11,7 @@ import (
 
 // Defaults of the overlap-aware selection (see Options.OverlapSelection).
 const (
-	defaultOverlapMaxDepth = 4
+	defaultOverlapMaxDepth = 6
 	defaultOverlapMaxBytes = 0.3
 )
 

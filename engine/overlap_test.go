@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"testing"
@@ -157,4 +158,44 @@ func TestOverlapOptionsRefuseBadValues(t *testing.T) {
 		require.ErrorIs(t, err, ErrOption, k)
 		assert.Contains(t, err.Error(), k)
 	}
+}
+
+// TestOverlapSelectionOverRounds runs the scheduled rewrite after each of
+// several rounds of arrivals (in memory): size-based selection lets files
+// planned grow round after round, while the overlap-aware selection stays
+// near a full re-sort of every round, rewriting a fraction of its bytes.
+func TestOverlapSelectionOverRounds(t *testing.T) {
+	s := newAppendScenario(t, 100_000)
+	ws := s.windows["1%"]
+	modes := []map[string]string{{OptOverlapSelection: "false"}, {}, {OptRewriteAll: "true"}}
+	files := [][]simFile{s.files, s.files, s.files}
+	var bytes [3]int64
+	var planned [3]float64
+	rng := rand.New(rand.NewPCG(9, 9))
+	for round := range 4 {
+		for m, kv := range modes {
+			opts := map[string]string{OptTargetFileSize: strconv.FormatInt(s.target, 10)}
+			for k, v := range kv {
+				opts[k] = v
+			}
+			o, err := ParseOptions(opts, nil)
+			require.NoError(t, err)
+			o.clustered = true
+			p := o.Plan(planFilesOf(files[m]))
+			bytes[m] += p.Bytes()
+			files[m] = simRewrite(t, files[m], p)
+			planned[m] = meanPlanned(files[m], ws)
+		}
+		t.Logf("round %d: files planned (1%% windows) size-based %.2f, overlap-aware %.2f, full %.2f; bytes so far %d, %d, %d",
+			round, planned[0], planned[1], planned[2], bytes[0], bytes[1], bytes[2])
+		assert.Less(t, planned[1], 1.15*planned[2], "round %d", round)
+		fresh := clusteredPoints(rng, 7000)
+		for m := range files {
+			for i := range 20 {
+				files[m] = append(files[m], newSimFile(fmt.Sprintf("r%d-new-%d", round, i), fresh[i*350:(i+1)*350]))
+			}
+		}
+	}
+	assert.Greater(t, planned[0], 1.3*planned[2], "size-based selection lets overlap build up")
+	assert.Less(t, float64(bytes[1]), 0.5*float64(bytes[2]))
 }
