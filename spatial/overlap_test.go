@@ -2,6 +2,7 @@ package spatial
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -31,5 +32,63 @@ func TestOverlapDepth(t *testing.T) {
 			assert.InDelta(t, tc.mean, MeanDepth(tc.boxes), 1e-9)
 			assert.Equal(t, tc.maxDepth, MaxDepth(tc.boxes))
 		})
+	}
+}
+
+// bruteMaxDepth checks every point (minx_i, miny_j): closed boxes sharing
+// a point all contain the corner (max minx, max miny) of their
+// intersection.
+func bruteMaxDepth(boxes []Bound) int {
+	best := 0
+	for _, a := range boxes {
+		for _, b := range boxes {
+			n := 0
+			for _, g := range boxes {
+				if !g.IsEmpty() && g.Contains(a.MinX, b.MinY) {
+					n++
+				}
+			}
+			best = max(best, n)
+		}
+	}
+	return best
+}
+
+func TestMaxDepthMatchesBruteForce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for n := range 60 {
+		boxes := make([]Bound, n)
+		for i := range boxes {
+			// A coarse grid makes touching and shared edges common.
+			x, y := float64(rng.IntN(10)), float64(rng.IntN(10))
+			boxes[i] = Bound{MinX: x, MinY: y, MaxX: x + float64(rng.IntN(4)), MaxY: y + float64(rng.IntN(4))}
+		}
+		assert.Equal(t, bruteMaxDepth(boxes), MaxDepth(boxes), "%d boxes: %v", n, boxes)
+	}
+}
+
+func TestMeanDepthMatchesBruteForce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for n := range 60 {
+		boxes := make([]Bound, n)
+		for i := range boxes {
+			x, y := float64(rng.IntN(10)), float64(rng.IntN(10))
+			boxes[i] = Bound{MinX: x, MinY: y, MaxX: x + float64(rng.IntN(4)), MaxY: y + float64(rng.IntN(4))}
+		}
+		sum, m := 0, 0
+		for _, b := range boxes {
+			x, y := b.Center()
+			m++
+			for _, g := range boxes {
+				if g.Contains(x, y) {
+					sum++
+				}
+			}
+		}
+		want := 0.0
+		if m > 0 {
+			want = float64(sum) / float64(m)
+		}
+		assert.InDelta(t, want, MeanDepth(boxes), 1e-9, "%d boxes: %v", n, boxes)
 	}
 }
