@@ -57,12 +57,7 @@ func bruteMaxDepth(boxes []Bound) int {
 func TestMaxDepthMatchesBruteForce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for n := range 60 {
-		boxes := make([]Bound, n)
-		for i := range boxes {
-			// A coarse grid makes touching and shared edges common.
-			x, y := float64(rng.IntN(10)), float64(rng.IntN(10))
-			boxes[i] = Bound{MinX: x, MinY: y, MaxX: x + float64(rng.IntN(4)), MaxY: y + float64(rng.IntN(4))}
-		}
+		boxes := gridBoxes(rng, n)
 		assert.Equal(t, bruteMaxDepth(boxes), MaxDepth(boxes), "%d boxes: %v", n, boxes)
 	}
 }
@@ -70,11 +65,7 @@ func TestMaxDepthMatchesBruteForce(t *testing.T) {
 func TestMeanDepthMatchesBruteForce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for n := range 60 {
-		boxes := make([]Bound, n)
-		for i := range boxes {
-			x, y := float64(rng.IntN(10)), float64(rng.IntN(10))
-			boxes[i] = Bound{MinX: x, MinY: y, MaxX: x + float64(rng.IntN(4)), MaxY: y + float64(rng.IntN(4))}
-		}
+		boxes := gridBoxes(rng, n)
 		sum, m := 0, 0
 		for _, b := range boxes {
 			x, y := b.Center()
@@ -91,4 +82,15 @@ func TestMeanDepthMatchesBruteForce(t *testing.T) {
 		}
 		assert.InDelta(t, want, MeanDepth(boxes), 1e-9, "%d boxes: %v", n, boxes)
 	}
+}
+
+// gridBoxes draws n boxes on a coarse grid, where touching and shared
+// edges are common.
+func gridBoxes(rng *rand.Rand, n int) []Bound {
+	boxes := make([]Bound, n)
+	for i := range boxes {
+		x, y := float64(rng.IntN(10)), float64(rng.IntN(10))
+		boxes[i] = Bound{MinX: x, MinY: y, MaxX: x + float64(rng.IntN(4)), MaxY: y + float64(rng.IntN(4))}
+	}
+	return boxes
 }
