@@ -1,6 +1,7 @@
 package spatial
 
 import (
+	"cmp"
 	"math"
 	"slices"
 )
@@ -36,15 +37,7 @@ func MaxDepth(boxes []Bound) int {
 			events = append(events, event{b.MinX, +1, lo, hi}, event{b.MaxX, -1, lo, hi})
 		}
 	}
-	slices.SortFunc(events, func(a, b event) int {
-		if a.x != b.x {
-			if a.x < b.x {
-				return -1
-			}
-			return 1
-		}
-		return b.delta - a.delta
-	})
+	slices.SortFunc(events, func(a, b event) int { return cmp.Or(cmp.Compare(a.x, b.x), b.delta-a.delta) })
 	t := newMaxTree(len(ys))
 	best := 0
 	for _, e := range events {
@@ -126,15 +119,7 @@ func MeanDepth(boxes []Bound) float64 {
 	for _, c := range centres {
 		events = append(events, event{c[0], 1, index(c[1]), 0})
 	}
-	slices.SortFunc(events, func(a, b event) int {
-		if a.x != b.x {
-			if a.x < b.x {
-				return -1
-			}
-			return 1
-		}
-		return a.kind - b.kind
-	})
+	slices.SortFunc(events, func(a, b event) int { return cmp.Or(cmp.Compare(a.x, b.x), a.kind-b.kind) })
 	fw := make([]int, len(ys)+2) // Fenwick tree of differences, 1-based
 	addFrom := func(i, d int) {
 		for i++; i < len(fw); i += i & -i {
