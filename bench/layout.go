@@ -27,8 +27,9 @@ type Layout string
 
 // Layouts, each written into its own scratch copy of the table.
 const (
-	// Unsorted is the arrival order: the rows as they were committed, cut
-	// into target-size files without any reordering.
+	// Unsorted is the arrival order: the rows as they were committed
+	// (whatever rewrites did since; see ArrivalSource), cut into
+	// target-size files without any reordering.
 	Unsorted Layout = "unsorted"
 	// BinPack is the engine's binpack rewrite of all files: target-size
 	// files, rows still in arrival order.
@@ -41,14 +42,17 @@ const (
 	// STR is the engine's sort-tile-recursive rewrite: vertical slabs,
 	// rows by y within each.
 	STR Layout = "str"
+	// Current is the source table's own files as they are: nothing is
+	// copied or rewritten.
+	Current Layout = "current"
 )
 
 // AllLayouts are the layouts measured when none are named, in report order.
 var AllLayouts = []Layout{Unsorted, BinPack, Linear, ZOrder, Hilbert}
 
-// KnownLayouts are the layouts ParseLayouts accepts: the default ones and
-// STR.
-var KnownLayouts = append(slices.Clone(AllLayouts), STR)
+// KnownLayouts are the layouts ParseLayouts accepts: the default ones,
+// STR and Current.
+var KnownLayouts = append(slices.Clone(AllLayouts), STR, Current)
 
 // ParseLayouts parses a comma-separated layout list. Duplicates are
 // refused, since each layout gets one scratch table.
@@ -57,7 +61,7 @@ func ParseLayouts(s string) ([]Layout, error) {
 	for _, p := range strings.Split(s, ",") {
 		l := Layout(strings.ToLower(strings.TrimSpace(p)))
 		if !slices.Contains(KnownLayouts, l) {
-			return nil, fmt.Errorf("bench: unknown layout %q: want unsorted, binpack, linear, zorder, hilbert or str", p)
+			return nil, fmt.Errorf("bench: unknown layout %q: want current, unsorted, binpack, linear, zorder, hilbert or str", p)
 		}
 		if slices.Contains(out, l) {
 			return nil, fmt.Errorf("bench: layout %q given twice", l)

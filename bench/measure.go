@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -318,44 +317,9 @@ func overlapDepth(files []fileInfo) (mean float64, maxDepth int) {
 	if n > 0 {
 		mean = float64(sum) / float64(n)
 	}
-	return mean, maxOverlap(files)
-}
-
-// maxOverlap returns the largest number of file bboxes sharing one point.
-// Closed boxes that share a point all contain the corner (max minx,
-// max miny) of their intersection, so only points (minx_i, miny_j) need
-// checking: for each minx it sweeps the boxes spanning that x along y.
-func maxOverlap(files []fileInfo) int {
-	type event struct {
-		y     float64
-		delta int
+	bounds := make([]spatial.Bound, len(files))
+	for i, f := range files {
+		bounds[i] = f.bound
 	}
-	best := 0
-	events := make([]event, 0, 2*len(files))
-	for _, f := range files {
-		x := f.bound.MinX
-		events = events[:0]
-		for _, g := range files {
-			if g.bound.MinX <= x && x <= g.bound.MaxX {
-				events = append(events, event{g.bound.MinY, +1}, event{g.bound.MaxY, -1})
-			}
-		}
-		// Openings sort before closings at the same y: closed intervals
-		// that touch share a point.
-		slices.SortFunc(events, func(a, b event) int {
-			if a.y != b.y {
-				if a.y < b.y {
-					return -1
-				}
-				return 1
-			}
-			return b.delta - a.delta
-		})
-		depth := 0
-		for _, e := range events {
-			depth += e.delta
-			best = max(best, depth)
-		}
-	}
-	return best
+	return mean, spatial.MaxDepth(bounds)
 }

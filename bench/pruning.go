@@ -16,10 +16,6 @@ import (
 	"github.com/geocompact/geocompact/spatial"
 )
 
-// DefaultTargetFiles is how many files the default target file size aims
-// at: the source table's bytes divided by this.
-const DefaultTargetFiles = 64
-
 // MaxRowSample bounds Report.RowSample.
 const MaxRowSample = 4000
 
@@ -36,8 +32,8 @@ type Config struct {
 	WindowConfig WindowConfig
 	// Options are rewrite options by Iceberg's names, passed to every
 	// engine rewrite (rewrite-all is always set). target-file-size-bytes
-	// applies to every layout; its default is the source table's bytes /
-	// DefaultTargetFiles.
+	// applies to every layout; its default is DefaultTargetFileSize of the
+	// source table's bytes.
 	Options map[string]string
 	// Keep leaves the scratch tables in the catalog; by default each is
 	// dropped, with its files, once measured.
@@ -69,6 +65,9 @@ type Report struct {
 	Placement  Placement         `json:"window_placement,omitempty"`
 	Seed       uint64            `json:"seed"`
 	Options    map[string]string `json:"options,omitempty"`
+	// ArrivalOrder says where the unsorted and binpack copies' row order
+	// came from: the snapshot history, or the current files.
+	ArrivalOrder ArrivalSource `json:"arrival_order"`
 	// RowSample is an even sample of at most MaxRowSample row bboxes, in
 	// arrival order, for pictures.
 	RowSample []spatial.Bound `json:"-"`
@@ -161,7 +160,7 @@ func Run(ctx context.Context, cat catalog.Catalog, cfg Config) (*Report, error) 
 		return nil, err
 	}
 	rows = nil
-	rep.TargetFileSize = max(rep.SourceBytes/DefaultTargetFiles, 1)
+	rep.TargetFileSize = DefaultTargetFileSize(rep.SourceBytes)
 	if v, ok := cfg.Options[engine.OptTargetFileSize]; ok {
 		if rep.TargetFileSize, err = strconv.ParseInt(v, 10, 64); err != nil || rep.TargetFileSize <= 0 {
 			return nil, fmt.Errorf("%w: %s=%q: want a positive integer", engine.ErrOption, engine.OptTargetFileSize, v)
@@ -170,18 +169,28 @@ func Run(ctx context.Context, cat catalog.Catalog, cfg Config) (*Report, error) 
 	// Row groups of about 1/16 of a file let the copy roll files near the
 	// target (files roll only at row-group boundaries).
 	rowGroupRows := max(rep.Rows*rep.TargetFileSize/max(rep.SourceBytes, 1)/16, 100)
-	tasks, err := src.Scan().PlanFiles(ctx)
+	current, err := src.Scan().PlanFiles(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("plan %s: %w", cfg.Table, err)
 	}
-	if err := arrivalOrder(ctx, src, tasks); err != nil {
+	tasks, arrival, err := arrivalTasks(ctx, src, current)
+	if err != nil {
 		return nil, fmt.Errorf("order %s by arrival: %w", cfg.Table, err)
+	}
+	rep.ArrivalOrder = arrival
+	if arrival != ArrivalHistory {
+		log.Warn("bench: the snapshot history does not give the rows' arrival order; unsorted and binpack copy the current files in sequence order", "table", cfg.Table)
 	}
 	for i, l := range layouts {
 		if cfg.Progress != nil {
 			cfg.Progress(i, len(layouts))
 		}
-		lr, err := runLayout(ctx, cat, src, tasks, cols, cfg, l, rep, rowGroupRows, log)
+		var lr *LayoutReport
+		if l == Current {
+			lr, err = measureCurrent(ctx, src, cols, srcFiles, rep)
+		} else {
+			lr, err = runLayout(ctx, cat, src, tasks, cols, cfg, l, rep, rowGroupRows, log)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("bench layout %s: %w", l, err)
 		}
@@ -261,6 +270,15 @@ func runLayout(ctx context.Context, cat catalog.Catalog, src *table.Table, tasks
 	}
 	log.Info("bench layout measured", "layout", l, "files", lr.Files, "mean_files_planned", lr.MeanFilesPlanned, "duration", time.Since(start)-written)
 	return lr, nil
+}
+
+// measureCurrent measures the source table's own files as they are.
+func measureCurrent(ctx context.Context, src *table.Table, cols spatialColumns, files []fileInfo, rep *Report) (*LayoutReport, error) {
+	per, err := measureWindows(ctx, src, cols, files, rep.WindowList)
+	if err != nil {
+		return nil, err
+	}
+	return summarize(Current, files, per), nil
 }
 
 // summarize computes a layout's figures from its files and window results.

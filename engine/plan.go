@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/geocompact/geocompact/spatial"
 )
 
 // PlanFile is what the planner needs to know of one data file.
@@ -17,6 +19,10 @@ type PlanFile struct {
 	Partition string `json:"partition"`
 	// DeleteFiles is the number of delete files that apply to the file.
 	DeleteFiles int `json:"delete_files"`
+	// Bound is the file's box from its statistics, when HasBound; the
+	// overlap-aware selection uses it (see overlapSelect).
+	Bound    spatial.Bound `json:"-"`
+	HasBound bool          `json:"-"`
 
 	task *table.FileScanTask
 }
@@ -77,6 +83,9 @@ func (p *Plan) Bytes() int64 {
 //   - a file is a candidate when its size is outside [min, max] (small
 //     files merge, large ones split) or it carries at least
 //     delete-file-threshold delete files; with rewrite-all every file is;
+//   - for a rewrite that sorts by position, the candidates are merged with
+//     the files they overlap, or the partition is re-sorted whole when its
+//     files overlap too deeply (overlapSelect, engine/overlap.go);
 //   - candidates are packed, in input order, into groups of at most
 //     max-file-group-size-bytes;
 //   - a group is kept when it has at least min-input-files files (and more
@@ -100,15 +109,18 @@ func (o Options) Plan(files []PlanFile) *Plan {
 	var hints []string
 	for _, part := range order {
 		var cands []PlanFile
+		var healthy []Skipped
 		for _, f := range byPart[part] {
 			if reason := o.notCandidate(f); reason != "" {
-				p.Skipped = append(p.Skipped, Skipped{PlanFile: f, Reason: reason})
+				healthy = append(healthy, Skipped{PlanFile: f, Reason: reason})
 				continue
 			}
 			cands = append(cands, f)
 		}
+		cands, healthy, overlapReason := o.overlapSelect(cands, healthy)
+		p.Skipped = append(p.Skipped, healthy...)
 		for _, g := range o.pack(part, cands) {
-			if g.Reason = o.keepReason(g); g.Reason != "" {
+			if g.Reason = cmp.Or(overlapReason, o.keepReason(g)); g.Reason != "" {
 				g.OutputFiles = o.outputFiles(g.Bytes)
 				p.Groups = append(p.Groups, g)
 				continue

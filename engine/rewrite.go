@@ -148,7 +148,9 @@ func (r *rewriter) plan(ctx context.Context, tbl *table.Table, filter iceberg.Bo
 		}
 		selected = slices.DeleteFunc(slices.Clone(all), func(t table.FileScanTask) bool { return !keep[t.File.FilePath()] })
 	}
-	plan := r.opts.Plan(planFiles(tbl, selected))
+	opts := r.opts
+	opts.clustered = r.lay.spatial()
+	plan := opts.Plan(planFiles(tbl, selected))
 	res.Plan = plan
 	if len(plan.Groups) == 0 {
 		res.NoopReason = plan.Hint
@@ -163,6 +165,7 @@ func (r *rewriter) plan(ctx context.Context, tbl *table.Table, filter iceberg.Bo
 // planFiles turns scan tasks into the planner's view of them.
 func planFiles(tbl *table.Table, tasks []table.FileScanTask) []PlanFile {
 	out := make([]PlanFile, len(tasks))
+	cols, colsErr := spatial.DiscoverTableColumns(tbl.Schema(), tbl.Properties(), "")
 	for i := range tasks {
 		t := &tasks[i]
 		out[i] = PlanFile{
@@ -172,6 +175,9 @@ func planFiles(tbl *table.Table, tasks []table.FileScanTask) []PlanFile {
 			Partition:   partitionKey(tbl, t.File),
 			DeleteFiles: len(t.DeleteFiles) + len(t.EqualityDeleteFiles) + len(t.DeletionVectorFiles),
 			task:        t,
+		}
+		if colsErr == nil {
+			out[i].Bound, out[i].HasBound = spatial.FileBound(tbl.Schema(), cols, t.File.LowerBoundValues(), t.File.UpperBoundValues())
 		}
 	}
 	return out

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"text/tabwriter"
 
@@ -46,9 +45,15 @@ reports the files planned, against the rows that truly match and the fewest
 files any layout with files of that size could open (the lower bound).
 
 Layouts: unsorted (arrival order cut into target-size files), binpack,
-linear, zorder and hilbert. All use the same target file size (default:
-the table's bytes / 64). The source table is only read.`,
+linear, zorder, hilbert and str, all written with the same target file
+size (default: the table's bytes / 64, at least 64 KiB), and current: the
+table's own files as they are, with nothing written. Arrival order is the order rows were
+appended in, read from the snapshot history, so unsorted stays the
+do-nothing baseline after compactions; when the history cannot give it
+(expired snapshots, deleted rows) the current files are copied in sequence
+order and a warning says so. The source table is only read.`,
 		Example: `  $ geocompact bench --table demo.pings
+  $ geocompact bench --table demo.pings --layouts current,unsorted,hilbert
   $ geocompact bench --table demo.pings --layouts zorder,hilbert --window-area 0.001 --svg pics/
   $ geocompact bench --table demo.pings --layouts hilbert --option normalize=quantile --json
   $ geocompact bench --table demo.pings --windows queries.json --csv`,
@@ -96,15 +101,8 @@ func (o *benchOptions) config() (bench.Config, error) {
 	}
 	cfg := bench.Config{Table: o.table, Layouts: layouts, Options: kv, Keep: o.keep, Logger: o.g.Logger()}
 	if o.windows != "" {
-		f, err := os.Open(o.windows)
-		if err != nil {
-			return cfg, usageErrorf("--windows: %w", err)
-		}
-		defer f.Close()
-		if cfg.Windows, err = bench.ReadWindows(f); err != nil {
-			return cfg, usageErrorf("--windows %s: %w", o.windows, err)
-		}
-		return cfg, nil
+		cfg.Windows, err = readWindowsFile(o.windows)
+		return cfg, err
 	}
 	placement, err := bench.ParsePlacement(o.placement)
 	if err != nil {
@@ -206,8 +204,8 @@ func writeBenchTable(g *globalOptions, rep *bench.Report) error {
 		if rep.WindowArea > 0 {
 			how = fmt.Sprintf("of %.3g%% of the extent, %s placement, seed %d", rep.WindowArea*100, rep.Placement, rep.Seed)
 		}
-		fmt.Fprintf(g.IO.ErrOut, "%s: %d rows, %d windows %s, target file size %s, filter on %s\n",
-			rep.Table, rep.Rows, rep.Windows, how, formatBytes(rep.TargetFileSize, true), rep.Filter)
+		fmt.Fprintf(g.IO.ErrOut, "%s: %d rows, %d windows %s, target file size %s, filter on %s, arrival order from %s\n",
+			rep.Table, rep.Rows, rep.Windows, how, formatBytes(rep.TargetFileSize, true), rep.Filter, rep.ArrivalOrder)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -12,15 +13,18 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine/maintain"
+	"github.com/geocompact/geocompact/spatial"
 )
 
 func init() { register(newMetricsCmd) }
 
 type metricsOptions struct {
-	g      *globalOptions
-	table  string
-	format string
+	g       *globalOptions
+	table   string
+	format  string
+	windows string
 }
 
 func newMetricsCmd(g *globalOptions) *cobra.Command {
@@ -33,11 +37,19 @@ files (count, average and total size, records), snapshots (count, age of the
 oldest and of the current one), manifests and delete files, overall and per
 partition. It reads metadata and manifests only.
 
+For a table with spatial columns it also reports each partition's layout
+health from the files' bbox statistics: the mean and max overlap depth (how
+many files' boxes cover a point: 1 is a perfect tiling, a table in arrival
+order has every file everywhere) and, with --windows (the JSON window
+format of bench), the mean files a window query plans there. They rise as
+arrivals land between compactions and fall after a sorted rewrite.
+
 --format prometheus writes the text exposition format for a node-exporter
 textfile collector; write to a temporary file and rename it, so the
 collector never reads half a file.`,
 		Example: `  $ geocompact metrics --table demo.pings
   $ geocompact metrics --table demo.pings --format json
+  $ geocompact metrics --table demo.pings --windows queries.json --format prometheus
   $ geocompact metrics --table demo.pings --format prometheus > /var/lib/node_exporter/demo.prom.$$ && mv /var/lib/node_exporter/demo.prom.$$ /var/lib/node_exporter/demo.prom`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -50,6 +62,7 @@ collector never reads half a file.`,
 	f := cmd.Flags()
 	f.StringVar(&o.table, "table", "", "table to measure, NAMESPACE.TABLE (required)")
 	f.StringVar(&o.format, "format", "text", "output format: text, json or prometheus (--json means json)")
+	f.StringVar(&o.windows, "windows", "", `JSON file of query windows [{"minx":..,"miny":..,"maxx":..,"maxy":..}, ...]: report the files each plans per partition`)
 	_ = cmd.MarkFlagRequired("table")
 	return cmd
 }
@@ -76,7 +89,13 @@ func runMetrics(ctx context.Context, o *metricsOptions) error {
 		return err
 	}
 	defer done()
-	m, err := maintain.Metrics(ctx, tbl)
+	var windows []spatial.Bound
+	if o.windows != "" {
+		if windows, err = readWindowsFile(o.windows); err != nil {
+			return err
+		}
+	}
+	m, err := maintain.MetricsWindows(ctx, tbl, windows)
 	if err != nil {
 		return err
 	}
@@ -106,15 +125,36 @@ func writeMetricsTable(out io.Writer, name string, m *maintain.TableMetrics, hum
 	}
 	fmt.Fprintln(out)
 	w = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "PARTITION\tFILES\tAVG FILE\tTOTAL")
+	fmt.Fprintln(w, "PARTITION\tFILES\tAVG FILE\tTOTAL\tOVERLAP MEAN\tOVERLAP MAX\tPLANNED PER WINDOW")
 	for _, p := range m.Partitions {
 		part := p.Partition
 		if part == "" {
 			part = "-"
 		}
-		fmt.Fprintf(w, "%s\t%d\t%s\t%s\n", part, p.FileCount, formatBytes(p.AvgFileBytes, human), formatBytes(p.TotalBytes, human))
+		mean, maxDepth, planned := "-", "-", "-"
+		if l := p.Layout; l != nil {
+			mean, maxDepth = strconv.FormatFloat(l.MeanOverlapDepth, 'f', 2, 64), strconv.Itoa(l.MaxOverlapDepth)
+			if l.MeanFilesPlanned != nil {
+				planned = strconv.FormatFloat(*l.MeanFilesPlanned, 'f', 2, 64)
+			}
+		}
+		fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", part, p.FileCount, formatBytes(p.AvgFileBytes, human), formatBytes(p.TotalBytes, human), mean, maxDepth, planned)
 	}
 	return w.Flush()
+}
+
+// readWindowsFile reads a --windows file (bench's window format).
+func readWindowsFile(path string) ([]spatial.Bound, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, usageErrorf("--windows: %w", err)
+	}
+	defer f.Close()
+	ws, err := bench.ReadWindows(f)
+	if err != nil {
+		return nil, usageErrorf("--windows %s: %w", path, err)
+	}
+	return ws, nil
 }
 
 // formatAge renders an age in seconds as a duration on a terminal ("3h2m5s")
@@ -147,13 +187,40 @@ var promTableMetrics = []promMetric{
 
 type promPartitionMetric struct {
 	name, help string
-	value      func(maintain.PartitionMetrics) float64
+	// value is the partition's figure; ok is false when it has none
+	// (no spatial columns, or no windows given).
+	value func(maintain.PartitionMetrics) (v float64, ok bool)
+	// optional families are left out when no partition has a figure.
+	optional bool
 }
 
 var promPartitionMetrics = []promPartitionMetric{
-	{"partition_file_count", "Live data files in the partition.", func(p maintain.PartitionMetrics) float64 { return float64(p.FileCount) }},
-	{"partition_avg_file_bytes", "Average size of the partition's live data files, in bytes.", func(p maintain.PartitionMetrics) float64 { return float64(p.AvgFileBytes) }},
-	{"partition_total_bytes", "Total size of the partition's live data files, in bytes.", func(p maintain.PartitionMetrics) float64 { return float64(p.TotalBytes) }},
+	{"partition_file_count", "Live data files in the partition.", func(p maintain.PartitionMetrics) (float64, bool) { return float64(p.FileCount), true }, false},
+	{"partition_avg_file_bytes", "Average size of the partition's live data files, in bytes.", func(p maintain.PartitionMetrics) (float64, bool) { return float64(p.AvgFileBytes), true }, false},
+	{"partition_total_bytes", "Total size of the partition's live data files, in bytes.", func(p maintain.PartitionMetrics) (float64, bool) { return float64(p.TotalBytes), true }, false},
+	{"partition_overlap_depth_mean_files", "Mean, over the partition's files, of the files whose bbox covers the file's centre (1: no overlap).",
+		layoutValue(func(l *maintain.LayoutHealth) float64 { return l.MeanOverlapDepth }), true},
+	{"partition_overlap_depth_max_files", "Most files whose bboxes share one point in the partition.",
+		layoutValue(func(l *maintain.LayoutHealth) float64 { return float64(l.MaxOverlapDepth) }), true},
+	{"partition_unbounded_files", "Files of the partition without bbox statistics (they cover every point).",
+		layoutValue(func(l *maintain.LayoutHealth) float64 { return float64(l.FilesWithoutBounds) }), true},
+	{"partition_window_planned_mean_files", "Mean files of the partition a query window of --windows plans.",
+		func(p maintain.PartitionMetrics) (float64, bool) {
+			if p.Layout == nil || p.Layout.MeanFilesPlanned == nil {
+				return 0, false
+			}
+			return *p.Layout.MeanFilesPlanned, true
+		}, true},
+}
+
+// layoutValue reads a layout health figure of a partition that has one.
+func layoutValue(f func(*maintain.LayoutHealth) float64) func(maintain.PartitionMetrics) (float64, bool) {
+	return func(p maintain.PartitionMetrics) (float64, bool) {
+		if p.Layout == nil {
+			return 0, false
+		}
+		return f(p.Layout), true
+	}
 }
 
 // promPrefix starts every metric name.
@@ -170,10 +237,16 @@ func writePrometheus(out io.Writer, name string, m *maintain.TableMetrics) error
 		fmt.Fprintf(&b, "%s%s{%s} %s\n", promPrefix, pm.name, tableLabel, promValue(pm.value(m)))
 	}
 	for _, pm := range promPartitionMetrics {
-		fmt.Fprintf(&b, "# HELP %s%s %s\n# TYPE %s%s gauge\n", promPrefix, pm.name, promEscapeHelp(pm.help), promPrefix, pm.name)
+		var samples strings.Builder
 		for _, p := range m.Partitions {
-			fmt.Fprintf(&b, "%s%s{%s,partition=\"%s\"} %s\n", promPrefix, pm.name, tableLabel, promEscapeLabel(p.Partition), promValue(pm.value(p)))
+			if v, ok := pm.value(p); ok {
+				fmt.Fprintf(&samples, "%s%s{%s,partition=\"%s\"} %s\n", promPrefix, pm.name, tableLabel, promEscapeLabel(p.Partition), promValue(v))
+			}
 		}
+		if samples.Len() == 0 && pm.optional {
+			continue // a family the table has no figure for
+		}
+		fmt.Fprintf(&b, "# HELP %s%s %s\n# TYPE %s%s gauge\n%s", promPrefix, pm.name, promEscapeHelp(pm.help), promPrefix, pm.name, samples.String())
 	}
 	_, err := io.WriteString(out, b.String())
 	return err

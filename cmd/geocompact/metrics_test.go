@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/geocompact/geocompact/engine/maintain"
 )
 
@@ -303,4 +306,43 @@ func TestReadCommandsBadInput(t *testing.T) {
 	if _, err := os.Stat("/tmp/geocompact-unreachable"); err == nil {
 		t.Errorf("an unreachable catalog's warehouse was created")
 	}
+}
+
+func TestMetricsLayoutHealth(t *testing.T) {
+	wh := t.TempDir()
+	generateForTest(t, wh, "--table", "demo.pings", "--rows", "2000", "--commits", "8", "--distribution", "clustered", "--seed", "3")
+	windows := filepath.Join(t.TempDir(), "w.json")
+	require.NoError(t, os.WriteFile(windows, []byte(`[{"minx":-180,"miny":-90,"maxx":180,"maxy":90},{"minx":500,"miny":500,"maxx":501,"maxy":501}]`), 0o644))
+	r := runCLI(t, wh, false, "metrics", "--table", "demo.pings", "--format", "prometheus", "--windows", windows)
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	got := map[string]float64{}
+	for _, s := range parsePrometheus(t, r.Stdout) {
+		if _, ok := s.labels["partition"]; ok {
+			got[s.name] = s.value
+		}
+	}
+	// Eight arrival files all span the map: every point is under all of
+	// them; the whole world plans all 8, a window off the map none.
+	assert.Equal(t, map[string]float64{
+		"geocompact_table_partition_file_count":                8,
+		"geocompact_table_partition_avg_file_bytes":            got["geocompact_table_partition_avg_file_bytes"],
+		"geocompact_table_partition_total_bytes":               got["geocompact_table_partition_total_bytes"],
+		"geocompact_table_partition_overlap_depth_mean_files":  8,
+		"geocompact_table_partition_overlap_depth_max_files":   8,
+		"geocompact_table_partition_unbounded_files":           0,
+		"geocompact_table_partition_window_planned_mean_files": 4,
+	}, got)
+
+	// Without --windows the planned family is left out; the text table
+	// shows the depths.
+	r = runCLI(t, wh, false, "metrics", "--table", "demo.pings", "--format", "prometheus")
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	assert.NotContains(t, r.Stdout, "window_planned")
+	r = runCLI(t, wh, false, "metrics", "--table", "demo.pings")
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	assert.Regexp(t, `(?m)^-\s+8\s+\d+\s+\d+\s+8\.00\s+8\s+-$`, r.Stdout)
+
+	r = runCLI(t, wh, false, "metrics", "--table", "demo.pings", "--windows", filepath.Join(t.TempDir(), "missing.json"))
+	assert.Equal(t, exitUsage, r.Code)
+	assert.Contains(t, r.Stderr, "--windows")
 }

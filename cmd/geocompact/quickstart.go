@@ -40,11 +40,12 @@ func newQuickstartCmd(g *globalOptions) *cobra.Command {
 		Long: `Quickstart shows what geocompact does, in the embedded warehouse: it generates
 a table of clustered GPS-like points the way streaming ingest leaves one
 (many small commits, every file spanning the whole map), compacts it with
---curve hilbert into a few dozen files, verifies that the data is unchanged,
-and prints files, sizes and the mean number of files a bbox query plans,
-before and after. It replaces its demo table each time it runs, deleting
-the replaced table's files. It ends with a next step to run right away,
-and the commands for your own data: ingest, bench and alter.`,
+--curve hilbert into about 64 files (bench's default target file size),
+verifies that the data is unchanged, and prints files, sizes and the mean
+number of files a bbox query of 1% of the extent (bench's default window)
+plans, before and after. It replaces its demo table each time it runs,
+deleting the replaced table's files. It ends with a next step to run right
+away, and the commands for your own data: ingest, bench and alter.`,
 		Example: `  $ geocompact quickstart
   $ geocompact quickstart --rows 200000 --commits 50`,
 		Args: cobra.NoArgs,
@@ -59,7 +60,7 @@ and the commands for your own data: ingest, bench and alter.`,
 	f.StringVar(&o.table, "table", "demo.pings", "demo table to (re)create")
 	f.Int64Var(&o.rows, "rows", 1_000_000, "rows in the demo table")
 	f.IntVar(&o.commits, "commits", 200, "append commits the rows arrive in")
-	f.IntVar(&o.files, "files", 32, "about how many files to compact into")
+	f.IntVar(&o.files, "files", bench.DefaultTargetFiles, "about how many files to compact into (target file size: the table's bytes / files, at least 64 KiB)")
 	f.IntVar(&o.windows, "windows", 20, "sample bbox windows to plan")
 	return cmd
 }
@@ -90,7 +91,8 @@ type quickstepTime struct {
 	Duration time.Duration `json:"duration_ns"`
 }
 
-const quickstartWindowArea = 0.001
+// quickstartWindowArea is the windows' area, bench's default.
+const quickstartWindowArea = bench.DefaultWindowArea
 
 func runQuickstart(ctx context.Context, o *quickstartOptions) error {
 	start := time.Now()
@@ -137,7 +139,7 @@ func runQuickstart(ctx context.Context, o *quickstartOptions) error {
 	step("measure", t0)
 
 	t0 = time.Now()
-	target := max(res.Before.Bytes/int64(o.files), 64<<10)
+	target := max(res.Before.Bytes/int64(o.files), bench.MinDefaultTargetFileSize)
 	say("3/4 compacting with --curve hilbert into files of about %s...", engine.FormatBytes(target))
 	rw, err := engine.Rewrite(ctx, cat, o.table, engine.Request{
 		Curve: "hilbert", CommitRetries: spec.Retries(), Logger: o.g.Logger(),

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/spatial"
 )
 
 // TableMetrics describes a table's current state in the figures that tell
@@ -62,6 +63,9 @@ type PartitionMetrics struct {
 	AvgFileBytes int64 `json:"avg_file_bytes"`
 	// TotalBytes is the sum of the partition's data file sizes.
 	TotalBytes int64 `json:"total_bytes"`
+	// Layout is how well the partition's files are clustered, for a table
+	// with spatial columns (nil otherwise).
+	Layout *LayoutHealth `json:"layout,omitempty"`
 }
 
 // Metrics reads tbl's metadata and the manifests of its current snapshot and
@@ -69,10 +73,16 @@ type PartitionMetrics struct {
 // against the local clock, so a snapshot committed by a writer whose clock
 // is ahead can show an age of zero, never a negative one.
 func Metrics(ctx context.Context, tbl *table.Table) (*TableMetrics, error) {
-	return metricsAt(ctx, tbl, time.Now())
+	return metricsAt(ctx, tbl, time.Now(), nil)
 }
 
-func metricsAt(ctx context.Context, tbl *table.Table, now time.Time) (*TableMetrics, error) {
+// MetricsWindows is Metrics with the files each window plans per
+// partition (LayoutHealth.MeanFilesPlanned) counted for windows.
+func MetricsWindows(ctx context.Context, tbl *table.Table, windows []spatial.Bound) (*TableMetrics, error) {
+	return metricsAt(ctx, tbl, time.Now(), windows)
+}
+
+func metricsAt(ctx context.Context, tbl *table.Table, now time.Time, windows []spatial.Bound) (*TableMetrics, error) {
 	meta := tbl.Metadata()
 	m := &TableMetrics{Partitions: []PartitionMetrics{}}
 	snaps := meta.Snapshots()
@@ -97,6 +107,7 @@ func metricsAt(ctx context.Context, tbl *table.Table, now time.Time) (*TableMetr
 	}
 	m.ManifestCount = len(manifests)
 	parts := map[string]*PartitionMetrics{}
+	health := newHealthCollector(tbl)
 	for _, mf := range manifests {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -122,11 +133,13 @@ func metricsAt(ctx context.Context, tbl *table.Table, now time.Time) (*TableMetr
 			}
 			p.FileCount++
 			p.TotalBytes += df.FileSizeBytes()
+			health.add(key, df)
 		}
 	}
 	m.AvgFileBytes = metricsAvg(m.TotalBytes, m.FileCount)
 	for _, p := range parts {
 		p.AvgFileBytes = metricsAvg(p.TotalBytes, p.FileCount)
+		p.Layout = health.health(p.Partition, windows)
 		m.Partitions = append(m.Partitions, *p)
 	}
 	slices.SortFunc(m.Partitions, func(a, b PartitionMetrics) int { return cmp.Compare(a.Partition, b.Partition) })

@@ -1,0 +1,88 @@
+package maintain
+
+import (
+	"math"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/geocompact/geocompact/spatial"
+)
+
+// LayoutHealth says how well a partition's files are clustered, from the
+// boxes their statistics give (spatial.FileBound): the figures that decay
+// as arrivals land between compactions and recover after a sorted rewrite.
+// A file without a box covers every point, as scan planning cannot prune
+// it.
+type LayoutHealth struct {
+	// FilesWithoutBounds counts the files whose statistics give no box.
+	FilesWithoutBounds int64 `json:"files_without_bounds"`
+	// MeanOverlapDepth is spatial.MeanDepth of the files' boxes: how many
+	// files a point query at the middle of a file plans (1: no overlap).
+	MeanOverlapDepth float64 `json:"mean_overlap_depth"`
+	// MaxOverlapDepth is the most files' boxes sharing one point.
+	MaxOverlapDepth int `json:"max_overlap_depth"`
+	// MeanFilesPlanned is, given windows, the mean over them of the
+	// partition's files whose box intersects the window (touching counts):
+	// the files a window query plans there. Nil without windows.
+	MeanFilesPlanned *float64 `json:"mean_files_planned,omitempty"`
+}
+
+// everywhere is the box of a file without statistics.
+var everywhere = spatial.Bound{MinX: math.Inf(-1), MinY: math.Inf(-1), MaxX: math.Inf(1), MaxY: math.Inf(1)}
+
+// healthCollector gathers the file boxes of each partition of a table
+// with spatial columns; a nil collector (a table without them) gathers
+// nothing.
+type healthCollector struct {
+	sc    *iceberg.Schema
+	cols  spatial.Columns
+	boxes map[string][]spatial.Bound
+}
+
+func newHealthCollector(tbl *table.Table) *healthCollector {
+	cols, err := spatial.DiscoverTableColumns(tbl.Schema(), tbl.Properties(), "")
+	if err != nil || (!cols.HasBBox() && cols.Encoding != spatial.EncodingIcebergGeometry) {
+		return nil
+	}
+	return &healthCollector{sc: tbl.Schema(), cols: cols, boxes: map[string][]spatial.Bound{}}
+}
+
+func (h *healthCollector) add(partition string, df iceberg.DataFile) {
+	if h == nil {
+		return
+	}
+	b, ok := spatial.FileBound(h.sc, h.cols, df.LowerBoundValues(), df.UpperBoundValues())
+	if !ok {
+		b = everywhere
+	}
+	h.boxes[partition] = append(h.boxes[partition], b)
+}
+
+// health returns the layout figures of one partition, or nil when the
+// table has no spatial columns.
+func (h *healthCollector) health(partition string, windows []spatial.Bound) *LayoutHealth {
+	if h == nil {
+		return nil
+	}
+	boxes := h.boxes[partition]
+	lh := &LayoutHealth{MeanOverlapDepth: spatial.MeanDepth(boxes), MaxOverlapDepth: spatial.MaxDepth(boxes)}
+	for _, b := range boxes {
+		if b == everywhere {
+			lh.FilesWithoutBounds++
+		}
+	}
+	if len(windows) > 0 {
+		planned := 0
+		for _, w := range windows {
+			for _, b := range boxes {
+				if b.Intersects(w) {
+					planned++
+				}
+			}
+		}
+		mean := float64(planned) / float64(len(windows))
+		lh.MeanFilesPlanned = &mean
+	}
+	return lh
+}

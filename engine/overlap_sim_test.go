@@ -1,0 +1,133 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/stretchr/testify/require"
+
+	"github.com/geocompact/geocompact/cluster"
+	"github.com/geocompact/geocompact/spatial"
+)
+
+// simRowBytes is the size a simulated row takes in a file.
+const simRowBytes = 40
+
+// clusteredPoints draws n points around a few hotspots of a world-sized
+// extent, with a uniform background, as generated tables cluster.
+func clusteredPoints(rng *rand.Rand, n int) []spatial.Bound {
+	type spot struct{ x, y, sd, w float64 }
+	spots := []spot{{2, 48, 3, 5}, {-74, 40, 4, 3}, {116, 39, 5, 4}, {77, 20, 6, 4}, {-46, -23, 4, 2}, {139, 35, 3, 3}, {30, 0, 10, 1}}
+	var total float64
+	for _, s := range spots {
+		total += s.w
+	}
+	out := make([]spatial.Bound, n)
+	for i := range out {
+		var x, y float64
+		if rng.Float64() < 0.1 {
+			x, y = rng.Float64()*360-180, rng.Float64()*170-85
+		} else {
+			r := rng.Float64() * total
+			s := spots[0]
+			for _, c := range spots {
+				if r -= c.w; r <= 0 {
+					s = c
+					break
+				}
+			}
+			x = math.Max(-180, math.Min(180, s.x+rng.NormFloat64()*s.sd))
+			y = math.Max(-85, math.Min(85, s.y+rng.NormFloat64()*s.sd/2))
+		}
+		out[i] = spatial.Bound{MinX: x, MinY: y, MaxX: x, MaxY: y}
+	}
+	return out
+}
+
+// simFile is a simulated data file: its rows and the plan's view of it.
+type simFile struct {
+	rows []spatial.Bound
+	pf   PlanFile
+}
+
+func newSimFile(name string, rows []spatial.Bound) simFile {
+	b := spatial.EmptyBound()
+	for _, r := range rows {
+		b = b.Extend(r)
+	}
+	return simFile{rows: rows, pf: PlanFile{Path: name, Size: int64(len(rows)) * simRowBytes, Records: int64(len(rows)), Bound: b, HasBound: true}}
+}
+
+// sortedFiles orders rows along the Hilbert curve over their extent and
+// cuts them into files of equal row counts, as a sorted rewrite does.
+func sortedFiles(t testing.TB, prefix string, rows []spatial.Bound, files int) []simFile {
+	t.Helper()
+	o, err := cluster.CurveOrder("hilbert")
+	require.NoError(t, err)
+	rec := cluster.BoundsBatch(rows)
+	defer rec.Release()
+	s, err := cluster.NewSorter(o, rec.Schema(), cluster.SortOptions{Files: files})
+	require.NoError(t, err)
+	perm, err := s.Permutation([]arrow.RecordBatch{rec})
+	require.NoError(t, err)
+	out := make([]simFile, files)
+	n := len(perm)
+	for f := range out {
+		part := make([]spatial.Bound, 0, n/files+1)
+		for _, r := range perm[f*n/files : (f+1)*n/files] {
+			part = append(part, rows[r])
+		}
+		out[f] = newSimFile(fmt.Sprintf("%s-%03d", prefix, f), part)
+	}
+	return out
+}
+
+// simRewrite applies a plan to files: each group's rows are sorted
+// together and cut into the group's output files; the other files stay.
+func simRewrite(t testing.TB, files []simFile, p *Plan) []simFile {
+	t.Helper()
+	byPath := map[string]simFile{}
+	for _, f := range files {
+		byPath[f.pf.Path] = f
+	}
+	var out []simFile
+	for gi, g := range p.Groups {
+		var rows []spatial.Bound
+		for _, f := range g.Files {
+			rows = append(rows, byPath[f.Path].rows...)
+			delete(byPath, f.Path)
+		}
+		out = append(out, sortedFiles(t, "g"+strconv.Itoa(gi), rows, g.OutputFiles)...)
+	}
+	for _, f := range files {
+		if _, ok := byPath[f.pf.Path]; ok {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// meanPlanned is the mean number of files whose box a window intersects.
+func meanPlanned(files []simFile, windows []spatial.Bound) float64 {
+	boxes := make([]spatial.Bound, len(files))
+	for i, f := range files {
+		boxes[i] = f.pf.Bound
+	}
+	sum := 0
+	for _, n := range cluster.CountPlanned(boxes, windows) {
+		sum += n
+	}
+	return float64(sum) / float64(len(windows))
+}
+
+func planFilesOf(files []simFile) []PlanFile {
+	out := make([]PlanFile, len(files))
+	for i, f := range files {
+		out[i] = f.pf
+	}
+	return out
+}
