@@ -12,9 +12,8 @@
 //	plan.go, options.go, layout.go   pure: which files, in which groups, in which order, and why the rest are skipped
 //	rewrite.go                       Rewrite: plan the table, run the groups, commit them batch by batch, clean up
 //	group.go, cuts.go                one group: read (deletes applied), sort in memory, cut and write target-size files
-//	extsort.go, spill.go             a group larger than its memory budget: sample, scatter to spill files, sort unit by unit
+//	extsort.go                       a group larger than its memory budget: sample, scatter to spill files, sort unit by unit
 //	sink.go                          the file writer both sorts and binpack stream into, one file at a time per lane
-//	membudget.go                     the default memory budget
 //	verify.go                        the digest of the rows read and of the rows written, compared per group
 //	commit.go                        the replace snapshot on a fresh base, with its conflict checks and retries
 //
@@ -53,8 +52,9 @@
 // sorted through spill files (sortSpilled in extsort.go) and writes the
 // files the in-memory sort would write; spill directories are removed on
 // success and failure, and those of killed runs by the next run
-// (CleanAbandonedSpills). Tested by TestSpilledSortMatchesInMemory,
-// TestSpillDirProblems and cmd/geocompact's
+// (spill.CleanAbandoned; the spill directory, its segment files and the
+// default memory budget live in engine/spill). Tested by
+// TestSpilledSortMatchesInMemory, TestSpillDirProblems and cmd/geocompact's
 // TestSpilledRewriteSurvivesSIGKILL; peak memory is measured by
 // BenchmarkRewriteMemory (docs/perf.md).
 //

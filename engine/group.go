@@ -14,6 +14,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/cluster"
+	"github.com/geocompact/geocompact/engine/spill"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/validate"
 )
@@ -243,32 +244,11 @@ func gatherEach(sc *arrow.Schema, in []arrow.RecordBatch, perm []int32, write fu
 	return nil
 }
 
-// recordBytes is the size of the buffers rec's columns hold (slices count
-// whole buffers).
-func recordBytes(rec arrow.RecordBatch) int64 {
-	var n int64
-	var walk func(d arrow.ArrayData)
-	walk = func(d arrow.ArrayData) {
-		for _, b := range d.Buffers() {
-			if b != nil {
-				n += int64(b.Len())
-			}
-		}
-		for _, c := range d.Children() {
-			walk(c)
-		}
-	}
-	for _, c := range rec.Columns() {
-		walk(c.Data())
-	}
-	return n
-}
-
 // chunkRows is how many rows of recs make about gatherBytes.
 func chunkRows(recs []arrow.RecordBatch) int {
 	var bytes, rows int64
 	for _, r := range recs {
-		bytes += recordBytes(r)
+		bytes += spill.RecordBytes(r)
 		rows += r.NumRows()
 	}
 	if rows == 0 || bytes == 0 {

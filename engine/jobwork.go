@@ -13,6 +13,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/cluster"
+	"github.com/geocompact/geocompact/engine/spill"
 )
 
 // Fragment is the rows one bucket holds of a file that spans a bucket
@@ -106,7 +107,7 @@ func (j *Job) scatterBatch(rec arrow.RecordBatch, g *groupIO, frozen *cluster.So
 		rec.Retain()
 		return emit(pos, rec)
 	}
-	grouped, err := groupByBucket(rec, g.readSc, frozen, jg.Bounds, counts)
+	grouped, err := spill.GroupByBucket(rec, g.readSc, frozen, jg.Bounds, counts)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/geocompact/geocompact/engine/spill"
 	"github.com/geocompact/geocompact/engine/where"
 	"github.com/geocompact/geocompact/spatial"
 )
@@ -96,7 +97,7 @@ func (r *rewriter) run(ctx context.Context, tbl *table.Table, filter iceberg.Boo
 	r.planSorts(plan, r.concurrency(plan))
 	if !r.cfg.DryRun {
 		// Every run, spilling or not, removes what killed runs left.
-		for _, p := range CleanAbandonedSpills(spillRoot(r.opts.SpillDir)) {
+		for _, p := range spill.CleanAbandoned(spill.Root(r.opts.SpillDir)) {
 			r.log.Info("removed an abandoned spill directory", "path", p)
 		}
 		if err := r.checkSpill(plan, r.concurrency(plan)); err != nil {

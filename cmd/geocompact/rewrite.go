@@ -17,6 +17,7 @@ import (
 
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/spill"
 	"github.com/geocompact/geocompact/engine/where"
 )
 
@@ -248,7 +249,7 @@ func limitMemory(options map[string]string) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	budget := engine.DefaultMemoryBudget()
+	budget := spill.DefaultMemoryBudget()
 	if v, ok := options[engine.OptMaxGroupMemory]; ok {
 		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n > 0 {
 			budget = n
