@@ -13,6 +13,7 @@ import (
 
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine/spill"
+	"github.com/geocompact/geocompact/engine/verify"
 	"github.com/geocompact/geocompact/spatial"
 )
 
@@ -216,7 +217,7 @@ func (ex *execution) sampleKeys(ctx context.Context, g *groupIO, sorter *cluster
 	if err != nil {
 		return nil, nil, cluster.Scale{}, err
 	}
-	pgeom, pbbox := spatialColumns(psc, spatialGeomName(ex.tbl))
+	pgeom, pbbox := verify.Columns(psc, spatialGeomName(ex.tbl))
 	expected := int(max(g.o.group.Records, 1))
 	stats := proj.NewStats(expected)
 	stride := max(1, expected/min(max(256*buckets, 1<<14), 1<<20))
@@ -230,7 +231,7 @@ func (ex *execution) sampleKeys(ctx context.Context, g *groupIO, sorter *cluster
 	var seen int
 	err = eachBatch(recs, stats.Add, func(rec arrow.RecordBatch) error {
 		defer rec.Release()
-		extent = extent.Extend(extentOf(rec, pgeom, pbbox))
+		extent = extent.Extend(verify.Extent(rec, pgeom, pbbox))
 		var idx []int32
 		for i := (stride - seen%stride) % stride; i < int(rec.NumRows()); i += stride {
 			idx = append(idx, int32(i))

@@ -15,6 +15,7 @@ import (
 
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine/spill"
+	"github.com/geocompact/geocompact/engine/verify"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/validate"
 )
@@ -23,7 +24,7 @@ import (
 // when the strategy is sort, writes them as g.OutputFiles files of equal
 // row counts, and verifies the written files against what was read.
 func (ex *execution) rewriteGroup(ctx context.Context, i int, g *Group) *groupOut {
-	o := &groupOut{group: g, in: NewDigest(), out: NewDigest()}
+	o := &groupOut{group: g, in: verify.NewDigest(), out: verify.NewDigest()}
 	for _, f := range g.Files {
 		o.tasks = append(o.tasks, *f.task)
 	}
@@ -85,7 +86,7 @@ func (ex *execution) readGroup(ctx context.Context, o *groupOut, tasks []table.F
 		}
 	}
 	g := &groupIO{o: o, readSc: readSc, sc: sc, scanOpts: scanOpts, writeOpts: writeOpts}
-	g.geom, g.bbox = spatialColumns(sc, spatialGeomName(ex.tbl))
+	g.geom, g.bbox = verify.Columns(sc, spatialGeomName(ex.tbl))
 	check := ex.geometryCheck()
 	g.digest = func(rec arrow.RecordBatch) error {
 		if err := check(rec); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/engine/spill"
+	"github.com/geocompact/geocompact/engine/verify"
 	"github.com/geocompact/geocompact/engine/where"
 	"github.com/geocompact/geocompact/spatial"
 )
@@ -265,7 +266,7 @@ type groupOut struct {
 	index    int // in the plan
 	tasks    []table.FileScanTask
 	newFiles []iceberg.DataFile
-	in, out  Digest
+	in, out  verify.Digest
 	err      error
 }
 

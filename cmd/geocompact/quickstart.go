@@ -14,6 +14,7 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/internal/cli"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/validate"
 )
@@ -231,7 +232,7 @@ func writeQuickstart(out io.Writer, r *quickstartResult) error {
 		verified = "NOT verified"
 	}
 	fmt.Fprintf(out, "\nvalidated: %d rows, no geometry violations.\n", r.ValidatedRows)
-	fmt.Fprintf(out, "rewrite: %d files -> %d, one replace snapshot, %s; %s.\n", r.Rewrite.RewrittenDataFilesCount, r.Rewrite.AddedDataFilesCount, strategyText(r.Rewrite), verified)
+	fmt.Fprintf(out, "rewrite: %d files -> %d, one replace snapshot, %s; %s.\n", r.Rewrite.RewrittenDataFilesCount, r.Rewrite.AddedDataFilesCount, cli.StrategyText(r.Rewrite), verified)
 	fmt.Fprintf(out, "done in %s. The old files stay until snapshots expire: geocompact expire --table %s --older-than 1h\n", r.Duration.Round(100*time.Millisecond), r.Table)
 	return nil
 }

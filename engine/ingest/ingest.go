@@ -40,7 +40,7 @@ type Config struct {
 	// default when 0) or 3 (the Iceberg geometry type).
 	FormatVersion int
 	// PartitionBy is the partition spec of a created table, e.g.
-	// "bucket(16, id)" (see engine.ParsePartitionSpec).
+	// "bucket(16, id)" (see ParsePartitionSpec).
 	PartitionBy string
 	// GeometryColumn is the files' geometry column (default: the
 	// GeoParquet primary_column).
@@ -191,7 +191,7 @@ func (in *ingester) run(ctx context.Context, tbl *table.Table, res *Result) erro
 		return err
 	}
 	if tbl == nil {
-		if _, err := engine.CreateTable(ctx, in.cat, in.cfg.Table, sc, in.cfg.PartitionBy, props); err != nil {
+		if _, err := CreateTable(ctx, in.cat, in.cfg.Table, sc, in.cfg.PartitionBy, props); err != nil {
 			return err
 		}
 		res.Created = true
