@@ -26,7 +26,8 @@ import (
 // engine runs them: the job and the file descriptions travel as bytes,
 // every file is scattered on its own, buckets are written from their
 // rows in input order, and spanning files from the fragments in bucket
-// order. fail, when set, fails the first bucket write after it is done.
+// order; whole groups are rewritten in one piece. fail, when set, fails
+// the first bucket or whole group after it is written.
 func runJob(t *testing.T, cat catalog.Catalog, name string, cfg engine.Request, fail bool) (*job.Rewrite, *engine.Result, error) {
 	t.Helper()
 	ctx := t.Context()
@@ -43,6 +44,21 @@ func runJob(t *testing.T, cat catalog.Catalog, name string, cfg engine.Request, 
 	in, out := make([]verify.Digest, n), make([]verify.Digest, n)
 	for gi, g := range worker.Groups {
 		in[gi], out[gi] = verify.NewDigest(), verify.NewDigest()
+		if g.Whole {
+			fs, din, dout, err := worker.RewriteGroup(ctx, gi)
+			if err == nil && fail {
+				err = errors.New("injected group failure")
+			}
+			if err != nil {
+				_, aerr := driver.Abort(context.WithoutCancel(ctx), cat)
+				require.NoError(t, aerr)
+				return driver, nil, err
+			}
+			files[gi] = travel(t, &worker, fs)
+			in[gi].Merge(din)
+			out[gi].Merge(dout)
+			continue
+		}
 		buckets := make([][]arrow.RecordBatch, g.Buckets)
 		for _, p := range g.Files {
 			d, err := worker.ScatterFile(ctx, gi, p, func(bk int, rec arrow.RecordBatch) error {

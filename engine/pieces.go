@@ -24,10 +24,9 @@ import (
 // bucket's rows and read the files back (NewWriter, on a worker opened
 // with OpenPieces), and verify and commit (Commit, on the driver).
 type Pieces struct {
-	ex      *execution
-	groups  []GroupSpec
-	tasks   map[string]*table.FileScanTask
-	writeID func() uuid.UUID
+	ex     *execution
+	groups []GroupSpec
+	tasks  map[string]*table.FileScanTask
 }
 
 // GroupSpec is one planned group as the pieces carry it between
@@ -44,6 +43,10 @@ type GroupSpec struct {
 	// rows the metadata counts (before deletes).
 	OutputFiles int   `json:"output_files"`
 	Records     int64 `json:"records"`
+	// Whole is set for a sorted group one worker sorts in memory: it is
+	// rewritten by RewriteGroup, as the local engine rewrites it, and its
+	// rows never go through a shuffle.
+	Whole bool `json:"whole,omitempty"`
 	// Buckets is how many buckets the group's rows are scattered into.
 	Buckets int `json:"buckets"`
 	// Scale and Bounds key a sorted group's rows and cut the keys into
@@ -88,14 +91,13 @@ func PlanPieces(ctx context.Context, cat catalog.Catalog, name string, req Reque
 	}
 	r.jobID = po.JobID
 	if r.opts.CutWindowFraction > 0 && r.lay.strategy == Sort {
-		r.log.Warn("cut-window-fraction is not applied by a distributed rewrite: its files are cut at equal row counts")
+		r.log.Warn("cut-window-fraction is not applied to the groups a distributed rewrite scatters across workers: their files are cut at equal row counts")
 	}
 	if r.opts.PartialProgress {
 		r.log.Warn("partial-progress is not applied by a distributed rewrite: it commits every group at once, or nothing")
 	}
 	snap := tbl.CurrentSnapshot().SnapshotID
-	p := &Pieces{writeID: po.WriteID,
-		ex: &execution{r: r, tbl: tbl, snapshotID: snap, all: all, groups: len(res.Plan.Groups), lanes: 1}}
+	p := &Pieces{ex: &execution{r: r, tbl: tbl, snapshotID: snap, all: all, groups: len(res.Plan.Groups), lanes: 1, writeID: po.WriteID}}
 	p.index()
 	for i := range res.Plan.Groups {
 		g, err := p.sample(ctx, &res.Plan.Groups[i])
@@ -118,6 +120,10 @@ func (p *Pieces) sample(ctx context.Context, g *Group) (GroupSpec, error) {
 		return spec, nil
 	}
 	sp := sortPlanFor(g, p.ex.r.opts.MaxGroupMemoryBytes)
+	if !sp.Spill {
+		spec.Whole, spec.Buckets = true, 0
+		return spec, nil
+	}
 	gio, _, err := p.ex.readGroup(ctx, p.groupOut(len(p.groups), &spec), nil)
 	if err != nil {
 		return spec, err
@@ -147,8 +153,8 @@ func OpenPieces(ctx context.Context, cat catalog.Catalog, name string, req Reque
 	if err != nil {
 		return nil, fmt.Errorf("plan files of %s at snapshot %d: %w", name, snapshotID, err)
 	}
-	p := &Pieces{groups: groups, writeID: po.WriteID,
-		ex: &execution{r: r, tbl: tbl, snapshotID: snapshotID, all: all, groups: len(groups), lanes: max(1, runtime.NumCPU()/2)}}
+	p := &Pieces{groups: groups, ex: &execution{r: r, tbl: tbl, snapshotID: snapshotID, all: all, groups: len(groups),
+		lanes: max(1, runtime.NumCPU()/2), writeID: po.WriteID}}
 	p.index()
 	for _, g := range groups {
 		for _, f := range g.Files {
@@ -266,6 +272,22 @@ func scatterBatch(rec arrow.RecordBatch, sc *arrow.Schema, frozen *cluster.Sorte
 	return nil
 }
 
+// RewriteGroup reads, sorts, writes and verifies group group whole, as
+// the local engine does, and returns the files written and the digests
+// of the rows read (in) and written (out). After an error it still
+// returns the files written, for Abort.
+func (p *Pieces) RewriteGroup(ctx context.Context, group int) ([]iceberg.DataFile, verify.Digest, verify.Digest, error) {
+	if err := p.checkGroup(group); err != nil {
+		return nil, verify.Digest{}, verify.Digest{}, err
+	}
+	o := p.group(group)
+	if err := p.ex.rewriteGroupErr(ctx, o); err != nil {
+		err = nameBrokenInput(ctx, p.ex.tbl, o.tasks, err)
+		return o.newFiles, o.in, o.out, fmt.Errorf("rewrite group %d (%s): %w", group+1, PartitionLabel(o.group.Partition), err)
+	}
+	return o.newFiles, o.in, o.out, nil
+}
+
 // FileRows returns the row count of the group's i-th output file when it
 // holds rows rows in all: the cuts the local engine makes (equal counts
 // for a sorted group, even chunks of the planned count for binpack).
@@ -297,7 +319,6 @@ func (p *Pieces) NewWriter(ctx context.Context, group int, fileRows func(int) in
 		return nil, err
 	}
 	sink := p.ex.newSink(ctx, g.sc, g.writeOpts, fileRows, sinkQueue)
-	sink.writeID = p.writeID
 	return &PieceWriter{p: p, group: group, g: g, sink: sink}, nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
 
 	"github.com/geocompact/geocompact/engine/spill"
 	"github.com/geocompact/geocompact/engine/verify"
@@ -214,6 +215,8 @@ type execution struct {
 
 	// lanes is how many files of one group are written at once.
 	lanes int
+	// writeID, when set, names each file written (see fileSink.writeID).
+	writeID func() uuid.UUID
 
 	progressMu sync.Mutex
 	groupsDone int

@@ -64,6 +64,7 @@ func init() {
 	register.DoFn5x1[context.Context, fileIn, func(string, batch), func(bucketCount), func(outMsg), error](&scatterFn{})
 	register.DoFn6x1[context.Context, string, func(*batch) bool, func(*bucketCount) bool, func(string, fragment), func(outMsg), error](&bucketFn{})
 	register.DoFn4x1[context.Context, string, func(*fragment) bool, func(outMsg), error](&spanFn{})
+	register.DoFn3x1[context.Context, int, func(outMsg), error](&groupFn{})
 	register.DoFn4x1[context.Context, int, func(*outMsg) bool, func(string), error](&collectFn{})
 	register.Function1x2[outMsg, int, outMsg](keyOne)
 	register.Emitter2[string, batch]()
@@ -236,6 +237,27 @@ func (f *spanFn) ProcessElement(ctx context.Context, key string, frags func(*fra
 		return err
 	}
 	out(outMsg{Group: group, Digest: encodeDigest(d), Files: b, Shuffle: shuffled})
+	return nil
+}
+
+// groupFn rewrites a group one worker sorts in memory whole, as the
+// local engine does: its rows never go through a shuffle.
+type groupFn struct{ jobFn }
+
+func (f *groupFn) ProcessElement(ctx context.Context, group int, out func(outMsg)) error {
+	if err := f.open(ctx); err != nil {
+		return err
+	}
+	written, in, d, err := f.job.RewriteGroup(ctx, group)
+	if err != nil {
+		return err
+	}
+	b, err := f.job.EncodeFiles(written)
+	if err != nil {
+		return err
+	}
+	out(outMsg{Group: group, In: true, Digest: encodeDigest(in)})
+	out(outMsg{Group: group, Digest: encodeDigest(d), Files: b})
 	return nil
 }
 

@@ -26,7 +26,10 @@ type Result struct {
 	ShuffleBytes int64 `json:"shuffle_bytes"`
 }
 
-// pipeline builds the rewrite of job as a Beam pipeline.
+// pipeline builds the rewrite of job as a Beam pipeline: groups one
+// worker sorts in memory are rewritten whole, one per bundle; the files of
+// larger groups are scattered into key-range buckets that a GroupByKey
+// brings to the workers that sort and write them.
 func pipeline(j *job.Rewrite, spec engine.CatalogSpec) (*beam.Pipeline, error) {
 	b, err := json.Marshal(j)
 	if err != nil {
@@ -34,17 +37,30 @@ func pipeline(j *job.Rewrite, spec engine.CatalogSpec) (*beam.Pipeline, error) {
 	}
 	fn := jobFn{Spec: spec, Job: string(b)}
 	var inputs []fileIn
+	var whole []int
 	for gi, g := range j.Groups {
+		if g.Whole {
+			whole = append(whole, gi)
+			continue
+		}
 		for pos, p := range g.Files {
 			inputs = append(inputs, fileIn{Group: gi, Pos: pos, Path: p})
 		}
 	}
 	p, s := beam.NewPipelineWithRoot()
-	files := beam.Reshuffle(s, beam.CreateList(s, inputs))
-	rows, counts, reads := beam.ParDo3(s.Scope("scatter"), &scatterFn{fn}, files)
-	frags, written := beam.ParDo2(s.Scope("sort and write buckets"), &bucketFn{fn}, beam.GroupByKey(s, rows), beam.SideInput{Input: counts})
-	spanned := beam.ParDo(s.Scope("write spanning files"), &spanFn{fn}, beam.GroupByKey(s, frags))
-	all := beam.Flatten(s, reads, written, spanned)
+	var parts []beam.PCollection
+	if len(inputs) > 0 {
+		files := beam.Reshuffle(s, beam.CreateList(s, inputs))
+		rows, counts, reads := beam.ParDo3(s.Scope("scatter"), &scatterFn{fn}, files)
+		frags, written := beam.ParDo2(s.Scope("sort and write buckets"), &bucketFn{fn}, beam.GroupByKey(s, rows), beam.SideInput{Input: counts})
+		spanned := beam.ParDo(s.Scope("write spanning files"), &spanFn{fn}, beam.GroupByKey(s, frags))
+		parts = append(parts, reads, written, spanned)
+	}
+	if len(whole) > 0 {
+		groups := beam.Reshuffle(s, beam.CreateList(s, whole))
+		parts = append(parts, beam.ParDo(s.Scope("rewrite whole groups"), &groupFn{fn}, groups))
+	}
+	all := beam.Flatten(s, parts...)
 	keyed := beam.ParDo(s, keyOne, all)
 	beam.ParDo(s.Scope("collect"), &collectFn{fn}, beam.GroupByKey(s, keyed))
 	return p, nil

@@ -2,15 +2,11 @@ package main
 
 import (
 	"context"
-	"os"
-	"runtime/debug"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/spill"
 	"github.com/geocompact/geocompact/internal/cli"
 )
 
@@ -79,7 +75,7 @@ func runRewrite(ctx context.Context, o *rewriteOptions, cfg engine.Request) erro
 		return err
 	}
 	cfg.CommitRetries = spec.Retries()
-	limitMemory(cfg.Options)
+	cli.LimitMemory(cfg.Options)
 	p := newProgress(o.g, "rewrite", "")
 	cfg.Progress = rewriteProgress(p)
 	res, err := engine.Rewrite(ctx, cat, o.flags.Table, cfg)
@@ -102,24 +98,3 @@ func writeRewriteResult(g *globalOptions, res *engine.Result) error {
 	}
 	return cli.WriteResult(g.IO.Out, res, g.IO.OutTTY)
 }
-
-// limitMemory sets the Go runtime's soft memory limit to the rewrite's
-// memory budget plus room for the runtime, unless GOMEMLIMIT is set, so
-// that the garbage collector keeps the process near its budget instead of
-// letting the heap double between collections.
-func limitMemory(options map[string]string) {
-	if os.Getenv("GOMEMLIMIT") != "" {
-		return
-	}
-	budget := spill.DefaultMemoryBudget()
-	if v, ok := options[engine.OptMaxGroupMemory]; ok {
-		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n > 0 {
-			budget = n
-		}
-	}
-	debug.SetMemoryLimit(budget + memoryLimitRoom)
-}
-
-// memoryLimitRoom is what the process may use beyond the groups' budget:
-// the runtime, the catalog and the scan machinery.
-const memoryLimitRoom = 64 << 20

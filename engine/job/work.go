@@ -208,3 +208,14 @@ func concatBatches(recs []arrow.RecordBatch) (arrow.RecordBatch, error) {
 	}
 	return array.NewRecordBatch(sc, cols, rows), nil
 }
+
+// RewriteGroup rewrites a group whose spec is Whole in one piece, as the
+// local engine does (see engine.Pieces.RewriteGroup): it returns the
+// files written and the digests of the rows read and written.
+func (j *Rewrite) RewriteGroup(ctx context.Context, group int) ([]iceberg.DataFile, verify.Digest, verify.Digest, error) {
+	p, err := j.open()
+	if err != nil {
+		return nil, verify.Digest{}, verify.Digest{}, err
+	}
+	return p.RewriteGroup(ctx, group)
+}
