@@ -17,6 +17,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/ingest"
 	"github.com/geocompact/geocompact/spatial"
 )
 
@@ -130,7 +131,7 @@ func (c GenerateConfig) Validate() error {
 	if _, err := ParseDistribution(string(c.Distribution)); err != nil {
 		return fmt.Errorf("%w: %w", ErrGenerate, err)
 	}
-	if _, err := engine.ParsePartitionSpec(c.PartitionBy, Schema(c.FormatVersion, c.BBoxColumns, c.CRS)); err != nil {
+	if _, err := ingest.ParsePartitionSpec(c.PartitionBy, Schema(c.FormatVersion, c.BBoxColumns, c.CRS)); err != nil {
 		return fmt.Errorf("%w: %w", ErrGenerate, err)
 	}
 	return nil
@@ -246,9 +247,9 @@ func createTable(ctx context.Context, cat catalog.Catalog, cfg GenerateConfig) (
 	if cfg.FormatVersion >= 3 {
 		enc = spatial.EncodingIcebergGeometry
 	}
-	props := engine.SpatialTableProps(cfg.FormatVersion, spatial.Columns{Geometry: "geometry", Encoding: enc, CRS: cfg.CRS})
+	props := ingest.SpatialTableProps(cfg.FormatVersion, spatial.Columns{Geometry: "geometry", Encoding: enc, CRS: cfg.CRS})
 	maps.Copy(props, cfg.Properties)
-	tbl, err := engine.CreateTable(ctx, cat, cfg.Table, Schema(cfg.FormatVersion, cfg.BBoxColumns, cfg.CRS), cfg.PartitionBy, props)
+	tbl, err := ingest.CreateTable(ctx, cat, cfg.Table, Schema(cfg.FormatVersion, cfg.BBoxColumns, cfg.CRS), cfg.PartitionBy, props)
 	if err != nil {
 		return nil, fmt.Errorf("generate %s: %w", cfg.Table, err)
 	}

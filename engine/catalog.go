@@ -26,6 +26,8 @@ import (
 	// database/sql drivers: "sqlite" (pure Go) and "pgx" (PostgreSQL).
 	_ "github.com/jackc/pgx/v5/stdlib"
 	_ "github.com/uptrace/bun/driver/sqliteshim"
+
+	"github.com/geocompact/geocompact/internal/suggest"
 )
 
 // Sentinel errors for catalog access. They are matched with errors.Is and
@@ -232,4 +234,50 @@ func redact(msg string, props iceberg.Properties) string {
 		}
 	}
 	return msg
+}
+
+// missingTableError is a table that does not exist, with a hint; it
+// unwraps to the catalog's error (catalog.ErrNoSuchTable).
+type missingTableError struct {
+	msg string
+	err error
+}
+
+func (e *missingTableError) Error() string { return e.msg }
+func (e *missingTableError) Unwrap() error { return e.err }
+
+// TableHint returns "; did you mean NS.T?" naming the catalog's table
+// closest to name, a misspelling of it, or a pointer to `geocompact
+// tables` when none is close. It lists the catalog, so call it only once
+// a table was not found; a catalog that cannot be listed gives the
+// pointer.
+func TableHint(ctx context.Context, cat catalog.Catalog, name string) string {
+	const list = " (run geocompact tables to list the catalog's tables)"
+	names, err := tableNames(ctx, cat)
+	if err != nil {
+		return list
+	}
+	if hint := suggest.Hint(name, names); hint != "" {
+		return hint
+	}
+	return list
+}
+
+// tableNames lists every table of the catalog's top-level namespaces as
+// NS.T.
+func tableNames(ctx context.Context, cat catalog.Catalog) ([]string, error) {
+	nss, err := cat.ListNamespaces(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, ns := range nss {
+		for id, err := range cat.ListTables(ctx, ns) {
+			if err != nil {
+				return nil, err
+			}
+			names = append(names, strings.Join(id, "."))
+		}
+	}
+	return names, nil
 }

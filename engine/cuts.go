@@ -5,6 +5,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/geocompact/geocompact/engine/verify"
 	"github.com/geocompact/geocompact/spatial"
 )
 
@@ -39,7 +40,7 @@ func (bb *blockBounds) add(rec arrow.RecordBatch, geom int, bbox [4]int) {
 			bb.boxes = append(bb.boxes, spatial.EmptyBound())
 		}
 		last := &bb.boxes[len(bb.boxes)-1]
-		*last = last.Extend(extentOf(rec.NewSlice(off, off+take), geom, bbox))
+		*last = last.Extend(verify.Extent(rec.NewSlice(off, off+take), geom, bbox))
 		off += take
 		bb.rows += take
 	}

@@ -1,21 +1,24 @@
 // Package engine is geocompact's rewrite core: it compacts a spatial
 // Iceberg table into target-size files, clustered by a sort order or a
 // space-filling curve, and commits the result as one replace snapshot (or,
-// with partial progress, a few). It also opens catalogs and reads the
-// config file. Maintenance (engine/maintain), the metadata tables
-// (engine/inspect), ingest (engine/ingest) and the --where language
-// (engine/where) are packages of their own that use the core; the core
-// imports none of them but where.
+// with partial progress, a few). It also opens catalogs. Maintenance
+// (engine/maintain), the metadata tables (engine/inspect), ingest and
+// table creation (engine/ingest), the config file (engine/config) and
+// distributed jobs (engine/job) are packages of their own that use the
+// core; the core imports none of them. It uses three leaf packages: the
+// --where language (engine/where), the spill directory and its bucket
+// files (engine/spill), and the order-independent digest of rows
+// (engine/verify).
 //
 // The files read in the order a rewrite runs:
 //
 //	plan.go, options.go, layout.go   pure: which files, in which groups, in which order, and why the rest are skipped
 //	rewrite.go                       Rewrite: plan the table, run the groups, commit them batch by batch, clean up
 //	group.go, cuts.go                one group: read (deletes applied), sort in memory, cut and write target-size files
-//	extsort.go, spill.go             a group larger than its memory budget: sample, scatter to spill files, sort unit by unit
+//	extsort.go                       a group larger than its memory budget: sample, scatter to spill files, sort unit by unit
 //	sink.go                          the file writer both sorts and binpack stream into, one file at a time per lane
-//	membudget.go                     the default memory budget
 //	verify.go                        the digest of the rows read and of the rows written, compared per group
+//	pieces.go                        the same steps as plain functions for another process (plan and sample, scatter, write, commit)
 //	commit.go                        the replace snapshot on a fresh base, with its conflict checks and retries
 //
 // # Invariants
@@ -53,8 +56,9 @@
 // sorted through spill files (sortSpilled in extsort.go) and writes the
 // files the in-memory sort would write; spill directories are removed on
 // success and failure, and those of killed runs by the next run
-// (CleanAbandonedSpills). Tested by TestSpilledSortMatchesInMemory,
-// TestSpillDirProblems and cmd/geocompact's
+// (spill.CleanAbandoned; the spill directory, its segment files and the
+// default memory budget live in engine/spill). Tested by
+// TestSpilledSortMatchesInMemory, TestSpillDirProblems and cmd/geocompact's
 // TestSpilledRewriteSurvivesSIGKILL; peak memory is measured by
 // BenchmarkRewriteMemory (docs/perf.md).
 //

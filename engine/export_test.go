@@ -30,13 +30,3 @@ func SetFreeSpace(f func(string) (int64, error)) (restore func()) {
 	freeSpace = f
 	return func() { freeSpace = old }
 }
-
-// OpenSpillDir opens a run's spill directory under root and returns its
-// path and a function that closes (removes) it.
-func OpenSpillDir(root string) (string, func() error, error) {
-	d, _, err := openSpillDir(root)
-	if err != nil {
-		return "", nil, err
-	}
-	return d.path, d.Close, nil
-}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"iter"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -13,6 +12,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/cluster"
+	"github.com/geocompact/geocompact/engine/spill"
+	"github.com/geocompact/geocompact/engine/verify"
 	"github.com/geocompact/geocompact/spatial"
 )
 
@@ -113,19 +114,19 @@ func (r *rewriter) checkSpill(p *Plan, concurrency int) error {
 	for _, s := range sizes[max(0, len(sizes)-concurrency):] {
 		need += s
 	}
-	root := spillRoot(r.opts.SpillDir)
-	d, _, err := openSpillDir(root)
+	root := spill.Root(r.opts.SpillDir)
+	d, _, err := spill.OpenDir(root)
 	if err != nil {
 		return err
 	}
 	d.Close()
 	free, err := freeSpace(root)
 	if err != nil {
-		return fmt.Errorf("%w: free space of %s: %w", ErrSpill, root, err)
+		return fmt.Errorf("%w: free space of %s: %w", spill.ErrDir, root, err)
 	}
 	if free >= 0 && need > free {
 		return fmt.Errorf("%w: the sort spills about %s to %s, which has %s free; nothing was written: point the %s option or %s at a larger local disk, or raise %s",
-			ErrSpill, FormatBytes(need), root, FormatBytes(free), OptSpillDir, EnvSpillDir, OptMaxGroupMemory)
+			spill.ErrDir, FormatBytes(need), root, FormatBytes(free), OptSpillDir, spill.EnvDir, OptMaxGroupMemory)
 	}
 	return nil
 }
@@ -162,7 +163,7 @@ func (ex *execution) sortSpilled(ctx context.Context, g *groupIO, recs iter.Seq2
 		return nil, fmt.Errorf("sample: %w", err)
 	}
 	ex.r.log.Debug("spill: sampled", "partition", g.o.group.Partition, "buckets", len(bounds)+1, "duration", time.Since(start))
-	dir, removed, err := openSpillDir(spillRoot(ex.r.opts.SpillDir))
+	dir, removed, err := spill.OpenDir(spill.Root(ex.r.opts.SpillDir))
 	if err != nil {
 		return nil, err
 	}
@@ -172,11 +173,12 @@ func (ex *execution) sortSpilled(ctx context.Context, g *groupIO, recs iter.Seq2
 	}
 	start = time.Now()
 	ex.progress(g.o.index, "scattering", 0, 0)
-	bf := newBucketFiles(dir.path, g.readSc, len(bounds)+1)
+	bf := spill.NewBuckets(dir, g.readSc, len(bounds)+1)
+	bf.BeforeWrite = testHookSpillWrite
 	if err := scatter(recs, g, frozen, bounds, bf, scatterBuffer(sp.BudgetBytes)); err != nil {
 		return nil, err
 	}
-	ex.r.log.Debug("spill: scattered", "partition", g.o.group.Partition, "rows", g.o.in.Rows, "spill_bytes", bf.disk, "duration", time.Since(start))
+	ex.r.log.Debug("spill: scattered", "partition", g.o.group.Partition, "rows", g.o.in.Rows, "spill_bytes", bf.DiskBytes(), "duration", time.Since(start))
 	if testHookAfterScatter != nil {
 		testHookAfterScatter()
 	}
@@ -215,7 +217,7 @@ func (ex *execution) sampleKeys(ctx context.Context, g *groupIO, sorter *cluster
 	if err != nil {
 		return nil, nil, cluster.Scale{}, err
 	}
-	pgeom, pbbox := spatialColumns(psc, spatialGeomName(ex.tbl))
+	pgeom, pbbox := verify.Columns(psc, spatialGeomName(ex.tbl))
 	expected := int(max(g.o.group.Records, 1))
 	stats := proj.NewStats(expected)
 	stride := max(1, expected/min(max(256*buckets, 1<<14), 1<<20))
@@ -229,7 +231,7 @@ func (ex *execution) sampleKeys(ctx context.Context, g *groupIO, sorter *cluster
 	var seen int
 	err = eachBatch(recs, stats.Add, func(rec arrow.RecordBatch) error {
 		defer rec.Release()
-		extent = extent.Extend(extentOf(rec, pgeom, pbbox))
+		extent = extent.Extend(verify.Extent(rec, pgeom, pbbox))
 		var idx []int32
 		for i := (stride - seen%stride) % stride; i < int(rec.NumRows()); i += stride {
 			idx = append(idx, int32(i))
@@ -264,33 +266,13 @@ func (ex *execution) sampleKeys(ctx context.Context, g *groupIO, sorter *cluster
 		}
 		keys = append(keys, k...)
 	}
-	return frozen, boundaries(keys, buckets), scale, nil
-}
-
-// boundaries returns up to k-1 ascending, distinct keys that cut the
-// sampled keys into k ranges of about equal counts. A row goes to bucket
-// bucketOf(bounds, key): equal keys always share a bucket.
-func boundaries(keys []uint64, k int) []uint64 {
-	slices.Sort(keys)
-	var out []uint64
-	for i := 1; i < k && len(keys) > 0; i++ {
-		b := keys[i*len(keys)/k]
-		if len(out) == 0 || b > out[len(out)-1] {
-			out = append(out, b)
-		}
-	}
-	return out
-}
-
-// bucketOf is the number of boundaries at or below key.
-func bucketOf(bounds []uint64, key uint64) int {
-	return sort.Search(len(bounds), func(i int) bool { return bounds[i] > key })
+	return frozen, spill.Boundaries(keys, buckets), scale, nil
 }
 
 // scatter reads every row of the group, validates and digests it, and
 // appends it to its bucket's spill files, buffering up to bufBytes of
 // rows in memory.
-func scatter(recs iter.Seq2[arrow.RecordBatch, error], g *groupIO, frozen *cluster.Sorter, bounds []uint64, bf *bucketFiles, bufBytes int64) error {
+func scatter(recs iter.Seq2[arrow.RecordBatch, error], g *groupIO, frozen *cluster.Sorter, bounds []uint64, bf *spill.Buckets, bufBytes int64) error {
 	k := len(bounds) + 1
 	buf := make([][]arrow.RecordBatch, k)
 	held := make([]int64, k)
@@ -303,7 +285,7 @@ func scatter(recs iter.Seq2[arrow.RecordBatch, error], g *groupIO, frozen *clust
 		}
 	}()
 	flush := func(b int) error {
-		err := bf.write(b, buf[b])
+		err := bf.Write(b, buf[b])
 		for _, r := range buf[b] {
 			r.Release()
 		}
@@ -312,13 +294,13 @@ func scatter(recs iter.Seq2[arrow.RecordBatch, error], g *groupIO, frozen *clust
 	}
 	counts := make([]int32, k+1)
 	err := eachBatch(recs, g.digest, func(rec arrow.RecordBatch) error {
-		grouped, err := groupByBucket(rec, g.readSc, frozen, bounds, counts)
+		grouped, err := spill.GroupByBucket(rec, g.readSc, frozen, bounds, counts)
 		n := rec.NumRows()
 		rec.Release()
 		if err != nil {
 			return err
 		}
-		perRow := recordBytes(grouped) / max(n, 1)
+		perRow := spill.RecordBytes(grouped) / max(n, 1)
 		for b := range k {
 			lo, hi := int64(counts[b]), int64(counts[b+1])
 			if lo == hi {
@@ -349,32 +331,6 @@ func scatter(recs iter.Seq2[arrow.RecordBatch, error], g *groupIO, frozen *clust
 	return nil
 }
 
-// groupByBucket returns rec's rows reordered by bucket (stably), and sets
-// counts[b] to the first row of bucket b (counts[k] = rows).
-func groupByBucket(rec arrow.RecordBatch, sc *arrow.Schema, frozen *cluster.Sorter, bounds []uint64, counts []int32) (arrow.RecordBatch, error) {
-	keys, err := frozen.Keys(rec)
-	if err != nil {
-		return nil, fmt.Errorf("key: %w", err)
-	}
-	clear(counts)
-	ids := make([]int32, len(keys))
-	for i, key := range keys {
-		b := int32(bucketOf(bounds, key))
-		ids[i] = b
-		counts[b+1]++
-	}
-	for b := 1; b < len(counts); b++ {
-		counts[b] += counts[b-1]
-	}
-	next := slices.Clone(counts)
-	order := make([]int32, len(keys))
-	for i, b := range ids {
-		order[next[b]] = int32(i)
-		next[b]++
-	}
-	return cluster.Gather(sc, []arrow.RecordBatch{rec}, order, nil)
-}
-
 func argmax(xs []int64) int {
 	best := 0
 	for i, x := range xs {
@@ -388,7 +344,7 @@ func argmax(xs []int64) int {
 // sortUnits loads the buckets in key order, merged into units of at most
 // unit Arrow bytes, sorts each and writes it into sink; the next unit is
 // loaded and sorted while the current one is written.
-func (ex *execution) sortUnits(ctx context.Context, g *groupIO, frozen *cluster.Sorter, bf *bucketFiles, unit int64, sink *fileSink) error {
+func (ex *execution) sortUnits(ctx context.Context, g *groupIO, frozen *cluster.Sorter, bf *spill.Buckets, unit int64, sink *fileSink) error {
 	type sorted struct {
 		recs []arrow.RecordBatch
 		perm []int32
@@ -399,7 +355,7 @@ func (ex *execution) sortUnits(ctx context.Context, g *groupIO, frozen *cluster.
 			r.Release()
 		}
 	}
-	units := sortUnits(bf.bytes, unit)
+	units := spill.Units(bf.Bytes(), unit)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ch := make(chan sorted)
@@ -409,9 +365,9 @@ func (ex *execution) sortUnits(ctx context.Context, g *groupIO, frozen *cluster.
 			var s sorted
 			for b := u[0]; b < u[1] && s.err == nil; b++ {
 				var recs []arrow.RecordBatch
-				recs, s.err = bf.read(b)
+				recs, s.err = bf.Read(b)
 				s.recs = append(s.recs, recs...)
-				bf.remove(b)
+				bf.Remove(b)
 			}
 			if s.err == nil {
 				s.perm, s.err = frozen.Permutation(s.recs)
@@ -442,23 +398,13 @@ func (ex *execution) sortUnits(ctx context.Context, g *groupIO, frozen *cluster.
 	return err
 }
 
-// sortUnits merges consecutive buckets into units of at most unit bytes
-// (a bucket larger than unit is a unit of its own), as [first, end) pairs.
-func sortUnits(bytes []int64, unit int64) [][2]int {
-	var out [][2]int
-	var have int64
-	for b, n := range bytes {
-		if len(out) == 0 || have+n > unit {
-			out = append(out, [2]int{b, b + 1})
-			have = n
-			continue
-		}
-		out[len(out)-1][1] = b + 1
-		have += n
-	}
-	return out
-}
+// Test hooks: after a spilled group is scattered and before its buckets
+// are sorted; before every spill segment is written (an error fails the
+// write as a full disk would).
+var (
+	testHookAfterScatter func()
+	testHookSpillWrite   func() error
+)
 
-// testHookAfterScatter, when set, runs after a spilled group is scattered
-// and before its buckets are sorted.
-var testHookAfterScatter func()
+// freeSpace probes the free space of a spill directory (replaced in tests).
+var freeSpace = spill.FreeBytes

@@ -16,6 +16,7 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/spill"
 	"github.com/geocompact/geocompact/internal/testenv"
 )
 
@@ -184,7 +185,7 @@ func TestSpillDirProblems(t *testing.T) {
 			_, err := engine.Rewrite(t.Context(), cat, name, engine.Request{Curve: "hilbert",
 				Options: opts("rewrite-all", "true", "max-group-memory-bytes", spillBudget, "spill-dir", dir)})
 			require.Error(t, err)
-			assert.ErrorIs(t, err, engine.ErrSpill)
+			assert.ErrorIs(t, err, spill.ErrDir)
 			assert.Contains(t, err.Error(), tc.want)
 			tbl = mustLoad(t, cat, name)
 			assert.Equal(t, snap, tbl.CurrentSnapshot().SnapshotID, "nothing committed")
@@ -220,7 +221,7 @@ func TestSpillTooSmallFailsBeforeWriting(t *testing.T) {
 
 	defer engine.SetFreeSpace(func(string) (int64, error) { return 1024, nil })()
 	_, err = engine.Rewrite(t.Context(), cat, name, engine.Request{Curve: "hilbert", Options: o})
-	require.ErrorIs(t, err, engine.ErrSpill)
+	require.ErrorIs(t, err, spill.ErrDir)
 	assert.Contains(t, err.Error(), "1.0 KiB free")
 	assert.Contains(t, err.Error(), o["spill-dir"])
 	tbl = mustLoad(t, cat, name)

@@ -14,6 +14,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/cluster"
+	"github.com/geocompact/geocompact/engine/spill"
+	"github.com/geocompact/geocompact/engine/verify"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/validate"
 )
@@ -22,7 +24,7 @@ import (
 // when the strategy is sort, writes them as g.OutputFiles files of equal
 // row counts, and verifies the written files against what was read.
 func (ex *execution) rewriteGroup(ctx context.Context, i int, g *Group) *groupOut {
-	o := &groupOut{group: g, in: NewDigest(), out: NewDigest()}
+	o := &groupOut{group: g, in: verify.NewDigest(), out: verify.NewDigest()}
 	for _, f := range g.Files {
 		o.tasks = append(o.tasks, *f.task)
 	}
@@ -87,7 +89,7 @@ func (ex *execution) readGroup(ctx context.Context, o *groupOut, tasks []table.F
 		}
 	}
 	g := &groupIO{o: o, readSc: readSc, sc: sc, scanOpts: scanOpts, writeOpts: writeOpts}
-	g.geom, g.bbox = spatialColumns(sc, spatialGeomName(ex.tbl))
+	g.geom, g.bbox = verify.Columns(sc, spatialGeomName(ex.tbl))
 	check := ex.geometryCheck()
 	g.digest = func(rec arrow.RecordBatch) error {
 		if err := check(rec); err != nil {
@@ -246,32 +248,11 @@ func gatherEach(sc *arrow.Schema, in []arrow.RecordBatch, perm []int32, write fu
 	return nil
 }
 
-// recordBytes is the size of the buffers rec's columns hold (slices count
-// whole buffers).
-func recordBytes(rec arrow.RecordBatch) int64 {
-	var n int64
-	var walk func(d arrow.ArrayData)
-	walk = func(d arrow.ArrayData) {
-		for _, b := range d.Buffers() {
-			if b != nil {
-				n += int64(b.Len())
-			}
-		}
-		for _, c := range d.Children() {
-			walk(c)
-		}
-	}
-	for _, c := range rec.Columns() {
-		walk(c.Data())
-	}
-	return n
-}
-
 // chunkRows is how many rows of recs make about gatherBytes.
 func chunkRows(recs []arrow.RecordBatch) int {
 	var bytes, rows int64
 	for _, r := range recs {
-		bytes += recordBytes(r)
+		bytes += spill.RecordBytes(r)
 		rows += r.NumRows()
 	}
 	if rows == 0 || bytes == 0 {

@@ -18,29 +18,47 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/job"
+	"github.com/geocompact/geocompact/engine/verify"
 )
 
 // runJob runs a job's pieces in this process the way a distributed
 // engine runs them: the job and the file descriptions travel as bytes,
 // every file is scattered on its own, buckets are written from their
 // rows in input order, and spanning files from the fragments in bucket
-// order. fail, when set, fails the first bucket write after it is done.
-func runJob(t *testing.T, cat catalog.Catalog, name string, cfg engine.Request, fail bool) (*engine.Job, *engine.Result, error) {
+// order; whole groups are rewritten in one piece. fail, when set, fails
+// the first bucket or whole group after it is written.
+func runJob(t *testing.T, cat catalog.Catalog, name string, cfg engine.Request, fail bool) (*job.Rewrite, *engine.Result, error) {
 	t.Helper()
 	ctx := t.Context()
-	driver, err := engine.Prepare(ctx, cat, name, cfg)
+	driver, err := job.Prepare(ctx, cat, name, cfg)
 	require.NoError(t, err)
 	b, err := json.Marshal(driver)
 	require.NoError(t, err)
-	var worker engine.Job
+	var worker job.Rewrite
 	require.NoError(t, json.Unmarshal(b, &worker))
 	require.NoError(t, worker.Open(ctx, cat))
 
 	n := len(worker.Groups)
 	files := make([][]iceberg.DataFile, n)
-	in, out := make([]engine.Digest, n), make([]engine.Digest, n)
+	in, out := make([]verify.Digest, n), make([]verify.Digest, n)
 	for gi, g := range worker.Groups {
-		in[gi], out[gi] = engine.NewDigest(), engine.NewDigest()
+		in[gi], out[gi] = verify.NewDigest(), verify.NewDigest()
+		if g.Whole {
+			fs, din, dout, err := worker.RewriteGroup(ctx, gi)
+			if err == nil && fail {
+				err = errors.New("injected group failure")
+			}
+			if err != nil {
+				_, aerr := driver.Abort(context.WithoutCancel(ctx), cat)
+				require.NoError(t, aerr)
+				return driver, nil, err
+			}
+			files[gi] = travel(t, &worker, fs)
+			in[gi].Merge(din)
+			out[gi].Merge(dout)
+			continue
+		}
 		buckets := make([][]arrow.RecordBatch, g.Buckets)
 		for _, p := range g.Files {
 			d, err := worker.ScatterFile(ctx, gi, p, func(bk int, rec arrow.RecordBatch) error {
@@ -87,7 +105,7 @@ func runJob(t *testing.T, cat catalog.Catalog, name string, cfg engine.Request, 
 			out[gi].Merge(d)
 		}
 	}
-	var committer engine.Job
+	var committer job.Rewrite
 	require.NoError(t, json.Unmarshal(b, &committer))
 	res, err := committer.Commit(ctx, cat, files, in, out)
 	return driver, res, err
@@ -95,14 +113,14 @@ func runJob(t *testing.T, cat catalog.Catalog, name string, cfg engine.Request, 
 
 // travel sends data file descriptions through their wire form and checks
 // nothing the commit needs is lost.
-func travel(t *testing.T, j *engine.Job, files []iceberg.DataFile) []iceberg.DataFile {
+func travel(t *testing.T, j *job.Rewrite, files []iceberg.DataFile) []iceberg.DataFile {
 	t.Helper()
 	if len(files) == 0 {
 		return nil
 	}
 	b, err := j.EncodeFiles(files)
 	require.NoError(t, err)
-	back, err := engine.DecodeFiles(b)
+	back, err := job.DecodeFiles(b)
 	require.NoError(t, err)
 	require.Len(t, back, len(files))
 	for i, f := range files {
@@ -152,22 +170,22 @@ func TestJobMatchesRewrite(t *testing.T) {
 			local, dist, name := twinTables(t, tc.gen, tc.prepare)
 			before := tableDigest(t, mustLoad(t, dist, name))
 			want := rewrite(t, local, name, tc.cfg)
-			job, got, err := runJob(t, dist, name, tc.cfg, false)
+			j, got, err := runJob(t, dist, name, tc.cfg, false)
 			require.NoError(t, err)
 			tbl := mustLoad(t, dist, name)
 			checkUnchanged(t, before, tbl)
-			assert.Equal(t, job.ID, tbl.CurrentSnapshot().Summary.Properties[engine.SummaryJobID])
+			assert.Equal(t, j.ID, tbl.CurrentSnapshot().Summary.Properties[engine.SummaryJobID])
 			assert.True(t, got.Verified)
 			assert.Equal(t, want.AddedDataFilesCount, got.AddedDataFilesCount)
 			assert.Equal(t, want.RewrittenDataFilesCount, got.RewrittenDataFilesCount)
 			assert.Equal(t, want.RemovedDeleteFilesCount, got.RemovedDeleteFilesCount)
-			assert.Equal(t, len(want.Plan.Groups), len(job.Groups))
+			assert.Equal(t, len(want.Plan.Groups), len(j.Groups))
 			assert.Equal(t, fileRows(t, mustLoad(t, local, name)), fileRows(t, tbl))
 			for _, f := range tableFiles(t, tbl) {
-				assert.Contains(t, f.File.FilePath(), job.Tag())
+				assert.Contains(t, f.File.FilePath(), j.Tag())
 			}
 			// After a commit, Abort only sweeps unreferenced files.
-			deleted, err := job.Abort(t.Context(), dist)
+			deleted, err := j.Abort(t.Context(), dist)
 			require.NoError(t, err)
 			assert.Empty(t, deleted)
 			checkUnchanged(t, before, mustLoad(t, dist, name))

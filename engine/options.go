@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/geocompact/geocompact/engine/spill"
 	"github.com/geocompact/geocompact/internal/suggest"
 )
 
@@ -143,7 +144,7 @@ type Options struct {
 	// in-memory sort would not fit its share is sorted by an external,
 	// range-partitioned sort that spills to SpillDir and stays inside the
 	// share, so any group size can be sorted as one order (default
-	// DefaultMemoryBudget: a quarter of physical memory, from 256 MiB up
+	// spill.DefaultMemoryBudget: a quarter of physical memory, from 256 MiB up
 	// to 4 GiB).
 	MaxGroupMemoryBytes int64
 	// SpillDir is the local directory spill files go under (default
@@ -220,7 +221,7 @@ func ParseOptions(kv map[string]string, tableProps map[string]string) (Options, 
 		MaxConcurrent:       min(defaultMaxConcurrent, runtime.NumCPU()),
 		MaxCommits:          defaultMaxCommits,
 		DeleteFileThreshold: defaultDeleteThreshold,
-		MaxGroupMemoryBytes: DefaultMemoryBudget(),
+		MaxGroupMemoryBytes: spill.DefaultMemoryBudget(),
 		Normalize:           "extent",
 		ValidateGeometry:    true,
 		OverlapSelection:    true,

@@ -12,7 +12,10 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
 
+	"github.com/geocompact/geocompact/engine/spill"
+	"github.com/geocompact/geocompact/engine/verify"
 	"github.com/geocompact/geocompact/engine/where"
 	"github.com/geocompact/geocompact/spatial"
 )
@@ -96,7 +99,7 @@ func (r *rewriter) run(ctx context.Context, tbl *table.Table, filter iceberg.Boo
 	r.planSorts(plan, r.concurrency(plan))
 	if !r.cfg.DryRun {
 		// Every run, spilling or not, removes what killed runs left.
-		for _, p := range CleanAbandonedSpills(spillRoot(r.opts.SpillDir)) {
+		for _, p := range spill.CleanAbandoned(spill.Root(r.opts.SpillDir)) {
 			r.log.Info("removed an abandoned spill directory", "path", p)
 		}
 		if err := r.checkSpill(plan, r.concurrency(plan)); err != nil {
@@ -218,6 +221,8 @@ type execution struct {
 
 	// lanes is how many files of one group are written at once.
 	lanes int
+	// writeID, when set, names each file written (see fileSink.writeID).
+	writeID func() uuid.UUID
 
 	progressMu sync.Mutex
 	groupsDone int
@@ -273,7 +278,7 @@ type groupOut struct {
 	index    int // in the plan
 	tasks    []table.FileScanTask
 	newFiles []iceberg.DataFile
-	in, out  Digest
+	in, out  verify.Digest
 	err      error
 }
 

@@ -25,6 +25,7 @@ import (
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/verify"
 	"github.com/geocompact/geocompact/internal/testenv"
 	"github.com/geocompact/geocompact/spatial"
 )
@@ -73,9 +74,9 @@ func tableFiles(t testing.TB, tbl *table.Table) []table.FileScanTask {
 }
 
 // tableDigest reads every row of the table (deletes applied).
-func tableDigest(t testing.TB, tbl *table.Table) engine.Digest {
+func tableDigest(t testing.TB, tbl *table.Table) verify.Digest {
 	t.Helper()
-	d := engine.NewDigest()
+	d := verify.NewDigest()
 	sc, recs, err := tbl.Scan().ToArrowRecords(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +121,7 @@ func opts(kv ...string) map[string]string {
 
 // checkUnchanged asserts the data survived a rewrite and the new snapshot
 // is a replace.
-func checkUnchanged(t testing.TB, before engine.Digest, tbl *table.Table) {
+func checkUnchanged(t testing.TB, before verify.Digest, tbl *table.Table) {
 	t.Helper()
 	after := tableDigest(t, tbl)
 	if d := before.Diff(after); d != "" {

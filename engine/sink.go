@@ -55,6 +55,7 @@ func (ex *execution) newSink(ctx context.Context, sc *arrow.Schema, opts []table
 		lanes:    make(chan struct{}, max(1, ex.lanes)),
 		queue:    max(1, queue),
 		files:    map[int][]iceberg.DataFile{},
+		writeID:  ex.writeID,
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -23,7 +22,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/where"
+	"github.com/geocompact/geocompact/engine/config"
+	"github.com/geocompact/geocompact/internal/cli"
 )
 
 func main() {
@@ -91,7 +91,7 @@ func splitArgs(args []string) (beamArgs, rest []string) {
 }
 
 // commandFlags are the command's own flags, which win over Beam's.
-var commandFlags = map[string]bool{"table": true, "config": true, "json": true, "strategy": true, "curve": true, "sort-order": true, "where": true, "option": true, "warehouse": true, "catalog": true, "help": true}
+var commandFlags = map[string]bool{"table": true, "config": true, "json": true, "strategy": true, "curve": true, "sort-order": true, "where": true, "option": true, "dry-run": true, "warehouse": true, "catalog": true, "help": true}
 
 type usageError struct{ err error }
 
@@ -106,10 +106,9 @@ func newRoot(ctx context.Context, out io.Writer) *cobra.Command {
 }
 
 type rewriteOptions struct {
-	warehouse, catalog, config, table string
-	strategy, curve, sortOrder, where string
-	options                           []string
-	json                              bool
+	warehouse, catalog, config string
+	flags                      cli.RewriteFlags
+	json                       bool
 }
 
 func newRewriteCmd(out io.Writer) *cobra.Command {
@@ -127,29 +126,17 @@ func newRewriteCmd(out io.Writer) *cobra.Command {
 	f.StringVar(&o.warehouse, "warehouse", "", "warehouse directory of the embedded catalog")
 	f.StringVar(&o.catalog, "catalog", "", "named catalog from the config file")
 	f.StringVar(&o.config, "config", "", "config file (default: geocompact.yaml, then ~/.config/geocompact/config.yaml)")
-	f.StringVar(&o.table, "table", "", "table to rewrite, as namespace.table")
-	f.StringVar(&o.strategy, "strategy", "", "binpack or sort")
-	f.StringVar(&o.curve, "curve", "", "linear, zorder or hilbert")
-	f.StringVar(&o.sortOrder, "sort-order", "", "explicit sort order")
-	f.StringVar(&o.where, "where", "", "rewrite only files that may hold matching rows")
-	f.StringArrayVar(&o.options, "option", nil, "rewrite option K=V (repeatable)")
+	o.flags.Register(f)
 	f.BoolVar(&o.json, "json", false, "write the result as JSON")
 	return cmd
 }
 
 func runRewrite(ctx context.Context, o *rewriteOptions, out io.Writer) error {
-	if o.table == "" {
-		return &usageError{errors.New("--table is required: pass --table NAMESPACE.TABLE")}
+	cfg, err := o.flags.Request()
+	if err != nil {
+		return &usageError{err}
 	}
-	kv := map[string]string{}
-	for _, s := range o.options {
-		k, v, ok := strings.Cut(s, "=")
-		if !ok {
-			return &usageError{fmt.Errorf("--option %q: want K=V", s)}
-		}
-		kv[strings.TrimSpace(k)] = strings.TrimSpace(v)
-	}
-	file, err := engine.LoadConfig(o.config)
+	file, err := config.Load(o.config)
 	if err != nil {
 		return &usageError{err}
 	}
@@ -157,10 +144,11 @@ func runRewrite(ctx context.Context, o *rewriteOptions, out io.Writer) error {
 	if err != nil {
 		return &usageError{err}
 	}
-	cfg := engine.Request{Strategy: engine.Strategy(o.strategy), Curve: o.curve, SortOrder: o.sortOrder, Where: o.where, Options: kv, CommitRetries: spec.Retries()}
-	res, err := rewrite(ctx, spec, o.table, cfg, flag.Lookup("runner").Value.String())
+	cfg.CommitRetries = spec.Retries()
+	cli.LimitMemory(cfg.Options) // as geocompact rewrite: Prism runs the workers in this process
+	res, err := rewrite(ctx, spec, o.flags.Table, cfg, flag.Lookup("runner").Value.String())
 	if err != nil && (res == nil || res.Result == nil) {
-		if errors.Is(err, engine.ErrOption) || errors.Is(err, where.ErrInvalid) {
+		if cli.IsUsage(err) {
 			return &usageError{err}
 		}
 		return err

@@ -19,6 +19,8 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/job"
+	"github.com/geocompact/geocompact/engine/verify"
 	"github.com/geocompact/geocompact/spatial"
 )
 
@@ -62,6 +64,7 @@ func init() {
 	register.DoFn5x1[context.Context, fileIn, func(string, batch), func(bucketCount), func(outMsg), error](&scatterFn{})
 	register.DoFn6x1[context.Context, string, func(*batch) bool, func(*bucketCount) bool, func(string, fragment), func(outMsg), error](&bucketFn{})
 	register.DoFn4x1[context.Context, string, func(*fragment) bool, func(outMsg), error](&spanFn{})
+	register.DoFn3x1[context.Context, int, func(outMsg), error](&groupFn{})
 	register.DoFn4x1[context.Context, int, func(*outMsg) bool, func(string), error](&collectFn{})
 	register.Function1x2[outMsg, int, outMsg](keyOne)
 	register.Emitter2[string, batch]()
@@ -84,14 +87,14 @@ type jobFn struct {
 	Spec engine.CatalogSpec
 	Job  string
 
-	job *engine.Job
+	job *job.Rewrite
 }
 
 func (f *jobFn) open(ctx context.Context) error {
 	if f.job != nil {
 		return nil
 	}
-	var j engine.Job
+	var j job.Rewrite
 	if err := json.Unmarshal([]byte(f.Job), &j); err != nil {
 		return fmt.Errorf("decode job: %w", err)
 	}
@@ -237,6 +240,27 @@ func (f *spanFn) ProcessElement(ctx context.Context, key string, frags func(*fra
 	return nil
 }
 
+// groupFn rewrites a group one worker sorts in memory whole, as the
+// local engine does: its rows never go through a shuffle.
+type groupFn struct{ jobFn }
+
+func (f *groupFn) ProcessElement(ctx context.Context, group int, out func(outMsg)) error {
+	if err := f.open(ctx); err != nil {
+		return err
+	}
+	written, in, d, err := f.job.RewriteGroup(ctx, group)
+	if err != nil {
+		return err
+	}
+	b, err := f.job.EncodeFiles(written)
+	if err != nil {
+		return err
+	}
+	out(outMsg{Group: group, In: true, Digest: encodeDigest(in)})
+	out(outMsg{Group: group, Digest: encodeDigest(d), Files: b})
+	return nil
+}
+
 // collectFn writes every piece the driver needs into one result file
 // next to the table's metadata, which the driver reads once the runner
 // reports success: it works on every runner, since workers and driver
@@ -266,11 +290,11 @@ func (f *collectFn) ProcessElement(ctx context.Context, _ int, msgs func(*outMsg
 }
 
 // resultPath is where a job's result file goes.
-func resultPath(j *engine.Job, location string) string {
+func resultPath(j *job.Rewrite, location string) string {
 	return strings.TrimSuffix(location, "/") + "/metadata/geocompact-job-" + j.ID + ".json"
 }
 
-func writeResultFile(ctx context.Context, j *engine.Job, b []byte) (string, error) {
+func writeResultFile(ctx context.Context, j *job.Rewrite, b []byte) (string, error) {
 	tbl, fs, err := j.Storage(ctx)
 	if err != nil {
 		return "", err
@@ -342,7 +366,7 @@ func release(recs []arrow.RecordBatch) {
 
 // encodeDigest writes a digest as 8 little-endian words (floats as bits:
 // an empty extent is infinite).
-func encodeDigest(d engine.Digest) []byte {
+func encodeDigest(d verify.Digest) []byte {
 	ws := []uint64{uint64(d.Rows), d.Sum, d.Xor, math.Float64bits(d.Extent.MinX), math.Float64bits(d.Extent.MinY), math.Float64bits(d.Extent.MaxX), math.Float64bits(d.Extent.MaxY)}
 	out := make([]byte, 0, 8*len(ws))
 	for _, w := range ws {
@@ -351,13 +375,13 @@ func encodeDigest(d engine.Digest) []byte {
 	return out
 }
 
-func decodeDigest(b []byte) (engine.Digest, error) {
+func decodeDigest(b []byte) (verify.Digest, error) {
 	if len(b) != 56 {
-		return engine.Digest{}, fmt.Errorf("decode digest: %d bytes, want 56", len(b))
+		return verify.Digest{}, fmt.Errorf("decode digest: %d bytes, want 56", len(b))
 	}
 	w := func(i int) uint64 { return binary.LittleEndian.Uint64(b[8*i:]) }
 	f := func(i int) float64 { return math.Float64frombits(w(i)) }
-	return engine.Digest{Rows: int64(w(0)), Sum: w(1), Xor: w(2), Extent: spatial.Bound{MinX: f(3), MinY: f(4), MaxX: f(5), MaxY: f(6)}}, nil
+	return verify.Digest{Rows: int64(w(0)), Sum: w(1), Xor: w(2), Extent: spatial.Bound{MinX: f(3), MinY: f(4), MaxX: f(5), MaxY: f(6)}}, nil
 }
 
 // testHookBucket, when set, runs after each bucket is written (in

@@ -12,6 +12,8 @@ import (
 	"github.com/apache/iceberg-go"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/job"
+	"github.com/geocompact/geocompact/engine/verify"
 )
 
 // Result is engine.Result plus where it ran and what went through the
@@ -24,25 +26,41 @@ type Result struct {
 	ShuffleBytes int64 `json:"shuffle_bytes"`
 }
 
-// pipeline builds the rewrite of job as a Beam pipeline.
-func pipeline(job *engine.Job, spec engine.CatalogSpec) (*beam.Pipeline, error) {
-	b, err := json.Marshal(job)
+// pipeline builds the rewrite of job as a Beam pipeline: groups one
+// worker sorts in memory are rewritten whole, one per bundle; the files of
+// larger groups are scattered into key-range buckets that a GroupByKey
+// brings to the workers that sort and write them.
+func pipeline(j *job.Rewrite, spec engine.CatalogSpec) (*beam.Pipeline, error) {
+	b, err := json.Marshal(j)
 	if err != nil {
 		return nil, fmt.Errorf("encode job: %w", err)
 	}
 	fn := jobFn{Spec: spec, Job: string(b)}
 	var inputs []fileIn
-	for gi, g := range job.Groups {
+	var whole []int
+	for gi, g := range j.Groups {
+		if g.Whole {
+			whole = append(whole, gi)
+			continue
+		}
 		for pos, p := range g.Files {
 			inputs = append(inputs, fileIn{Group: gi, Pos: pos, Path: p})
 		}
 	}
 	p, s := beam.NewPipelineWithRoot()
-	files := beam.Reshuffle(s, beam.CreateList(s, inputs))
-	rows, counts, reads := beam.ParDo3(s.Scope("scatter"), &scatterFn{fn}, files)
-	frags, written := beam.ParDo2(s.Scope("sort and write buckets"), &bucketFn{fn}, beam.GroupByKey(s, rows), beam.SideInput{Input: counts})
-	spanned := beam.ParDo(s.Scope("write spanning files"), &spanFn{fn}, beam.GroupByKey(s, frags))
-	all := beam.Flatten(s, reads, written, spanned)
+	var parts []beam.PCollection
+	if len(inputs) > 0 {
+		files := beam.Reshuffle(s, beam.CreateList(s, inputs))
+		rows, counts, reads := beam.ParDo3(s.Scope("scatter"), &scatterFn{fn}, files)
+		frags, written := beam.ParDo2(s.Scope("sort and write buckets"), &bucketFn{fn}, beam.GroupByKey(s, rows), beam.SideInput{Input: counts})
+		spanned := beam.ParDo(s.Scope("write spanning files"), &spanFn{fn}, beam.GroupByKey(s, frags))
+		parts = append(parts, reads, written, spanned)
+	}
+	if len(whole) > 0 {
+		groups := beam.Reshuffle(s, beam.CreateList(s, whole))
+		parts = append(parts, beam.ParDo(s.Scope("rewrite whole groups"), &groupFn{fn}, groups))
+	}
+	all := beam.Flatten(s, parts...)
 	keyed := beam.ParDo(s, keyOne, all)
 	beam.ParDo(s.Scope("collect"), &collectFn{fn}, beam.GroupByKey(s, keyed))
 	return p, nil
@@ -58,20 +76,20 @@ func rewrite(ctx context.Context, spec engine.CatalogSpec, table string, cfg eng
 	if err != nil {
 		return nil, err
 	}
-	job, err := engine.Prepare(ctx, cat, table, cfg)
+	j, err := job.Prepare(ctx, cat, table, cfg)
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Result: job.Result, Runner: runner}
-	if len(job.Groups) == 0 {
+	res := &Result{Result: j.Result, Runner: runner}
+	if len(j.Groups) == 0 {
 		return res, nil
 	}
-	p, err := pipeline(job, spec)
+	p, err := pipeline(j, spec)
 	if err != nil {
 		return res, err
 	}
 	abort := func(err error) (*Result, error) {
-		if _, aerr := job.Abort(context.WithoutCancel(ctx), cat); aerr != nil {
+		if _, aerr := j.Abort(context.WithoutCancel(ctx), cat); aerr != nil {
 			err = errors.Join(err, aerr)
 		}
 		return res, err
@@ -79,28 +97,28 @@ func rewrite(ctx context.Context, spec engine.CatalogSpec, table string, cfg eng
 	if err := beamx.Run(ctx, p); err != nil {
 		return abort(fmt.Errorf("run the pipeline on %s: %w", runner, err))
 	}
-	files, in, out, shuffle, err := readResult(ctx, job)
+	files, in, out, shuffle, err := readResult(ctx, j)
 	if err != nil {
 		return abort(err)
 	}
 	res.ShuffleBytes = shuffle
-	if _, err := job.Commit(ctx, cat, files, in, out); err != nil {
+	if _, err := j.Commit(ctx, cat, files, in, out); err != nil {
 		return abort(err)
 	}
 	// Retried steps may have left files of failed attempts; a failure to
 	// delete them is not the rewrite's (orphans finds them later).
-	job.Abort(context.WithoutCancel(ctx), cat)
+	j.Abort(context.WithoutCancel(ctx), cat)
 	return res, nil
 }
 
 // readResult reads and removes the result file the pipeline wrote, and
 // merges its pieces per group.
-func readResult(ctx context.Context, job *engine.Job) ([][]iceberg.DataFile, []engine.Digest, []engine.Digest, int64, error) {
-	loc, fs, err := job.Storage(ctx)
+func readResult(ctx context.Context, j *job.Rewrite) ([][]iceberg.DataFile, []verify.Digest, []verify.Digest, int64, error) {
+	loc, fs, err := j.Storage(ctx)
 	if err != nil {
 		return nil, nil, nil, 0, err
 	}
-	p := resultPath(job, loc)
+	p := resultPath(j, loc)
 	f, err := fs.Open(p)
 	if err != nil {
 		return nil, nil, nil, 0, fmt.Errorf("read job result: %w", err)
@@ -115,11 +133,11 @@ func readResult(ctx context.Context, job *engine.Job) ([][]iceberg.DataFile, []e
 	if err := json.Unmarshal(b, &msgs); err != nil {
 		return nil, nil, nil, 0, fmt.Errorf("decode job result: %w", err)
 	}
-	n := len(job.Groups)
+	n := len(j.Groups)
 	files := make([][]iceberg.DataFile, n)
-	in, out := make([]engine.Digest, n), make([]engine.Digest, n)
+	in, out := make([]verify.Digest, n), make([]verify.Digest, n)
 	for i := range n {
-		in[i], out[i] = engine.NewDigest(), engine.NewDigest()
+		in[i], out[i] = verify.NewDigest(), verify.NewDigest()
 	}
 	var shuffle int64
 	for _, m := range msgs {
@@ -137,7 +155,7 @@ func readResult(ctx context.Context, job *engine.Job) ([][]iceberg.DataFile, []e
 		}
 		out[m.Group].Merge(d)
 		if len(m.Files) > 0 {
-			fs, err := engine.DecodeFiles(m.Files)
+			fs, err := job.DecodeFiles(m.Files)
 			if err != nil {
 				return nil, nil, nil, 0, err
 			}

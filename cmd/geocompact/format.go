@@ -8,16 +8,14 @@ import (
 
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/maintain"
+	"github.com/geocompact/geocompact/internal/cli"
 	"github.com/geocompact/geocompact/spatial"
 )
 
 // formatBytes renders n in binary units on a terminal ("1.2 GiB") and as a
 // raw number when piped, so scripts can parse it.
 func formatBytes(n int64, human bool) string {
-	if !human {
-		return strconv.FormatInt(n, 10)
-	}
-	return engine.FormatBytes(n)
+	return cli.FormatBytes(n, human)
 }
 
 // formatBound renders a bbox as minx,miny,maxx,maxy.

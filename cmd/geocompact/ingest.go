@@ -115,7 +115,7 @@ func runIngest(ctx context.Context, o *ingestOptions) error {
 		}
 		return &exitCodeError{code: exitViolation, err: err}
 	}
-	if errors.Is(err, engine.ErrPartitionSpec) {
+	if errors.Is(err, ingest.ErrPartitionSpec) {
 		return usageErrorf("--partition-by: %v", err)
 	}
 	if errors.Is(err, ingest.ErrConfig) {

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/config"
 	"github.com/geocompact/geocompact/internal/reliability"
 	"github.com/geocompact/geocompact/internal/testenv"
 )
@@ -97,7 +98,7 @@ func openWarehouse(t testing.TB, dir string) catalog.Catalog {
 // openConfigCatalog opens the catalog name from the config file path.
 func openConfigCatalog(t testing.TB, path, name string) catalog.Catalog {
 	t.Helper()
-	cfg, err := engine.LoadConfig(path)
+	cfg, err := config.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}

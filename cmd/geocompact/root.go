@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/config"
 )
 
 // Exit codes, decided once in run.
@@ -211,7 +212,7 @@ func (g *globalOptions) openCatalog(ctx context.Context) (catalog.Catalog, engin
 }
 
 func (g *globalOptions) catalogSpec() (engine.CatalogSpec, error) {
-	cfg, err := engine.LoadConfig(g.Config)
+	cfg, err := config.Load(g.Config)
 	if err != nil {
 		return engine.CatalogSpec{}, err
 	}

@@ -14,10 +14,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/config"
 	"github.com/geocompact/geocompact/engine/maintain"
 	"github.com/geocompact/geocompact/engine/procedure"
 	"github.com/geocompact/geocompact/engine/sql"
 	"github.com/geocompact/geocompact/engine/where"
+	"github.com/geocompact/geocompact/internal/cli"
 )
 
 func init() { register(newSQLCmd) }
@@ -104,7 +106,7 @@ func (o *sqlOptions) script(args []string) (string, error) {
 }
 
 func runSQL(ctx context.Context, o *sqlOptions, src string) error {
-	cfg, err := engine.LoadConfig(o.g.Config)
+	cfg, err := config.Load(o.g.Config)
 	if err != nil {
 		return err
 	}
@@ -116,7 +118,7 @@ func runSQL(ctx context.Context, o *sqlOptions, src string) error {
 		return sqlPrepareError(err)
 	}
 	defer script.Close()
-	limitMemory(largestMemoryBudget(script.Calls()))
+	cli.LimitMemory(largestMemoryBudget(script.Calls()))
 	first := true
 	return script.Run(ctx, func(r *procedure.Result) error {
 		p.Done() // no rewrite runs between statements

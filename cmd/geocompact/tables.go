@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/inspect"
 )
 
 func init() { register(newTablesCmd) }
@@ -30,7 +30,7 @@ namespace.`,
 			if len(args) == 1 {
 				ns = args[0]
 			}
-			list, err := engine.ListTables(cmd.Context(), cat, ns)
+			list, err := inspect.ListTables(cmd.Context(), cat, ns)
 			if err != nil {
 				return err
 			}

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/inspect"
 	"github.com/geocompact/geocompact/validate/validatetest"
 )
 
@@ -24,9 +24,9 @@ func TestTablesLists(t *testing.T) {
 
 	r = runCLI(t, wh, false, "--json", "tables", "raw")
 	require.Equal(t, exitOK, r.Code, r.Stderr)
-	var got []engine.Namespace
+	var got []inspect.Namespace
 	require.NoError(t, json.Unmarshal([]byte(r.Stdout), &got))
-	assert.Equal(t, []engine.Namespace{{Name: "raw", Tables: []string{"pings"}}}, got)
+	assert.Equal(t, []inspect.Namespace{{Name: "raw", Tables: []string{"pings"}}}, got)
 
 	r = runCLI(t, wh, false, "tables", "gos")
 	assert.Equal(t, exitError, r.Code)

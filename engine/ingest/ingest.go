@@ -41,7 +41,7 @@ type Config struct {
 	// default when 0) or 3 (the Iceberg geometry type).
 	FormatVersion int
 	// PartitionBy is the partition spec of a created table, e.g.
-	// "bucket(16, id)" (see engine.ParsePartitionSpec).
+	// "bucket(16, id)" (see ParsePartitionSpec).
 	PartitionBy string
 	// GeometryColumn is the files' geometry column (default: the
 	// GeoParquet primary_column).
@@ -89,7 +89,7 @@ func (c Config) Validate() error {
 	if c.DropExtraColumns && c.AddColumns {
 		return fmt.Errorf("%w: drop extra columns or add them, not both", ErrConfig)
 	}
-	if err := engine.ValidatePartitionSpec(c.PartitionBy); err != nil {
+	if err := ValidatePartitionSpec(c.PartitionBy); err != nil {
 		return err
 	}
 	if err := c.Checks.Validate(); err != nil {
@@ -214,7 +214,7 @@ func (in *ingester) run(ctx context.Context, tbl *table.Table, res *Result) erro
 		return err
 	}
 	if tbl == nil {
-		if _, err := engine.CreateTable(ctx, in.cat, in.cfg.Table, sc, in.cfg.PartitionBy, props); err != nil {
+		if _, err := CreateTable(ctx, in.cat, in.cfg.Table, sc, in.cfg.PartitionBy, props); err != nil {
 			return err
 		}
 		res.Created = true
@@ -312,13 +312,13 @@ func checkSpec(tbl *table.Table, cfg Config) error {
 	if tbl == nil || cfg.PartitionBy == "" {
 		return nil
 	}
-	want, err := engine.ParsePartitionSpec(cfg.PartitionBy, tbl.Schema())
+	want, err := ParsePartitionSpec(cfg.PartitionBy, tbl.Schema())
 	if err != nil {
 		return err
 	}
-	if have := tbl.Spec(); !engine.SamePartitioning(want, have) {
+	if have := tbl.Spec(); !SamePartitioning(want, have) {
 		return fmt.Errorf("table %s exists partitioned by %s, not by %s as asked; drop --partition-by to append with the table's spec",
-			cfg.Table, engine.FormatPartitionSpec(have, tbl.Schema()), engine.FormatPartitionSpec(want, tbl.Schema()))
+			cfg.Table, FormatPartitionSpec(have, tbl.Schema()), FormatPartitionSpec(want, tbl.Schema()))
 	}
 	return nil
 }

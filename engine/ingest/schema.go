@@ -9,7 +9,6 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/validate"
 )
@@ -86,7 +85,7 @@ func (in *ingester) newTableSchema(ctx context.Context, t target) (*iceberg.Sche
 	if err != nil {
 		return nil, nil, fmt.Errorf("derive schema from %s: %w", in.cfg.Files[0], err)
 	}
-	props := engine.SpatialTableProps(in.cfg.formatVersion(), t.cols)
+	props := SpatialTableProps(in.cfg.formatVersion(), t.cols)
 	if in.cfg.formatVersion() < 3 {
 		return isc, props, nil
 	}

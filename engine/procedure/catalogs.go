@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/config"
 	"github.com/geocompact/geocompact/internal/suggest"
 )
 
@@ -15,7 +16,7 @@ import (
 // name (engine.EmbeddedCatalogName); system.proc runs on the current one.
 type Catalogs struct {
 	// Config holds the named catalogs; nil means none.
-	Config *engine.ConfigFile
+	Config *config.File
 	// Current is the catalog system.proc runs on: a name from Config, or
 	// "" for Config's default, else the embedded catalog.
 	Current string
@@ -30,7 +31,7 @@ type Catalogs struct {
 func (c Catalogs) Spec(name string) (engine.CatalogSpec, error) {
 	cfg := c.Config
 	if cfg == nil {
-		cfg = &engine.ConfigFile{}
+		cfg = &config.File{}
 	}
 	if name == "" {
 		return cfg.Catalog(c.Current, c.Warehouse)

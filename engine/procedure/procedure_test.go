@@ -18,6 +18,7 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/config"
 	"github.com/geocompact/geocompact/engine/maintain"
 	"github.com/geocompact/geocompact/engine/procedure"
 	"github.com/geocompact/geocompact/engine/sql"
@@ -255,7 +256,7 @@ CALL system.rewrite_data_files(table => 'geo.t', options => map('min-input-files
 }
 
 func TestCatalogs(t *testing.T) {
-	cfg, err := engine.ParseConfig([]byte("default-catalog: lake\ncommit-retries: 7\ncatalogs:\n  lake:\n    type: sql\n    properties:\n      uri: file:x.db\n  Other:\n    type: rest\n"), "test.yaml")
+	cfg, err := config.Parse([]byte("default-catalog: lake\ncommit-retries: 7\ncatalogs:\n  lake:\n    type: sql\n    properties:\n      uri: file:x.db\n  Other:\n    type: rest\n"), "test.yaml")
 	require.NoError(t, err)
 	cats := procedure.Catalogs{Config: cfg, Warehouse: "/wh"}
 	spec, err := cats.Spec("")

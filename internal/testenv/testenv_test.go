@@ -7,7 +7,7 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/config"
 	"github.com/geocompact/geocompact/internal/testenv"
 )
 
@@ -56,9 +56,9 @@ func TestGlobalFlags(t *testing.T) {
 					warehouse = flags[i+1]
 				}
 			}
-			cfg, err := engine.LoadConfig(cfgPath)
+			cfg, err := config.Load(cfgPath)
 			if cfgPath == "" {
-				cfg, err = &engine.ConfigFile{}, nil
+				cfg, err = &config.File{}, nil
 			}
 			if err != nil {
 				t.Fatal(err)

@@ -1,6 +1,6 @@
 //go:build unix
 
-package engine
+package spill
 
 import (
 	"os"
@@ -14,8 +14,8 @@ func lockFile(f *os.File) error { return syscall.Flock(int(f.Fd()), syscall.LOCK
 // tryLockFile takes the lock if no live process holds it.
 func tryLockFile(f *os.File) error { return lockFile(f) }
 
-// freeBytes is the space available to this user on the file system of path.
-func freeBytes(path string) (int64, error) {
+// FreeBytes is the space available to this user on the file system of path.
+func FreeBytes(path string) (int64, error) {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(path, &st); err != nil {
 		return 0, err

@@ -1,4 +1,8 @@
-package engine
+// Package config reads geocompact's config file: named catalogs, the
+// default catalog and commit retry budgets, with ${NAME} references to
+// the environment in property values. It turns a catalog's entry into
+// the engine.CatalogSpec that engine.OpenCatalog opens.
+package config
 
 import (
 	"bytes"
@@ -12,9 +16,11 @@ import (
 	"io"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/geocompact/geocompact/engine"
 )
 
-// ConfigFile is the geocompact config file: named catalogs and defaults.
+// File is the geocompact config file: named catalogs and defaults.
 //
 //	commit-retries: 4            # default for every catalog
 //	catalogs:
@@ -29,7 +35,7 @@ import (
 //
 // Property values may reference environment variables as ${NAME}, so
 // secrets stay out of the file and out of shell history.
-type ConfigFile struct {
+type File struct {
 	// CommitRetries is the default retry budget for commits that lose a
 	// race with another writer (default 4).
 	CommitRetries int `yaml:"commit-retries"`
@@ -37,27 +43,27 @@ type ConfigFile struct {
 	// embedded SQLite catalog.
 	DefaultCatalog string `yaml:"default-catalog"`
 	// Catalogs are the named catalogs --catalog chooses from.
-	Catalogs map[string]CatalogEntry `yaml:"catalogs"`
+	Catalogs map[string]Entry `yaml:"catalogs"`
 
 	path string
 }
 
-// CatalogEntry is one named catalog in the config file.
-type CatalogEntry struct {
+// Entry is one named catalog in the config file.
+type Entry struct {
 	Type          string            `yaml:"type"`
 	Warehouse     string            `yaml:"warehouse"`
 	CommitRetries int               `yaml:"commit-retries"`
 	Properties    map[string]string `yaml:"properties"`
 }
 
-// ErrConfig marks a config file that cannot be used.
-var ErrConfig = errors.New("engine: bad config")
+// ErrInvalid marks a config file that cannot be used.
+var ErrInvalid = errors.New("config: bad config")
 
 var catalogTypes = []string{"sql", "rest", "glue", "hive", "hadoop"}
 
-// ConfigSearchPath lists where LoadConfig looks when no path is given, in
+// SearchPath lists where Load looks when no path is given, in
 // order.
-func ConfigSearchPath() []string {
+func SearchPath() []string {
 	paths := []string{"geocompact.yaml"}
 	if home, err := os.UserHomeDir(); err == nil {
 		paths = append(paths, filepath.Join(home, ".config", "geocompact", "config.yaml"))
@@ -65,14 +71,14 @@ func ConfigSearchPath() []string {
 	return paths
 }
 
-// LoadConfig reads the config file at path, or the first that exists on
-// ConfigSearchPath when path is empty. No file is not an error: the result
+// Load reads the config file at path, or the first that exists on
+// SearchPath when path is empty. No file is not an error: the result
 // is the empty config (the embedded catalog only). An explicit path that
 // does not exist is.
-func LoadConfig(path string) (*ConfigFile, error) {
+func Load(path string) (*File, error) {
 	candidates := []string{path}
 	if path == "" {
-		candidates = ConfigSearchPath()
+		candidates = SearchPath()
 	}
 	for _, p := range candidates {
 		b, err := os.ReadFile(p)
@@ -80,21 +86,21 @@ func LoadConfig(path string) (*ConfigFile, error) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+			return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 		}
-		return ParseConfig(b, p)
+		return Parse(b, p)
 	}
-	return &ConfigFile{}, nil
+	return &File{}, nil
 }
 
-// ParseConfig parses a config document; name is used in error messages.
+// Parse parses a config document; name is used in error messages.
 // Unknown fields and unknown catalog types are errors.
-func ParseConfig(b []byte, name string) (*ConfigFile, error) {
-	var c ConfigFile
+func Parse(b []byte, name string) (*File, error) {
+	var c File
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(&c); err != nil && !errors.Is(err, errEOF()) {
-		return nil, fmt.Errorf("%w: %s: %w", ErrConfig, name, err)
+		return nil, fmt.Errorf("%w: %s: %w", ErrInvalid, name, err)
 	}
 	for n, cc := range c.Catalogs {
 		ok := false
@@ -102,7 +108,7 @@ func ParseConfig(b []byte, name string) (*ConfigFile, error) {
 			ok = ok || strings.EqualFold(cc.Type, t)
 		}
 		if !ok {
-			return nil, fmt.Errorf("%w: %s: catalog %q has type %q, want one of %s", ErrConfig, name, n, cc.Type, strings.Join(catalogTypes, ", "))
+			return nil, fmt.Errorf("%w: %s: catalog %q has type %q, want one of %s", ErrInvalid, name, n, cc.Type, strings.Join(catalogTypes, ", "))
 		}
 	}
 	c.path = name
@@ -113,12 +119,12 @@ func errEOF() error { return io.EOF }
 
 // Catalog returns the spec of the catalog called name, or of the embedded
 // catalog in warehouse when name (and the file's default) is empty.
-func (c *ConfigFile) Catalog(name, warehouse string) (CatalogSpec, error) {
+func (c *File) Catalog(name, warehouse string) (engine.CatalogSpec, error) {
 	if name == "" {
 		name = c.DefaultCatalog
 	}
 	if name == "" {
-		return CatalogSpec{Warehouse: warehouse, CommitRetries: c.CommitRetries}, nil
+		return engine.CatalogSpec{Warehouse: warehouse, CommitRetries: c.CommitRetries}, nil
 	}
 	cc, ok := c.Catalogs[name]
 	if !ok {
@@ -126,7 +132,7 @@ func (c *ConfigFile) Catalog(name, warehouse string) (CatalogSpec, error) {
 		if c.path != "" {
 			where = "it is not in " + c.path
 		}
-		return CatalogSpec{}, fmt.Errorf("%w %q: %s", ErrUnknownCatalog, name, where)
+		return engine.CatalogSpec{}, fmt.Errorf("%w %q: %s", engine.ErrUnknownCatalog, name, where)
 	}
 	props := make(map[string]string, len(cc.Properties))
 	for k, v := range cc.Properties {
@@ -136,5 +142,5 @@ func (c *ConfigFile) Catalog(name, warehouse string) (CatalogSpec, error) {
 	if retries == 0 {
 		retries = c.CommitRetries
 	}
-	return CatalogSpec{Name: name, Type: strings.ToLower(cc.Type), Warehouse: os.ExpandEnv(cc.Warehouse), Props: props, CommitRetries: retries}, nil
+	return engine.CatalogSpec{Name: name, Type: strings.ToLower(cc.Type), Warehouse: os.ExpandEnv(cc.Warehouse), Props: props, CommitRetries: retries}, nil
 }

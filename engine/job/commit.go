@@ -1,4 +1,4 @@
-package engine
+package job
 
 import (
 	"bytes"
@@ -12,6 +12,9 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/verify"
 )
 
 // Commit verifies what the workers wrote for every group (the digests of
@@ -21,61 +24,19 @@ import (
 // engine's conflict handling. The replaced files come from the driver's
 // own plan, never from the workers. On error nothing is committed; call
 // Abort to delete the job's files.
-func (j *Job) Commit(ctx context.Context, cat catalog.Catalog, files [][]iceberg.DataFile, in, out []Digest) (*Result, error) {
+func (j *Rewrite) Commit(ctx context.Context, cat catalog.Catalog, files [][]iceberg.DataFile, in, out []verify.Digest) (*engine.Result, error) {
 	start := time.Now()
 	res := j.Result
-	if j.ex == nil {
+	if j.pieces == nil {
 		if err := j.Open(ctx, cat); err != nil {
 			return res, err
 		}
 	}
-	if len(files) != len(j.Groups) || len(in) != len(j.Groups) || len(out) != len(j.Groups) {
-		return res, fmt.Errorf("commit job %s: %d groups, got files for %d and digests for %d and %d", j.ID, len(j.Groups), len(files), len(in), len(out))
-	}
-	outs := make([]*groupOut, len(j.Groups))
-	for i := range j.Groups {
-		if d := in[i].Diff(out[i]); d != "" {
-			res.FailedDataFilesCount += len(j.Groups[i].Files)
-			return res, fmt.Errorf("group %d (%s): %w: %s; nothing was committed", i+1, PartitionLabel(j.Groups[i].Partition), ErrVerify, d)
-		}
-		o, _, err := j.group(i)
-		if err != nil {
-			return res, err
-		}
-		o.newFiles, o.in, o.out = files[i], in[i], out[i]
-		outs[i] = o
-	}
-	id, removedDeletes, err := j.ex.commit(ctx, outs)
-	if err != nil {
-		res.FailedDataFilesCount += countTasks(outs)
+	if err := j.pieces.Commit(ctx, res, files, in, out); err != nil {
 		return res, err
 	}
-	res.SnapshotIDs = append(res.SnapshotIDs, id)
-	res.SnapshotsCommitted++
-	for i, o := range outs {
-		res.RewrittenDataFilesCount += len(o.tasks)
-		if i < len(res.Plan.Groups) {
-			res.RewrittenBytesCount += res.Plan.Groups[i].Bytes
-		}
-		res.AddedDataFilesCount += len(o.newFiles)
-		for _, f := range o.newFiles {
-			res.AddedBytesCount += f.FileSizeBytes()
-		}
-	}
-	res.RemovedDeleteFilesCount += removedDeletes
-	res.Verified = true
-	res.FilesAfter = res.FilesBefore - res.RewrittenDataFilesCount + res.AddedDataFilesCount
-	res.BytesAfter = res.BytesBefore - res.RewrittenBytesCount + res.AddedBytesCount
 	res.Duration += time.Since(start)
 	return res, nil
-}
-
-func countTasks(outs []*groupOut) int {
-	n := 0
-	for _, o := range outs {
-		n += len(o.tasks)
-	}
-	return n
 }
 
 // Abort deletes every file under the table location that carries the
@@ -83,8 +44,8 @@ func countTasks(outs []*groupOut) int {
 // everything the job wrote; after a commit, what failed attempts of
 // retried steps wrote (runners that retry, Flink and Dataflow, leave
 // those). It returns the paths it deleted.
-func (j *Job) Abort(ctx context.Context, cat catalog.Catalog) ([]string, error) {
-	tbl, err := LoadTable(ctx, WrapCatalog(cat), j.Table)
+func (j *Rewrite) Abort(ctx context.Context, cat catalog.Catalog) ([]string, error) {
+	tbl, err := engine.LoadTable(ctx, engine.WrapCatalog(cat), j.Table)
 	if err != nil {
 		return nil, err
 	}
@@ -114,19 +75,20 @@ func (j *Job) Abort(ctx context.Context, cat catalog.Catalog) ([]string, error) 
 // EncodeFiles describes data files the job wrote, losslessly (partition
 // values, bounds, counts), for another process: an Avro manifest list and
 // manifest, as Iceberg itself stores them. No files encode as nil.
-func (j *Job) EncodeFiles(files []iceberg.DataFile) ([]byte, error) {
+func (j *Rewrite) EncodeFiles(files []iceberg.DataFile) ([]byte, error) {
 	if len(files) == 0 {
 		return nil, nil
 	}
-	if j.ex == nil {
-		return nil, fmt.Errorf("job %s is not open", j.ID)
+	p, err := j.open()
+	if err != nil {
+		return nil, err
 	}
 	var man, list bytes.Buffer
 	entries := make([]iceberg.ManifestEntry, len(files))
 	for i, f := range files {
 		entries[i] = iceberg.NewManifestEntry(iceberg.EntryStatusADDED, &j.SnapshotID, nil, nil, f)
 	}
-	meta := j.ex.tbl.Metadata()
+	meta := p.Table().Metadata()
 	mf, err := iceberg.WriteManifest("job-"+j.ID+".avro", &man, 2, meta.PartitionSpec(), meta.CurrentSchema(), j.SnapshotID, entries)
 	if err != nil {
 		return nil, fmt.Errorf("encode data files: %w", err)

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package engine
+package spill
 
 import (
 	"errors"
@@ -12,5 +12,5 @@ import (
 func lockFile(*os.File) error    { return nil }
 func tryLockFile(*os.File) error { return errors.New("no file locks on this platform") }
 
-// freeBytes is unknown here; the check before spilling is skipped.
-func freeBytes(string) (int64, error) { return -1, nil }
+// FreeBytes is unknown here; the check before spilling is skipped.
+func FreeBytes(string) (int64, error) { return -1, nil }

@@ -1,4 +1,4 @@
-package engine_test
+package spill_test
 
 import (
 	"os"
@@ -8,15 +8,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/spill"
 )
 
-// TestCleanAbandonedSpills checks that only spill directories no live run
+// TestCleanAbandoned checks that only spill directories no live run
 // holds are removed: a killed run's (its lock file free) goes; a live
 // run's and anything not named like a spill directory stay.
-func TestCleanAbandonedSpills(t *testing.T) {
+func TestCleanAbandoned(t *testing.T) {
 	root := t.TempDir()
-	live, closeLive, err := engine.OpenSpillDir(root)
+	live, closeLive, err := openDir(t, root)
 	require.NoError(t, err)
 	defer closeLive()
 
@@ -27,7 +27,7 @@ func TestCleanAbandonedSpills(t *testing.T) {
 	other := filepath.Join(root, "someone-elses")
 	require.NoError(t, os.Mkdir(other, 0o755))
 
-	removed := engine.CleanAbandonedSpills(root)
+	removed := spill.CleanAbandoned(root)
 	assert.Equal(t, []string{killed}, removed)
 	assert.NoDirExists(t, killed)
 	assert.DirExists(t, live, "a live run's directory is never touched")
@@ -35,4 +35,15 @@ func TestCleanAbandonedSpills(t *testing.T) {
 
 	require.NoError(t, closeLive())
 	assert.NoDirExists(t, live)
+}
+
+// openDir opens a run's spill directory under root and returns its path
+// and a function that closes (removes) it.
+func openDir(t *testing.T, root string) (string, func() error, error) {
+	t.Helper()
+	d, _, err := spill.OpenDir(root)
+	if err != nil {
+		return "", nil, err
+	}
+	return d.Path(), d.Close, nil
 }

@@ -1,0 +1,139 @@
+// Package job splits a rewrite into pieces that run in other processes,
+// the workers of a distributed engine (cmd/geocompact-beam runs them on
+// Apache Beam): Prepare plans it on the driver, every worker decodes it
+// and Opens it and scatters files or writes buckets, and the driver
+// Commits what the workers wrote, or Aborts. A Rewrite is plain JSON, so
+// it travels to workers as it is. The steps themselves are the engine's
+// (engine.Pieces); this package adds the job's identity, the cutting of
+// output files across bucket edges, and the wire form of data files.
+package job
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"github.com/apache/iceberg-go/catalog"
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/google/uuid"
+
+	"github.com/geocompact/geocompact/engine"
+)
+
+// Rewrite is one rewrite as a distributed job. A group's rows are cut
+// into buckets (see engine.GroupSpec); files are cut at global row
+// positions, exactly where the local engine cuts them.
+type Rewrite struct {
+	// ID tags the job's files (the first half of each file's write UUID)
+	// and the snapshot summary of its commit.
+	ID         string             `json:"id"`
+	Table      string             `json:"table"`
+	SnapshotID int64              `json:"snapshot_id"`
+	Request    Request            `json:"request"`
+	Groups     []engine.GroupSpec `json:"groups"`
+	// Result is the plan and the table's figures before the rewrite;
+	// Commit fills in the rest.
+	Result *engine.Result `json:"result"`
+
+	pieces *engine.Pieces
+}
+
+// Request is the part of engine.Request a job carries to its workers.
+type Request struct {
+	Strategy      engine.Strategy   `json:"strategy,omitempty"`
+	Curve         string            `json:"curve,omitempty"`
+	SortOrder     string            `json:"sort_order,omitempty"`
+	Where         string            `json:"where,omitempty"`
+	Options       map[string]string `json:"options,omitempty"`
+	CommitRetries int               `json:"commit_retries,omitempty"`
+}
+
+func (r Request) engine() engine.Request {
+	return engine.Request{Strategy: r.Strategy, Curve: r.Curve, SortOrder: r.SortOrder, Where: r.Where, Options: r.Options, CommitRetries: r.CommitRetries}
+}
+
+// Prepare plans a rewrite of the table called name at its current
+// snapshot and samples the bucket boundaries of its sorted groups (see
+// engine.PlanPieces). The job has no groups when there is nothing to
+// rewrite (the result says why) and on a dry run.
+func Prepare(ctx context.Context, cat catalog.Catalog, name string, req engine.Request) (*Rewrite, error) {
+	start := time.Now()
+	j := &Rewrite{ID: newID(), Table: name,
+		Request: Request{Strategy: req.Strategy, Curve: req.Curve, SortOrder: req.SortOrder, Where: req.Where, Options: req.Options, CommitRetries: req.CommitRetries}}
+	p, res, err := engine.PlanPieces(ctx, cat, name, req, j.pieceOptions())
+	if err != nil {
+		return nil, err
+	}
+	j.Result = res
+	defer func() { res.Duration = time.Since(start) }()
+	if p == nil {
+		return j, nil
+	}
+	j.pieces, j.SnapshotID, j.Groups = p, p.SnapshotID(), p.Groups()
+	return j, nil
+}
+
+func (j *Rewrite) pieceOptions() engine.PieceOptions {
+	return engine.PieceOptions{JobID: j.ID, WriteID: j.writeID}
+}
+
+// newID returns 16 random hex digits.
+func newID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// writeID returns a fresh write UUID whose first 8 bytes are the job id,
+// so every file the job writes carries Tag in its name.
+func (j *Rewrite) writeID() uuid.UUID {
+	var u uuid.UUID
+	id, _ := hex.DecodeString(j.ID)
+	copy(u[:8], id)
+	rand.Read(u[8:])
+	return u
+}
+
+// Tag is the part of the name of every data file the job writes: the
+// first 18 characters of its write UUID.
+func (j *Rewrite) Tag() string {
+	var u uuid.UUID
+	id, _ := hex.DecodeString(j.ID)
+	copy(u[:8], id)
+	return u.String()[:19]
+}
+
+// Open readies a job decoded in a worker: it loads the table and the
+// planned snapshot's files (with their delete files).
+func (j *Rewrite) Open(ctx context.Context, cat catalog.Catalog) error {
+	p, err := engine.OpenPieces(ctx, cat, j.Table, j.Request.engine(), j.SnapshotID, j.Groups, j.pieceOptions())
+	if err != nil {
+		return fmt.Errorf("open job %s: %w", j.ID, err)
+	}
+	j.pieces = p
+	return nil
+}
+
+// open returns the job's pieces, or an error when it is not open.
+func (j *Rewrite) open() (*engine.Pieces, error) {
+	if j.pieces == nil {
+		return nil, fmt.Errorf("job %s is not open", j.ID)
+	}
+	return j.pieces, nil
+}
+
+// Storage returns the table's location and file system, for files a
+// distributed engine keeps beside the table (its result, for one).
+func (j *Rewrite) Storage(ctx context.Context) (string, icebergio.IO, error) {
+	p, err := j.open()
+	if err != nil {
+		return "", nil, err
+	}
+	fs, err := p.Table().FS(ctx)
+	if err != nil {
+		return "", nil, fmt.Errorf("file system of %s: %w", j.Table, err)
+	}
+	return p.Table().Location(), fs, nil
+}

@@ -1,0 +1,423 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+
+	"github.com/geocompact/geocompact/cluster"
+	"github.com/geocompact/geocompact/engine/spill"
+	"github.com/geocompact/geocompact/engine/verify"
+)
+
+// Pieces are the steps of one rewrite at one snapshot of its table, as
+// plain functions for an engine that runs them in other processes
+// (engine/job drives them; Rewrite runs the same steps in one process):
+// plan and sample bucket boundaries (PlanPieces, on the driver), scatter
+// one input file into keyed row batches (Scatter), order and write a
+// bucket's rows and read the files back (NewWriter, on a worker opened
+// with OpenPieces), and verify and commit (Commit, on the driver).
+type Pieces struct {
+	ex     *execution
+	groups []GroupSpec
+	tasks  map[string]*table.FileScanTask
+}
+
+// GroupSpec is one planned group as the pieces carry it between
+// processes: plain data that travels as JSON.
+//
+// A group's rows are cut into buckets: for a sorted group, key ranges
+// between Bounds (so sorting each bucket and concatenating the buckets is
+// the group's order); for binpack, bucket i is the group's i-th input
+// file (so the buckets in order are the rows in read order).
+type GroupSpec struct {
+	Partition string   `json:"partition"`
+	Files     []string `json:"files"`
+	// OutputFiles and Records are the plan's: the files to write and the
+	// rows the metadata counts (before deletes).
+	OutputFiles int   `json:"output_files"`
+	Records     int64 `json:"records"`
+	// Whole is set for a sorted group one worker sorts in memory: it is
+	// rewritten by RewriteGroup, as the local engine rewrites it, and its
+	// rows never go through a shuffle.
+	Whole bool `json:"whole,omitempty"`
+	// Buckets is how many buckets the group's rows are scattered into.
+	Buckets int `json:"buckets"`
+	// Scale and Bounds key a sorted group's rows and cut the keys into
+	// bucket ranges; Scale is nil for binpack.
+	Scale  *cluster.Scale `json:"scale,omitempty"`
+	Bounds []uint64       `json:"bounds,omitempty"`
+}
+
+// PieceOptions name what the pieces of a distributed rewrite write.
+type PieceOptions struct {
+	// JobID tags the commit's snapshot summary (SummaryJobID).
+	JobID string
+	// WriteID, when set, names each data file written: a fresh UUID per
+	// file, so retried attempts never collide.
+	WriteID func() uuid.UUID
+}
+
+// PlanPieces plans a rewrite of the table called name at its current
+// snapshot and, for sorted groups, learns each group's key scale and the
+// boundaries of its buckets (one pass over the key columns). A sorted
+// group gets as many buckets as it takes for each to fit
+// max-group-memory-bytes, the memory one worker sorts a bucket in. The
+// pieces are nil when there is nothing to rewrite (the result says why)
+// and on a dry run.
+func PlanPieces(ctx context.Context, cat catalog.Catalog, name string, req Request, po PieceOptions) (*Pieces, *Result, error) {
+	r, tbl, filter, err := newRewriter(ctx, cat, name, req)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, all, err := r.plan(ctx, tbl, filter)
+	if err != nil || len(res.Plan.Groups) == 0 {
+		return nil, res, err
+	}
+	if req.DryRun {
+		// Each bucket is sorted by one worker in the whole budget.
+		for i := range res.Plan.Groups {
+			if r.lay.strategy == Sort {
+				res.Plan.Groups[i].Sort = sortPlanFor(&res.Plan.Groups[i], r.opts.MaxGroupMemoryBytes)
+			}
+		}
+		return nil, res, nil
+	}
+	r.jobID = po.JobID
+	if r.opts.CutWindowFraction > 0 && r.lay.strategy == Sort {
+		r.log.Warn("cut-window-fraction is not applied to the groups a distributed rewrite scatters across workers: their files are cut at equal row counts")
+	}
+	if r.opts.PartialProgress {
+		r.log.Warn("partial-progress is not applied by a distributed rewrite: it commits every group at once, or nothing")
+	}
+	snap := tbl.CurrentSnapshot().SnapshotID
+	p := &Pieces{ex: &execution{r: r, tbl: tbl, snapshotID: snap, all: all, groups: len(res.Plan.Groups), lanes: 1, writeID: po.WriteID}}
+	p.index()
+	for i := range res.Plan.Groups {
+		g, err := p.sample(ctx, &res.Plan.Groups[i])
+		if err != nil {
+			return nil, res, fmt.Errorf("prepare group %d (%s): %w", i+1, PartitionLabel(res.Plan.Groups[i].Partition), err)
+		}
+		p.groups = append(p.groups, g)
+	}
+	return p, res, nil
+}
+
+// sample returns the spec of planned group g: for a sorted group, with
+// the key scale and bucket boundaries learnt from its key columns.
+func (p *Pieces) sample(ctx context.Context, g *Group) (GroupSpec, error) {
+	spec := GroupSpec{Partition: g.Partition, OutputFiles: g.OutputFiles, Records: g.Records, Buckets: len(g.Files)}
+	for _, f := range g.Files {
+		spec.Files = append(spec.Files, f.Path)
+	}
+	if p.ex.r.lay.strategy != Sort {
+		return spec, nil
+	}
+	sp := sortPlanFor(g, p.ex.r.opts.MaxGroupMemoryBytes)
+	if !sp.Spill {
+		spec.Whole, spec.Buckets = true, 0
+		return spec, nil
+	}
+	gio, _, err := p.ex.readGroup(ctx, p.groupOut(len(p.groups), &spec), nil)
+	if err != nil {
+		return spec, err
+	}
+	sorter, err := p.ex.sorter(gio.readSc, g.OutputFiles)
+	if err != nil {
+		return spec, err
+	}
+	_, bounds, scale, err := p.ex.sampleKeys(ctx, gio, sorter, max(sp.Buckets, 1))
+	if err != nil {
+		return spec, fmt.Errorf("sample: %w", err)
+	}
+	spec.Scale, spec.Bounds, spec.Buckets = &scale, bounds, len(bounds)+1
+	return spec, nil
+}
+
+// OpenPieces readies the pieces of a planned rewrite in a worker: it
+// loads the table and the files of snapshot snapshotID (with their delete
+// files), and checks that every file of groups is one of them.
+func OpenPieces(ctx context.Context, cat catalog.Catalog, name string, req Request, snapshotID int64, groups []GroupSpec, po PieceOptions) (*Pieces, error) {
+	r, tbl, _, err := newRewriter(ctx, cat, name, req)
+	if err != nil {
+		return nil, err
+	}
+	r.jobID = po.JobID
+	all, err := tbl.Scan(table.WithSnapshotID(snapshotID)).PlanFiles(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("plan files of %s at snapshot %d: %w", name, snapshotID, err)
+	}
+	p := &Pieces{groups: groups, ex: &execution{r: r, tbl: tbl, snapshotID: snapshotID, all: all, groups: len(groups),
+		lanes: max(1, runtime.NumCPU()/2), writeID: po.WriteID}}
+	p.index()
+	for _, g := range groups {
+		for _, f := range g.Files {
+			if p.tasks[f] == nil {
+				return nil, fmt.Errorf("%w: data file %s is not in snapshot %d of %s", ErrConflict, f, snapshotID, name)
+			}
+		}
+	}
+	return p, nil
+}
+
+func (p *Pieces) index() {
+	p.tasks = make(map[string]*table.FileScanTask, len(p.ex.all))
+	for i := range p.ex.all {
+		p.tasks[p.ex.all[i].File.FilePath()] = &p.ex.all[i]
+	}
+}
+
+// Groups are the specs of the planned groups, in plan order.
+func (p *Pieces) Groups() []GroupSpec { return p.groups }
+
+// SnapshotID is the snapshot the pieces read.
+func (p *Pieces) SnapshotID() int64 { return p.ex.snapshotID }
+
+// Table is the table as loaded when the pieces were planned or opened.
+func (p *Pieces) Table() *table.Table { return p.ex.tbl }
+
+// group returns a fresh groupOut for group i.
+func (p *Pieces) group(i int) *groupOut { return p.groupOut(i, &p.groups[i]) }
+
+// groupOut returns a fresh groupOut for group i of spec s (the plan's
+// view of it is rebuilt from the spec).
+func (p *Pieces) groupOut(i int, s *GroupSpec) *groupOut {
+	o := &groupOut{group: &Group{Partition: s.Partition, Records: s.Records, OutputFiles: s.OutputFiles}, index: i, in: verify.NewDigest(), out: verify.NewDigest()}
+	for _, f := range s.Files {
+		o.tasks = append(o.tasks, *p.tasks[f])
+	}
+	return o
+}
+
+func (p *Pieces) checkGroup(i int) error {
+	if i < 0 || i >= len(p.groups) {
+		return fmt.Errorf("the rewrite has no group %d", i)
+	}
+	return nil
+}
+
+// frozen returns the sorter that keys group i's rows of schema sc with
+// its scale.
+func (p *Pieces) frozen(sc *arrow.Schema, i int) (*cluster.Sorter, error) {
+	s, err := p.ex.sorter(sc, p.groups[i].OutputFiles)
+	if err != nil {
+		return nil, err
+	}
+	return s.WithScale(*p.groups[i].Scale)
+}
+
+// Scatter reads the data file at path of group group (its deletes
+// applied), validates and digests its rows, and hands them to emit cut
+// by bucket (emit owns each batch). It returns the digest of the rows
+// read.
+func (p *Pieces) Scatter(ctx context.Context, group int, path string, emit func(bucket int, rec arrow.RecordBatch) error) (verify.Digest, error) {
+	if err := p.checkGroup(group); err != nil {
+		return verify.Digest{}, err
+	}
+	spec := &p.groups[group]
+	pos := -1
+	for i, f := range spec.Files {
+		if f == path {
+			pos = i
+		}
+	}
+	if pos < 0 {
+		return verify.Digest{}, fmt.Errorf("data file %s is not in group %d", path, group+1)
+	}
+	o := p.group(group)
+	g, recs, err := p.ex.readGroup(ctx, o, o.tasks[pos:pos+1])
+	if err != nil {
+		return verify.Digest{}, err
+	}
+	var frozen *cluster.Sorter
+	if spec.Scale != nil {
+		if frozen, err = p.frozen(g.readSc, group); err != nil {
+			return verify.Digest{}, err
+		}
+	}
+	counts := make([]int32, spec.Buckets+1)
+	err = eachBatch(recs, g.digest, func(rec arrow.RecordBatch) error {
+		defer rec.Release()
+		if frozen == nil { // binpack: the file is its bucket
+			rec.Retain()
+			return emit(pos, rec)
+		}
+		return scatterBatch(rec, g.readSc, frozen, spec, counts, emit)
+	})
+	if err != nil {
+		return verify.Digest{}, fmt.Errorf("scatter %s: %w", path, nameBrokenInput(ctx, p.ex.tbl, o.tasks[pos:pos+1], err))
+	}
+	return o.in, nil
+}
+
+func scatterBatch(rec arrow.RecordBatch, sc *arrow.Schema, frozen *cluster.Sorter, spec *GroupSpec, counts []int32, emit func(int, arrow.RecordBatch) error) error {
+	grouped, err := spill.GroupByBucket(rec, sc, frozen, spec.Bounds, counts)
+	if err != nil {
+		return err
+	}
+	defer grouped.Release()
+	for b := range spec.Buckets {
+		if lo, hi := int64(counts[b]), int64(counts[b+1]); lo < hi {
+			if err := emit(b, grouped.NewSlice(lo, hi)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// RewriteGroup reads, sorts, writes and verifies group group whole, as
+// the local engine does, and returns the files written and the digests
+// of the rows read (in) and written (out). After an error it still
+// returns the files written, for Abort.
+func (p *Pieces) RewriteGroup(ctx context.Context, group int) ([]iceberg.DataFile, verify.Digest, verify.Digest, error) {
+	if err := p.checkGroup(group); err != nil {
+		return nil, verify.Digest{}, verify.Digest{}, err
+	}
+	o := p.group(group)
+	if err := p.ex.rewriteGroupErr(ctx, o); err != nil {
+		err = nameBrokenInput(ctx, p.ex.tbl, o.tasks, err)
+		return o.newFiles, o.in, o.out, fmt.Errorf("rewrite group %d (%s): %w", group+1, PartitionLabel(o.group.Partition), err)
+	}
+	return o.newFiles, o.in, o.out, nil
+}
+
+// FileRows returns the row count of the group's i-th output file when it
+// holds rows rows in all: the cuts the local engine makes (equal counts
+// for a sorted group, even chunks of the planned count for binpack).
+func (s *GroupSpec) FileRows(rows int64) func(i int) int64 {
+	if s.Scale != nil {
+		per := sortedFileRows(rows, s.OutputFiles)
+		return func(int) int64 { return per }
+	}
+	return evenChunks(s.Records, s.OutputFiles)
+}
+
+// PieceWriter writes rows of one group as data files of given row counts
+// and digests them as read back.
+type PieceWriter struct {
+	p     *Pieces
+	group int
+	g     *groupIO
+	sink  *fileSink
+}
+
+// NewWriter returns a writer of rows of group group into files of
+// fileRows(0), fileRows(1), ... rows.
+func (p *Pieces) NewWriter(ctx context.Context, group int, fileRows func(int) int64) (*PieceWriter, error) {
+	if err := p.checkGroup(group); err != nil {
+		return nil, err
+	}
+	g, _, err := p.ex.readGroup(ctx, p.group(group), nil)
+	if err != nil {
+		return nil, err
+	}
+	sink := p.ex.newSink(ctx, g.sc, g.writeOpts, fileRows, sinkQueue)
+	return &PieceWriter{p: p, group: group, g: g, sink: sink}, nil
+}
+
+// Order is the order of a bucket's rows (recs, in input order): sorted by
+// the group's key for a sorted group (stable, so equal keys keep input
+// order), as they are for binpack.
+func (w *PieceWriter) Order(recs []arrow.RecordBatch) ([]int32, error) {
+	if w.p.groups[w.group].Scale != nil {
+		frozen, err := w.p.frozen(w.g.readSc, w.group)
+		if err != nil {
+			return nil, err
+		}
+		perm, err := frozen.Permutation(recs)
+		if err != nil {
+			return nil, fmt.Errorf("sort: %w", err)
+		}
+		return perm, nil
+	}
+	var n int32
+	for _, r := range recs {
+		n += int32(r.NumRows())
+	}
+	perm := make([]int32, n)
+	for i := range perm {
+		perm[i] = int32(i)
+	}
+	return perm, nil
+}
+
+// Gather hands the rows of recs, in perm's order, to use (which owns each
+// batch), a few MiB at a time.
+func (w *PieceWriter) Gather(recs []arrow.RecordBatch, perm []int32, use func(arrow.RecordBatch) error) error {
+	return gatherEach(w.g.readSc, recs, perm, use)
+}
+
+// Write sends the rows of rec to the files they belong to. It takes
+// ownership of rec.
+func (w *PieceWriter) Write(rec arrow.RecordBatch) error {
+	if err := w.sink.Write(rec); err != nil {
+		return fmt.Errorf("write: %w", err)
+	}
+	return nil
+}
+
+// Close finishes the files and reads them back: it returns them, in
+// order, with the digest of their rows. After an error it still returns
+// the files written.
+func (w *PieceWriter) Close(ctx context.Context) ([]iceberg.DataFile, verify.Digest, error) {
+	d := verify.NewDigest()
+	files, err := w.sink.Close()
+	if err != nil {
+		return files, d, fmt.Errorf("write: %w", err)
+	}
+	err = w.p.ex.readBack(ctx, files, w.g.scanOpts, w.g.geom, w.g.bbox, &d)
+	return files, d, err
+}
+
+// Commit verifies what was written for every group (the digests of the
+// rows read, in, against those of the files written read back, out), then
+// replaces the planned files with files in one snapshot, with the local
+// engine's conflict handling, and adds what it did to res (whose plan is
+// the one the pieces were planned with). The replaced files come from the
+// plan, never from the workers. On error nothing is committed.
+func (p *Pieces) Commit(ctx context.Context, res *Result, files [][]iceberg.DataFile, in, out []verify.Digest) error {
+	n := len(p.groups)
+	if len(files) != n || len(in) != n || len(out) != n {
+		return fmt.Errorf("commit: %d groups, got files for %d and digests for %d and %d", n, len(files), len(in), len(out))
+	}
+	outs := make([]*groupOut, n)
+	for i := range p.groups {
+		if d := in[i].Diff(out[i]); d != "" {
+			res.FailedDataFilesCount += len(p.groups[i].Files)
+			return fmt.Errorf("group %d (%s): %w: %s; nothing was committed", i+1, PartitionLabel(p.groups[i].Partition), ErrVerify, d)
+		}
+		outs[i] = p.group(i)
+		outs[i].newFiles, outs[i].in, outs[i].out = files[i], in[i], out[i]
+	}
+	id, removedDeletes, err := p.ex.commit(ctx, outs)
+	if err != nil {
+		for _, o := range outs {
+			res.FailedDataFilesCount += len(o.tasks)
+		}
+		return err
+	}
+	res.SnapshotIDs = append(res.SnapshotIDs, id)
+	res.SnapshotsCommitted++
+	for i, o := range outs {
+		res.RewrittenDataFilesCount += len(o.tasks)
+		if i < len(res.Plan.Groups) {
+			res.RewrittenBytesCount += res.Plan.Groups[i].Bytes
+		}
+		res.AddedDataFilesCount += len(o.newFiles)
+		for _, f := range o.newFiles {
+			res.AddedBytesCount += f.FileSizeBytes()
+		}
+	}
+	res.RemovedDeleteFilesCount += removedDeletes
+	res.Verified = true
+	res.FilesAfter = res.FilesBefore - res.RewrittenDataFilesCount + res.AddedDataFilesCount
+	res.BytesAfter = res.BytesBefore - res.RewrittenBytesCount + res.AddedBytesCount
+	return nil
+}
