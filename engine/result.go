@@ -29,6 +29,12 @@ type Result struct {
 	// Strategy and SortOrder say how the rows were laid out.
 	Strategy  string `json:"strategy"`
 	SortOrder string `json:"sort_order,omitempty"`
+	// LayoutSource says where the layout came from: LayoutFromRequest,
+	// LayoutFromProperty, LayoutFromSortOrder or LayoutFromDefault.
+	LayoutSource string `json:"layout_source"`
+	// Auto holds what --curve auto chose for each group, with every
+	// candidate's estimate; nil for any other layout.
+	Auto []AutoChoice `json:"auto,omitempty"`
 	// DryRun is set when nothing was written on purpose.
 	DryRun bool `json:"dry_run"`
 	// NoopReason says why nothing was rewritten and what would change it;
