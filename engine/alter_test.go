@@ -12,7 +12,6 @@ import (
 	"github.com/geocompact/geocompact/engine"
 )
 
-
 // TestAlterRoundTrip records a column order (as the Iceberg sort order),
 // a curve (as the property), size properties with units (as byte counts),
 // and removes them again.
