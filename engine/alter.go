@@ -139,7 +139,7 @@ func checkProperty(k, v string) (string, error) {
 func (r AlterRequest) layout() (text string, ok bool, err error) {
 	switch {
 	case r.Curve != "":
-		o, auto, err := parseCurve(r.Curve)
+		o, auto, err := ParseCurve(r.Curve)
 		return layoutText(o, auto), err == nil, err
 	case r.SortOrder != "":
 		o, auto, err := ParseLayout(r.SortOrder)

@@ -77,7 +77,7 @@ func resolveLayout(tbl *table.Table, cfg Request, opts Options) (layout, error) 
 	}
 	switch {
 	case cfg.Curve != "":
-		l.order, l.auto, err = parseCurve(cfg.Curve)
+		l.order, l.auto, err = ParseCurve(cfg.Curve)
 	case cfg.SortOrder != "":
 		l.order, err = cluster.ParseOrder(cfg.SortOrder)
 	case cfg.Strategy == BinPack:
@@ -139,7 +139,7 @@ func checkLayoutChange(tbl *table.Table, rec TableLayout, l layout, cfg Request)
 }
 
 // parseCurve parses a --curve name: one of LayoutCurves.
-func parseCurve(name string) (cluster.Order, bool, error) {
+func ParseCurve(name string) (cluster.Order, bool, error) {
 	n := strings.ToLower(strings.TrimSpace(name))
 	if n == CurveAuto {
 		return cluster.Order{}, true, nil

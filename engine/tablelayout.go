@@ -67,7 +67,7 @@ func RecordedLayout(tbl *table.Table) (TableLayout, error) {
 func ParseLayout(s string) (o cluster.Order, auto bool, err error) {
 	n := strings.ToLower(strings.TrimSpace(s))
 	if slices.Contains(LayoutCurves, n) {
-		return parseCurve(n)
+		return ParseCurve(n)
 	}
 	o, err = cluster.ParseOrder(s)
 	return o, false, err

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -15,9 +16,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/where"
+	"github.com/geocompact/geocompact/spatial"
 )
 
 func init() { register(newRewriteCmd) }
@@ -31,6 +34,9 @@ type rewriteOptions struct {
 	where    string
 	options  []string
 	dryRun   bool
+	// allowChange lets an explicit layout replace the table's recorded one.
+	allowChange bool
+	windows     string
 }
 
 func newRewriteCmd(g *globalOptions) *cobra.Command {
@@ -45,11 +51,25 @@ each file group are ordered by that key across the whole group, so bbox
 queries open few files. Row count, bbox extent and a content checksum are
 verified before anything is committed.
 
+Without --strategy, --curve and --sort-order the table's recorded layout
+applies (see geocompact alter: the ` + engine.PropLayout + ` property, else the
+Iceberg sort order, else binpack), with the table's
+write.target-file-size-bytes. A layout that differs from the recorded one
+is refused unless --allow-layout-change is given.
+
+--curve auto picks, for each file group, the layout that a sample of the
+group's row boxes predicts plans the fewest files for query windows (by
+default data-placed windows of 0.1% and 1% of the extent; --windows FILE
+for your own); --dry-run prints every candidate's estimate, and the
+snapshot summary records the choice (` + engine.SummaryAuto + `).
+
 Options take Iceberg's names (--option K=V, repeatable): ` + strings.Join(engine.KnownOptions(), ", ") + `.`,
 		Example: `  $ geocompact rewrite --table gis.telemetry --curve hilbert --dry-run
   $ geocompact rewrite --table gis.telemetry --curve hilbert --option target-file-size-bytes=134217728
   $ geocompact rewrite --table gis.telemetry --where "ts >= '2026-01-02' AND ts < '2026-01-03'"
-  $ geocompact rewrite --table gis.parcels --sort-order 'zorder(bbox_minx, bbox_miny)' --json`,
+  $ geocompact rewrite --table gis.parcels --sort-order 'zorder(bbox_minx, bbox_miny)' --json
+  $ geocompact rewrite --table gis.telemetry --curve auto --dry-run
+  $ geocompact rewrite --table gis.telemetry --strategy binpack --allow-layout-change`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := o.config()
@@ -62,11 +82,13 @@ Options take Iceberg's names (--option K=V, repeatable): ` + strings.Join(engine
 	f := cmd.Flags()
 	f.StringVar(&o.table, "table", "", "table to rewrite, NAMESPACE.TABLE (required)")
 	f.StringVar(&o.strategy, "strategy", "", "binpack or sort (default binpack; --curve and --sort-order imply sort)")
-	f.StringVar(&o.curve, "curve", "", "cluster rows by a curve over their bbox: linear, zorder, hilbert or str (sort-tile-recursive)")
+	f.StringVar(&o.curve, "curve", "", "cluster rows by a curve over their bbox: linear, zorder, hilbert, str (sort-tile-recursive) or auto (chosen per group by estimate)")
 	f.StringVar(&o.order, "sort-order", "", "sort order: 'col [ASC|DESC] [NULLS FIRST|LAST], ...', 'zorder(a, b)' or 'hilbert(a, b)'")
 	f.StringVar(&o.where, "where", "", "rewrite only files that may hold matching rows, e.g. \"ts >= '2026-01-02'\" or 'bbox(0, 40, 10, 50)'; timestamps are UTC unless they carry an offset")
 	f.StringArrayVar(&o.options, "option", nil, "rewrite option K=V by Iceberg's name (repeatable)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "print the plan (groups, files, bytes, skipped files and why) and write nothing")
+	f.BoolVar(&o.allowChange, "allow-layout-change", false, "rewrite with the given strategy, curve or sort order even when the table records a different layout")
+	f.StringVar(&o.windows, "windows", "", `with --curve auto: JSON file of windows to choose for, [{"minx":..,"miny":..,"maxx":..,"maxy":..}, ...]`)
 	_ = cmd.MarkFlagRequired("table")
 	return cmd
 }
@@ -89,17 +111,43 @@ func (o *rewriteOptions) config() (engine.Request, error) {
 	default:
 		return engine.Request{}, usageErrorf("--strategy %q: want binpack or sort", o.strategy)
 	}
-	return engine.Request{
+	req := engine.Request{
 		Strategy: engine.Strategy(o.strategy), Curve: o.curve, SortOrder: o.order, Where: o.where,
-		Options: kv, DryRun: o.dryRun, Logger: o.g.Logger(),
-	}, nil
+		Options: kv, DryRun: o.dryRun, AllowLayoutChange: o.allowChange, Logger: o.g.Logger(),
+	}
+	if o.windows != "" {
+		if !strings.EqualFold(o.curve, engine.CurveAuto) {
+			return req, usageErrorf("--windows chooses the layout of --curve auto; add --curve auto or drop --windows")
+		}
+		ws, err := readWindowsFile(o.windows)
+		if err != nil {
+			return req, err
+		}
+		req.AutoWindows = []cluster.WindowSet{{Name: filepath.Base(o.windows), Windows: ws}}
+	}
+	return req, nil
+}
+
+// readWindowsFile reads a --windows file (bench.ReadWindows' format); a
+// file that cannot be read or parsed is a usage error.
+func readWindowsFile(path string) ([]spatial.Bound, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, usageErrorf("--windows: %w", err)
+	}
+	defer f.Close()
+	ws, err := bench.ReadWindows(f)
+	if err != nil {
+		return nil, usageErrorf("--windows %s: %w", path, err)
+	}
+	return ws, nil
 }
 
 // checkOrder checks the syntax of --curve and --sort-order before anything
 // is opened; a mistake is a usage error.
 func checkOrder(curve, order string) error {
 	if curve != "" {
-		if _, err := cluster.CurveOrder(curve); err != nil {
+		if _, _, err := engine.ParseCurve(curve); err != nil {
 			return usageErrorf("--curve: %w", err)
 		}
 	}
@@ -137,7 +185,7 @@ func runRewrite(ctx context.Context, o *rewriteOptions, cfg engine.Request) erro
 	res, err := engine.Rewrite(ctx, cat, o.table, cfg)
 	p.Done()
 	if err != nil && res == nil {
-		if errors.Is(err, engine.ErrOption) || errors.Is(err, where.ErrInvalid) {
+		if errors.Is(err, engine.ErrOption) || errors.Is(err, where.ErrInvalid) || errors.Is(err, engine.ErrLayoutChange) {
 			return &usageError{err}
 		}
 		return err
@@ -160,6 +208,9 @@ func writeRewriteResult(g *globalOptions, res *engine.Result) error {
 		if err := writePlan(out, res.Plan, human); err != nil {
 			return err
 		}
+	}
+	if err := writeAutoChoices(out, res.Auto); err != nil {
+		return err
 	}
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "REWRITTEN FILES\tADDED FILES\tREWRITTEN BYTES\tFAILED FILES\tREMOVED DELETE FILES\tFILES BEFORE\tFILES AFTER\tBYTES BEFORE\tBYTES AFTER\tSNAPSHOTS\tDURATION")
@@ -189,10 +240,47 @@ func writeRewriteResult(g *globalOptions, res *engine.Result) error {
 }
 
 func strategyText(res *engine.Result) string {
+	s := "strategy " + res.Strategy
 	if res.SortOrder != "" {
-		return fmt.Sprintf("strategy %s by %s", res.Strategy, res.SortOrder)
+		s += " by " + res.SortOrder
 	}
-	return "strategy " + res.Strategy
+	if res.LayoutSource != "" && res.LayoutSource != engine.LayoutFromRequest {
+		s += " (" + res.LayoutSource + ")"
+	}
+	return s
+}
+
+// writeAutoChoices prints what --curve auto estimated for each group:
+// one row per candidate, its mean files planned per window set, and the
+// pick.
+func writeAutoChoices(out io.Writer, choices []engine.AutoChoice) error {
+	if len(choices) == 0 {
+		return nil
+	}
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	head := "GROUP\tPARTITION\tFILES\tSAMPLE ROWS\tCANDIDATE"
+	for _, name := range choices[0].Windows {
+		head += "\tFILES PLANNED (" + name + " WINDOWS)"
+	}
+	fmt.Fprintln(w, head+"\tSCORE\tCHOSEN")
+	for _, c := range choices {
+		for _, e := range c.Estimates {
+			row := fmt.Sprintf("%d\t%s\t%d\t%d\t%s", c.Group, orDash(c.Partition), c.Files, c.Sample, e.Curve)
+			for _, p := range e.Planned {
+				row += fmt.Sprintf("\t%.2f", p)
+			}
+			chosen := ""
+			if e.Curve == c.Curve {
+				chosen = "*"
+			}
+			fmt.Fprintf(w, "%s\t%.2f\t%s\n", row, e.Score, chosen)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(out)
+	return err
 }
 
 // writePlan prints the groups and the skipped files with their reasons.
