@@ -166,6 +166,7 @@ func TestAutoChoosesByFileCount(t *testing.T) {
 	assert.Equal(t, "linear", few.Auto[0].Curve, "%+v", few.Auto[0].Estimates)
 	assert.Equal(t, "auto: bbox_minx ASC NULLS LAST, bbox_miny ASC NULLS LAST", few.SortOrder)
 	many := choose(300)
+	t.Logf("4 files: %+v; 300 files: %+v", few.Auto[0].Estimates, many.Auto[0].Estimates)
 	assert.Contains(t, []string{"hilbert", "str"}, many.Auto[0].Curve, "%+v", many.Auto[0].Estimates)
 
 	res := rewrite(t, cat, name, engine.Request{Curve: "auto", Options: opts(engine.OptRewriteAll, "true", engine.OptTargetFileSize, fmt.Sprint(bytes/4))})
@@ -174,4 +175,23 @@ func TestAutoChoosesByFileCount(t *testing.T) {
 	assert.Contains(t, sum[engine.SummaryAuto], `"curve":"linear"`)
 	assert.Contains(t, sum[engine.SummaryAuto], `"estimates":[`)
 	assert.Equal(t, few.SortOrder, sum[engine.SummarySortOrder])
+}
+
+// TestJobLayout: a distributed job refuses --curve auto at preparation
+// (its workers sort by one order), checks a layout change there, and its
+// workers, which replay the plan, do not check it again.
+func TestJobLayout(t *testing.T) {
+	cat, name := newTable(t, sqlite(t), bench.GenerateConfig{Rows: 600, Commits: 6})
+	_, err := engine.Prepare(t.Context(), cat, name, engine.Request{Curve: "auto"})
+	require.ErrorIs(t, err, engine.ErrOption)
+	assert.Contains(t, err.Error(), "distributed")
+
+	_, err = engine.Alter(t.Context(), cat, name, engine.AlterRequest{Curve: "hilbert"})
+	require.NoError(t, err)
+	_, err = engine.Prepare(t.Context(), cat, name, engine.Request{Strategy: engine.BinPack})
+	require.ErrorIs(t, err, engine.ErrLayoutChange)
+	job, err := engine.Prepare(t.Context(), cat, name, engine.Request{Strategy: engine.BinPack, AllowLayoutChange: true})
+	require.NoError(t, err)
+	require.NotEmpty(t, job.Groups)
+	require.NoError(t, job.Open(t.Context(), cat), "a worker replays the allowed plan")
 }

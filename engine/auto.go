@@ -39,8 +39,7 @@ const (
 // it samples the group's row boxes (the bbox columns, else the geometry
 // column, nothing else is read) and lets cluster.Choose weigh the
 // candidates for the group's output file count and the request's windows
-// (cluster's default data-placed windows when none are given). When
-// every group chose the same order, the layout takes it.
+// (cluster's default data-placed windows when none are given).
 func (r *rewriter) chooseLayouts(ctx context.Context, tbl *table.Table, snapshotID int64, plan *Plan) ([]AutoChoice, error) {
 	r.autoOrders = make([]cluster.Order, len(plan.Groups))
 	out := make([]AutoChoice, 0, len(plan.Groups))
@@ -61,9 +60,6 @@ func (r *rewriter) chooseLayouts(ctx context.Context, tbl *table.Table, snapshot
 		r.autoOrders[i] = ch.Order
 		out = append(out, AutoChoice{Group: i + 1, Partition: g.Partition, Choice: ch})
 		r.log.Info("layout chosen", "group", i+1, "partition", g.Partition, "curve", ch.Curve, "files", ch.Files, "sample_rows", ch.Sample)
-	}
-	if len(out) > 0 && !slices.ContainsFunc(out, func(c AutoChoice) bool { return c.Curve != out[0].Curve }) {
-		r.lay.order = r.autoOrders[0]
 	}
 	return out, nil
 }

@@ -205,8 +205,15 @@ func (ex *execution) sortInMemory(ctx context.Context, g *groupIO, recs iter.Seq
 }
 
 // sorter returns a Sorter for the layout's order over schema sc, for a
-// group written as files files (STR sizes its slabs by it).
+// group written as files files (STR sizes its slabs by it): the order of
+// a distributed job, which --curve auto cannot give (local groups use
+// groupSorter).
 func (ex *execution) sorter(sc *arrow.Schema, files int) (*cluster.Sorter, error) {
+	if ex.r.lay.auto {
+		// Only a local rewrite chooses per group; a job's workers sort by one order.
+		return nil, fmt.Errorf("%w: --curve auto is chosen per group by a local rewrite; a distributed rewrite needs a fixed layout: "+
+			"rewrite --curve auto --dry-run shows the choice, then pass that curve", ErrOption)
+	}
 	return cluster.NewSorter(ex.r.lay.order, sc, cluster.SortOptions{Normalize: ex.r.lay.normalize, Files: max(files, 1)})
 }
 

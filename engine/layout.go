@@ -22,8 +22,7 @@ type layout struct {
 	// geometry is the table's geometry column ("" for none).
 	geometry string
 	// auto is set for --curve auto: each group's order is chosen when the
-	// rewrite is planned (see chooseLayouts), order is then the choice
-	// when every group made the same one.
+	// rewrite is planned (see chooseLayouts); order stays empty.
 	auto bool
 	// source says where the layout came from (see Result.LayoutSource).
 	source string
@@ -64,8 +63,8 @@ func (e *LayoutChangeError) Unwrap() error { return ErrLayoutChange }
 // layout. A curve or a sort order implies the sort strategy. Without
 // either, the table's recorded layout (RecordedLayout) applies, else
 // binpack; strategy sort without an order fails when the table records
-// none. A request that replaces a recorded layout with a different one
-// fails with a *LayoutChangeError unless cfg.AllowLayoutChange is set.
+// none. (Whether the request may replace the recorded layout is checked
+// when the rewrite is planned: see checkLayoutChange.)
 func resolveLayout(tbl *table.Table, cfg Request, opts Options) (layout, error) {
 	l := layout{strategy: cfg.Strategy, geometry: spatialGeomName(tbl), source: LayoutFromRequest}
 	if err := checkRequestLayout(cfg); err != nil {
@@ -81,7 +80,7 @@ func resolveLayout(tbl *table.Table, cfg Request, opts Options) (layout, error) 
 	case cfg.SortOrder != "":
 		l.order, err = cluster.ParseOrder(cfg.SortOrder)
 	case cfg.Strategy == BinPack:
-		return l, checkLayoutChange(tbl, rec, l, cfg)
+		return l, nil
 	case rec.Text != "":
 		l.source = rec.Source
 		l.order, l.auto, err = ParseLayout(rec.Text)
@@ -101,10 +100,7 @@ func resolveLayout(tbl *table.Table, cfg Request, opts Options) (layout, error) 
 		return l, fmt.Errorf("%w: %w", ErrOption, err)
 	}
 	l.orderText = layoutText(l.order, l.auto)
-	if err := checkOrderColumns(tbl, l.order, l.auto, l.geometry); err != nil {
-		return l, err
-	}
-	return l, checkLayoutChange(tbl, rec, l, cfg)
+	return l, checkOrderColumns(tbl, l.order, l.auto, l.geometry)
 }
 
 // checkRequestLayout checks that the strategy, curve and sort order of
@@ -122,11 +118,17 @@ func checkRequestLayout(cfg Request) error {
 	return nil
 }
 
-// checkLayoutChange fails when l, asked for by the request, differs from
-// the layout the table records and the request does not allow it.
-func checkLayoutChange(tbl *table.Table, rec TableLayout, l layout, cfg Request) error {
-	if rec.Text == "" || l.source != LayoutFromRequest || cfg.AllowLayoutChange {
+// checkLayoutChange fails with a *LayoutChangeError when l, asked for by
+// the request, differs from the layout the table records and the request
+// does not allow it. Planning checks it (a rewrite, a job's preparation);
+// a job's workers, which replay the plan, do not.
+func checkLayoutChange(tbl *table.Table, l layout, cfg Request) error {
+	if l.source != LayoutFromRequest || cfg.AllowLayoutChange {
 		return nil
+	}
+	rec, err := RecordedLayout(tbl)
+	if err != nil || rec.Text == "" {
+		return err
 	}
 	requested := "binpack"
 	if l.strategy == Sort {

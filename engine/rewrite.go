@@ -125,6 +125,9 @@ func (r *rewriter) run(ctx context.Context, tbl *table.Table, filter iceberg.Boo
 // plan lists the table's files at its current snapshot and plans which to
 // rewrite. A result with no groups says why in NoopReason.
 func (r *rewriter) plan(ctx context.Context, tbl *table.Table, filter iceberg.BooleanExpression) (*Result, []table.FileScanTask, error) {
+	if err := checkLayoutChange(tbl, r.lay, r.cfg); err != nil {
+		return nil, nil, err
+	}
 	res := &Result{Strategy: string(r.lay.strategy), SortOrder: r.lay.orderText, LayoutSource: r.lay.source, DryRun: r.cfg.DryRun, Plan: &Plan{}}
 	snap := tbl.CurrentSnapshot()
 	if snap == nil {
