@@ -48,3 +48,17 @@ type Result struct {
 	// Duration is the wall time of the whole rewrite.
 	Duration time.Duration `json:"duration_ns"`
 }
+
+// LayoutText says how the rewrite laid the table out and, when the layout
+// was not the request's, where it came from: "strategy sort by hilbert()
+// (table property geocompact.layout)".
+func (r *Result) LayoutText() string {
+	s := "strategy " + r.Strategy
+	if r.SortOrder != "" {
+		s += " by " + r.SortOrder
+	}
+	if r.LayoutSource != "" && r.LayoutSource != LayoutFromRequest {
+		s += " (" + r.LayoutSource + ")"
+	}
+	return s
+}

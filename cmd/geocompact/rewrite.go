@@ -228,27 +228,20 @@ func writeRewriteResult(g *globalOptions, res *engine.Result) error {
 		return err
 	case res.DryRun:
 		_, err := fmt.Fprintf(out, "dry run: %d groups, %d files, %s would be rewritten (%s); nothing was written\n",
-			len(res.Plan.Groups), res.Plan.Files(), formatBytes(res.Plan.Bytes(), true), strategyText(res))
+			len(res.Plan.Groups), res.Plan.Files(), formatBytes(res.Plan.Bytes(), true), res.LayoutText())
 		return err
 	}
 	verified := "verified: rows, bbox extent and content checksum unchanged"
 	if !res.Verified {
 		verified = "not all groups committed; see the error"
 	}
-	_, err := fmt.Fprintf(out, "%s; %s\n", strategyText(res), verified)
+	_, err := fmt.Fprintf(out, "%s; %s\n", res.LayoutText(), verified)
 	return err
 }
 
-func strategyText(res *engine.Result) string {
-	s := "strategy " + res.Strategy
-	if res.SortOrder != "" {
-		s += " by " + res.SortOrder
-	}
-	if res.LayoutSource != "" && res.LayoutSource != engine.LayoutFromRequest {
-		s += " (" + res.LayoutSource + ")"
-	}
-	return s
-}
+// strategyText says how a rewrite laid the table out (see
+// engine.Result.LayoutText).
+func strategyText(res *engine.Result) string { return res.LayoutText() }
 
 // writeAutoChoices prints what --curve auto estimated for each group:
 // one row per candidate, its mean files planned per window set, and the

@@ -314,13 +314,13 @@ func (m *maintainer) rewrite(ctx context.Context) error {
 			out += g.OutputFiles
 		}
 		rep.step("rewrite", StepWouldRun, fmt.Sprintf("would rewrite %d files (%s) in %d groups into about %d, %s",
-			res.Plan.Files(), engine.FormatBytes(res.Plan.Bytes()), len(res.Plan.Groups), out, layoutDetail(res)), start)
+			res.Plan.Files(), engine.FormatBytes(res.Plan.Bytes()), len(res.Plan.Groups), out, res.LayoutText()), start)
 		rep.step("verify", StepSkipped, "dry run: nothing is written", start)
 		return nil
 	}
 	rep.step("rewrite", StepDone, fmt.Sprintf("%d files (%s) rewritten into %d (%s) in %d snapshot(s), %s",
 		res.RewrittenDataFilesCount, engine.FormatBytes(res.RewrittenBytesCount), res.AddedDataFilesCount, engine.FormatBytes(res.AddedBytesCount), res.SnapshotsCommitted,
-		layoutDetail(res)), start)
+		res.LayoutText()), start)
 	start = time.Now()
 	if !res.Verified {
 		err := fmt.Errorf("verify: the rewrite committed %d snapshot(s) but did not verify (%d files failed); stopping before expiry",
@@ -451,17 +451,4 @@ func (m *maintainer) orphans(ctx context.Context) error {
 	// Recorded at release.
 	m.props[PropLastOrphansMs] = strconv.FormatInt(time.Now().UnixMilli(), 10)
 	return nil
-}
-
-// layoutDetail says how a rewrite laid the table out and where that came
-// from: "strategy sort by hilbert() (table property geocompact.layout)".
-func layoutDetail(res *engine.Result) string {
-	s := "strategy " + res.Strategy
-	if res.SortOrder != "" {
-		s += " by " + res.SortOrder
-	}
-	if res.LayoutSource != "" {
-		s += " (" + res.LayoutSource + ")"
-	}
-	return s
 }
