@@ -147,8 +147,8 @@ func ParseCurve(name string) (cluster.Order, bool, error) {
 		return cluster.Order{}, true, nil
 	}
 	if !slices.Contains(cluster.CurveNames, n) {
-		return cluster.Order{}, false, fmt.Errorf("%w: unknown curve %q (want %s)%s", cluster.ErrSortOrder, name,
-			strings.Join(LayoutCurves, ", "), suggest.Hint(n, LayoutCurves))
+		return cluster.Order{}, false, fmt.Errorf("%w: unknown curve %q (want %s or %s)%s", cluster.ErrSortOrder, name,
+			strings.Join(LayoutCurves[:len(LayoutCurves)-1], ", "), LayoutCurves[len(LayoutCurves)-1], suggest.Hint(n, LayoutCurves))
 	}
 	o, err := cluster.CurveOrder(n)
 	return o, false, err
