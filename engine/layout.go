@@ -52,7 +52,7 @@ type LayoutChangeError struct {
 
 func (e *LayoutChangeError) Error() string {
 	return fmt.Sprintf("table %s is laid out by %s (%s); this rewrite would lay it out by %s instead and lose that clustering: "+
-		"drop the layout flags to keep the table's layout, pass --allow-layout-change to rewrite it anyway, "+
+		"drop the layout flags to keep the table's layout, pass --allow-layout-change (in a maintain policy, rewrite.allow-layout-change: true) to rewrite it anyway, "+
 		"or record the new layout with geocompact alter --table %s", e.Table, e.Recorded, e.Source, e.Requested, e.Table)
 }
 

@@ -107,3 +107,17 @@ func TestMaintainCLIDryRun(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(r.Stdout), &snaps))
 	assert.Len(t, snaps, 8, "no snapshot added")
 }
+
+// TestMaintainCLILayoutChange: a policy that bin-packs a table recorded
+// as Hilbert stops at the rewrite step with exit 2, after the report.
+func TestMaintainCLILayoutChange(t *testing.T) {
+	wh := t.TempDir()
+	require.Equal(t, exitOK, runCLI(t, wh, false, "generate", "--table", "geo.t", "--rows", "800", "--commits", "8").Code)
+	require.Equal(t, exitOK, runCLI(t, wh, false, "alter", "--table", "geo.t", "--curve", "hilbert").Code)
+	policy := t.TempDir() + "/p.yaml"
+	writeFile(t, policy, "rewrite:\n  strategy: binpack\n")
+	r := runCLI(t, wh, false, "maintain", "--table", "geo.t", "--policy", policy)
+	assert.Equal(t, exitUsage, r.Code, r.Stderr)
+	assert.Contains(t, r.Stdout, "STEP")
+	assert.Contains(t, r.Stderr, "allow-layout-change")
+}

@@ -74,7 +74,7 @@ func runMaintain(ctx context.Context, o *maintainOptions, p maintain.Policy) err
 	}
 	rep, err := maintain.Run(ctx, cat, o.table, maintain.Config{Policy: p, CommitRetries: spec.Retries(), Logger: o.g.Logger(), DryRun: o.dryRun})
 	if rep == nil || len(rep.Steps) == 0 {
-		if errors.Is(err, maintain.ErrPolicy) || errors.Is(err, engine.ErrLayoutChange) {
+		if errors.Is(err, maintain.ErrPolicy) {
 			return &usageError{err}
 		}
 		return err
@@ -87,6 +87,10 @@ func runMaintain(ctx context.Context, o *maintainOptions, p maintain.Policy) err
 	}
 	if err == nil {
 		err = werr
+	}
+	if errors.Is(err, engine.ErrLayoutChange) {
+		// The policy asks for another layout than the table records.
+		err = &usageError{err}
 	}
 	return err
 }
