@@ -140,7 +140,9 @@ func checkLayoutChange(tbl *table.Table, l layout, cfg Request) error {
 	return &LayoutChangeError{Table: TableName(tbl), Recorded: rec.Text, Source: rec.Source, Requested: requested}
 }
 
-// parseCurve parses a --curve name: one of LayoutCurves.
+// ParseCurve parses a --curve name, one of LayoutCurves (case-insensitive):
+// auto reports true and no order. An unknown name is an error wrapping
+// cluster.ErrSortOrder that lists the names and suggests the closest.
 func ParseCurve(name string) (cluster.Order, bool, error) {
 	n := strings.ToLower(strings.TrimSpace(name))
 	if n == CurveAuto {
