@@ -206,14 +206,7 @@ func Generate(ctx context.Context, cat catalog.Catalog, cfg GenerateConfig) (*Ge
 		rec, ext := buildBatch(arrowSchema, s, cfg, id, n)
 		res.Extent = res.Extent.Extend(ext)
 		id += n
-		rdr, err := array.NewRecordReader(arrowSchema, []arrow.RecordBatch{rec})
-		if err != nil {
-			rec.Release()
-			return nil, err
-		}
-		tbl, err = tbl.Append(ctx, rdr, iceberg.Properties{"geocompact.generate.commit": strconv.Itoa(c)})
-		rdr.Release()
-		rec.Release()
+		tbl, err = appendBatch(ctx, tbl, rec, iceberg.Properties{"geocompact.generate.commit": strconv.Itoa(c)})
 		if err != nil {
 			return nil, fmt.Errorf("generate %s: commit %d of %d: %w", cfg.Table, c+1, cfg.Commits, err)
 		}
@@ -314,4 +307,26 @@ func geoArray(typ arrow.DataType, storage arrow.Array) arrow.Array {
 		return arr
 	}
 	return storage
+}
+
+// appendBatch writes rec as GeoParquet data files of tbl and appends them
+// in one snapshot. It releases rec.
+func appendBatch(ctx context.Context, tbl *table.Table, rec arrow.RecordBatch, props iceberg.Properties) (*table.Table, error) {
+	rows := func(yield func(arrow.RecordBatch, error) bool) { yield(rec, nil) } // WriteRecords releases rec
+	var files []iceberg.DataFile
+	for df, err := range engine.WriteGeoRecords(ctx, tbl, rec.Schema(), rows) {
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, df)
+	}
+	files, err := engine.FirstRowIDs(tbl.Metadata(), files)
+	if err != nil {
+		return nil, err
+	}
+	tx := tbl.NewTransaction()
+	if err := tx.AddDataFiles(ctx, files, props, table.WithoutAutoNameMapping(), table.WithoutDuplicateCheck()); err != nil {
+		return nil, err
+	}
+	return tx.Commit(ctx)
 }

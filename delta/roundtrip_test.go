@@ -34,6 +34,12 @@ func newTestTable(t testing.TB, mode string, props map[string]string) *Table {
 	t.Helper()
 	tbl, err := OpenLocal(t.TempDir())
 	require.NoError(t, err)
+	return createTestTable(t, tbl, mode, props)
+}
+
+// createTestTable commits version 0 of newTestTable's table into tbl.
+func createTestTable(t testing.TB, tbl *Table, mode string, props map[string]string) *Table {
+	t.Helper()
 	conf := map[string]string{"delta.columnMapping.mode": mode}
 	for k, v := range props {
 		conf[k] = v
@@ -373,14 +379,17 @@ func TestVacuum(t *testing.T) {
 	var re *RetentionError
 	require.ErrorAs(t, err, &re)
 	assert.Equal(t, DefaultDeletedFileRetention, re.Floor)
+	_, err = tbl.PlanVacuum(t.Context(), VacuumConfig{})
+	require.ErrorAs(t, err, &re, "a zero retention keeps nothing, so it needs Force")
+	assert.Zero(t, re.Retain)
 
 	// Now: the removed files are inside the window and everything is young.
-	plan, err := tbl.PlanVacuum(t.Context(), VacuumConfig{})
+	plan, err := tbl.PlanVacuum(t.Context(), VacuumConfig{Retain: TableRetention})
 	require.NoError(t, err)
 	assert.Empty(t, plan.Files)
 
 	later := time.Now().Add(8 * 24 * time.Hour)
-	plan, err = tbl.PlanVacuum(t.Context(), VacuumConfig{Now: later})
+	plan, err = tbl.PlanVacuum(t.Context(), VacuumConfig{Retain: TableRetention, Now: later})
 	require.NoError(t, err)
 	var names []string
 	for _, f := range plan.Files {
@@ -414,7 +423,7 @@ func TestVacuumProtocolCheckRefusesUnknownWriterFeature(t *testing.T) {
 	p := &Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"vacuumProtocolCheck"},
 		WriterFeatures: []string{"vacuumProtocolCheck", "rowTracking"}}
 	require.NoError(t, Commit(context.Background(), tbl, s.Version+1, []Action{{Protocol: p}}))
-	_, err := tbl.PlanVacuum(t.Context(), VacuumConfig{})
+	_, err := tbl.PlanVacuum(t.Context(), VacuumConfig{Retain: TableRetention})
 	var fe *UnsupportedFeatureError
 	require.ErrorAs(t, err, &fe)
 	assert.Equal(t, "rowTracking", fe.Feature)

@@ -68,10 +68,16 @@ func ParseInterval(s string) (time.Duration, error) {
 	return total, nil
 }
 
+// TableRetention, as VacuumConfig.Retain, keeps what the table's
+// delta.deletedFileRetentionDuration says to keep.
+const TableRetention time.Duration = -1
+
 // VacuumConfig says what a vacuum may delete.
 type VacuumConfig struct {
 	// Retain keeps files removed less than Retain ago, and untracked files
-	// younger than that. Zero means the table's retention.
+	// younger than that. TableRetention (negative) means the table's
+	// retention; zero keeps nothing and, like any value below the table's
+	// floor, needs Force.
 	Retain time.Duration
 	// Force allows Retain below the table's delta.deletedFileRetentionDuration.
 	Force bool
@@ -110,7 +116,7 @@ func (t *Table) PlanVacuum(ctx context.Context, cfg VacuumConfig) (*VacuumPlan, 
 		return nil, err
 	}
 	retain := cfg.Retain
-	if retain == 0 {
+	if retain < 0 {
 		retain = floor
 	}
 	if retain < floor && !cfg.Force {

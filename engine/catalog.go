@@ -200,6 +200,9 @@ func LoadTable(ctx context.Context, cat catalog.Catalog, name string) (*table.Ta
 		return nil, err
 	}
 	tbl, err := cat.LoadTable(ctx, ident)
+	if errors.Is(err, catalog.ErrNoSuchTable) {
+		return nil, &missingTableError{msg: "table " + name + " does not exist" + TableHint(ctx, cat, name), err: err}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("load table %s: %w", name, err)
 	}

@@ -65,4 +65,11 @@
 // or the planner's Hint: which option kept which files out), and never an
 // error (rewriter.run in rewrite.go, Options.hint in plan.go). Tested by
 // TestRewriteMinInputFiles and TestPlanMinInputFilesHint.
+//
+// Every data file written is GeoParquet 1.1. Its footer's geo key states the
+// geometry types and bbox of the rows written with it, and the data file
+// records the file's final size (WriteGeoRecords in geoparquet.go, used by
+// the file sink, ingest and generate). Tested by TestRewriteWritesGeoParquet,
+// ingest's TestIngestWritesGeoParquet and bench's
+// TestGenerateWritesGeoParquet.
 package engine

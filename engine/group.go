@@ -29,6 +29,9 @@ func (ex *execution) rewriteGroup(ctx context.Context, i int, g *Group) *groupOu
 	o.index = i
 	ex.progress(i, "reading", 0, 0)
 	o.err = ex.rewriteGroupErr(ctx, o)
+	ex.progressMu.Lock()
+	ex.bytesDone += g.Bytes
+	ex.progressMu.Unlock()
 	ex.progress(i, "done", 0, 0)
 	if o.err != nil {
 		o.err = nameBrokenInput(ctx, ex.tbl, o.tasks, o.err)

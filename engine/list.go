@@ -56,3 +56,36 @@ func ListTables(ctx context.Context, cat catalog.Catalog, namespace string) ([]N
 	}
 	return out, nil
 }
+
+// missingTableError is a table that does not exist, with a hint; it
+// unwraps to the catalog's error (catalog.ErrNoSuchTable).
+type missingTableError struct {
+	msg string
+	err error
+}
+
+func (e *missingTableError) Error() string { return e.msg }
+func (e *missingTableError) Unwrap() error { return e.err }
+
+// TableHint returns "; did you mean NS.T?" naming the catalog's table
+// closest to name, a misspelling of it, or a pointer to `geocompact
+// tables` when none is close. It lists the catalog, so call it only once
+// a table was not found; a catalog that cannot be listed gives the
+// pointer.
+func TableHint(ctx context.Context, cat catalog.Catalog, name string) string {
+	const list = " (run geocompact tables to list the catalog's tables)"
+	nss, err := ListTables(ctx, cat, "")
+	if err != nil {
+		return list
+	}
+	var names []string
+	for _, ns := range nss {
+		for _, t := range ns.Tables {
+			names = append(names, ns.Name+"."+t)
+		}
+	}
+	if hint := suggest.Hint(name, names); hint != "" {
+		return hint
+	}
+	return list
+}

@@ -57,6 +57,9 @@ type Progress struct {
 	Phase string
 	// Step and Steps count the units of a spilled sort (sorting), else 0.
 	Step, Steps int
+	// BytesDone counts the input bytes of the groups done, of Bytes (0
+	// when the caller did not plan the rewrite itself).
+	BytesDone, Bytes int64
 }
 
 func (c Request) logger() *slog.Logger {

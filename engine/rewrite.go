@@ -113,7 +113,7 @@ func (r *rewriter) run(ctx context.Context, tbl *table.Table, filter iceberg.Boo
 	if r.cfg.DryRun {
 		return res, nil
 	}
-	ex := &execution{r: r, tbl: tbl, snapshotID: snap.SnapshotID, all: all, groups: len(plan.Groups)}
+	ex := &execution{r: r, tbl: tbl, snapshotID: snap.SnapshotID, all: all, groups: len(plan.Groups), bytes: plan.Bytes()}
 	// Cores left over by concurrent groups write files of a group in parallel.
 	ex.lanes = max(1, runtime.NumCPU()/min(r.concurrency(plan), len(plan.Groups)))
 	if err := ex.run(ctx, plan, res); err != nil {
@@ -236,6 +236,8 @@ type execution struct {
 	progressMu sync.Mutex
 	groupsDone int
 	groups     int
+	bytesDone  int64
+	bytes      int64 // input bytes of all groups, when known
 }
 
 // progress reports a phase of group i (0-based; -1 for none).
@@ -248,7 +250,8 @@ func (ex *execution) progress(i int, phase string, step, steps int) {
 	if phase == "done" {
 		ex.groupsDone++
 	}
-	ex.r.cfg.Progress(Progress{Group: i + 1, Groups: ex.groups, GroupsDone: ex.groupsDone, Phase: phase, Step: step, Steps: steps})
+	ex.r.cfg.Progress(Progress{Group: i + 1, Groups: ex.groups, GroupsDone: ex.groupsDone, Phase: phase, Step: step, Steps: steps,
+		BytesDone: ex.bytesDone, Bytes: ex.bytes})
 }
 
 func (ex *execution) track(files []iceberg.DataFile) {

@@ -16,8 +16,9 @@ import (
 
 // fileSink writes a stream of record batches, in order, as data files of
 // fileRows(0), fileRows(1), ... rows: it cuts batches at file boundaries
-// and streams each file's rows to its own WriteRecords call, so a file is
-// never gathered in memory whole. Up to lanes files are written at once;
+// and streams each file's rows to its own WriteGeoRecords call (GeoParquet
+// metadata included), so a file is never gathered in memory whole. Up to
+// lanes files are written at once;
 // each file's queue holds at most queue batches, which bounds what the
 // sink holds to about lanes × queue batches whatever the file size.
 type fileSink struct {
@@ -108,7 +109,7 @@ func (s *fileSink) open() error {
 		if s.writeID != nil {
 			opts = append(slices.Clone(opts), table.WithWriteUUID(s.writeID()))
 		}
-		for df, err := range table.WriteRecords(s.ctx, s.tbl, s.sc, iter.Seq2[arrow.RecordBatch, error](rows), opts...) {
+		for df, err := range WriteGeoRecords(s.ctx, s.tbl, s.sc, iter.Seq2[arrow.RecordBatch, error](rows), opts...) {
 			if err != nil {
 				s.fail(fmt.Errorf("file %d: %w", idx+1, err))
 				break

@@ -67,6 +67,11 @@ type Columns struct {
 	// and CoveringFields its xmin, ymin, xmax, ymax fields.
 	Covering       string
 	CoveringFields [4]string
+	// FileBBox is the file-level bbox the GeoParquet metadata declares
+	// (4 or 6 numbers), if any.
+	FileBBox []float64
+	// Warnings are malformed optional hints found in the metadata.
+	Warnings []GeoWarning
 }
 
 // HasBBox reports whether all four bbox columns are present.
@@ -96,7 +101,7 @@ func DiscoverColumns(sc *arrow.Schema, geo *GeoMetadata, hints Hints) (Columns, 
 	if geo != nil {
 		for name := range geo.Columns {
 			if len(sc.FieldIndices(name)) == 0 {
-				return c, &ColumnError{Column: name, Code: "geo.metadata", Reason: "listed in the geo metadata but not in the file", err: ErrGeoMetadata}
+				return c, &ColumnError{Column: name, Code: "geo.metadata", Reason: "listed in the geo metadata but not in the file: every column the geo metadata lists must exist; drop it from columns or add the column", err: ErrGeoMetadata}
 			}
 		}
 	}
@@ -206,7 +211,11 @@ func (c *Columns) discoverCRS(f arrow.Field, geo *GeoMetadata, props map[string]
 		return nil
 	}
 	if err != nil {
-		return &ColumnError{Column: c.Geometry, Code: "crs.missing", Reason: err.Error(), err: err}
+		reason := err.Error()
+		if c.CRSSource == "geo metadata" {
+			reason += ": GeoParquet wants a PROJJSON object (or null, or omitted for OGC:CRS84); rewrite the crs member"
+		}
+		return &ColumnError{Column: c.Geometry, Code: "crs.missing", Reason: reason, err: err}
 	}
 	c.CRS = crs
 	return nil
@@ -221,13 +230,43 @@ func (c *Columns) discoverBBox(sc *arrow.Schema, geo *GeoMetadata) {
 	if geo == nil {
 		return
 	}
-	if gc, ok := geo.Columns[c.Geometry]; ok && gc.Covering != nil {
-		paths := gc.Covering.BBox.Paths()
+	gc, ok := geo.Columns[c.Geometry]
+	if !ok {
+		return
+	}
+	c.FileBBox = gc.BBox
+	if n := len(gc.BBox); n != 0 && n != 4 && n != 6 {
+		c.warn(GeoCodeBBox, fmt.Sprintf("bbox has %d numbers: GeoParquet wants [xmin, ymin, xmax, ymax] (or 6 with z); it is ignored, fix or drop it", n))
+		c.FileBBox = nil
+	}
+	if gc.Covering == nil {
+		return
+	}
+	paths := gc.Covering.BBox.Paths()
+	switch gc.Covering.BBox.form() {
+	case coveringStruct:
 		c.Covering = paths[0][0]
 		for i, p := range paths {
 			c.CoveringFields[i] = p[1]
 		}
+	case coveringFlat:
+		var names [4]string
+		for i, p := range paths {
+			names[i] = p[0]
+			if f, ok := sc.FieldsByName(p[0]); !ok || len(f) != 1 || f[0].Type.ID() != arrow.FLOAT64 {
+				c.warn(GeoCodeCovering, fmt.Sprintf("covering bbox %s names %q, which is not a double column of the file; the covering is ignored: point it at the file's bbox columns", coveringNames[i], p[0]))
+				return
+			}
+		}
+		c.BBox = names
+		c.warn(GeoCodeCoveringFlat, fmt.Sprintf("covering bbox paths are flat column names %q; GeoParquet 1.1 wants [struct column, field] paths such as [\"bbox\", \"xmin\"]; read as the bbox columns they name: rewrite the metadata in the 1.1 form", names))
+	default:
+		c.warn(GeoCodeCovering, fmt.Sprintf("covering bbox paths %q are not [struct column, field] paths into one struct column, as GeoParquet 1.1 requires; the covering is ignored: fix or drop it", paths))
 	}
+}
+
+func (c *Columns) warn(code, reason string) {
+	c.Warnings = append(c.Warnings, GeoWarning{Code: code, Column: c.Geometry, Reason: reason})
 }
 
 // DiscoverTableColumns finds the geometry column of an Iceberg table from

@@ -144,3 +144,21 @@ var geographicCRS = map[string]bool{
 // IsGeographic reports whether the canonical CRS crs is one of the common
 // geographic (longitude/latitude) CRSs. Unknown CRSs are taken as planar.
 func IsGeographic(crs string) bool { return geographicCRS[crs] }
+
+// PROJJSON returns the GeoParquet "crs" member for the canonical CRS crs: a
+// PROJJSON object. A CRS that came from PROJJSON ("PROJJSON:{...}") is
+// returned as it was; an AUTHORITY:CODE CRS becomes an object naming it by
+// its id, which readers resolve against their CRS database. Callers omit
+// the member for OGC:CRS84, the GeoParquet default.
+func PROJJSON(crs string) json.RawMessage {
+	if raw, ok := strings.CutPrefix(crs, "PROJJSON:"); ok {
+		return json.RawMessage(raw)
+	}
+	auth, code, _ := strings.Cut(crs, ":")
+	id := map[string]any{"authority": auth, "code": code}
+	if n, err := strconv.Atoi(code); err == nil {
+		id["code"] = n
+	}
+	b, _ := json.Marshal(map[string]any{"name": crs, "id": id}) // maps of strings and ints always marshal
+	return b
+}

@@ -56,14 +56,16 @@ type CoveringBBox struct {
 // Paths returns the four covering paths in xmin, ymin, xmax, ymax order.
 func (c CoveringBBox) Paths() [4][]string { return [4][]string{c.XMin, c.YMin, c.XMax, c.YMax} }
 
-// ParseGeoMetadata parses the "geo" metadata document and checks that it is
-// self-consistent: a 1.x version, a primary column listed in columns, and
+// ParseGeoMetadata parses the "geo" metadata document and checks its
+// required members: a 1.x version, a primary column listed in columns, and
 // WKB encoding for every column (geocompact reads no other encoding).
-// Errors wrap ErrGeoMetadata.
+// Optional hints (covering, bbox) are not checked here: a malformed hint
+// is a GeoWarning from Hints, never a refusal of the file. Errors wrap
+// ErrGeoMetadata and state the rule broken and how to fix it.
 func ParseGeoMetadata(b []byte) (*GeoMetadata, error) {
 	var m GeoMetadata
 	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrGeoMetadata, err)
+		return nil, fmt.Errorf("%w: the geo key must hold a JSON object with version, primary_column and columns (%v); rewrite the file's metadata with a GeoParquet writer", ErrGeoMetadata, err)
 	}
 	if err := m.Validate(); err != nil {
 		return nil, err
@@ -71,35 +73,26 @@ func ParseGeoMetadata(b []byte) (*GeoMetadata, error) {
 	return &m, nil
 }
 
-// Validate checks the document on its own, without the file's schema.
+// Validate checks the document's required members on their own, without
+// the file's schema.
 func (m *GeoMetadata) Validate() error {
 	if !strings.HasPrefix(m.Version, "1.") {
-		return fmt.Errorf("%w: version %q, want 1.x", ErrGeoMetadata, m.Version)
+		return fmt.Errorf("%w: version %q: geocompact reads GeoParquet 1.x; write the file with a GeoParquet 1.0 or 1.1 writer", ErrGeoMetadata, m.Version)
 	}
 	if m.PrimaryColumn == "" {
-		return fmt.Errorf("%w: primary_column is missing", ErrGeoMetadata)
+		return fmt.Errorf("%w: primary_column is missing: GeoParquet requires it; set it to the geometry column's name", ErrGeoMetadata)
 	}
 	if _, ok := m.Columns[m.PrimaryColumn]; !ok {
-		return fmt.Errorf("%w: primary_column %q is not in columns", ErrGeoMetadata, m.PrimaryColumn)
+		return fmt.Errorf("%w: primary_column %q is not in columns: every primary column needs an entry there; add it or fix the name", ErrGeoMetadata, m.PrimaryColumn)
 	}
 	for _, name := range slices.Sorted(maps.Keys(m.Columns)) {
 		c := m.Columns[name]
 		if !strings.EqualFold(c.Encoding, "WKB") {
-			return fmt.Errorf("%w: column %q has encoding %q, want WKB", ErrGeoMetadata, name, c.Encoding)
+			return fmt.Errorf("%w: column %q has encoding %q: geocompact reads WKB only; convert the column to WKB", ErrGeoMetadata, name, c.Encoding)
 		}
 		for _, t := range c.GeometryTypes {
 			if _, ok := ParseGeometryType(t); !ok {
-				return fmt.Errorf("%w: column %q has geometry type %q", ErrGeoMetadata, name, t)
-			}
-		}
-		if c.Covering != nil {
-			for i, p := range c.Covering.BBox.Paths() {
-				if len(p) != 2 || p[0] == "" || p[1] == "" {
-					return fmt.Errorf("%w: column %q covering bbox %s is %q, want [column, field]", ErrGeoMetadata, name, coveringNames[i], p)
-				}
-				if p[0] != c.Covering.BBox.XMin[0] {
-					return fmt.Errorf("%w: column %q covering bbox spans columns %q and %q", ErrGeoMetadata, name, c.Covering.BBox.XMin[0], p[0])
-				}
+				return fmt.Errorf("%w: column %q has geometry type %q: types are OGC names such as \"Point\" or \"Polygon Z\"; fix or empty geometry_types", ErrGeoMetadata, name, t)
 			}
 		}
 	}
@@ -107,6 +100,60 @@ func (m *GeoMetadata) Validate() error {
 }
 
 var coveringNames = [4]string{"xmin", "ymin", "xmax", "ymax"}
+
+// Warning codes for malformed optional GeoParquet hints. The data stays
+// readable; validate reports them as warnings (violations with --strict).
+const (
+	// GeoCodeCoveringFlat: covering bbox paths are flat column names
+	// (["bbox_minx"]) instead of the 1.1 [struct column, field] form.
+	GeoCodeCoveringFlat = "geo.covering-flat"
+	// GeoCodeCovering: a covering that cannot be used and is ignored.
+	GeoCodeCovering = "geo.covering"
+	// GeoCodeBBox: the file-level bbox is malformed or does not contain
+	// the data.
+	GeoCodeBBox = "geo.bbox"
+)
+
+// GeoWarning is a malformed optional hint in GeoParquet metadata: reported,
+// not fatal. Reason states the rule and the fix.
+type GeoWarning struct {
+	Code   string
+	Column string
+	Reason string
+}
+
+// Error implements error, so a warning can be reported like a finding.
+func (w GeoWarning) Error() string { return fmt.Sprintf("column %q: %s", w.Column, w.Reason) }
+
+// coveringForm is how a column's covering names its four bbox columns.
+type coveringForm int
+
+const (
+	coveringStruct  coveringForm = iota // 1.1 form: [struct, field], one struct
+	coveringFlat                        // four top-level column names
+	coveringInvalid                     // anything else
+)
+
+// form classifies the covering's paths.
+func (c CoveringBBox) form() coveringForm {
+	paths := c.Paths()
+	flat, nested := 0, 0
+	for _, p := range paths {
+		switch {
+		case len(p) == 1 && p[0] != "":
+			flat++
+		case len(p) == 2 && p[0] != "" && p[1] != "" && p[0] == paths[0][0]:
+			nested++
+		}
+	}
+	switch {
+	case nested == 4:
+		return coveringStruct
+	case flat == 4:
+		return coveringFlat
+	}
+	return coveringInvalid
+}
 
 // CRSName returns the column's canonical CRS: OGC:CRS84 when omitted,
 // ErrUnknownCRS when null.
@@ -121,7 +168,7 @@ func NewGeoMetadata(column, crs string, types []string) *GeoMetadata {
 		c.GeometryTypes = []string{}
 	}
 	if crs != DefaultCRS && crs != "" {
-		c.CRS, _ = json.Marshal(crs) // a string always marshals
+		c.CRS = PROJJSON(crs)
 	}
 	return &GeoMetadata{Version: "1.1.0", PrimaryColumn: column, Columns: map[string]GeoColumn{column: c}}
 }

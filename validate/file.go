@@ -87,6 +87,9 @@ func readFile(ctx context.Context, rep *Report, pf *file.Reader, cfg Config) (sp
 		return cols, nil
 	}
 	if handled, err := checkColumns(ctx, rep, pf, cols, cfg); handled || err != nil {
+		if handled && err == nil {
+			finishFile(rep, cols, cfg)
+		}
 		return cols, err
 	}
 	rr, err := fr.GetRecordReader(ctx, neededLeaves(pf, cols), nil)
@@ -110,7 +113,15 @@ func readFile(ctx context.Context, rep *Report, pf *file.Reader, cfg Config) (sp
 	if row != pf.NumRows() && rep.Counts[CodeCorrupt] == 0 {
 		rep.add(-1, CodeCorrupt, fmt.Sprintf("read %d rows, footer says %d", row, pf.NumRows()))
 	}
+	finishFile(rep, cols, cfg)
 	return cols, nil
+}
+
+// finishFile adds the checks that need every row (the file-level bbox) and
+// the summary of the geometry read.
+func finishFile(rep *Report, cols spatial.Columns, cfg Config) {
+	checkFileBBox(rep, cols, cfg)
+	rep.Geometry = &GeometryInfo{Column: cols.Geometry, Encoding: cols.Encoding, CRS: cols.CRS, Types: rep.data.Types(), BBox: rep.data.BBoxSlice()}
 }
 
 // neededLeaves returns the Parquet leaf columns the checks read: the

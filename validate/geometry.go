@@ -11,36 +11,13 @@ import (
 	"github.com/geocompact/geocompact/spatial"
 )
 
-// binaryValues is what the checks need of a WKB column, whatever its Arrow
-// layout (binary, large binary, binary view, or an extension over them).
-type binaryValues interface {
-	Len() int
-	IsNull(i int) bool
-	Value(i int) []byte
-}
-
-func asBinary(a arrow.Array) (binaryValues, bool) {
-	if ext, ok := a.(array.ExtensionArray); ok {
-		a = ext.Storage()
-	}
-	switch a := a.(type) {
-	case *array.Binary:
-		return a, true
-	case *array.LargeBinary:
-		return a, true
-	case *array.BinaryView:
-		return a, true
-	}
-	return nil, false
-}
-
 // bboxArrays are the four bbox columns of a batch, as double arrays.
 type bboxArrays [4]*array.Float64
 
 // rowChecker holds what Batch resolved once per batch.
 type rowChecker struct {
 	cfg        Config
-	geo        binaryValues
+	geo        spatial.BinaryValues
 	bbox       *bboxArrays
 	bboxNames  [4]string
 	allowed    map[spatial.GeometryType]bool
@@ -80,7 +57,7 @@ func newRowChecker(r *Report, rec arrow.RecordBatch, cols spatial.Columns, cfg C
 		return nil, false
 	}
 	var ok bool
-	if rc.geo, ok = asBinary(rec.Column(idx[0])); !ok {
+	if rc.geo, ok = spatial.WKBValues(rec.Column(idx[0])); !ok {
 		r.add(-1, CodeColumn, fmt.Sprintf("geometry column %q has type %s, want WKB binary", cols.Geometry, rec.Column(idx[0]).DataType()))
 		return nil, false
 	}
@@ -209,6 +186,9 @@ func (rc *rowChecker) check(r *Report, row int64, b []byte, isNull bool, box *[4
 		}
 		r.add(row, code, detail)
 		return
+	}
+	if r.data != nil {
+		_ = r.data.AddWithEnvelope(b, env) // b's header was just read by Envelope
 	}
 	if rc.allowed != nil {
 		if t, _ := spatial.WKBType(b); !rc.allowed[t] {

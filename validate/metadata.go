@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -17,19 +18,34 @@ import (
 // column).
 func resolveColumns(r *Report, sc *arrow.Schema, geoJSON string, cfg Config) (cols spatial.Columns, ok bool) {
 	var geo *spatial.GeoMetadata
+	hints := spatial.Hints{Column: cfg.Column, Props: cfg.Props}
+	badGeo := false
 	if geoJSON != "" {
 		g, err := spatial.ParseGeoMetadata([]byte(geoJSON))
 		if err != nil {
 			r.add(-1, CodeGeoMetadata, err.Error())
+			badGeo = true
+			if hints.Column == "" {
+				// The rows can still be checked when the document names
+				// its primary column.
+				hints.Column = primaryColumn(geoJSON, sc)
+			}
 		} else {
 			geo = g
 		}
 	}
-	cols, err := spatial.DiscoverColumns(sc, geo, spatial.Hints{Column: cfg.Column, Props: cfg.Props})
+	cols, err := spatial.DiscoverColumns(sc, geo, hints)
+	for _, w := range cols.Warnings {
+		r.add(-1, w.Code, w.Error())
+	}
 	if err != nil {
 		ce, isCE := errors.AsType[*spatial.ColumnError](err)
-		if !isCE {
+		switch {
+		case !isCE:
 			r.add(-1, CodeColumn, err.Error())
+			return cols, false
+		case badGeo && ce.Code == CodeColumn && cols.Geometry == "":
+			// The geo.metadata finding already says why no column was found.
 			return cols, false
 		}
 		r.add(-1, ce.Code, ce.Error())
@@ -42,6 +58,40 @@ func resolveColumns(r *Report, sc *arrow.Schema, geoJSON string, cfg Config) (co
 	}
 	checkBBoxSchema(r, sc, cols, cfg)
 	return cols, true
+}
+
+// primaryColumn returns the primary_column a geo document names, if it is
+// a column of sc, even when the document is otherwise unusable.
+func primaryColumn(geoJSON string, sc *arrow.Schema) string {
+	var m struct {
+		PrimaryColumn string `json:"primary_column"`
+	}
+	if json.Unmarshal([]byte(geoJSON), &m) != nil || len(sc.FieldIndices(m.PrimaryColumn)) != 1 {
+		return ""
+	}
+	return m.PrimaryColumn
+}
+
+// checkFileBBox warns when the file-level bbox the metadata declares does
+// not contain the rows' extent (beyond cfg.Tolerance). The bbox is a hint
+// for readers that prune files; the data are right, the hint is not.
+func checkFileBBox(r *Report, cols spatial.Columns, cfg Config) {
+	b := cols.FileBBox
+	ext := r.data.Bound()
+	if len(b) == 0 || ext.IsEmpty() {
+		return
+	}
+	xmin, ymin, xmax, ymax := b[0], b[1], b[2], b[3]
+	if len(b) == 6 {
+		xmin, ymin, xmax, ymax = b[0], b[1], b[3], b[4]
+	}
+	tol := cfg.Tolerance
+	xOK := xmin > xmax || (ext.MinX >= xmin-tol && ext.MaxX <= xmax+tol) // xmin > xmax: crosses the antimeridian
+	if xOK && ext.MinY >= ymin-tol && ext.MaxY <= ymax+tol {
+		return
+	}
+	r.add(-1, CodeGeoBBox, fmt.Sprintf("column %q: the file bbox [%g, %g, %g, %g] does not contain the data's extent [%g, %g, %g, %g]: the bbox must cover every geometry; rewrite the metadata with the data's extent",
+		cols.Geometry, xmin, ymin, xmax, ymax, ext.MinX, ext.MinY, ext.MaxX, ext.MaxY))
 }
 
 // checkCRS reports a missing CRS, or one that differs from cfg.CRS.

@@ -34,15 +34,21 @@ const (
 	// antimeridian (bbox xmin > xmax, or an x-span over 180°). It is a
 	// warning: counted and shown, but it does not fail a report.
 	CodeAntimeridian = "bbox.antimeridian"
+	// CodeCoveringFlat, CodeCovering and CodeGeoBBox are malformed
+	// optional GeoParquet hints (see spatial.GeoWarning): warnings.
+	CodeCoveringFlat = spatial.GeoCodeCoveringFlat
+	CodeCovering     = spatial.GeoCodeCovering
+	CodeGeoBBox      = spatial.GeoCodeBBox
 	CodeNull         = "geometry.null"   // null geometry without AllowNull
 	CodeColumn       = "geometry.column" // geometry column absent or not WKB
 	CodeCorrupt      = "file.corrupt"    // empty, truncated or not Parquet
 )
 
 // warnings are codes that are reported but do not make a report fail.
-var warnings = map[string]bool{CodeAntimeridian: true}
+var warnings = map[string]bool{CodeAntimeridian: true, CodeCoveringFlat: true, CodeCovering: true, CodeGeoBBox: true}
 
-// IsWarning reports whether code is informational only.
+// IsWarning reports whether code is informational only (unless
+// Config.Strict makes every finding a violation).
 func IsWarning(code string) bool { return warnings[code] }
 
 // Config says what to check. Use DefaultConfig and change fields.
@@ -78,6 +84,9 @@ type Config struct {
 	Parallelism int
 	// Logger receives one line per validated file. Nil discards.
 	Logger *slog.Logger
+	// Strict makes warnings (malformed optional hints, antimeridian
+	// crossings) violations. Default false.
+	Strict bool
 }
 
 // DefaultConfig returns the defaults documented on Config.
@@ -125,12 +134,30 @@ type Report struct {
 	Rows     int64            `json:"rows"`
 	Counts   map[string]int64 `json:"counts"`
 	Examples []Finding        `json:"examples"`
+	// Geometry describes the file's geometry as read: set by File and
+	// Reader when the geometry column was found.
+	Geometry *GeometryInfo `json:"geometry,omitempty"`
 
-	max int
+	max    int
+	strict bool
+	data   *spatial.GeoStats
+}
+
+// GeometryInfo is what validating a file learned about its geometry: the
+// column, encoding and CRS it resolved, the types found in the rows and
+// their extent.
+type GeometryInfo struct {
+	Column   string   `json:"column"`
+	Encoding string   `json:"encoding"`
+	CRS      string   `json:"crs"`
+	Types    []string `json:"types"`
+	// BBox is the rows' extent [xmin, ymin, xmax, ymax]; nil when no row
+	// has a non-empty geometry.
+	BBox []float64 `json:"bbox,omitempty"`
 }
 
 func newReport(cfg Config) Report {
-	return Report{Counts: map[string]int64{}, Examples: []Finding{}, max: cfg.MaxExamples}
+	return Report{Counts: map[string]int64{}, Examples: []Finding{}, max: cfg.MaxExamples, strict: cfg.Strict, data: spatial.NewGeoStats()}
 }
 
 // wantDetail reports whether another example would be kept, so callers
@@ -155,7 +182,7 @@ func (r *Report) OK() bool { return r.Violations() == 0 }
 func (r *Report) Violations() int64 {
 	var n int64
 	for code, c := range r.Counts {
-		if !warnings[code] {
+		if r.strict || !warnings[code] {
 			n += c
 		}
 	}

@@ -77,18 +77,22 @@ func runAdvise(ctx context.Context, o *adviseOptions) error {
 	out, human := o.g.IO.Out, o.g.IO.OutTTY
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "OBSERVED\tVALUE")
-	fmt.Fprintf(w, "ingest commits\t%d over %s\n", a.IngestCommits, a.HistorySpan.Round(time.Second))
-	fmt.Fprintf(w, "commits per hour\t%.1f\n", a.CommitsPerHour)
+	fmt.Fprintf(w, "ingest commits\t%d over %s\n", a.IngestCommits, maintain.FormatDuration(a.HistorySpan.Round(time.Second)))
+	if a.RateUnknown != "" {
+		fmt.Fprintf(w, "commits per hour\tunknown: %s\n", a.RateUnknown)
+	} else {
+		fmt.Fprintf(w, "commits per hour\t%.1f\n", a.CommitsPerHour)
+		fmt.Fprintf(w, "ingest per hour\t%s\n", formatBytes(int64(a.IngestBytesPerHour), human))
+	}
 	fmt.Fprintf(w, "bytes per commit\t%s\n", formatBytes(a.BytesPerCommit, human))
-	fmt.Fprintf(w, "ingest per hour\t%s\n", formatBytes(int64(a.IngestBytesPerHour), human))
 	fmt.Fprintf(w, "data files\t%d, average %s\n", a.FileCount, formatBytes(a.AvgFileBytes, human))
 	fmt.Fprintf(w, "partitions\t%d, largest %s\n", a.Partitions, formatBytes(a.LargestPartition, human))
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "SUGGESTED\tVALUE")
-	fmt.Fprintf(w, "target-file-size-bytes\t%d\n", a.TargetFileSizeBytes)
-	fmt.Fprintf(w, "min-file-size-bytes\t%d\n", a.MinFileSizeBytes)
+	fmt.Fprintf(w, "target-file-size-bytes\t%s\n", formatBytes(a.TargetFileSizeBytes, human))
+	fmt.Fprintf(w, "min-file-size-bytes\t%s\n", formatBytes(a.MinFileSizeBytes, human))
 	fmt.Fprintf(w, "cadence\t%s\n", maintain.FormatDuration(a.Cadence))
-	fmt.Fprintf(w, "gate min-avg-file-bytes\t%d\n", a.MinAvgFileBytes)
+	fmt.Fprintf(w, "gate min-avg-file-bytes\t%s\n", formatBytes(a.MinAvgFileBytes, human))
 	fmt.Fprintf(w, "gate max-files-per-partition\t%d\n", a.MaxFilesPerPartition)
 	fmt.Fprintf(w, "expire older-than\t%s\n", maintain.FormatDuration(a.ExpireOlderThan))
 	fmt.Fprintf(w, "expire retain-last\t%d\n", a.RetainLast)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/maintain"
 	"github.com/geocompact/geocompact/spatial"
 )
 
@@ -39,7 +40,7 @@ type progress struct {
 }
 
 func newProgress(g *globalOptions, verb, unit string) *progress {
-	return &progress{g: g, verb: verb, unit: unit, enabled: g.IO.ErrTTY && !g.JSON}
+	return &progress{g: g, verb: verb, unit: unit, enabled: g.IO.ErrTTY && !g.JSON && !g.Quiet}
 }
 
 // Update redraws the bar at most ten times a second, and always at the end.
@@ -88,19 +89,40 @@ func (p *progress) Phase(text string) {
 
 // rewriteProgress renders the engine's rewrite progress as one status line.
 func rewriteProgress(p *progress) func(engine.Progress) {
-	return func(e engine.Progress) {
-		text := fmt.Sprintf("%d/%d groups done", e.GroupsDone, e.Groups)
-		switch {
-		case e.Phase == "done":
-		case e.Group == 0:
-			text += "; " + e.Phase
-		case e.Steps > 0:
-			text += fmt.Sprintf("; group %d: %s unit %d of %d", e.Group, e.Phase, e.Step, e.Steps)
-		default:
-			text += fmt.Sprintf("; group %d: %s", e.Group, e.Phase)
-		}
-		p.Phase(text)
+	return func(e engine.Progress) { p.Phase(rewriteProgressText(e)) }
+}
+
+// rewriteProgressText is a rewrite's progress as one line: groups and
+// bytes done, and the phase of the group at hand.
+func rewriteProgressText(e engine.Progress) string {
+	text := fmt.Sprintf("%d/%d groups done", e.GroupsDone, e.Groups)
+	if e.Bytes > 0 {
+		text += fmt.Sprintf(" (%s of %s)", engine.FormatBytes(e.BytesDone), engine.FormatBytes(e.Bytes))
 	}
+	switch {
+	case e.Phase == "done":
+	case e.Group == 0:
+		text += "; " + e.Phase
+	case e.Steps > 0:
+		text += fmt.Sprintf("; group %d: %s unit %d of %d", e.Group, e.Phase, e.Step, e.Steps)
+	default:
+		text += fmt.Sprintf("; group %d: %s", e.Group, e.Phase)
+	}
+	return text
+}
+
+// maintainProgress renders a maintain run's progress as one status line:
+// the step, and within the rewrite step the rewrite's progress.
+func maintainProgress(p *progress) func(maintain.Progress) {
+	return func(e maintain.Progress) { p.Phase(maintainProgressText(e)) }
+}
+
+func maintainProgressText(e maintain.Progress) string {
+	text := fmt.Sprintf("step %d/%d %s", e.Index, e.Steps, e.Step)
+	if e.Rewrite != nil {
+		text += ": " + rewriteProgressText(*e.Rewrite)
+	}
+	return text
 }
 
 // sizeFlag is a byte-count flag that takes units (see engine.ParseSize); a

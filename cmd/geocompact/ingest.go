@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -40,8 +41,17 @@ file it appended in its snapshot summary, and a file whose content the
 table's snapshot history (or the same batch) already holds is skipped with a
 message; an ingest where every file is skipped commits nothing and exits 0.
 --allow-duplicates appends such files anyway. A directory argument ingests
-the *.parquet files in it, sorted; --recursive descends into subdirectories.`,
+the *.parquet files in it, sorted; --recursive descends into subdirectories.
+
+A file with columns the table lacks is refused, naming them, before any
+data is read. --drop-extra-columns leaves those columns out; --add-columns
+evolves the table's schema first, adding them as optional columns (rows
+already in the table read them as null), in a commit of its own.
+--partition-by takes Iceberg's transforms or Spark's spellings (days(ts),
+hours(ts), months, years, bucket(N, col), truncate(W, col)); on an existing
+table it must match the table's spec.`,
 		Example: `  $ geocompact ingest --table gis.parcels --create --add-bbox parcels-*.parquet
+  $ geocompact ingest --table gis.parcels --add-columns parcels-with-owner.parquet
   $ geocompact ingest --table gis.pings --create --format-version 3 --partition-by 'bucket(16, id)' pings.parquet`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -57,12 +67,15 @@ the *.parquet files in it, sorted; --recursive descends into subdirectories.`,
 	f.BoolVar(&o.cfg.Create, "create", false, "create the table from the first file when it does not exist")
 	f.BoolVar(&o.cfg.AddBBox, "add-bbox", false, "compute missing bbox columns from the WKB")
 	f.IntVar(&o.cfg.FormatVersion, "format-version", o.cfg.FormatVersion, "format version of a created table: 2 (WKB + bbox columns) or 3 (geometry type)")
-	f.StringVar(&o.cfg.PartitionBy, "partition-by", "", "partition spec of a created table, e.g. 'bucket(16, id)'")
+	f.StringVar(&o.cfg.PartitionBy, "partition-by", "", "partition spec of a created table, e.g. 'bucket(16, id), days(ts)' (Spark's spellings too); an existing table's spec must match")
 	f.StringVar(&o.cfg.GeometryColumn, "geometry-column", "", "geometry column of the files (default: GeoParquet primary_column)")
 	f.Float64Var(&o.cfg.Checks.Tolerance, "tolerance", o.cfg.Checks.Tolerance, "largest allowed difference between a bbox column and the geometry's envelope")
 	f.BoolVar(&o.cfg.Checks.AllowNull, "allow-null", false, "accept null geometries")
 	f.IntVar(&o.cfg.Checks.MaxExamples, "max-examples", o.cfg.Checks.MaxExamples, "offending rows to show per refused file")
+	f.BoolVar(&o.cfg.Checks.Strict, "strict", false, "refuse files with warnings too (malformed GeoParquet hints, antimeridian crossings)")
 	f.BoolVar(&o.cfg.AllowDuplicates, "allow-duplicates", false, "append files whose content the table already holds (default: skip them)")
+	f.BoolVar(&o.cfg.DropExtraColumns, "drop-extra-columns", false, "leave out the files' columns the table lacks (default: refuse such files)")
+	f.BoolVar(&o.cfg.AddColumns, "add-columns", false, "add the files' columns the table lacks to its schema as optional columns")
 	f.BoolVar(&o.cfg.Recursive, "recursive", false, "take *.parquet files from subdirectories of directory arguments too")
 	_ = cmd.MarkFlagRequired("table")
 	return cmd
@@ -120,7 +133,13 @@ func runIngest(ctx context.Context, o *ingestOptions) error {
 	tw := tabwriter.NewWriter(o.g.IO.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TABLE\tCREATED\tFILES\tROWS\tSNAPSHOT")
 	fmt.Fprintf(tw, "%s\t%v\t%d\t%d\t%d\n", res.Table, res.Created, res.Files, res.Rows, res.SnapshotID)
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(res.AddedColumns) > 0 {
+		fmt.Fprintf(o.g.IO.ErrOut, "added columns to %s: %s\n", res.Table, strings.Join(res.AddedColumns, ", "))
+	}
+	return nil
 }
 
 // refusedResult is a refused ingest's reports as validate prints them.

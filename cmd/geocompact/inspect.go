@@ -34,9 +34,12 @@ type inspectOptions struct {
 func newInspectCmd(g *globalOptions) *cobra.Command {
 	o := &inspectOptions{g: g}
 	cmd := &cobra.Command{
-		Use:   "inspect (files|snapshots|manifests|partitions|history) --table NS.T",
-		Short: "Show a table's Iceberg metadata tables",
-		Long: `Inspect prints one of the table's Iceberg metadata tables: its live files (with
+		Use:   "inspect (schema|files|snapshots|manifests|partitions|history) --table NS.T",
+		Short: "Show a table's schema or its Iceberg metadata tables",
+		Long: `Inspect schema prints the table's columns, geometry column, encoding, CRS,
+partition spec, sort order and properties.
+
+The other subcommands print one of the table's Iceberg metadata tables: its live files (with
 record counts, sizes and bounding boxes), snapshots, manifests, partitions or
 snapshot history. --json writes a JSON array with one object per row, keyed
 by Iceberg's metadata table column names.`,
@@ -44,10 +47,11 @@ by Iceberg's metadata table column names.`,
   $ geocompact inspect snapshots --table demo.pings --json | jq '.[].operation'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return usageErrorf("inspect needs a metadata table: files, snapshots, manifests, partitions or history")
+			return usageErrorf("inspect needs schema or a metadata table: files, snapshots, manifests, partitions or history")
 		},
 	}
 	cmd.PersistentFlags().StringVar(&o.table, "table", "", "table to inspect, NAMESPACE.TABLE (required)")
+	cmd.AddCommand(newInspectSchemaCmd(o))
 	short := map[inspect.Kind]string{
 		inspect.Files:      "List the live data and delete files with their sizes and bounding boxes",
 		inspect.Snapshots:  "List the snapshots with their operations and summaries",
@@ -137,7 +141,7 @@ func loadTableForRead(ctx context.Context, g *globalOptions, name string) (*tabl
 	if ok, nsErr := cat.CheckNamespaceExists(ctx, ns); nsErr == nil && !ok {
 		return nil, nil, fmt.Errorf("table %s does not exist: catalog %q has no namespace %q", name, catName, strings.Join(ns, "."))
 	}
-	return nil, nil, fmt.Errorf("table %s does not exist in catalog %q", name, catName)
+	return nil, nil, fmt.Errorf("table %s does not exist in catalog %q%s", name, catName, engine.TableHint(ctx, cat, name))
 }
 
 // inspectColumn is one column of an inspect text table.

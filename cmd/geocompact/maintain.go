@@ -72,7 +72,9 @@ func runMaintain(ctx context.Context, o *maintainOptions, p maintain.Policy) err
 	if err != nil {
 		return err
 	}
-	rep, err := maintain.Run(ctx, cat, o.table, maintain.Config{Policy: p, CommitRetries: spec.Retries(), Logger: o.g.Logger(), DryRun: o.dryRun})
+	prog := newProgress(o.g, "maintain", "")
+	rep, err := maintain.Run(ctx, cat, o.table, maintain.Config{Policy: p, CommitRetries: spec.Retries(), Logger: o.g.Logger(), Progress: maintainProgress(prog), DryRun: o.dryRun})
+	prog.Done()
 	if rep == nil || len(rep.Steps) == 0 {
 		if errors.Is(err, maintain.ErrPolicy) {
 			return &usageError{err}
@@ -125,9 +127,7 @@ func writeMaintainReport(out io.Writer, rep *maintain.Report, human bool) error 
 		{"records", func(m *maintain.TableMetrics) string { return fmt.Sprint(m.TotalRecords) }},
 		{"partitions", func(m *maintain.TableMetrics) string { return fmt.Sprint(len(m.Partitions)) }},
 		{"snapshots", func(m *maintain.TableMetrics) string { return fmt.Sprint(m.SnapshotCount) }},
-		{"oldest snapshot age", func(m *maintain.TableMetrics) string {
-			return (time.Duration(m.OldestSnapshotAgeSeconds) * time.Second).String()
-		}},
+		{"oldest snapshot age", func(m *maintain.TableMetrics) string { return formatAge(m.OldestSnapshotAgeSeconds, human) }},
 		{"manifests", func(m *maintain.TableMetrics) string { return fmt.Sprint(m.ManifestCount) }},
 		{"delete files", func(m *maintain.TableMetrics) string { return fmt.Sprint(m.DeleteFileCount) }},
 	}

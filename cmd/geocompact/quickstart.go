@@ -3,10 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
@@ -39,7 +42,9 @@ a table of clustered GPS-like points the way streaming ingest leaves one
 (many small commits, every file spanning the whole map), compacts it with
 --curve hilbert into a few dozen files, verifies that the data is unchanged,
 and prints files, sizes and the mean number of files a bbox query plans,
-before and after. It replaces its demo table each time it runs.`,
+before and after. It replaces its demo table each time it runs, deleting
+the replaced table's files. It ends with a next step to run right away,
+and the commands for your own data: ingest, bench and alter.`,
 		Example: `  $ geocompact quickstart
   $ geocompact quickstart --rows 200000 --commits 50`,
 		Args: cobra.NoArgs,
@@ -104,6 +109,9 @@ func runQuickstart(ctx context.Context, o *quickstartOptions) error {
 	}
 
 	t0 := time.Now()
+	if err := purgeDemoTable(ctx, cat, o.table); err != nil {
+		return err
+	}
 	say("1/4 generating %s: %d clustered points in %d commits (arrival order)...", o.table, o.rows, o.commits)
 	p := newProgress(o.g, "generate", "commits")
 	gen, err := bench.Generate(ctx, cat, bench.GenerateConfig{
@@ -130,7 +138,7 @@ func runQuickstart(ctx context.Context, o *quickstartOptions) error {
 
 	t0 = time.Now()
 	target := max(res.Before.Bytes/int64(o.files), 64<<10)
-	say("3/4 compacting with --curve hilbert, target-file-size-bytes=%d...", target)
+	say("3/4 compacting with --curve hilbert into files of about %s...", engine.FormatBytes(target))
 	rw, err := engine.Rewrite(ctx, cat, o.table, engine.Request{
 		Curve: "hilbert", CommitRetries: spec.Retries(), Logger: o.g.Logger(),
 		Options: map[string]string{engine.OptTargetFileSize: fmt.Sprint(target)},
@@ -157,7 +165,52 @@ func runQuickstart(ctx context.Context, o *quickstartOptions) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
 	}
-	return writeQuickstart(o.g.IO.Out, res)
+	return writeQuickstart(o.g.IO.Out, res, quickstartNext(o))
+}
+
+// purgeDemoTable drops the demo table of an earlier run and deletes its
+// files, so reruns leave no orphans behind.
+func purgeDemoTable(ctx context.Context, cat catalog.Catalog, name string) error {
+	tbl, err := engine.LoadTable(ctx, cat, name)
+	if errors.Is(err, catalog.ErrNoSuchTable) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := cat.DropTable(ctx, tbl.Identifier()); err != nil && !errors.Is(err, catalog.ErrNoSuchTable) {
+		return fmt.Errorf("drop the earlier demo table %s: %w", name, err)
+	}
+	if err := tbl.PurgeFiles(ctx); err != nil {
+		return fmt.Errorf("delete the files of the earlier demo table %s: %w", name, err)
+	}
+	return nil
+}
+
+// quickstartNext is the command to run right after quickstart, with the
+// flags that select the same warehouse or catalog.
+func quickstartNext(o *quickstartOptions) string {
+	cmd := "geocompact"
+	if o.g.Warehouse != engine.DefaultWarehouse {
+		cmd += " --warehouse " + shellQuote(o.g.Warehouse)
+	}
+	if o.g.Catalog != "" {
+		cmd += " --catalog " + shellQuote(o.g.Catalog)
+	}
+	if o.g.Config != "" {
+		cmd += " --config " + shellQuote(o.g.Config)
+	}
+	return cmd
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '/' || r == '.' || r == '-' || r == '_' || r == ':' || r == '=' || unicode.IsLetter(r) || unicode.IsDigit(r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // quickstartValidate validates every row of the demo table's geometry.
@@ -215,7 +268,7 @@ func measureSide(ctx context.Context, tbl *table.Table, windows []spatial.Bound)
 	return s, nil
 }
 
-func writeQuickstart(out io.Writer, r *quickstartResult) error {
+func writeQuickstart(out io.Writer, r *quickstartResult, cmd string) error {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(w, "%s (%d rows)\tBEFORE\tAFTER\t\n", r.Table, r.Rows)
 	fmt.Fprintf(w, "data files\t%d\t%d\t\n", r.Before.Files, r.After.Files)
@@ -231,7 +284,14 @@ func writeQuickstart(out io.Writer, r *quickstartResult) error {
 		verified = "NOT verified"
 	}
 	fmt.Fprintf(out, "\nvalidated: %d rows, no geometry violations.\n", r.ValidatedRows)
-	fmt.Fprintf(out, "rewrite: %d files -> %d, one replace snapshot, %s; %s.\n", r.Rewrite.RewrittenDataFilesCount, r.Rewrite.AddedDataFilesCount, strategyText(r.Rewrite), verified)
-	fmt.Fprintf(out, "done in %s. The old files stay until snapshots expire: geocompact expire --table %s --older-than 1h\n", r.Duration.Round(100*time.Millisecond), r.Table)
+	fmt.Fprintf(out, "rewrite: %d files -> %d, one replace snapshot, sorted along a Hilbert curve over the bounding boxes; %s.\n",
+		r.Rewrite.RewrittenDataFilesCount, r.Rewrite.AddedDataFilesCount, verified)
+	fmt.Fprintf(out, "done in %s.\n\n", r.Duration.Round(100*time.Millisecond))
+	fmt.Fprintf(out, "next: compare layouts on the demo table, measured the same way:\n  %s bench --table %s\n", cmd, r.Table)
+	fmt.Fprintf(out, "the replaced files stay for time travel until snapshots expire (after an hour):\n  %s expire --table %s --older-than 1h\n\n", cmd, r.Table)
+	fmt.Fprintf(out, "for your own data:\n")
+	fmt.Fprintf(out, "  %s ingest --table NS.T --create --add-bbox FILE.parquet   append validated GeoParquet\n", cmd)
+	fmt.Fprintf(out, "  %s bench --table NS.T                                     which layout prunes best\n", cmd)
+	fmt.Fprintf(out, "  %s alter --table NS.T --curve hilbert                     record it as the table's layout\n", cmd)
 	return nil
 }

@@ -84,7 +84,7 @@ Options take Iceberg's names (--option K=V, repeatable): ` + strings.Join(engine
 	f.StringVar(&o.strategy, "strategy", "", "binpack or sort (default binpack; --curve and --sort-order imply sort)")
 	f.StringVar(&o.curve, "curve", "", "cluster rows by a curve over their bbox: linear, zorder, hilbert, str (sort-tile-recursive) or auto (chosen per group by estimate)")
 	f.StringVar(&o.order, "sort-order", "", "sort order: 'col [ASC|DESC] [NULLS FIRST|LAST], ...', 'zorder(a, b)' or 'hilbert(a, b)'")
-	f.StringVar(&o.where, "where", "", "rewrite only files that may hold matching rows, e.g. \"ts >= '2026-01-02'\" or 'bbox(0, 40, 10, 50)'; timestamps are UTC unless they carry an offset")
+	f.StringVar(&o.where, "where", "", "rewrite only files that may hold matching rows, e.g. \"ts >= now() - interval '1 day'\" or 'bbox(0, 40, 10, 50)' (minx > maxx crosses the antimeridian); timestamps are UTC unless they carry an offset")
 	f.StringArrayVar(&o.options, "option", nil, "rewrite option K=V by Iceberg's name (repeatable)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "print the plan (groups, files, bytes, skipped files and why) and write nothing")
 	f.BoolVar(&o.allowChange, "allow-layout-change", false, "rewrite with the given strategy, curve or sort order even when the table records a different layout")

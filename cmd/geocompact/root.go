@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"regexp"
 	"runtime/debug"
 	"strings"
 
@@ -51,6 +52,7 @@ type globalOptions struct {
 	Catalog   string
 	Config    string
 	JSON      bool
+	Quiet     bool
 	Verbose   bool
 	LogLevel  string
 	LogFormat string
@@ -119,6 +121,7 @@ removes orphan files and measures how many files bbox queries plan.`,
 	pf.StringVar(&g.Config, "config", "", "config file (default ./geocompact.yaml, then ~/.config/geocompact/config.yaml)")
 	pf.BoolVar(&g.JSON, "json", false, "write the result as JSON")
 	pf.BoolVarP(&g.Verbose, "verbose", "v", false, "log progress (same as --log-level info)")
+	pf.BoolVarP(&g.Quiet, "quiet", "q", false, "show no progress on a terminal")
 	pf.StringVar(&g.LogLevel, "log-level", "warn", "log level: debug, info, warn or error")
 	pf.StringVar(&g.LogFormat, "log-format", "text", "log format: text or json")
 
@@ -227,7 +230,7 @@ func run(ctx context.Context, args []string, ios *ioStreams) int {
 	code := exitCode(err)
 	var ec *exitCodeError
 	if !errors.As(err, &ec) || ec.err != nil {
-		fmt.Fprintf(ios.ErrOut, "geocompact: %s\n", oneLine(err.Error()))
+		fmt.Fprintf(ios.ErrOut, "geocompact: %s\n", userMessage(err))
 	}
 	return code
 }
@@ -250,6 +253,24 @@ func exitCode(err error) int {
 		return exitError
 	}
 	return exitUsage
+}
+
+// internalPrefix is a Go package name used as an error prefix ("engine: ",
+// "cluster: "): it names where in the code an error came from, which means
+// nothing to a user, so userMessage drops it.
+var internalPrefix = regexp.MustCompile(`(^|: )(?:engine|cluster|spatial|validate|ingest|where|maintain|inspect|bench|delta|suggest): `)
+
+// userMessage is err as one line of stderr without internal package
+// prefixes.
+func userMessage(err error) string {
+	s := oneLine(err.Error())
+	for {
+		t := internalPrefix.ReplaceAllString(s, "$1")
+		if t == s {
+			return s
+		}
+		s = t
+	}
 }
 
 // oneLine keeps an error on one line of stderr.

@@ -37,8 +37,18 @@ columns disagree with the geometry, or that is null, plus file-level problems:
 a missing or mismatched CRS, bad GeoParquet metadata, missing bbox columns or
 a corrupt file. It prints counts per check code and the first offending rows.
 
+For each file it prints the geometry column, encoding, CRS, the geometry
+types found and the rows' bbox.
+
+Reading is lenient on GeoParquet hints and strict on data: a malformed
+optional hint is a warning with its own code (geo.covering-flat for covering
+paths that are flat column names, read as the bbox columns they name;
+geo.covering for an unusable covering, which is ignored; geo.bbox for a
+file bbox that is malformed or does not contain the data).
+
 Exit status: 0 when clean, 3 when violations were found, 1 on I/O errors.
-bbox.antimeridian findings are warnings and do not fail a run.`,
+Warnings (those codes and bbox.antimeridian) do not fail a run unless
+--strict is given.`,
 		Example: `  $ geocompact validate points.parquet
   $ geocompact validate --table gis.parcels --json
   $ geocompact validate --tolerance 1e-4 --allow-null a.parquet b.parquet`,
@@ -58,6 +68,7 @@ bbox.antimeridian findings are warnings and do not fail a run.`,
 	f.StringSliceVar(&o.cfg.AllowedTypes, "allowed-types", nil, "allowed geometry types, e.g. Point,MultiPoint (default any)")
 	f.StringVar(&o.crs, "crs", "", "CRS the data must have, e.g. OGC:CRS84 (default: any known CRS; for --table, the table's)")
 	f.StringVar(&o.geometry, "geometry-column", "", "geometry column (default: from table properties or GeoParquet metadata)")
+	f.BoolVar(&o.cfg.Strict, "strict", false, "treat warnings (malformed GeoParquet hints, antimeridian crossings) as violations")
 	return cmd
 }
 
@@ -172,6 +183,7 @@ func writeValidateResult(w io.Writer, asJSON bool, res validateResult) error {
 			status = fmt.Sprintf("%d violations", in.Violations)
 		}
 		fmt.Fprintf(tw, "%s: %d rows, %s\n", in.Input, in.Report.Rows, status)
+		writeGeometryInfo(tw, in.Report.Geometry)
 		if len(in.Report.Counts) > 0 {
 			fmt.Fprintln(tw, "CODE\tCOUNT")
 			for _, code := range in.Report.Codes() {
@@ -207,4 +219,23 @@ func writeValidateResult(w io.Writer, asJSON bool, res validateResult) error {
 		}
 	}
 	return tw.Flush()
+}
+
+// writeGeometryInfo prints what a file's validation learned about its
+// geometry: column, encoding, CRS, types and bbox.
+func writeGeometryInfo(w io.Writer, g *validate.GeometryInfo) {
+	if g == nil {
+		return
+	}
+	crs, types, bbox := g.CRS, strings.Join(g.Types, ", "), "none"
+	if crs == "" {
+		crs = "unknown"
+	}
+	if types == "" {
+		types = "none"
+	}
+	if len(g.BBox) == 4 {
+		bbox = fmt.Sprintf("[%g, %g, %g, %g]", g.BBox[0], g.BBox[1], g.BBox[2], g.BBox[3])
+	}
+	fmt.Fprintf(w, "  geometry column %s (%s), crs %s, types %s, bbox %s\n", g.Column, g.Encoding, crs, types, bbox)
 }

@@ -7,6 +7,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/geocompact/geocompact/validate"
+	"github.com/geocompact/geocompact/validate/validatetest"
 )
 
 func fixture(name string) string {
@@ -72,6 +77,7 @@ func TestValidateJSON(t *testing.T) {
 					Code   string `json:"code"`
 					Detail string `json:"detail"`
 				} `json:"examples"`
+				Geometry *validate.GeometryInfo `json:"geometry"`
 			} `json:"report"`
 		} `json:"inputs"`
 	}
@@ -96,6 +102,25 @@ func TestValidateJSON(t *testing.T) {
 	if !got.Inputs[1].OK || got.Inputs[1].Report.Counts == nil || got.Inputs[1].Report.Examples == nil {
 		t.Errorf("clean input %+v: counts and examples must be present, empty", got.Inputs[1])
 	}
+	assert.Equal(t, &validate.GeometryInfo{Column: "geometry", Encoding: "wkb", CRS: "OGC:CRS84", Types: []string{"Polygon"}, BBox: []float64{-10, 0, 1, 7.5}},
+		got.Inputs[1].Report.Geometry, "a clean file's geometry summary")
+}
+
+// TestValidateStrictHints checks that a malformed GeoParquet hint (flat
+// covering paths) is a warning that passes, fails under --strict, and that
+// a clean run prints the file's geometry summary.
+func TestValidateStrictHints(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "flat.parquet")
+	validatetest.Write(t, p, validatetest.File{Rows: validatetest.Points(3), Geo: validatetest.GeoFlatCovering})
+
+	r := runCLI(t, "", false, "validate", p)
+	require.Equal(t, exitOK, r.Code, r.Stdout+r.Stderr)
+	assert.Contains(t, r.Stdout, "geo.covering-flat (warning)")
+	assert.Contains(t, r.Stdout, "geometry column geometry (wkb), crs OGC:CRS84, types Point, bbox [-179.5, -89.75, -177.5, -87.75]")
+
+	r = runCLI(t, "", false, "validate", "--strict", p)
+	assert.Equal(t, exitViolation, r.Code, r.Stdout+r.Stderr)
+	assert.Contains(t, r.Stdout, "1 violations")
 }
 
 // TestValidateTTY checks stdout carries the same report on a terminal and

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
@@ -27,15 +26,11 @@ func (in *ingester) commit(ctx context.Context, batches *conformedFiles) (int64,
 		// so each attempt writes through tx.Append.
 		return in.appendV3(ctx, batches)
 	}
-	var files []iceberg.DataFile
-	for df, err := range table.WriteRecords(ctx, tbl, batches.schema, batches.all()) {
-		if err != nil {
-			in.removeFiles(ctx, tbl, files)
-			return 0, fmt.Errorf("write data files: %w", err)
-		}
-		files = append(files, df)
+	files, err := in.write(ctx, tbl, batches)
+	if err != nil {
+		return 0, err
 	}
-	snapID, err := in.withRetry(ctx, func(ctx context.Context, tx *table.Transaction) error {
+	snapID, err := in.withRetry(ctx, func(ctx context.Context, _ *table.Table, tx *table.Transaction) error {
 		if err := tx.AddDataFiles(ctx, files, in.snapshotProps(), table.WithoutAutoNameMapping()); err != nil {
 			return fmt.Errorf("add data files: %w", err)
 		}
@@ -50,29 +45,45 @@ func (in *ingester) commit(ctx context.Context, batches *conformedFiles) (int64,
 	return snapID, err
 }
 
+// write writes batches as GeoParquet data files of tbl. On an error it
+// deletes the files it wrote.
+func (in *ingester) write(ctx context.Context, tbl *table.Table, batches *conformedFiles) ([]iceberg.DataFile, error) {
+	var files []iceberg.DataFile
+	for df, err := range engine.WriteGeoRecords(ctx, tbl, batches.schema, batches.all()) {
+		if err != nil {
+			in.removeFiles(ctx, tbl, files)
+			return nil, fmt.Errorf("write data files: %w", err)
+		}
+		files = append(files, df)
+	}
+	return files, nil
+}
+
 // appendV3 appends batches to a v3 table in one snapshot, retrying lost
 // races. Row lineage ties data files to the head they commit on, so every
 // attempt writes its files anew; iceberg-go replays its own retries
 // (commit.retry.num-retries) with the files already written, and files of
 // an attempt that failed here stay as orphans for orphan cleanup.
 func (in *ingester) appendV3(ctx context.Context, batches *conformedFiles) (int64, error) {
-	return in.withRetry(ctx, func(ctx context.Context, tx *table.Transaction) error {
-		rdr, err := array.NewRecordReader(batches.schema, batches.flat())
+	return in.withRetry(ctx, func(ctx context.Context, cur *table.Table, tx *table.Transaction) error {
+		files, err := in.write(ctx, cur, batches)
 		if err != nil {
 			return err
 		}
-		err = tx.Append(ctx, rdr, in.snapshotProps())
-		rdr.Release()
-		if err != nil {
+		if files, err = engine.FirstRowIDs(cur.Metadata(), files); err != nil {
+			return err
+		}
+		if err := tx.AddDataFiles(ctx, files, in.snapshotProps(), table.WithoutAutoNameMapping()); err != nil {
 			return fmt.Errorf("append: %w", err)
 		}
 		return nil
 	})
 }
 
-// withRetry runs stage on a transaction over a fresh load of the table and
-// commits it, retrying lost races; it returns the new snapshot's id.
-func (in *ingester) withRetry(ctx context.Context, stage func(context.Context, *table.Transaction) error) (int64, error) {
+// withRetry runs stage on a transaction over a fresh load of the table
+// (cur) and commits it, retrying lost races; it returns the new snapshot's
+// id.
+func (in *ingester) withRetry(ctx context.Context, stage func(ctx context.Context, cur *table.Table, tx *table.Transaction) error) (int64, error) {
 	var snapID int64
 	err := engine.WithCommitRetry(ctx, in.cfg.CommitRetries, func(ctx context.Context) error {
 		cur, err := engine.LoadTable(ctx, in.cat, in.cfg.Table)
@@ -80,7 +91,7 @@ func (in *ingester) withRetry(ctx context.Context, stage func(context.Context, *
 			return err
 		}
 		tx := cur.NewTransaction()
-		if err := stage(ctx, tx); err != nil {
+		if err := stage(ctx, cur, tx); err != nil {
 			return err
 		}
 		after, err := tx.Commit(ctx)

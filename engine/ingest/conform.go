@@ -25,15 +25,6 @@ type conformedFiles struct {
 	files  [][]arrow.RecordBatch
 }
 
-// flat returns every file's batches in file order.
-func (c *conformedFiles) flat() []arrow.RecordBatch {
-	var all []arrow.RecordBatch
-	for _, f := range c.files {
-		all = append(all, f...)
-	}
-	return all
-}
-
 // all yields every file's batches in file order. Each is retained for the
 // consumer, which releases it (table.WriteRecords does).
 func (c *conformedFiles) all() iter.Seq2[arrow.RecordBatch, error] {
@@ -58,15 +49,24 @@ func (c *conformedFiles) release() {
 	}
 }
 
+// conformOpts says how files are conformed to the table: the geometry
+// column, whether missing bbox columns are computed from it, and whether
+// columns the table lacks are left out rather than refused.
+type conformOpts struct {
+	geometry  string
+	addBBox   bool
+	dropExtra bool
+}
+
 // readConformed reads every file and conforms its batches to target, the
-// table's Arrow schema, computing bbox columns when addBBox is set. Any
-// misfit is an error naming the file and column.
-func readConformed(ctx context.Context, paths []string, target *arrow.Schema, geometry string, addBBox bool) (*conformedFiles, int64, error) {
+// table's Arrow schema (see conform). Any misfit is an error naming the
+// file and column.
+func readConformed(ctx context.Context, paths []string, target *arrow.Schema, o conformOpts) (*conformedFiles, int64, error) {
 	out := &conformedFiles{schema: target, files: make([][]arrow.RecordBatch, len(paths))}
 	var rows int64
 	for i, path := range paths {
 		err := readParquet(ctx, path, func(rec arrow.RecordBatch) error {
-			c, err := conform(ctx, rec, target, geometry, addBBox)
+			c, err := conform(ctx, rec, target, o)
 			if err != nil {
 				return err
 			}
@@ -117,20 +117,19 @@ func readParquet(ctx context.Context, path string, fn func(arrow.RecordBatch) er
 // conform returns rec in the target schema: columns matched by name,
 // WKB wrapped in (or unwrapped from) the geoarrow extension as the table
 // needs, integers and floats widened, absent optional columns filled with
-// nulls and, with addBBox, missing bbox columns computed from the WKB.
-func conform(ctx context.Context, rec arrow.RecordBatch, target *arrow.Schema, geometry string, addBBox bool) (arrow.RecordBatch, error) {
+// nulls, with o.addBBox missing bbox columns computed from the WKB, and
+// with o.dropExtra columns the table lacks left out.
+func conform(ctx context.Context, rec arrow.RecordBatch, target *arrow.Schema, o conformOpts) (arrow.RecordBatch, error) {
 	n := rec.NumRows()
 	sc := rec.Schema()
-	for _, f := range sc.Fields() {
-		if len(target.FieldIndices(f.Name)) == 0 {
-			return nil, fmt.Errorf("column %q is not in the table", f.Name)
-		}
+	if extra := missingFrom(sc, target); len(extra) > 0 && !o.dropExtra {
+		return nil, &ExtraColumnsError{Columns: extra}
 	}
 	var bbox []arrow.Array
-	if addBBox && !hasAllBBox(sc) {
-		idx := sc.FieldIndices(geometry)
+	if o.addBBox && !hasAllBBox(sc) {
+		idx := sc.FieldIndices(o.geometry)
 		if len(idx) != 1 {
-			return nil, fmt.Errorf("geometry column %q is missing", geometry)
+			return nil, fmt.Errorf("geometry column %q is missing", o.geometry)
 		}
 		bbox = computeBBox(rec.Column(idx[0]))
 		defer func() {

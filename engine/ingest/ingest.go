@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
@@ -58,6 +59,13 @@ type Config struct {
 	// history (or the batch) already holds; by default they are skipped
 	// and listed in Result.Skipped.
 	AllowDuplicates bool
+	// DropExtraColumns leaves out the files' columns the table lacks;
+	// by default such a file is refused (see ExtraColumnsError).
+	DropExtraColumns bool
+	// AddColumns adds the files' columns the table lacks to its schema as
+	// optional columns (rows already in the table read them as null), in
+	// a commit of its own before the data's.
+	AddColumns bool
 	// Recursive makes a directory in Files contribute the *.parquet files
 	// of its subdirectories too (see ExpandFiles).
 	Recursive bool
@@ -77,6 +85,12 @@ func (c Config) Validate() error {
 	}
 	if !c.Create && (c.PartitionBy != "" || c.FormatVersion > 2) {
 		return fmt.Errorf("%w: a partition spec and a format version apply only when creating the table", ErrConfig)
+	}
+	if c.DropExtraColumns && c.AddColumns {
+		return fmt.Errorf("%w: drop extra columns or add them, not both", ErrConfig)
+	}
+	if err := engine.ValidatePartitionSpec(c.PartitionBy); err != nil {
+		return err
 	}
 	if err := c.Checks.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
@@ -100,6 +114,8 @@ type Result struct {
 	SnapshotID int64  `json:"snapshot_id"`
 	Files      int    `json:"files"`
 	Rows       int64  `json:"rows"`
+	// AddedColumns names the columns added to the table's schema.
+	AddedColumns []string `json:"added_columns,omitempty"`
 	// Skipped lists the files left out as already ingested.
 	Skipped []Skipped `json:"skipped,omitempty"`
 }
@@ -159,6 +175,9 @@ func Run(ctx context.Context, cat catalog.Catalog, cfg Config) (*Result, error) 
 	if err != nil {
 		return nil, err
 	}
+	if err := checkSpec(tbl, cfg); err != nil {
+		return nil, err
+	}
 	if tbl != nil && !cfg.AllowDuplicates {
 		srcs = in.skip(res, srcs, ingested(tbl.Metadata(), srcs))
 	}
@@ -190,11 +209,24 @@ func (in *ingester) run(ctx context.Context, tbl *table.Table, res *Result) erro
 	if err != nil {
 		return err
 	}
+	extra, err := in.extraColumns(ctx, arrowSc)
+	if err != nil {
+		return err
+	}
 	if tbl == nil {
 		if _, err := engine.CreateTable(ctx, in.cat, in.cfg.Table, sc, in.cfg.PartitionBy, props); err != nil {
 			return err
 		}
 		res.Created = true
+	}
+	if len(extra) > 0 && in.cfg.AddColumns {
+		if arrowSc, err = in.addColumns(ctx, tgt, extra); err != nil {
+			if res.Created {
+				in.dropCreated(ctx)
+			}
+			return err
+		}
+		res.AddedColumns = fieldNames(extra)
 	}
 	for {
 		err := in.writeAndCommit(ctx, arrowSc, tgt, res)
@@ -212,7 +244,7 @@ func (in *ingester) run(ctx context.Context, tbl *table.Table, res *Result) erro
 
 // writeAndCommit reads the files conformed to arrowSc and commits them.
 func (in *ingester) writeAndCommit(ctx context.Context, arrowSc *arrow.Schema, tgt target, res *Result) error {
-	batches, rows, err := readConformed(ctx, in.cfg.Files, arrowSc, tgt.cols.Geometry, in.cfg.AddBBox)
+	batches, rows, err := readConformed(ctx, in.cfg.Files, arrowSc, conformOpts{geometry: tgt.cols.Geometry, addBBox: in.cfg.AddBBox, dropExtra: in.cfg.DropExtraColumns})
 	if err != nil {
 		if res.Created {
 			in.dropCreated(ctx)
@@ -262,6 +294,9 @@ func loadOrNil(ctx context.Context, cat catalog.Catalog, cfg Config) (*table.Tab
 	tbl, err := cat.LoadTable(ctx, ident)
 	switch {
 	case errors.Is(err, catalog.ErrNoSuchTable) && !cfg.Create:
+		if hint := engine.TableHint(ctx, cat, cfg.Table); strings.HasPrefix(hint, "; did you mean") {
+			return nil, fmt.Errorf("table %s does not exist%s Or use --create to make it from the files", cfg.Table, hint)
+		}
 		return nil, fmt.Errorf("table %s does not exist (use --create to make it from the files)", cfg.Table)
 	case errors.Is(err, catalog.ErrNoSuchTable):
 		return nil, nil
@@ -269,6 +304,23 @@ func loadOrNil(ctx context.Context, cat catalog.Catalog, cfg Config) (*table.Tab
 		return nil, fmt.Errorf("load table %s: %w", cfg.Table, err)
 	}
 	return tbl, nil
+}
+
+// checkSpec refuses a partition spec that differs from the existing
+// table's, naming both, rather than ignoring it.
+func checkSpec(tbl *table.Table, cfg Config) error {
+	if tbl == nil || cfg.PartitionBy == "" {
+		return nil
+	}
+	want, err := engine.ParsePartitionSpec(cfg.PartitionBy, tbl.Schema())
+	if err != nil {
+		return err
+	}
+	if have := tbl.Spec(); !engine.SamePartitioning(want, have) {
+		return fmt.Errorf("table %s exists partitioned by %s, not by %s as asked; drop --partition-by to append with the table's spec",
+			cfg.Table, engine.FormatPartitionSpec(have, tbl.Schema()), engine.FormatPartitionSpec(want, tbl.Schema()))
+	}
+	return nil
 }
 
 // ingester is one Run.

@@ -26,6 +26,11 @@ const (
 	// snapshotBudget is how many snapshots the history should hold at most;
 	// beyond it metadata and planning grow for little time-travel value.
 	snapshotBudget = 1000
+	// MinRateCommits and MinRateSpan are the least history a commit rate
+	// is measured from: fewer commits, or commits closer together, would
+	// extrapolate a burst (5 commits in 12 seconds is not 1,500 an hour).
+	MinRateCommits = 3
+	MinRateSpan    = 30 * time.Minute
 )
 
 // maxAdvisedTarget is the largest advised target file size: the engine's
@@ -80,6 +85,10 @@ type Advice struct {
 	RetainLast           int           `json:"retain_last"`
 	// Reasons explain each suggestion, one line each.
 	Reasons []string `json:"reasons"`
+	// RateUnknown, when set, says why the history was too short to
+	// measure a commit rate from and how much it needs; the rate-based
+	// suggestions then fall back to defaults.
+	RateUnknown string `json:"rate_unknown,omitempty"`
 	// Policy is the maintain policy the suggestions add up to.
 	Policy Policy `json:"-"`
 	// SparkSortOrder is the sort_order for Spark's rewrite_data_files, or
@@ -147,11 +156,17 @@ func AdviseFrom(h History) Advice {
 	if len(commits) > 0 {
 		a.BytesPerCommit = added / int64(len(commits))
 	}
-	known := len(commits) >= 2
-	if known {
+	if len(commits) >= 2 {
 		a.HistorySpan = commits[len(commits)-1].Time.Sub(commits[0].Time)
-		// n commits span n-1 intervals; a burst is at least a minute.
-		hours := max(a.HistorySpan, time.Minute).Hours() * float64(len(commits)) / float64(len(commits)-1)
+	}
+	known := len(commits) >= MinRateCommits && a.HistorySpan >= MinRateSpan
+	if !known {
+		a.RateUnknown = fmt.Sprintf("the history holds %d ingest commits over %s; measuring a commit rate needs at least %d over at least %s",
+			len(commits), FormatDuration(a.HistorySpan.Round(time.Second)), MinRateCommits, FormatDuration(MinRateSpan))
+	}
+	if known {
+		// n commits span n-1 intervals.
+		hours := a.HistorySpan.Hours() * float64(len(commits)) / float64(len(commits)-1)
 		a.CommitsPerHour = float64(len(commits)) / hours
 		a.IngestBytesPerHour = float64(added) / hours
 	}
@@ -164,7 +179,7 @@ func AdviseFrom(h History) Advice {
 		a.reason("cadence %s: %.1f commits/h leave about %d small files per partition between runs",
 			FormatDuration(a.Cadence), a.CommitsPerHour, int64(math.Ceil(a.CommitsPerHour*a.Cadence.Hours())))
 	} else {
-		a.reason("cadence %s: fewer than two ingest commits in the history, so the commit rate is unknown", FormatDuration(a.Cadence))
+		a.reason("cadence %s: the commit rate is unknown (%s)", FormatDuration(a.Cadence), a.RateUnknown)
 	}
 
 	// Target file size.

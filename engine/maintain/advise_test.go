@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+
 	"github.com/geocompact/geocompact/engine/maintain"
 )
 
@@ -121,4 +123,26 @@ func TestAdviseTable(t *testing.T) {
 			t.Errorf("spark calls lack %q:\n%s", want, all)
 		}
 	}
+}
+
+// TestAdviseRefusesShortHistory checks that a burst of commits seconds
+// apart gives no commit rate (and says how much history it needs) rather
+// than a projection of thousands of commits per hour.
+func TestAdviseRefusesShortHistory(t *testing.T) {
+	for _, h := range []maintain.History{
+		steady(5, 100_000, 3*time.Second), // 12 seconds
+		steady(2, 100_000, 2*time.Hour),   // too few commits
+	} {
+		a := maintain.AdviseFrom(h)
+		assert.Zero(t, a.CommitsPerHour)
+		assert.Contains(t, a.RateUnknown, "needs at least 3 over at least 30m")
+		assert.Equal(t, 24*time.Hour, a.Cadence, "the cadence falls back to the default")
+		assert.Contains(t, strings.Join(a.Reasons, "\n"), "unknown")
+		checkAdvice(t, a)
+	}
+	a := maintain.AdviseFrom(steady(5, 100_000, 3*time.Second))
+	assert.Contains(t, a.RateUnknown, "5 ingest commits over 12s")
+	a = maintain.AdviseFrom(steady(3, 100_000, 20*time.Minute))
+	assert.Empty(t, a.RateUnknown, "3 commits over 40 minutes are enough")
+	assert.InDelta(t, 3.0, a.CommitsPerHour, 0.01)
 }

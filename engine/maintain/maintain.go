@@ -123,6 +123,17 @@ type Config struct {
 	// lease is taken, the rewrite only plans, expiry and orphan removal
 	// only list.
 	DryRun bool
+	// Progress, when set, is told each step as it starts and, during the
+	// rewrite, where the rewrite is.
+	Progress func(Progress)
+}
+
+// Progress says where a maintain run is: step Index of Steps, and for the
+// rewrite step the rewrite's own progress (nil otherwise).
+type Progress struct {
+	Step         string
+	Index, Steps int
+	Rewrite      *engine.Progress
 }
 
 // Report is what a maintain run did, step by step, with the
@@ -210,6 +221,8 @@ type maintainer struct {
 	log   *slog.Logger
 	// props are the last-run times recorded at the next renewal or release.
 	props map[string]string
+	// at is the step running, for progress.
+	at Progress
 }
 
 // run runs the steps in order; the first error stops the run. Every
@@ -227,7 +240,11 @@ func (m *maintainer) run(ctx context.Context) error {
 		{"orphans", m.orphans},
 		{"measure", m.measureAfter},
 	}
-	for _, st := range steps {
+	for i, st := range steps {
+		m.at = Progress{Step: st.name, Index: i + 1, Steps: len(steps)}
+		if m.cfg.Progress != nil {
+			m.cfg.Progress(m.at)
+		}
 		if err := st.run(ctx); err != nil {
 			return fmt.Errorf("maintain %s: %s: %w", m.name, st.name, err)
 		}
@@ -297,6 +314,13 @@ func (m *maintainer) rewrite(ctx context.Context) error {
 	}
 	rc := m.p.rewriteRequest()
 	rc.CommitRetries, rc.Logger, rc.DryRun = m.cfg.CommitRetries, m.log, m.cfg.DryRun
+	if m.cfg.Progress != nil {
+		rc.Progress = func(p engine.Progress) {
+			at := m.at
+			at.Rewrite = &p
+			m.cfg.Progress(at)
+		}
+	}
 	res, err := engine.Rewrite(ctx, m.cat, m.name, rc)
 	rep.Rewrite = res
 	if err != nil {

@@ -27,6 +27,10 @@ type OrphansConfig struct {
 	DryRun bool
 	// Force allows OlderThan below MinRetention.
 	Force bool
+	// Location, when set, is the directory listed instead of the whole
+	// table location (remove_orphan_files' location); it must be the table
+	// location or lie below it.
+	Location string
 	// Logger receives one line per phase; nil discards.
 	Logger *slog.Logger
 }
@@ -79,7 +83,14 @@ func RemoveOrphans(ctx context.Context, cat catalog.Catalog, name string, cfg Or
 		return nil, err
 	}
 	loc := tbl.Location()
-	plan, err := tbl.PlanOrphanFiles(ctx, table.WithFilesOlderThan(cfg.OlderThan))
+	scan := []table.OrphanCleanupOption{table.WithFilesOlderThan(cfg.OlderThan)}
+	if cfg.Location != "" {
+		if !underLocation(strings.TrimSuffix(cfg.Location, "/")+"/_", loc) {
+			return nil, fmt.Errorf("orphans %s: location %s is outside the table location %s; only files under it are ever removed", name, cfg.Location, loc)
+		}
+		scan = append(scan, table.WithLocation(cfg.Location))
+	}
+	plan, err := tbl.PlanOrphanFiles(ctx, scan...)
 	if err != nil {
 		return nil, fmt.Errorf("orphans %s: %w", name, err)
 	}

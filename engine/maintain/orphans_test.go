@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/engine/maintain"
 )
@@ -92,4 +94,36 @@ func TestRemoveOrphansRefusesBelowFloor(t *testing.T) {
 	if len(res.Files) != 1 {
 		t.Fatalf("forced run removed %d files, want the orphan", len(res.Files))
 	}
+}
+
+// TestRemoveOrphansLocation checks that Location narrows the listing to a
+// directory of the table and that one outside the table is refused.
+func TestRemoveOrphansLocation(t *testing.T) {
+	const name = "t.x"
+	cat := fragmented(t, name, 100, 2)
+	tbl := load(t, cat, name)
+	dir := tableDir(t, tbl)
+	inData := filepath.Join(dir, "data", "orphan.parquet")
+	inMeta := filepath.Join(dir, "metadata", "orphan.avro")
+	plant(t, inData, 10, 5*24*time.Hour)
+	plant(t, inMeta, 10, 5*24*time.Hour)
+
+	res, err := maintain.RemoveOrphans(t.Context(), cat, name, maintain.OrphansConfig{OlderThan: 3 * 24 * time.Hour, DryRun: true, Location: tbl.Location() + "/metadata/"})
+	require.NoError(t, err)
+	require.Len(t, res.Files, 1)
+	assert.Equal(t, inMeta, trimFileScheme(res.Files[0].Path))
+
+	res, err = maintain.RemoveOrphans(t.Context(), cat, name, maintain.OrphansConfig{OlderThan: 3 * 24 * time.Hour, Location: filepath.Join(dir, "data")})
+	require.NoError(t, err)
+	require.Len(t, res.Files, 1)
+	assert.Equal(t, inData, trimFileScheme(res.Files[0].Path))
+	assert.NoFileExists(t, inData)
+	assert.FileExists(t, inMeta)
+
+	for _, outside := range []string{filepath.Dir(dir), dir + "2"} {
+		_, err = maintain.RemoveOrphans(t.Context(), cat, name, maintain.OrphansConfig{OlderThan: 3 * 24 * time.Hour, Location: outside})
+		require.Error(t, err, outside)
+		assert.Contains(t, err.Error(), "outside the table location")
+	}
+	assert.FileExists(t, inMeta)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/internal/suggest"
 )
 
 // MinRetention is the retention floor: expire and orphans refuse to act on
@@ -333,6 +335,37 @@ var policySections = map[string]string{
 	"ExpirePolicy": "expire", "OrphansPolicy": "orphans", "LeasePolicy": "lease",
 }
 
+// policyFields lists the YAML keys of each policy section, by Go type
+// name, for did-you-mean hints.
+var policyFields = yamlKeys(reflect.TypeFor[Policy](), map[string][]string{})
+
+// yamlKeys adds the YAML keys of struct type t and of the struct types
+// of its fields to keys, by type name.
+func yamlKeys(t reflect.Type, keys map[string][]string) map[string][]string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || keys[t.Name()] != nil {
+		return keys
+	}
+	names := []string{}
+	keys[t.Name()] = names
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := strings.Split(f.Tag.Get("yaml"), ",")[0]
+		if tag == "-" || !f.IsExported() {
+			continue
+		}
+		if tag == "" {
+			tag = strings.ToLower(f.Name)
+		}
+		names = append(names, tag)
+		yamlKeys(f.Type, keys)
+	}
+	keys[t.Name()] = names
+	return keys
+}
+
 var unknownField = regexp.MustCompile(`field (\S+) not found in type maintain\.(\w+)`)
 
 // yamlMessage rewrites the YAML decoder's messages in the policy's terms:
@@ -350,7 +383,7 @@ func yamlMessage(err error) string {
 			if sec == "" {
 				sec = g[2]
 			}
-			return fmt.Sprintf("unknown field %q in %s", g[1], sec)
+			return fmt.Sprintf("unknown field %q in %s%s", g[1], sec, suggest.Hint(g[1], policyFields[g[2]]))
 		})
 	}
 	return strings.Join(msgs, "; ")

@@ -72,6 +72,9 @@ const maxDepth = 200
 //	cmp     := "=" | "!=" | "<>" | "<" | "<=" | ">" | ">="
 //	lit     := 'string' | number | TRUE | FALSE | DATE 'yyyy-mm-dd'
 //	         | TIMESTAMP 'yyyy-mm-dd[ hh:mm[:ss[.ffffff]]][offset]'
+//	         | now { ("+" | "-") INTERVAL 'n unit' }
+//	now     := now() | current_timestamp | current_date
+//	unit    := second | minute | hour | day | week | month | year (or plural)
 //
 //	name = 'O''Brien' AND ts >= '2026-01-02' AND bbox(0, 0, 10, 10)
 //
@@ -87,8 +90,17 @@ const maxDepth = 200
 // ts < '2026-01-03' is exactly the UTC day. The local time zone is never
 // used. Date columns take 'yyyy-mm-dd' only.
 //
+// Relative times, so a scheduled job need not compute dates: now() and
+// current_timestamp are the time of the run, current_date its UTC
+// midnight, each evaluated once per Parse in UTC; INTERVAL '7 days' or
+// '2 hours' moves them, as in ts >= now() - interval '1 day'. current_date
+// moved by whole days, weeks, months or years stays a date.
+//
 // bbox(minx, miny, maxx, maxy) keeps files whose bounding box may intersect
-// the closed window, so touching boxes intersect. On a schema with the four
+// the closed window, so touching boxes intersect. A window with minx > maxx
+// crosses the antimeridian, as GeoParquet and STAC define it:
+// bbox(170, 50, -170, 60) is the union of x >= 170 and x <= -170 for
+// y in [50, 60], and matches files in either half. On a schema with the four
 // spatial.BBoxColumns it compares their per-file statistics; otherwise it
 // is iceberg.BBoxIntersects on the schema's geometry column, which must be
 // named as a fifth, leading argument when there are several.
@@ -97,6 +109,13 @@ const maxDepth = 200
 // sc before it is returned, so every type error surfaces here. Errors are
 // *Error and match ErrInvalid.
 func Parse(s string, sc *iceberg.Schema) (iceberg.BooleanExpression, error) {
+	return ParseAt(s, sc, time.Now())
+}
+
+// ParseAt is Parse with now() and current_date taken from now (in UTC)
+// rather than the clock, so a run evaluates them once and a test can fix
+// them.
+func ParseAt(s string, sc *iceberg.Schema, now time.Time) (iceberg.BooleanExpression, error) {
 	if strings.TrimSpace(s) == "" {
 		return iceberg.AlwaysTrue{}, nil
 	}
@@ -107,7 +126,7 @@ func Parse(s string, sc *iceberg.Schema) (iceberg.BooleanExpression, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &parser{toks: toks, sc: sc}
+	p := &parser{toks: toks, sc: sc, now: now.UTC()}
 	expr, err := p.parseOr()
 	if err != nil {
 		return nil, err
@@ -216,6 +235,10 @@ func lex(s string) ([]token, error) {
 			}
 			toks = append(toks, t)
 			i += len(t.raw)
+			continue
+		case c == '+' || c == '-':
+			toks = append(toks, token{kind: tokOp, pos: i, text: s[i : i+1], raw: s[i : i+1]})
+			i++
 			continue
 		case isIdentStart(c):
 			j := i + 1
@@ -328,6 +351,7 @@ type parser struct {
 	i     int
 	sc    *iceberg.Schema
 	depth int
+	now   time.Time // what now() and current_date mean, in UTC
 }
 
 func (p *parser) peek() token { return p.toks[p.i] }
@@ -657,6 +681,9 @@ func (p *parser) parseOperand() (*operand, error) {
 		return &operand{tok: t, lit: &literal{kind: litNull, tok: t, raw: t.raw}}, nil
 	case (t.keyword("DATE") || t.keyword("TIMESTAMP")) && p.peekAt(1).kind == tokString:
 		return p.parseTypedLiteral()
+	case t.keyword("now") && p.peekAt(1).kind == tokLParen && p.peekAt(2).kind == tokRParen,
+		t.keyword("current_date"), t.keyword("current_timestamp"):
+		return p.parseRelativeTime()
 	case t.kind == tokQuotedIdent, t.kind == tokIdent && !t.isReserved():
 		p.next()
 		c, err := p.resolve(t)
@@ -684,6 +711,79 @@ func (p *parser) parseTypedLiteral() (*operand, error) {
 		return nil, errAt(s, "bad %s literal %s: %v", strings.ToUpper(kw.text), s.raw, err)
 	}
 	return &operand{tok: kw, lit: l}, nil
+}
+
+// parseRelativeTime parses now(), current_timestamp or current_date, then
+// any number of ("+" | "-") INTERVAL 'n unit'.
+func (p *parser) parseRelativeTime() (*operand, error) {
+	start := p.next()
+	l := &literal{kind: litTimestamp, tok: start, raw: start.raw, t: p.now}
+	switch {
+	case start.keyword("now"):
+		p.next() // (
+		p.next() // )
+		l.raw += "()"
+	case start.keyword("current_date"):
+		l.kind, l.t = litDate, time.Date(p.now.Year(), p.now.Month(), p.now.Day(), 0, 0, 0, 0, time.UTC)
+	}
+	for {
+		op := p.peek()
+		if op.kind != tokOp || (op.text != "+" && op.text != "-") {
+			break
+		}
+		if !p.peekAt(1).keyword("INTERVAL") || p.peekAt(2).kind != tokString {
+			return nil, p.unexpected(p.peekAt(1), fmt.Sprintf("INTERVAL 'n unit' after %s %s", l.raw, op.raw))
+		}
+		p.next()
+		p.next()
+		s := p.next()
+		t, whole, err := addInterval(l.t, s.text, op.text == "-")
+		if err != nil {
+			return nil, errAt(s, "bad interval %s: %v", s.raw, err)
+		}
+		if !whole {
+			l.kind = litTimestamp
+		}
+		l.t = t
+		l.raw += " " + op.raw + " INTERVAL " + s.raw
+	}
+	return &operand{tok: start, lit: l}, nil
+}
+
+// intervalUnits are the units INTERVAL takes, singular.
+var intervalUnits = []string{"second", "minute", "hour", "day", "week", "month", "year"}
+
+// addInterval adds (or with minus subtracts) "n unit" to t; whole reports
+// whether the interval is whole days, which keeps a date a date.
+func addInterval(t time.Time, s string, minus bool) (time.Time, bool, error) {
+	fields := strings.Fields(strings.ToLower(s))
+	if len(fields) != 2 {
+		return t, false, fmt.Errorf("want 'n unit' with unit one of %s, e.g. '7 days'", strings.Join(intervalUnits, ", "))
+	}
+	n, err := strconv.Atoi(fields[0])
+	if err != nil || n < 0 || n > 1_000_000 {
+		return t, false, fmt.Errorf("want a whole number of %s, at most 1000000", fields[1])
+	}
+	if minus {
+		n = -n
+	}
+	switch strings.TrimSuffix(fields[1], "s") {
+	case "second":
+		return t.Add(time.Duration(n) * time.Second), false, nil
+	case "minute":
+		return t.Add(time.Duration(n) * time.Minute), false, nil
+	case "hour":
+		return t.Add(time.Duration(n) * time.Hour), false, nil
+	case "day":
+		return t.AddDate(0, 0, n), true, nil
+	case "week":
+		return t.AddDate(0, 0, 7*n), true, nil
+	case "month":
+		return t.AddDate(0, n, 0), true, nil
+	case "year":
+		return t.AddDate(n, 0, 0), true, nil
+	}
+	return t, false, fmt.Errorf("unknown unit %q: want one of %s", fields[1], strings.Join(intervalUnits, ", "))
 }
 
 // parseLiteral parses an operand that must be a literal.
@@ -967,9 +1067,6 @@ func (p *parser) parseBBox() (iceberg.BooleanExpression, error) {
 		}
 	}
 	box := iceberg.BoundingBox{MinX: v[0], MinY: v[1], MaxX: v[2], MaxY: v[3]}
-	if box.MinX > box.MaxX {
-		return nil, errAt(fn, "bbox minx %s > maxx %s", toks[0].raw, toks[2].raw)
-	}
 	if box.MinY > box.MaxY {
 		return nil, errAt(fn, "bbox miny %s > maxy %s", toks[1].raw, toks[3].raw)
 	}
@@ -977,17 +1074,30 @@ func (p *parser) parseBBox() (iceberg.BooleanExpression, error) {
 		if _, ok := geom.field.Type.(iceberg.GeometryType); !ok {
 			return nil, errAt(geom.tok, "bbox needs a geometry column, and %q is %s", geom.name, geom.field.Type)
 		}
-		return iceberg.BBoxIntersects(geom.ref(), box), nil
+		return bboxIntersects(geom.ref(), box), nil
 	}
-	if e, ok, err := p.bboxColumns(toks); ok || err != nil {
+	if e, ok, err := p.bboxColumns(toks, box.MinX > box.MaxX); ok || err != nil {
 		return e, err
 	}
 	return p.bboxGeometry(fn, box)
 }
 
+// bboxIntersects is BBoxIntersects on ref, split at the antimeridian into
+// two windows when box crosses it (MinX > MaxX).
+func bboxIntersects(ref iceberg.Reference, box iceberg.BoundingBox) iceberg.BooleanExpression {
+	if box.MinX <= box.MaxX {
+		return iceberg.BBoxIntersects(ref, box)
+	}
+	east, west := box, box
+	east.MaxX, west.MinX = 180, -180
+	return iceberg.NewOr(iceberg.BBoxIntersects(ref, east), iceberg.BBoxIntersects(ref, west))
+}
+
 // bboxColumns is the window test on the four spatial.BBoxColumns, if sc
-// has them: a file may intersect unless it lies wholly to one side.
-func (p *parser) bboxColumns(toks [4]token) (iceberg.BooleanExpression, bool, error) {
+// has them: a file may intersect unless it lies wholly to one side. For a
+// window crossing the antimeridian, a file may intersect when it reaches
+// east of minx or west of maxx.
+func (p *parser) bboxColumns(toks [4]token, crosses bool) (iceberg.BooleanExpression, bool, error) {
 	var cols [4]*column
 	for i, name := range spatial.BBoxColumns {
 		f, ok := p.sc.FindFieldByName(name)
@@ -1016,6 +1126,9 @@ func (p *parser) bboxColumns(toks [4]token) (iceberg.BooleanExpression, bool, er
 		}
 		preds[i] = iceberg.LiteralPredicate(tc.op, cols[tc.col].ref(), lit)
 	}
+	if crosses {
+		return iceberg.NewAnd(iceberg.NewOr(preds[0], preds[1]), preds[2], preds[3]), true, nil
+	}
 	return iceberg.NewAnd(preds[0], preds[1], preds[2], preds[3]), true, nil
 }
 
@@ -1032,7 +1145,7 @@ func (p *parser) bboxGeometry(fn token, box iceberg.BoundingBox) (iceberg.Boolea
 		return nil, errAt(fn, "bbox needs the columns %s or a geometry column, and the table has neither (columns: %s)",
 			strings.Join(spatial.BBoxColumns[:], ", "), columnList(p.sc))
 	case 1:
-		return iceberg.BBoxIntersects(iceberg.Reference(geoms[0]), box), nil
+		return bboxIntersects(iceberg.Reference(geoms[0]), box), nil
 	}
 	return nil, errAt(fn, "the table has several geometry columns (%s); name one: bbox(column, minx, miny, maxx, maxy)",
 		strings.Join(geoms, ", "))

@@ -2,14 +2,26 @@
 // one, for did-you-mean hints in error messages.
 package suggest
 
-// Closest returns the candidate nearest to word by edit distance, when it
-// is close enough to be a likely misspelling: at most a third of word's
-// length (but at least 1) edits away. Ties go to the earlier candidate.
+import "strings"
+
+// Closest returns the candidate nearest to word by edit distance (a swap
+// of two neighbouring letters counts as one edit), when it is close
+// enough to be a likely misspelling: at most a third of word's length (but
+// at least 1) edits away. Failing that, the shortest candidate word of at
+// least three letters begins ("target-file-size" for
+// "target-file-size-bytes") is taken. Ties go to the earlier candidate.
 func Closest(word string, candidates []string) (string, bool) {
 	best, bestDist := "", max(1, len(word)/3)+1
 	for _, c := range candidates {
 		if d := distance(word, c); d < bestDist {
 			best, bestDist = c, d
+		}
+	}
+	if best == "" && len(word) >= 3 {
+		for _, c := range candidates {
+			if strings.HasPrefix(c, word) && (best == "" || len(c) < len(best)) {
+				best = c
+			}
 		}
 	}
 	return best, best != ""
@@ -24,8 +36,11 @@ func Hint(word string, candidates []string) string {
 	return ""
 }
 
-// distance is the Levenshtein distance between a and b, by bytes.
+// distance is the optimal string alignment distance between a and b, by
+// bytes: Levenshtein's insertions, deletions and substitutions plus swaps
+// of neighbouring bytes, each one edit.
 func distance(a, b string) int {
+	pprev := make([]int, len(b)+1)
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {
@@ -39,8 +54,11 @@ func distance(a, b string) int {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], pprev[j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
+		pprev, prev, cur = prev, cur, pprev
 	}
 	return prev[len(b)]
 }

@@ -21,7 +21,17 @@ func TestClosest(t *testing.T) {
 
 func TestDistance(t *testing.T) {
 	assert.Equal(t, 0, distance("abc", "abc"))
-	assert.Equal(t, 2, distance("hilbret", "hilbert"))
+	assert.Equal(t, 1, distance("hilbret", "hilbert"), "a swap")
+	assert.Equal(t, 2, distance("hilbrt", "hilbert2"))
 	assert.Equal(t, 3, distance("", "abc"))
 	assert.Equal(t, 1, distance("zordr", "zorder"))
+	assert.Equal(t, 1, distance("gsi", "gis"), "a swap is one edit")
+	assert.Equal(t, 1, distance("pigns", "pings"))
+}
+
+func TestClosestSwapsAndPrefixes(t *testing.T) {
+	assert.Equal(t, "; did you mean gis?", Hint("gsi", []string{"demo", "gis"}))
+	opts := []string{"target-file-size-bytes", "min-file-size-bytes", "max-file-size-bytes"}
+	assert.Equal(t, "; did you mean target-file-size-bytes?", Hint("target-file-size", opts))
+	assert.Empty(t, Hint("ta", opts), "too short to complete")
 }

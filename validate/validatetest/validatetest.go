@@ -198,6 +198,12 @@ func Geo(crs string) string {
 	return `{"version":"1.1.0","primary_column":"geometry","columns":{"geometry":{"encoding":"WKB","geometry_types":[]` + c + `}}}`
 }
 
+// GeoFlatCovering is a GeoParquet 1.1 "geo" value for a Point column
+// "geometry" whose covering names the bbox columns by flat column names,
+// not the [struct column, field] paths the specification asks for.
+const GeoFlatCovering = `{"version":"1.1.0","primary_column":"geometry","columns":{"geometry":{"encoding":"WKB","geometry_types":["Point"],` +
+	`"covering":{"bbox":{"xmin":["bbox_minx"],"ymin":["bbox_miny"],"xmax":["bbox_maxx"],"ymax":["bbox_maxy"]}}}}}`
+
 // Box returns a bbox pointer.
 func Box(minx, miny, maxx, maxy float64) *[4]float64 { return &[4]float64{minx, miny, maxx, maxy} }
 

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/geocompact/geocompact/engine/inspect"
+)
+
+// newInspectSchemaCmd is "inspect schema": the table's columns, geometry,
+// partition spec, sort order and properties.
+func newInspectSchemaCmd(o *inspectOptions) *cobra.Command {
+	return &cobra.Command{
+		Use:     "schema --table NS.T",
+		Aliases: []string{"describe"},
+		Short:   "Show the table's columns, geometry column, encoding, CRS, partition spec, sort order and properties",
+		Example: `  $ geocompact inspect schema --table demo.pings
+  $ geocompact inspect schema --table demo.pings --json | jq .geometry`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.table == "" {
+				return usageErrorf("--table is required")
+			}
+			return runInspectSchema(cmd.Context(), o)
+		},
+	}
+}
+
+func runInspectSchema(ctx context.Context, o *inspectOptions) error {
+	tbl, done, err := loadTableForRead(ctx, o.g, o.table)
+	if err != nil {
+		return err
+	}
+	defer done()
+	s := inspect.Schema(tbl)
+	if o.g.JSON {
+		enc := json.NewEncoder(o.g.IO.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(s)
+	}
+	return writeTableSchema(o.g.IO.Out, s)
+}
+
+// writeTableSchema prints s as a header block, the columns and the
+// properties.
+func writeTableSchema(out io.Writer, s inspect.TableSchema) error {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "table:\t%s (format v%d)\n", s.Table, s.FormatVersion)
+	if g := s.Geometry; g != nil {
+		bbox := strings.Join(g.BBoxColumns, ", ")
+		if bbox == "" {
+			bbox = "none"
+		}
+		fmt.Fprintf(w, "geometry column:\t%s\n", g.Column)
+		fmt.Fprintf(w, "encoding:\t%s\n", g.Encoding)
+		fmt.Fprintf(w, "crs:\t%s (from %s)\n", g.CRS, g.CRSSource)
+		fmt.Fprintf(w, "bbox columns:\t%s\n", bbox)
+	} else {
+		fmt.Fprintf(w, "geometry column:\tnone (%s)\n", s.GeometryProblem)
+	}
+	fmt.Fprintf(w, "partition spec:\t%s\n", s.PartitionSpec)
+	fmt.Fprintf(w, "sort order:\t%s\n", s.SortOrder)
+	if s.LastRewrite != "" {
+		fmt.Fprintf(w, "last rewrite:\t%s\n", s.LastRewrite)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "ID\tCOLUMN\tTYPE\tREQUIRED")
+	for _, c := range s.Columns {
+		fmt.Fprintf(w, "%d\t%s\t%s\t%v\n", c.ID, c.Name, c.Type, c.Required)
+	}
+	if len(s.Properties) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "PROPERTY\tVALUE")
+		for _, k := range slices.Sorted(maps.Keys(s.Properties)) {
+			fmt.Fprintf(w, "%s\t%s\n", k, s.Properties[k])
+		}
+	}
+	return w.Flush()
+}

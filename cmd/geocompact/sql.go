@@ -1,0 +1,205 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/maintain"
+	"github.com/geocompact/geocompact/engine/procedure"
+	"github.com/geocompact/geocompact/engine/sql"
+	"github.com/geocompact/geocompact/engine/where"
+)
+
+func init() { register(newSQLCmd) }
+
+type sqlOptions struct {
+	g      *globalOptions
+	file   string
+	dryRun bool
+	force  bool
+}
+
+func newSQLCmd(g *globalOptions) *cobra.Command {
+	o := &sqlOptions{g: g}
+	cmd := &cobra.Command{
+		Use:   `sql ("CALL …; …" | -f FILE)`,
+		Short: "Run Iceberg's Spark procedures written as Spark SQL CALL statements",
+		Long: `Sql runs the CALL statements that Spark jobs and notebooks send to Iceberg, in
+Spark's syntax, one after the other:
+
+  rewrite_data_files   (table, strategy, sort_order, options, where)
+  expire_snapshots     (table, older_than, retain_last, max_concurrent_deletes, ...)
+  remove_orphan_files  (table, older_than, location, dry_run, ...)
+  rewrite_manifests    (table, use_caching, ...)
+
+Arguments go by name (table => 'db.t') or by position in Spark's order;
+map('k', 'v', ...), array(...), 'strings' or "strings" with backslash escapes,
+numbers, TRUE/FALSE and TIMESTAMP '2026-01-02 00:00:00' (UTC unless it has an
+offset) are understood, as are -- and /* */ comments. sort_order takes
+zorder(a, b) and hilbert(a, b); where takes Spark's literals ("x" is a
+string, ` + "`x`" + ` a column) plus bbox(minx, miny, maxx, maxy).
+
+CALL cat.system.proc(...) runs on the catalog cat of the config file, or on the
+embedded catalog when cat is "geocompact"; CALL system.proc(...) runs on the
+current catalog (--catalog, --warehouse). Every statement is checked, its
+table loaded, before the first one runs. Each prints Spark's result columns
+under Spark's names; --json writes one object per statement, one per line.
+The first statement that fails stops the script.
+
+--dry-run runs every statement as a dry run (rewrite_data_files plans,
+expire_snapshots and remove_orphan_files list, rewrite_manifests is skipped);
+expire_snapshots also takes dry_run => true, as remove_orphan_files does.
+older_than younger than 1h needs --force.`,
+		Example: `  $ geocompact sql "CALL system.rewrite_data_files(table => 'gis.parcels', strategy => 'sort', sort_order => 'hilbert(bbox_minx, bbox_miny)')"
+  $ geocompact sql --catalog lake "CALL lake.system.expire_snapshots('gis.parcels', TIMESTAMP '2026-01-01 00:00:00', 10)"
+  $ geocompact sql -f nightly.sql --json
+  $ geocompact sql --dry-run -f nightly.sql`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			src, err := o.script(args)
+			if err != nil {
+				return err
+			}
+			return runSQL(cmd.Context(), o, src)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.file, "file", "f", "", `read the statements from FILE ("-" for standard input)`)
+	f.BoolVar(&o.dryRun, "dry-run", false, "run every statement as a dry run: plan and list, write and delete nothing")
+	f.BoolVar(&o.force, "force", false, "allow older_than below the 1h retention floor")
+	return cmd
+}
+
+// script returns the statements from the argument or from --file.
+func (o *sqlOptions) script(args []string) (string, error) {
+	switch {
+	case len(args) == 1 && o.file != "":
+		return "", usageErrorf("give the statements as an argument or with -f FILE, not both")
+	case len(args) == 1:
+		return args[0], nil
+	case o.file == "":
+		return "", usageErrorf(`give the statements as an argument ("CALL system.rewrite_data_files('db.t')") or with -f FILE`)
+	}
+	var b []byte
+	var err error
+	if o.file == "-" {
+		b, err = io.ReadAll(o.g.IO.In)
+	} else {
+		b, err = os.ReadFile(o.file)
+	}
+	if err != nil {
+		return "", fmt.Errorf("read statements: %w", err)
+	}
+	return string(b), nil
+}
+
+func runSQL(ctx context.Context, o *sqlOptions, src string) error {
+	cfg, err := engine.LoadConfig(o.g.Config)
+	if err != nil {
+		return err
+	}
+	cats := procedure.Catalogs{Config: cfg, Current: o.g.Catalog, Warehouse: o.g.Warehouse}
+	p := newProgress(o.g, "rewrite", "")
+	opts := procedure.Options{DryRun: o.dryRun, Force: o.force, Logger: o.g.Logger(), Progress: func(e engine.Progress) { rewriteProgress(p)(e) }}
+	script, err := procedure.Prepare(ctx, src, cats, opts)
+	if err != nil {
+		return sqlPrepareError(err)
+	}
+	defer script.Close()
+	limitMemory(largestMemoryBudget(script.Calls()))
+	first := true
+	return script.Run(ctx, func(r *procedure.Result) error {
+		p.Done() // no rewrite runs between statements
+		p = newProgress(o.g, "rewrite", "")
+		for _, note := range r.Ignored {
+			fmt.Fprintf(o.g.IO.ErrOut, "geocompact: statement %d: %s\n", r.Statement, note)
+		}
+		if o.g.JSON {
+			return json.NewEncoder(o.g.IO.Out).Encode(r)
+		}
+		if !first {
+			fmt.Fprintln(o.g.IO.Out)
+		}
+		first = false
+		return writeSQLResult(o.g.IO.Out, r, o.g.IO.OutTTY)
+	})
+}
+
+// largestMemoryBudget returns the rewrite options of calls that name the
+// largest max-group-memory-bytes, for limitMemory; nil when none does.
+func largestMemoryBudget(calls []sql.Call) map[string]string {
+	var best map[string]string
+	var most int64
+	for _, c := range calls {
+		o, err := engine.ParseOptions(c.Options, nil)
+		if _, named := c.Options[engine.OptMaxGroupMemory]; err == nil && named && o.MaxGroupMemoryBytes > most {
+			best, most = map[string]string{engine.OptMaxGroupMemory: strconv.FormatInt(o.MaxGroupMemoryBytes, 10)}, o.MaxGroupMemoryBytes
+		}
+	}
+	return best
+}
+
+// sqlPrepareError makes a mistake in the statements a usage error (exit
+// 2); a catalog or table that cannot be reached stays an error (exit 1).
+func sqlPrepareError(err error) error {
+	for _, usage := range []error{sql.ErrInvalid, procedure.ErrCall, where.ErrInvalid, engine.ErrOption,
+		engine.ErrBadIdentifier, maintain.ErrRetentionFloor, maintain.ErrDuration} {
+		if errors.Is(err, usage) {
+			return &usageError{err}
+		}
+	}
+	return err
+}
+
+// writeSQLResult prints one statement's result: a line naming the call,
+// then Spark's columns and rows.
+func writeSQLResult(out io.Writer, r *procedure.Result, human bool) error {
+	mode := ""
+	if r.DryRun {
+		mode = " (dry run)"
+	}
+	fmt.Fprintf(out, "statement %d (line %d): %s.system.%s on %s%s\n", r.Statement, r.Line, r.Catalog, r.Procedure, r.Table, mode)
+	if r.Skipped != "" {
+		_, err := fmt.Fprintf(out, "skipped: %s\n", r.Skipped)
+		return err
+	}
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, strings.Join(r.Columns, "\t"))
+	for _, row := range r.Rows {
+		cells := make([]string, len(row.Values))
+		for i, v := range row.Values {
+			cells[i] = fmt.Sprint(v)
+			if n, ok := v.(int64); ok && strings.HasSuffix(r.Columns[i], "_bytes_count") {
+				cells[i] = formatBytes(n, human)
+			}
+		}
+		fmt.Fprintln(w, strings.Join(cells, "\t"))
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if r.NoopReason != "" {
+		if _, err := fmt.Fprintf(out, "nothing rewritten: %s\n", r.NoopReason); err != nil {
+			return err
+		}
+	}
+	_, err := fmt.Fprintf(out, "(%d %s)\n", len(r.Rows), plural(len(r.Rows), "row"))
+	return err
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}

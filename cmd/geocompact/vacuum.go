@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/geocompact/geocompact/delta"
+	"github.com/geocompact/geocompact/engine/maintain"
+)
+
+func init() { register(newVacuumCmd) }
+
+type vacuumOptions struct {
+	g        *globalOptions
+	location string
+	retain   string
+	dryRun   bool
+	force    bool
+}
+
+// vacuumResult is the outcome of one vacuum, as --json prints it.
+type vacuumResult struct {
+	Location     string         `json:"location"`
+	Version      int64          `json:"version"`
+	RetainMillis int64          `json:"retain_ms"`
+	Cutoff       time.Time      `json:"cutoff"`
+	DryRun       bool           `json:"dry_run"`
+	Files        []vacuumedFile `json:"files"`
+	DeletedCount int            `json:"deleted_files_count"`
+	Bytes        int64          `json:"bytes"`
+}
+
+type vacuumedFile struct {
+	Path  string `json:"path"`
+	Bytes int64  `json:"bytes"`
+}
+
+func newVacuumCmd(g *globalOptions) *cobra.Command {
+	o := &vacuumOptions{g: g}
+	cmd := &cobra.Command{
+		Use:   "vacuum --delta LOCATION",
+		Short: "Delete the files a Delta table no longer references, past its retention",
+		Long: `Vacuum does what Delta Lake's VACUUM does: it lists the files under the table
+location and deletes those that the current version does not reference and
+that were removed (or, for files no commit ever added, last written) longer
+ago than the retention. The transaction log and every file or directory whose
+name starts with '_' or '.' (other than partition directories) are never
+touched.
+
+The retention defaults to the table's delta.deletedFileRetentionDuration
+(7 days when unset). That is also the floor: a shorter --retain needs --force,
+as older readers and in-flight writers may still need those files. Tables with
+the vacuumProtocolCheck feature are vacuumed only when every writer feature is
+supported. --dry-run lists the files and deletes nothing.
+
+On S3 (s3://BUCKET/PREFIX), the AWS SDK's usual settings apply: AWS_REGION,
+credentials from the environment or a profile, and AWS_ENDPOINT_URL_S3 for an
+S3-compatible store.`,
+		Example: `  $ geocompact vacuum --delta ./lake/pings --dry-run
+  $ geocompact vacuum --delta ./lake/pings --retain 14d`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			retain := delta.TableRetention
+			if cmd.Flags().Changed("retain") {
+				d, err := parseRetain(o.retain)
+				if err != nil {
+					return usageErrorf("--retain: %w", err)
+				}
+				retain = d
+			}
+			return runVacuum(cmd.Context(), o, delta.VacuumConfig{Retain: retain, Force: o.force})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.location, "delta", "", "Delta table location: a directory, file: URL or s3://BUCKET/PREFIX (required)")
+	f.StringVar(&o.retain, "retain", "", "keep files removed less than this long ago (7d, 168h, \"interval 7 days\"); default: the table's delta.deletedFileRetentionDuration")
+	f.BoolVar(&o.dryRun, "dry-run", false, "list the files that would be deleted; delete nothing")
+	f.BoolVar(&o.force, "force", false, "allow --retain below the table's delta.deletedFileRetentionDuration")
+	_ = cmd.MarkFlagRequired("delta")
+	return cmd
+}
+
+// parseRetain reads a retention the way the other maintenance commands do
+// (7d, 36h) or as a Spark interval ("interval 7 days", "168 hours").
+func parseRetain(s string) (time.Duration, error) {
+	d, err := maintain.ParseDuration(s)
+	if err == nil {
+		return d, nil
+	}
+	if d, ierr := delta.ParseInterval(s); ierr == nil {
+		return d, nil
+	}
+	return 0, err
+}
+
+func runVacuum(ctx context.Context, o *vacuumOptions, cfg delta.VacuumConfig) error {
+	tbl, err := delta.Open(ctx, o.location)
+	if err != nil {
+		return fmt.Errorf("open Delta table %s: %w", o.location, err)
+	}
+	cfg.Now = time.Now()
+	plan, err := tbl.PlanVacuum(ctx, cfg)
+	if err != nil {
+		var re *delta.RetentionError
+		if errors.As(err, &re) {
+			return usageErrorf("--retain %s is below the table's delta.deletedFileRetentionDuration of %s; "+
+				"readers of older versions and writers that have not committed yet may still need those files: "+
+				"keep the default, or pass --force", maintain.FormatDuration(re.Retain), maintain.FormatDuration(re.Floor))
+		}
+		return fmt.Errorf("vacuum %s: %w", o.location, err)
+	}
+	res := &vacuumResult{Location: o.location, Version: plan.Version, RetainMillis: plan.Retain.Milliseconds(),
+		Cutoff: cfg.Now.Add(-plan.Retain).UTC(), DryRun: o.dryRun, Bytes: plan.Bytes, Files: []vacuumedFile{}}
+	for _, f := range plan.Files {
+		res.Files = append(res.Files, vacuumedFile{Path: f.Path, Bytes: f.Size})
+	}
+	var runErr error
+	if !o.dryRun {
+		res.DeletedCount, runErr = plan.Execute(ctx, tbl)
+		if runErr != nil {
+			runErr = fmt.Errorf("vacuum %s: deleted %d of %d files: %w", o.location, res.DeletedCount, len(plan.Files), runErr)
+		}
+	}
+	var werr error
+	if o.g.JSON {
+		werr = writeIndentedJSON(o.g.IO.Out, res)
+	} else {
+		werr = writeVacuumResult(o.g, res, plan.Retain)
+	}
+	return errors.Join(runErr, werr)
+}
+
+func writeVacuumResult(g *globalOptions, res *vacuumResult, retain time.Duration) error {
+	out, human := g.IO.Out, g.IO.OutTTY
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	if len(res.Files) > 0 {
+		fmt.Fprintln(w, "BYTES\tPATH")
+		for _, f := range res.Files {
+			fmt.Fprintf(w, "%s\t%s\n", formatBytes(f.Bytes, human), f.Path)
+		}
+		fmt.Fprintln(w)
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	var b strings.Builder
+	cut := fmt.Sprintf("at version %d, retaining %s (before %s)", res.Version, maintain.FormatDuration(retain), res.Cutoff.Format(time.RFC3339))
+	switch {
+	case len(res.Files) == 0:
+		fmt.Fprintf(&b, "nothing to vacuum %s: every file is referenced or inside the retention\n", cut)
+	case res.DryRun:
+		fmt.Fprintf(&b, "dry run: %d files (%s) would be deleted %s; nothing was deleted\n", len(res.Files), formatBytes(res.Bytes, true), cut)
+	default:
+		fmt.Fprintf(&b, "deleted %d files (%s) %s\n", res.DeletedCount, formatBytes(res.Bytes, true), cut)
+	}
+	_, err := fmt.Fprint(out, b.String())
+	return err
+}

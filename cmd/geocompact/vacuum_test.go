@@ -1,0 +1,175 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/geocompact/geocompact/delta"
+	"github.com/geocompact/geocompact/internal/reliability"
+)
+
+// goldenDelta is where Delta's own golden tables live, beside the repository.
+const goldenDelta = "../../../shared/delta-golden"
+
+// copyDeltaTable copies golden table name into a temporary directory and
+// ages every file by age, as if it had been written that long ago.
+func copyDeltaTable(t *testing.T, name string, age time.Duration) string {
+	t.Helper()
+	src := filepath.Join(goldenDelta, name)
+	_, err := os.Stat(src)
+	require.NoError(t, err, "Delta golden table %s is expected at %s beside the repository", name, goldenDelta)
+	dst := t.TempDir()
+	old := time.Now().Add(-age)
+	err = filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(target, b, 0o644); err != nil {
+			return err
+		}
+		return os.Chtimes(target, old, old)
+	})
+	require.NoError(t, err)
+	return dst
+}
+
+// deltaRows counts the live rows of the Delta table at dir.
+func deltaRows(t *testing.T, dir string) int64 {
+	t.Helper()
+	tbl, err := delta.OpenLocal(dir)
+	require.NoError(t, err)
+	s, err := tbl.Snapshot(t.Context())
+	require.NoError(t, err)
+	var n int64
+	require.NoError(t, tbl.Read(t.Context(), s, delta.ReadOptions{}, func(_ *delta.Add, rec arrow.RecordBatch) error {
+		n += rec.NumRows()
+		return nil
+	}))
+	return n
+}
+
+func parquetNames(t *testing.T, dir string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, "*.parquet"))
+	require.NoError(t, err)
+	for i := range m {
+		m[i] = filepath.Base(m[i])
+	}
+	return m
+}
+
+func TestVacuumDelta(t *testing.T) {
+	// Seven of the table's fourteen data files were removed in 2023; the
+	// copy is aged 30 days, beyond the default 7-day retention.
+	dir := copyDeltaTable(t, "basic-with-inserts-deletes-checkpoint", 30*24*time.Hour)
+	old := time.Now().Add(-30 * 24 * time.Hour)
+	oldOrphan := filepath.Join(dir, "part-99999-crashed-writer.snappy.parquet")
+	require.NoError(t, os.WriteFile(oldOrphan, []byte("x"), 0o644))
+	require.NoError(t, os.Chtimes(oldOrphan, old, old))
+	youngOrphan := filepath.Join(dir, "part-99998-in-flight.snappy.parquet")
+	require.NoError(t, os.WriteFile(youngOrphan, []byte("x"), 0o644))
+	staged := filepath.Join(dir, "_staging", "keep.parquet")
+	require.NoError(t, os.MkdirAll(filepath.Dir(staged), 0o755))
+	require.NoError(t, os.WriteFile(staged, []byte("x"), 0o644))
+	require.NoError(t, os.Chtimes(staged, old, old))
+	rows := deltaRows(t, dir)
+	before := parquetNames(t, dir)
+	require.Len(t, before, 16)
+
+	r := runCLI(t, "", false, "vacuum", "--delta", dir, "--dry-run")
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	assert.Contains(t, r.Stdout, "dry run: 8 files")
+	assert.Contains(t, r.Stdout, "part-99999-crashed-writer.snappy.parquet")
+	assert.NotContains(t, r.Stdout, "in-flight")
+	assert.Equal(t, before, parquetNames(t, dir), "a dry run deletes nothing")
+
+	r = runCLI(t, "", false, "vacuum", "--delta", dir, "--retain", "1h")
+	assert.Equal(t, exitUsage, r.Code)
+	assert.Contains(t, r.Stderr, "below the table's delta.deletedFileRetentionDuration of 7d")
+	assert.Contains(t, r.Stderr, "--force")
+	assert.Equal(t, before, parquetNames(t, dir), "a refused vacuum deletes nothing")
+
+	r = runCLI(t, "", false, "--json", "vacuum", "--delta", dir)
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	var res vacuumResult
+	require.NoError(t, json.Unmarshal([]byte(r.Stdout), &res))
+	assert.Equal(t, 8, res.DeletedCount)
+	assert.Equal(t, int64(13), res.Version)
+	assert.Equal(t, (7 * 24 * time.Hour).Milliseconds(), res.RetainMillis)
+	assert.Len(t, parquetNames(t, dir), 8, "seven live files and the young orphan remain")
+	assert.FileExists(t, youngOrphan)
+	assert.FileExists(t, staged)
+	assert.NoFileExists(t, oldOrphan)
+	assert.Equal(t, rows, deltaRows(t, dir), "vacuum never changes what the table reads")
+
+	r = runCLI(t, "", false, "vacuum", "--delta", dir)
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	assert.True(t, strings.HasPrefix(r.Stdout, "nothing to vacuum at version 13"), r.Stdout)
+
+	// With --force, a zero retention takes the young orphan too.
+	r = runCLI(t, "", false, "vacuum", "--delta", dir, "--retain", "0h", "--force")
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	assert.NoFileExists(t, youngOrphan)
+	assert.Equal(t, rows, deltaRows(t, dir))
+}
+
+func TestVacuumDeltaS3(t *testing.T) {
+	srv := reliability.UseS3(t)
+	t.Setenv("AWS_ENDPOINT_URL_S3", srv.Endpoint)
+	loc := "s3://" + srv.Bucket + "/" + srv.Prefix + "/pings"
+	st, err := delta.NewS3Storage(t.Context(), loc)
+	require.NoError(t, err)
+	src := filepath.Join(goldenDelta, "basic-with-inserts-deletes-checkpoint")
+	require.NoError(t, filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return st.Put(t.Context(), filepath.ToSlash(rel), b)
+	}))
+
+	// Just uploaded, every object is young: only a forced zero retention
+	// reaches the seven files removed in 2023.
+	r := runCLI(t, "", false, "vacuum", "--delta", loc, "--dry-run")
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	assert.Contains(t, r.Stdout, "nothing to vacuum at version 13")
+	r = runCLI(t, "", false, "--json", "vacuum", "--delta", loc, "--retain", "0h", "--force")
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	var res vacuumResult
+	require.NoError(t, json.Unmarshal([]byte(r.Stdout), &res))
+	assert.Equal(t, 7, res.DeletedCount)
+	live, err := st.List(t.Context(), "", false)
+	require.NoError(t, err)
+	assert.Len(t, live, 7, "the seven live data files remain")
+}
+
+func TestVacuumDeltaRefusals(t *testing.T) {
+	r := runCLI(t, "", false, "vacuum", "--delta", t.TempDir())
+	assert.Equal(t, exitError, r.Code)
+	assert.Contains(t, r.Stderr, "_delta_log")
+
+	r = runCLI(t, "", false, "vacuum", "--delta", t.TempDir(), "--retain", "soon")
+	assert.Equal(t, exitUsage, r.Code)
+	assert.Contains(t, r.Stderr, "--retain")
+}

@@ -1,0 +1,63 @@
+package engine_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/geocompact/geocompact/bench"
+	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/internal/testenv"
+	"github.com/geocompact/geocompact/spatial/geoparquettest"
+)
+
+// TestRewriteWritesGeoParquet checks that the files a rewrite writes, in
+// memory and spilled, on v2 and v3 tables, are valid GeoParquet 1.1 whose
+// types and bbox are those of each file's own rows, and that the data
+// files' recorded sizes are the files' sizes (the footer grew).
+func TestRewriteWritesGeoParquet(t *testing.T) {
+	c := testenv.Catalogs(t)[0]
+	cases := []struct {
+		name string
+		gen  bench.GenerateConfig
+		req  engine.Request
+		crs  bool
+	}{
+		{"in-memory", bench.GenerateConfig{Rows: 6000, Commits: 6}, engine.Request{Curve: "hilbert", Options: opts("rewrite-all", "true", "target-file-size-bytes", "65536")}, false},
+		{"spilled", bench.GenerateConfig{Rows: 9000, Commits: 6, Geometry: bench.Polygons}, engine.Request{Curve: "zorder", Options: opts("rewrite-all", "true", "target-file-size-bytes", "65536", "max-group-memory-bytes", spillBudget)}, false},
+		{"binpack-v3-3857", bench.GenerateConfig{Rows: 4000, Commits: 6, FormatVersion: 3, CRS: "EPSG:3857"}, engine.Request{Options: opts("rewrite-all", "true")}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cat, name := newTable(t, c, tc.gen)
+			res := rewrite(t, cat, name, tc.req)
+			require.Positive(t, res.AddedDataFilesCount)
+			files := tableFiles(t, mustLoad(t, cat, name))
+			require.Len(t, files, res.AddedDataFilesCount)
+			for _, f := range files {
+				got := geoparquettest.Check(t, f.File.FilePath())
+				assert.Equal(t, "geometry", got.Primary)
+				assert.Equal(t, got.Types, got.Declared, "geometry_types are the file's own")
+				assert.Equal(t, f.File.Count(), got.Rows)
+				assert.Equal(t, fileSize(t, f.File.FilePath()), f.File.FileSizeBytes(), "recorded size is the file's")
+				if tc.crs {
+					assert.JSONEq(t, `{"name":"EPSG:3857","id":{"authority":"EPSG","code":3857}}`, string(got.CRS))
+				} else {
+					assert.Nil(t, got.CRS, "OGC:CRS84 is the default and is omitted")
+				}
+			}
+		})
+	}
+}
+
+// fileSize returns the size of the local file at path (a file:// URL or a
+// path).
+func fileSize(t testing.TB, path string) int64 {
+	t.Helper()
+	st, err := os.Stat(strings.TrimPrefix(path, "file://"))
+	require.NoError(t, err)
+	return st.Size()
+}

@@ -1,0 +1,61 @@
+package procedure
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/internal/suggest"
+)
+
+// Catalogs resolves the catalog part of a CALL: catalog.system.proc names
+// one of the config file's catalogs, or the embedded catalog by its own
+// name (engine.EmbeddedCatalogName); system.proc runs on the current one.
+type Catalogs struct {
+	// Config holds the named catalogs; nil means none.
+	Config *engine.ConfigFile
+	// Current is the catalog system.proc runs on: a name from Config, or
+	// "" for Config's default, else the embedded catalog.
+	Current string
+	// Warehouse is the embedded catalog's warehouse.
+	Warehouse string
+}
+
+// Spec returns how to reach the catalog called name ("" for the current
+// one). A name is matched exactly, then case-insensitively, as Spark's
+// catalog names are usually written in lower case. An unknown name is an
+// error that lists the known ones and the closest.
+func (c Catalogs) Spec(name string) (engine.CatalogSpec, error) {
+	cfg := c.Config
+	if cfg == nil {
+		cfg = &engine.ConfigFile{}
+	}
+	if name == "" {
+		return cfg.Catalog(c.Current, c.Warehouse)
+	}
+	names := slices.Sorted(maps.Keys(cfg.Catalogs))
+	if _, ok := cfg.Catalogs[name]; ok {
+		return cfg.Catalog(name, c.Warehouse)
+	}
+	for _, n := range names {
+		if strings.EqualFold(n, name) {
+			return cfg.Catalog(n, c.Warehouse)
+		}
+	}
+	if strings.EqualFold(name, engine.EmbeddedCatalogName) {
+		return engine.CatalogSpec{Warehouse: c.Warehouse, CommitRetries: cfg.CommitRetries}, nil
+	}
+	known := append([]string{engine.EmbeddedCatalogName}, names...)
+	return engine.CatalogSpec{}, fmt.Errorf("%w: catalog %q is not configured (known catalogs: %s; CALL system.… runs on the current one)%s",
+		ErrCall, name, strings.Join(known, ", "), suggest.Hint(name, known))
+}
+
+// specName is the name results report for spec's catalog.
+func specName(spec engine.CatalogSpec) string {
+	if spec.Name == "" {
+		return engine.EmbeddedCatalogName
+	}
+	return spec.Name
+}

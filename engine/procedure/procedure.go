@@ -1,0 +1,194 @@
+// Package procedure runs Iceberg's Spark procedures, as engine/sql parses
+// and binds them, on geocompact's library: rewrite_data_files is
+// engine.Rewrite; expire_snapshots, remove_orphan_files and
+// rewrite_manifests are engine/maintain's Expire, RemoveOrphans and
+// RewriteManifests. A script is checked whole before its first statement
+// runs, so a typo in the last statement changes nothing.
+package procedure
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/apache/iceberg-go/catalog"
+
+	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/sql"
+	"github.com/geocompact/geocompact/engine/where"
+)
+
+// ErrCall marks a call that cannot run as written: an unknown catalog, an
+// older_than in the future. Errors of engine/sql (sql.ErrInvalid), of the
+// where argument (where.ErrInvalid) and of options (engine.ErrOption) keep
+// their own sentinels.
+var ErrCall = errors.New("procedure: bad call")
+
+// StatementError is the failure of one statement of a script; the
+// statements before it have run, the ones after it have not.
+type StatementError struct {
+	// Statement is the 1-based index of the statement, Line its line.
+	Statement, Line int
+	// Procedure is the procedure's name as written.
+	Procedure string
+	Err       error
+}
+
+func (e *StatementError) Error() string {
+	if _, ok := errors.AsType[*sql.Error](e.Err); ok {
+		return fmt.Sprintf("statement %d: %v", e.Statement, e.Err) // the error has the line
+	}
+	return fmt.Sprintf("statement %d (line %d, %s): %v", e.Statement, e.Line, e.Procedure, e.Err)
+}
+
+func (e *StatementError) Unwrap() error { return e.Err }
+
+// Options apply to every statement of a script.
+type Options struct {
+	// DryRun runs every statement as a dry run: rewrite_data_files plans,
+	// expire_snapshots and remove_orphan_files list what they would
+	// delete, and rewrite_manifests, which has no dry run, is skipped.
+	DryRun bool
+	// Force allows an older_than younger than maintain.MinRetention.
+	Force bool
+	// Logger receives the library's log lines; nil discards.
+	Logger *slog.Logger
+	// Progress, when set, is told each phase of a rewrite_data_files (see
+	// engine.Request.Progress).
+	Progress func(engine.Progress)
+}
+
+// Script is a parsed, bound and checked script, ready to run. Close it to
+// release the catalogs it opened.
+type Script struct {
+	steps []*step
+	opts  Options
+	open  map[string]catalog.Catalog
+}
+
+// step is one statement with the catalog it runs on.
+type step struct {
+	call    sql.Call
+	catalog string
+	spec    engine.CatalogSpec
+	cat     catalog.Catalog
+}
+
+// Prepare parses src, binds every statement to its procedure, opens the
+// catalogs they name and checks each call against its table (the table
+// exists; the where argument, options and retention are valid), so that
+// nothing runs unless every statement can. A parse error is a *sql.Error;
+// any other is a *StatementError.
+func Prepare(ctx context.Context, src string, cats Catalogs, opts Options) (*Script, error) {
+	sts, err := sql.Parse(src)
+	if err != nil {
+		return nil, err
+	}
+	s := &Script{opts: opts, open: map[string]catalog.Catalog{}}
+	for _, st := range sts {
+		stErr := func(err error) error {
+			return &StatementError{Statement: st.Index, Line: st.Line, Procedure: st.Procedure, Err: err}
+		}
+		call, err := sql.Bind(st, src)
+		if err != nil {
+			s.Close()
+			return nil, stErr(err)
+		}
+		stp, err := s.resolve(ctx, call, cats)
+		if err == nil {
+			err = s.check(ctx, stp)
+		}
+		if err != nil {
+			s.Close()
+			return nil, stErr(err)
+		}
+		s.steps = append(s.steps, stp)
+	}
+	return s, nil
+}
+
+// resolve finds and opens the catalog of call, once per catalog.
+func (s *Script) resolve(ctx context.Context, call sql.Call, cats Catalogs) (*step, error) {
+	spec, err := cats.Spec(call.Catalog)
+	if err != nil {
+		return nil, err
+	}
+	name := specName(spec)
+	cat, ok := s.open[name]
+	if !ok {
+		if cat, err = engine.OpenCatalog(ctx, spec); err != nil {
+			return nil, err
+		}
+		s.open[name] = cat
+	}
+	return &step{call: call, catalog: name, spec: spec, cat: cat}, nil
+}
+
+// check loads the table of st and checks what can be checked before
+// anything runs.
+func (s *Script) check(ctx context.Context, st *step) error {
+	tbl, err := engine.LoadTable(ctx, st.cat, st.call.Table)
+	if err != nil {
+		return err
+	}
+	switch st.call.Procedure {
+	case sql.RewriteDataFiles:
+		if _, err := engine.ParseOptions(st.call.Options, tbl.Properties()); err != nil {
+			return fmt.Errorf("%s: argument options: %w", st.call.Procedure, err)
+		}
+		if _, err := where.Parse(st.call.Where, tbl.Schema()); err != nil {
+			return fmt.Errorf("%s: argument where %q: %w", st.call.Procedure, st.call.SparkWhere, err)
+		}
+	case sql.ExpireSnapshots:
+		cfg, err := s.expireConfig(st)
+		if err == nil {
+			err = cfg.Validate()
+		}
+		return err
+	case sql.RemoveOrphanFiles:
+		cfg, err := s.orphansConfig(st)
+		if err == nil {
+			err = cfg.Validate()
+		}
+		return err
+	}
+	return nil
+}
+
+// Calls returns the bound calls, in order.
+func (s *Script) Calls() []sql.Call {
+	out := make([]sql.Call, len(s.steps))
+	for i, st := range s.steps {
+		out[i] = st.call
+	}
+	return out
+}
+
+// Close releases the catalogs the script opened.
+func (s *Script) Close() {
+	for _, cat := range s.open {
+		if c, ok := cat.(io.Closer); ok {
+			_ = c.Close()
+		}
+	}
+	s.open = nil
+}
+
+// Run runs the statements in order and hands each result to emit as soon
+// as its statement is done. The first failure stops the script with a
+// *StatementError; a failing emit stops it too.
+func (s *Script) Run(ctx context.Context, emit func(*Result) error) error {
+	for _, st := range s.steps {
+		res, err := s.run(ctx, st)
+		if err != nil {
+			c := st.call.Statement
+			return &StatementError{Statement: c.Index, Line: c.Line, Procedure: st.call.Procedure, Err: err}
+		}
+		if err := emit(res); err != nil {
+			return err
+		}
+	}
+	return nil
+}
