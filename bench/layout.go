@@ -45,14 +45,19 @@ const (
 	// Current is the source table's own files as they are: nothing is
 	// copied or rewritten.
 	Current Layout = "current"
+	// Auto is the engine's --curve auto rewrite: each group laid out by
+	// the candidate its sample predicts plans the fewest files, chosen
+	// exactly as rewrite --curve auto chooses without --windows (bench's
+	// windows measure the result, they do not choose it).
+	Auto Layout = "auto"
 )
 
 // AllLayouts are the layouts measured when none are named, in report order.
 var AllLayouts = []Layout{Unsorted, BinPack, Linear, ZOrder, Hilbert}
 
 // KnownLayouts are the layouts ParseLayouts accepts: the default ones,
-// STR and Current.
-var KnownLayouts = append(slices.Clone(AllLayouts), STR, Current)
+// STR, Current and Auto.
+var KnownLayouts = append(slices.Clone(AllLayouts), STR, Current, Auto)
 
 // ParseLayouts parses a comma-separated layout list. Duplicates are
 // refused, since each layout gets one scratch table.
@@ -61,7 +66,7 @@ func ParseLayouts(s string) ([]Layout, error) {
 	for _, p := range strings.Split(s, ",") {
 		l := Layout(strings.ToLower(strings.TrimSpace(p)))
 		if !slices.Contains(KnownLayouts, l) {
-			return nil, fmt.Errorf("bench: unknown layout %q: want current, unsorted, binpack, linear, zorder, hilbert or str", p)
+			return nil, fmt.Errorf("bench: unknown layout %q: want current, unsorted, binpack, linear, zorder, hilbert, str or auto", p)
 		}
 		if slices.Contains(out, l) {
 			return nil, fmt.Errorf("bench: layout %q given twice", l)
@@ -85,9 +90,11 @@ func rewriteRequest(l Layout, opts map[string]string, target int64) *engine.Requ
 	case Unsorted:
 		return nil
 	case BinPack:
-		return &engine.Request{Strategy: engine.BinPack, Options: o}
+		// The copy keeps the source's properties, its recorded layout
+		// among them; every layout is measured whatever it records.
+		return &engine.Request{Strategy: engine.BinPack, Options: o, AllowLayoutChange: true}
 	}
-	return &engine.Request{Strategy: engine.Sort, Curve: string(l), Options: o}
+	return &engine.Request{Strategy: engine.Sort, Curve: string(l), Options: o, AllowLayoutChange: true}
 }
 
 // propBenchSource marks a scratch table with the table it copies, so that

@@ -13,7 +13,9 @@
 // The files read in the order a rewrite runs:
 //
 //	plan.go, options.go, layout.go   pure: which files, in which groups, in which order, and why the rest are skipped
+//	tablelayout.go, alter.go         the layout a table records (geocompact.layout, else its sort order); Alter records it
 //	rewrite.go                       Rewrite: plan the table, run the groups, commit them batch by batch, clean up
+//	auto.go                          --curve auto: each group's layout chosen from a sample of its row boxes
 //	group.go, cuts.go                one group: read (deletes applied), sort in memory, cut and write target-size files
 //	extsort.go                       a group larger than its memory budget: sample, scatter to spill files, sort unit by unit
 //	sink.go                          the file writer both sorts and binpack stream into, one file at a time per lane

@@ -152,7 +152,7 @@ func (ex *execution) sortSpilled(ctx context.Context, g *groupIO, recs iter.Seq2
 	if ex.r.opts.CutWindowFraction > 0 {
 		ex.r.log.Warn("cut-window-fraction is not applied to a spilled group: its files are cut at equal row counts", "partition", g.o.group.Partition)
 	}
-	sorter, err := ex.sorter(g.readSc, g.o.group.OutputFiles)
+	sorter, err := ex.groupSorter(g, g.readSc)
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +213,7 @@ func (ex *execution) sampleKeys(ctx context.Context, g *groupIO, sorter *cluster
 	if err != nil {
 		return nil, nil, cluster.Scale{}, err
 	}
-	proj, err := ex.sorter(psc, g.o.group.OutputFiles)
+	proj, err := ex.groupSorter(g, psc)
 	if err != nil {
 		return nil, nil, cluster.Scale{}, err
 	}

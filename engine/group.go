@@ -159,7 +159,7 @@ func eachBatch(recs iter.Seq2[arrow.RecordBatch, error], check func(arrow.Record
 // the rows' bboxes, known once every row is read), so the keys depend
 // only on the group's rows; sortSpilled learns the same scale.
 func (ex *execution) sortInMemory(ctx context.Context, g *groupIO, recs iter.Seq2[arrow.RecordBatch, error]) ([]iceberg.DataFile, error) {
-	sorter, err := ex.sorter(g.readSc, g.o.group.OutputFiles)
+	sorter, err := ex.groupSorter(g, g.readSc)
 	if err != nil {
 		return nil, err
 	}
@@ -210,9 +210,22 @@ func (ex *execution) sortInMemory(ctx context.Context, g *groupIO, recs iter.Seq
 }
 
 // sorter returns a Sorter for the layout's order over schema sc, for a
-// group written as files files (STR sizes its slabs by it).
+// group written as files files (STR sizes its slabs by it): the order of
+// a distributed job, which --curve auto cannot give (local groups use
+// groupSorter).
 func (ex *execution) sorter(sc *arrow.Schema, files int) (*cluster.Sorter, error) {
+	if ex.r.lay.auto {
+		// Only a local rewrite chooses per group; a job's workers sort by one order.
+		return nil, fmt.Errorf("%w: --curve auto is chosen per group by a local rewrite; a distributed rewrite needs a fixed layout: "+
+			"rewrite --curve auto --dry-run shows the choice, then pass that curve", ErrOption)
+	}
 	return cluster.NewSorter(ex.r.lay.order, sc, cluster.SortOptions{Normalize: ex.r.lay.normalize, Files: max(files, 1)})
+}
+
+// groupSorter returns a Sorter over schema sc for the group g reads: by
+// the group's own order (its automatic choice, else the layout's).
+func (ex *execution) groupSorter(g *groupIO, sc *arrow.Schema) (*cluster.Sorter, error) {
+	return cluster.NewSorter(ex.r.groupOrder(g.o.index), sc, cluster.SortOptions{Normalize: ex.r.lay.normalize, Files: max(g.o.group.OutputFiles, 1)})
 }
 
 // sinkQueue is how many batches each file being written may have queued.

@@ -229,9 +229,10 @@ func ParseOptions(kv map[string]string, tableProps map[string]string) (Options, 
 		OverlapMaxBytes:     defaultOverlapMaxBytes,
 	}
 	if v, ok := tableProps[propTargetFileSize]; ok {
-		n, err := strconv.ParseInt(v, 10, 64)
+		n, err := ParseSize(v)
 		if err != nil || n <= 0 {
-			return Options{}, fmt.Errorf("%w: table property %s=%q is not a positive integer", ErrOption, propTargetFileSize, v)
+			return Options{}, fmt.Errorf("%w: table property %s=%q is not a positive size; fix it with geocompact alter --set %s=128MiB",
+				ErrOption, propTargetFileSize, v, propTargetFileSize)
 		}
 		o.TargetFileSize = n
 	}

@@ -1,6 +1,10 @@
 package engine
 
-import "log/slog"
+import (
+	"log/slog"
+
+	"github.com/geocompact/geocompact/cluster"
+)
 
 // Request is one rewrite: how to lay the table out, which files to
 // consider, and the Iceberg options that tune the plan.
@@ -8,12 +12,22 @@ type Request struct {
 	// Strategy is binpack (default) or sort. A Curve or SortOrder implies sort.
 	Strategy Strategy
 	// Curve is the shorthand for a curve over the table's spatial columns:
-	// linear, zorder or hilbert.
+	// linear, zorder, hilbert, str, or auto (CurveAuto) to choose per group.
 	Curve string
 	// SortOrder is an explicit sort order: "col [ASC|DESC] [NULLS FIRST|LAST], ...",
 	// "zorder(a, b)" or "hilbert(a, b)". Empty with strategy sort means the
 	// table's own sort order.
 	SortOrder string
+	// AllowLayoutChange lets a request whose strategy, curve or sort order
+	// differs from the layout the table records (RecordedLayout) rewrite
+	// it anyway; without it such a rewrite fails with a *LayoutChangeError.
+	// Without strategy, curve and sort order a rewrite follows the
+	// table's layout.
+	AllowLayoutChange bool
+	// AutoWindows are the query windows --curve auto chooses for (each set
+	// weighs the same); nil means cluster's default data-placed windows
+	// of 0.1% and 1% of the extent.
+	AutoWindows []cluster.WindowSet
 	// Where scopes the rewrite to files that may hold matching rows, in
 	// the small predicate language of where.Parse.
 	Where string

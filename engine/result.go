@@ -29,6 +29,12 @@ type Result struct {
 	// Strategy and SortOrder say how the rows were laid out.
 	Strategy  string `json:"strategy"`
 	SortOrder string `json:"sort_order,omitempty"`
+	// LayoutSource says where the layout came from: LayoutFromRequest,
+	// LayoutFromProperty, LayoutFromSortOrder or LayoutFromDefault.
+	LayoutSource string `json:"layout_source"`
+	// Auto holds what --curve auto chose for each group, with every
+	// candidate's estimate; nil for any other layout.
+	Auto []AutoChoice `json:"auto,omitempty"`
 	// DryRun is set when nothing was written on purpose.
 	DryRun bool `json:"dry_run"`
 	// NoopReason says why nothing was rewritten and what would change it;
@@ -41,4 +47,18 @@ type Result struct {
 	Plan *Plan `json:"plan"`
 	// Duration is the wall time of the whole rewrite.
 	Duration time.Duration `json:"duration_ns"`
+}
+
+// LayoutText says how the rewrite laid the table out and, when the layout
+// was not the request's, where it came from: "strategy sort by hilbert()
+// (table property geocompact.layout)".
+func (r *Result) LayoutText() string {
+	s := "strategy " + r.Strategy
+	if r.SortOrder != "" {
+		s += " by " + r.SortOrder
+	}
+	if r.LayoutSource != "" && r.LayoutSource != LayoutFromRequest {
+		s += " (" + r.LayoutSource + ")"
+	}
+	return s
 }

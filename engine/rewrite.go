@@ -14,6 +14,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 
+	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine/spill"
 	"github.com/geocompact/geocompact/engine/verify"
 	"github.com/geocompact/geocompact/engine/where"
@@ -81,6 +82,11 @@ type rewriter struct {
 	cfg   Request
 	opts  Options
 	lay   layout
+	// autoOrders are the orders --curve auto chose, by group (nil for any
+	// other layout).
+	autoOrders []cluster.Order
+	// auto is what --curve auto chose, for the snapshot summary.
+	auto []AutoChoice
 	// jobID, when set, tags the commit's snapshot summary.
 	jobID string
 	log   interface {
@@ -122,7 +128,10 @@ func (r *rewriter) run(ctx context.Context, tbl *table.Table, filter iceberg.Boo
 // plan lists the table's files at its current snapshot and plans which to
 // rewrite. A result with no groups says why in NoopReason.
 func (r *rewriter) plan(ctx context.Context, tbl *table.Table, filter iceberg.BooleanExpression) (*Result, []table.FileScanTask, error) {
-	res := &Result{Strategy: string(r.lay.strategy), SortOrder: r.lay.orderText, DryRun: r.cfg.DryRun, Plan: &Plan{}}
+	if err := checkLayoutChange(tbl, r.lay, r.cfg); err != nil {
+		return nil, nil, err
+	}
+	res := &Result{Strategy: string(r.lay.strategy), SortOrder: r.lay.orderText, LayoutSource: r.lay.source, DryRun: r.cfg.DryRun, Plan: &Plan{}}
 	snap := tbl.CurrentSnapshot()
 	if snap == nil {
 		res.NoopReason = "the table has no snapshot yet: there is no data to rewrite"
@@ -161,6 +170,14 @@ func (r *rewriter) plan(ctx context.Context, tbl *table.Table, filter iceberg.Bo
 			res.NoopReason = fmt.Sprintf("no data file may hold rows matching --where %q (%d files in the table)", r.cfg.Where, len(all))
 		}
 		return res, nil, nil
+	}
+	if r.lay.auto {
+		if r.auto, err = r.chooseLayouts(ctx, tbl, snap.SnapshotID, plan); err != nil {
+			return nil, nil, err
+		}
+		res.Auto = r.auto
+		r.lay.orderText = autoText(r.auto)
+		res.SortOrder = r.lay.orderText
 	}
 	return res, all, nil
 }
@@ -202,6 +219,9 @@ func (r *rewriter) summary(groups int) iceberg.Properties {
 	p := iceberg.Properties{SummaryStrategy: string(r.lay.strategy), SummaryGroups: strconv.Itoa(groups)}
 	if r.lay.orderText != "" {
 		p[SummarySortOrder] = r.lay.orderText
+	}
+	if len(r.auto) > 0 {
+		p[SummaryAuto] = autoSummary(r.auto)
 	}
 	if r.jobID != "" {
 		p[SummaryJobID] = r.jobID

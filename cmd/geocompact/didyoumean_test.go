@@ -32,6 +32,7 @@ func typoCommands(t testing.TB) map[string][]string {
 		"rewrite-manifests": {"rewrite-manifests", "--table", "geo.tt"},
 		"advise":            {"advise", "--table", "geo.tt"},
 		"maintain":          {"maintain", "--table", "geo.tt"},
+		"alter":             {"alter", "--table", "geo.tt", "--set", "owner=gis"},
 	}
 }
 

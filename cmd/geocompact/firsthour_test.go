@@ -60,13 +60,15 @@ func TestFirstHourSession(t *testing.T) {
 	}
 
 	// A sort order over a missing column. The real run refuses it naming
-	// the column and writes nothing. (The dry run's check of the order's
-	// columns against the table, failing before any data is read and
-	// listing the table's columns, is the next assertion to add here.)
+	// the column and writes nothing; the dry run fails the same way, before
+	// any data is read, listing the table's columns.
 	snap := ingestLoadTable(t, wh, "gis.pings").CurrentSnapshot().SnapshotID
 	r = runCLI(t, wh, false, "rewrite", "--table", "gis.pings", "--sort-order", "nosuch")
-	assert.NotEqual(t, exitOK, r.Code, r.Stderr)
+	assert.Equal(t, exitUsage, r.Code, r.Stderr)
 	assert.Contains(t, r.Stderr, `"nosuch"`)
+	r = runCLI(t, wh, false, "rewrite", "--table", "gis.pings", "--sort-order", "nosuch", "--dry-run")
+	assert.Equal(t, exitUsage, r.Code, r.Stderr)
+	assert.Contains(t, r.Stderr, `no column "nosuch"; its columns are `)
 	assert.Equal(t, snap, ingestLoadTable(t, wh, "gis.pings").CurrentSnapshot().SnapshotID, "nothing was committed")
 
 	// Progress on a terminal, none with --quiet, none when piped.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/maintain"
 )
 
@@ -19,6 +20,7 @@ type maintainOptions struct {
 	g      *globalOptions
 	table  string
 	policy string
+	dryRun bool
 }
 
 func newMaintainCmd(g *globalOptions) *cobra.Command {
@@ -39,8 +41,14 @@ naming the holder, and a crashed run's lease lapses after lease.ttl.
 Exit codes: 0 done or nothing to do, 1 error, 2 bad policy or flags,
 4 another run holds the table or a commit lost a race (retry later).
 
+The rewrite follows the table's recorded layout (geocompact alter) unless
+the policy names one, and the gate's size floor is a quarter of the table's
+target file size unless the policy sets min-avg-file-bytes. --dry-run prints
+what each step would do and changes nothing (no lease either).
+
 Without --policy the defaults of docs/policy.md apply.`,
 		Example: `  $ geocompact maintain --table gis.telemetry --policy maintain.yaml
+  $ geocompact maintain --table gis.telemetry --dry-run
   $ geocompact maintain --table gis.telemetry --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -54,6 +62,7 @@ Without --policy the defaults of docs/policy.md apply.`,
 	f := cmd.Flags()
 	f.StringVar(&o.table, "table", "", "table to maintain, NAMESPACE.TABLE (required)")
 	f.StringVar(&o.policy, "policy", "", "policy file (YAML; see docs/policy.md)")
+	f.BoolVar(&o.dryRun, "dry-run", false, "print what each step would do and change nothing")
 	_ = cmd.MarkFlagRequired("table")
 	return cmd
 }
@@ -64,7 +73,7 @@ func runMaintain(ctx context.Context, o *maintainOptions, p maintain.Policy) err
 		return err
 	}
 	prog := newProgress(o.g, "maintain", "")
-	rep, err := maintain.Run(ctx, cat, o.table, maintain.Config{Policy: p, CommitRetries: spec.Retries(), Logger: o.g.Logger(), Progress: maintainProgress(prog)})
+	rep, err := maintain.Run(ctx, cat, o.table, maintain.Config{Policy: p, CommitRetries: spec.Retries(), Logger: o.g.Logger(), Progress: maintainProgress(prog), DryRun: o.dryRun})
 	prog.Done()
 	if rep == nil || len(rep.Steps) == 0 {
 		if errors.Is(err, maintain.ErrPolicy) {
@@ -80,6 +89,10 @@ func runMaintain(ctx context.Context, o *maintainOptions, p maintain.Policy) err
 	}
 	if err == nil {
 		err = werr
+	}
+	if errors.Is(err, engine.ErrLayoutChange) {
+		// The policy asks for another layout than the table records.
+		err = &usageError{err}
 	}
 	return err
 }

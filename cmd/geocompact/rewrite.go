@@ -29,11 +29,25 @@ each file group are ordered by that key across the whole group, so bbox
 queries open few files. Row count, bbox extent and a content checksum are
 verified before anything is committed.
 
+Without --strategy, --curve and --sort-order the table's recorded layout
+applies (see geocompact alter: the ` + engine.PropLayout + ` property, else the
+Iceberg sort order, else binpack), with the table's
+write.target-file-size-bytes. A layout that differs from the recorded one
+is refused unless --allow-layout-change is given.
+
+--curve auto picks, for each file group, the layout that a sample of the
+group's row boxes predicts plans the fewest files for query windows (by
+default data-placed windows of 0.1% and 1% of the extent; --windows FILE
+for your own); --dry-run prints every candidate's estimate, and the
+snapshot summary records the choice (` + engine.SummaryAuto + `).
+
 Options take Iceberg's names (--option K=V, repeatable): ` + strings.Join(engine.KnownOptions(), ", ") + `.`,
 		Example: `  $ geocompact rewrite --table gis.telemetry --curve hilbert --dry-run
   $ geocompact rewrite --table gis.telemetry --curve hilbert --option target-file-size-bytes=134217728
   $ geocompact rewrite --table gis.telemetry --where "ts >= '2026-01-02' AND ts < '2026-01-03'"
-  $ geocompact rewrite --table gis.parcels --sort-order 'zorder(bbox_minx, bbox_miny)' --json`,
+  $ geocompact rewrite --table gis.parcels --sort-order 'zorder(bbox_minx, bbox_miny)' --json
+  $ geocompact rewrite --table gis.telemetry --curve auto --dry-run
+  $ geocompact rewrite --table gis.telemetry --strategy binpack --allow-layout-change`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := o.config()

@@ -94,6 +94,9 @@ const (
 	StepSkipped = "skipped"
 	StepNoop    = "nothing to do"
 	StepFailed  = "failed"
+	// StepWouldRun marks a step a dry run found work for; its detail says
+	// what a real run would do.
+	StepWouldRun = "would run"
 )
 
 // StepReport is one step of a maintain run.
@@ -116,6 +119,10 @@ type Config struct {
 	CommitRetries int
 	// Logger receives one line per phase; nil discards.
 	Logger *slog.Logger
+	// DryRun reports what each step would do and changes nothing: no
+	// lease is taken, the rewrite only plans, expiry and orphan removal
+	// only list.
+	DryRun bool
 	// Progress, when set, is told each step as it starts and, during the
 	// rewrite, where the rewrite is.
 	Progress func(Progress)
@@ -133,6 +140,7 @@ type Progress struct {
 // table's metrics before and after.
 type Report struct {
 	Table     string           `json:"table"`
+	DryRun    bool             `json:"dry_run"`
 	Lease     *Lease           `json:"lease,omitempty"`
 	Steps     []StepReport     `json:"steps"`
 	Before    *TableMetrics    `json:"before"`
@@ -169,8 +177,13 @@ func Run(ctx context.Context, cat catalog.Catalog, name string, cfg Config) (rep
 	if owner == "" {
 		owner = NewLeaseOwner()
 	}
-	rep = &Report{Table: name, Steps: []StepReport{}}
+	rep = &Report{Table: name, Steps: []StepReport{}, DryRun: cfg.DryRun}
 	start := time.Now()
+	if cfg.DryRun {
+		rep.step("lease", StepSkipped, "dry run: no lease taken, nothing is changed", start)
+		m := &maintainer{cat: cat, name: name, p: p, cfg: cfg, rep: rep, log: log, props: map[string]string{}}
+		return rep, m.run(ctx)
+	}
 	lease, err := AcquireLease(ctx, cat, name, owner, time.Duration(p.Lease.TTL))
 	if errors.Is(err, ErrNoSnapshot) {
 		rep.step("lease", StepNoop, "the table has no snapshot: nothing to maintain", start)
@@ -225,7 +238,7 @@ func (m *maintainer) run(ctx context.Context) error {
 		{"manifests", m.manifests},
 		{"expire", m.expire},
 		{"orphans", m.orphans},
-		{"measure", func(ctx context.Context) (err error) { m.rep.After, err = m.measure(ctx); return err }},
+		{"measure", m.measureAfter},
 	}
 	for i, st := range steps {
 		m.at = Progress{Step: st.name, Index: i + 1, Steps: len(steps)}
@@ -237,6 +250,17 @@ func (m *maintainer) run(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// measureAfter measures the table again, unless a dry run left it as it
+// was.
+func (m *maintainer) measureAfter(ctx context.Context) (err error) {
+	if m.cfg.DryRun {
+		m.rep.step("measure", StepSkipped, "dry run: the table is unchanged", time.Now())
+		return nil
+	}
+	m.rep.After, err = m.measure(ctx)
+	return err
 }
 
 // measure records the table's metrics as a step.
@@ -257,9 +281,25 @@ func (m *maintainer) measure(ctx context.Context) (*TableMetrics, error) {
 }
 
 // gate decides, from the metrics measured first, whether the run compacts.
-func (m *maintainer) gate(context.Context) error {
+// A policy without min-avg-file-bytes takes a quarter of the rewrite's
+// target file size: the policy's target-file-size-bytes option, else the
+// table's write.target-file-size-bytes, else the engine's default.
+func (m *maintainer) gate(ctx context.Context) error {
 	start := time.Now()
-	m.rep.Gate = m.p.Gate.Evaluate(m.rep.Before)
+	g := m.p.Gate
+	if g.MinAvgFileBytes == 0 {
+		tbl, err := engine.LoadTable(ctx, m.cat, m.name)
+		if err != nil {
+			return err
+		}
+		opts, err := engine.ParseOptions(m.p.Rewrite.Options, tbl.Properties())
+		if err != nil {
+			m.rep.step("gate", StepFailed, err.Error(), start)
+			return err
+		}
+		g.MinAvgFileBytes = opts.TargetFileSize / 4
+	}
+	m.rep.Gate = g.Evaluate(m.rep.Before)
 	m.rep.step("gate", map[bool]string{true: StepDone, false: StepNoop}[m.rep.Gate.Compact], m.rep.Gate.Reason, start)
 	return nil
 }
@@ -273,7 +313,7 @@ func (m *maintainer) rewrite(ctx context.Context) error {
 		return nil
 	}
 	rc := m.p.rewriteRequest()
-	rc.CommitRetries, rc.Logger = m.cfg.CommitRetries, m.log
+	rc.CommitRetries, rc.Logger, rc.DryRun = m.cfg.CommitRetries, m.log, m.cfg.DryRun
 	if m.cfg.Progress != nil {
 		rc.Progress = func(p engine.Progress) {
 			at := m.at
@@ -292,8 +332,19 @@ func (m *maintainer) rewrite(ctx context.Context) error {
 		rep.step("verify", StepSkipped, "nothing was rewritten", start)
 		return nil
 	}
-	rep.step("rewrite", StepDone, fmt.Sprintf("%d files (%s) rewritten into %d (%s) in %d snapshot(s)",
-		res.RewrittenDataFilesCount, engine.FormatBytes(res.RewrittenBytesCount), res.AddedDataFilesCount, engine.FormatBytes(res.AddedBytesCount), res.SnapshotsCommitted), start)
+	if m.cfg.DryRun {
+		out := 0
+		for _, g := range res.Plan.Groups {
+			out += g.OutputFiles
+		}
+		rep.step("rewrite", StepWouldRun, fmt.Sprintf("would rewrite %d files (%s) in %d groups into about %d, %s",
+			res.Plan.Files(), engine.FormatBytes(res.Plan.Bytes()), len(res.Plan.Groups), out, res.LayoutText()), start)
+		rep.step("verify", StepSkipped, "dry run: nothing is written", start)
+		return nil
+	}
+	rep.step("rewrite", StepDone, fmt.Sprintf("%d files (%s) rewritten into %d (%s) in %d snapshot(s), %s",
+		res.RewrittenDataFilesCount, engine.FormatBytes(res.RewrittenBytesCount), res.AddedDataFilesCount, engine.FormatBytes(res.AddedBytesCount), res.SnapshotsCommitted,
+		res.LayoutText()), start)
 	start = time.Now()
 	if !res.Verified {
 		err := fmt.Errorf("verify: the rewrite committed %d snapshot(s) but did not verify (%d files failed); stopping before expiry",
@@ -307,8 +358,12 @@ func (m *maintainer) rewrite(ctx context.Context) error {
 }
 
 // renew moves the lease to the new head, records the last-run times so
-// far, and checks the lease is still held before the next step.
+// far, and checks the lease is still held before the next step. A dry run
+// holds no lease and records nothing.
 func (m *maintainer) renew(ctx context.Context) error {
+	if m.cfg.DryRun {
+		return nil
+	}
 	if err := m.lease.Renew(ctx, m.props); err != nil {
 		return err
 	}
@@ -329,6 +384,10 @@ func (m *maintainer) manifests(ctx context.Context) error {
 	limit := m.p.Manifests.MaxManifests
 	if limit < 0 || n <= limit {
 		m.rep.step("manifests", StepSkipped, fmt.Sprintf("%d manifests, threshold %d", n, limit), start)
+		return nil
+	}
+	if m.cfg.DryRun {
+		m.rep.step("manifests", StepWouldRun, fmt.Sprintf("would merge %d manifests (threshold %d)", n, limit), start)
 		return nil
 	}
 	res, err := RewriteManifests(ctx, m.cat, m.name, ManifestsConfig{TargetSizeBytes: m.p.Manifests.TargetSizeBytes, CommitRetries: m.cfg.CommitRetries, Logger: m.log})
@@ -377,11 +436,16 @@ func (m *maintainer) expire(ctx context.Context) error {
 		return err
 	}
 	res, err := Expire(ctx, m.cat, m.name, ExpireConfig{OlderThan: time.Duration(m.p.Expire.OlderThan), RetainLast: m.p.Expire.RetainLast,
-		CommitRetries: m.cfg.CommitRetries, Logger: m.log})
+		CommitRetries: m.cfg.CommitRetries, Logger: m.log, DryRun: m.cfg.DryRun})
 	m.rep.Expire = res
 	if err != nil {
 		m.rep.step("expire", StepFailed, err.Error(), start)
 		return err
+	}
+	if m.cfg.DryRun {
+		m.rep.step("expire", StepWouldRun, fmt.Sprintf("would expire %d snapshots older than %s, freeing %d files (%s)",
+			len(res.ExpiredSnapshots), FormatDuration(res.OlderThan), len(res.Files), engine.FormatBytes(res.FreedBytes)), start)
+		return nil
 	}
 	m.rep.step("expire", StepDone, fmt.Sprintf("%d snapshots older than %s expired, %d files (%s) freed",
 		len(res.ExpiredSnapshots), FormatDuration(res.OlderThan), len(res.Files), engine.FormatBytes(res.FreedBytes)), start)
@@ -395,11 +459,16 @@ func (m *maintainer) orphans(ctx context.Context) error {
 		m.rep.step("orphans", StepSkipped, why, start)
 		return nil
 	}
-	res, err := RemoveOrphans(ctx, m.cat, m.name, OrphansConfig{OlderThan: time.Duration(m.p.Orphans.OlderThan), Logger: m.log})
+	res, err := RemoveOrphans(ctx, m.cat, m.name, OrphansConfig{OlderThan: time.Duration(m.p.Orphans.OlderThan), Logger: m.log, DryRun: m.cfg.DryRun})
 	m.rep.Orphans = res
 	if err != nil {
 		m.rep.step("orphans", StepFailed, err.Error(), start)
 		return err
+	}
+	if m.cfg.DryRun {
+		m.rep.step("orphans", StepWouldRun, fmt.Sprintf("would remove %d unreferenced files older than %s (%s)",
+			len(res.Files), FormatDuration(res.OlderThan), engine.FormatBytes(res.Bytes)), start)
+		return nil
 	}
 	m.rep.step("orphans", StepDone, fmt.Sprintf("%d unreferenced files older than %s removed (%s)",
 		len(res.Files), FormatDuration(res.OlderThan), engine.FormatBytes(res.Bytes)), start)

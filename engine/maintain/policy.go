@@ -170,8 +170,10 @@ type Policy struct {
 // and their average size is below MinAvgFileBytes, or when it holds more
 // than MaxFilesPerPartition files.
 type GatePolicy struct {
-	// MinAvgFileBytes is the average file size floor (default 32 MiB;
-	// negative turns it off).
+	// MinAvgFileBytes is the average file size floor (default 0: a
+	// quarter of the rewrite's target file size, which is the policy's
+	// target-file-size-bytes option, else the table's
+	// write.target-file-size-bytes, else 512 MiB; negative turns it off).
 	MinAvgFileBytes int64 `yaml:"min-avg-file-bytes"`
 	// MaxFilesPerPartition is the per-partition file count ceiling
 	// (default 1000; negative turns it off).
@@ -186,6 +188,11 @@ type RewritePolicy struct {
 	SortOrder string            `yaml:"sort-order,omitempty"`
 	Where     string            `yaml:"where,omitempty"`
 	Options   map[string]string `yaml:"options,omitempty"`
+	// AllowLayoutChange lets a strategy, curve or sort order that differs
+	// from the table's recorded layout rewrite it (default false: such a
+	// run fails at the rewrite step, naming both layouts). Without
+	// strategy, curve and sort order the rewrite follows the table's layout.
+	AllowLayoutChange bool `yaml:"allow-layout-change,omitempty"`
 }
 
 // ManifestsPolicy says when a run merges manifests.
@@ -237,9 +244,6 @@ func DefaultPolicy() Policy {
 }
 
 func (p *Policy) fillDefaults() {
-	if p.Gate.MinAvgFileBytes == 0 {
-		p.Gate.MinAvgFileBytes = 32 << 20
-	}
 	if p.Gate.MaxFilesPerPartition == 0 {
 		p.Gate.MaxFilesPerPartition = 1000
 	}
@@ -296,10 +300,10 @@ func (p Policy) Validate() error {
 	default:
 		return fmt.Errorf("%w: rewrite.strategy %q: want binpack or sort", ErrPolicy, p.Rewrite.Strategy)
 	}
-	switch p.Rewrite.Curve {
-	case "", "linear", "zorder", "hilbert", "str":
-	default:
-		return fmt.Errorf("%w: rewrite.curve %q: want linear, zorder, hilbert or str", ErrPolicy, p.Rewrite.Curve)
+	if p.Rewrite.Curve != "" {
+		if _, _, err := engine.ParseCurve(p.Rewrite.Curve); err != nil {
+			return fmt.Errorf("%w: rewrite.curve: %w", ErrPolicy, err)
+		}
 	}
 	if _, err := engine.ParseOptions(p.Rewrite.Options, nil); err != nil {
 		return fmt.Errorf("%w: rewrite.options: %w", ErrPolicy, err)
@@ -417,5 +421,7 @@ func (p Policy) rewriteRequest() engine.Request {
 		SortOrder: p.Rewrite.SortOrder,
 		Where:     p.Rewrite.Where,
 		Options:   p.Rewrite.Options,
+
+		AllowLayoutChange: p.Rewrite.AllowLayoutChange,
 	}
 }

@@ -158,25 +158,34 @@ func hashColumn(h []uint64, arr arrow.Array, salt uint64) error {
 // Extent is the union of the rows' bounding boxes.
 func Extent(rec arrow.RecordBatch, geomCol int, bboxCols [4]int) spatial.Bound {
 	ext := spatial.EmptyBound()
+	EachRowBound(rec, geomCol, bboxCols, func(_ int, b spatial.Bound) { ext = ext.Extend(b) })
+	return ext
+}
+
+// EachRowBound calls f with the index and bounding box of every row of
+// rec that has one, read from the four bbox columns when bboxCols holds
+// them, else from the WKB geometry column (-1 for none). Rows without a
+// box (nulls, undecodable WKB) are skipped.
+func EachRowBound(rec arrow.RecordBatch, geomCol int, bboxCols [4]int, f func(row int, b spatial.Bound)) {
 	if bboxCols[0] >= 0 {
 		var cols [4]*array.Float64
 		for i, c := range bboxCols {
-			f, ok := rec.Column(c).(*array.Float64)
+			col, ok := rec.Column(c).(*array.Float64)
 			if !ok {
-				return ext
+				return
 			}
-			cols[i] = f
+			cols[i] = col
 		}
 		for r := range int(rec.NumRows()) {
 			if cols[0].IsNull(r) {
 				continue
 			}
-			ext = ext.Extend(spatial.Bound{MinX: cols[0].Value(r), MinY: cols[1].Value(r), MaxX: cols[2].Value(r), MaxY: cols[3].Value(r)})
+			f(r, spatial.Bound{MinX: cols[0].Value(r), MinY: cols[1].Value(r), MaxX: cols[2].Value(r), MaxY: cols[3].Value(r)})
 		}
-		return ext
+		return
 	}
 	if geomCol < 0 {
-		return ext
+		return
 	}
 	arr := rec.Column(geomCol)
 	if e, ok := arr.(array.ExtensionArray); ok {
@@ -184,17 +193,16 @@ func Extent(rec arrow.RecordBatch, geomCol int, bboxCols [4]int) spatial.Bound {
 	}
 	bin, ok := arr.(*array.Binary)
 	if !ok {
-		return ext
+		return
 	}
 	for r := range bin.Len() {
 		if bin.IsNull(r) {
 			continue
 		}
 		if b, err := spatial.Envelope(bin.Value(r)); err == nil {
-			ext = ext.Extend(b)
+			f(r, b)
 		}
 	}
-	return ext
 }
 
 // Columns finds the geometry column geomName ("" for none) and the four

@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -16,9 +18,11 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/where"
+	"github.com/geocompact/geocompact/spatial"
 )
 
 // RewriteFlags are the flags of a rewrite.
@@ -30,17 +34,24 @@ type RewriteFlags struct {
 	Where     string
 	Options   []string
 	DryRun    bool
+	// AllowLayoutChange lets an explicit layout replace the table's
+	// recorded one.
+	AllowLayoutChange bool
+	// Windows is a --windows file for --curve auto to choose by.
+	Windows string
 }
 
 // Register adds the flags to fs; --table is required.
 func (f *RewriteFlags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.Table, "table", "", "table to rewrite, NAMESPACE.TABLE (required)")
 	fs.StringVar(&f.Strategy, "strategy", "", "binpack or sort (default binpack; --curve and --sort-order imply sort)")
-	fs.StringVar(&f.Curve, "curve", "", "cluster rows by a curve over their bbox: linear, zorder, hilbert or str (sort-tile-recursive)")
+	fs.StringVar(&f.Curve, "curve", "", "cluster rows by a curve over their bbox: linear, zorder, hilbert, str (sort-tile-recursive) or auto (chosen per group by estimate)")
 	fs.StringVar(&f.SortOrder, "sort-order", "", "sort order: 'col [ASC|DESC] [NULLS FIRST|LAST], ...', 'zorder(a, b)' or 'hilbert(a, b)'")
 	fs.StringVar(&f.Where, "where", "", "rewrite only files that may hold matching rows, e.g. \"ts >= now() - interval '1 day'\" or 'bbox(0, 40, 10, 50)' (minx > maxx crosses the antimeridian); timestamps are UTC unless they carry an offset")
 	fs.StringArrayVar(&f.Options, "option", nil, "rewrite option K=V by Iceberg's name (repeatable)")
 	fs.BoolVar(&f.DryRun, "dry-run", false, "print the plan (groups, files, bytes, skipped files and why) and write nothing")
+	fs.BoolVar(&f.AllowLayoutChange, "allow-layout-change", false, "rewrite with the given strategy, curve or sort order even when the table records a different layout")
+	fs.StringVar(&f.Windows, "windows", "", `with --curve auto: JSON file of windows to choose for, [{"minx":..,"miny":..,"maxx":..,"maxy":..}, ...]`)
 }
 
 // Request checks the flags (option names and values, the syntax of
@@ -59,7 +70,7 @@ func (f *RewriteFlags) Request() (engine.Request, error) {
 		return engine.Request{}, err
 	}
 	if f.Curve != "" {
-		if _, err := cluster.CurveOrder(f.Curve); err != nil {
+		if _, _, err := engine.ParseCurve(f.Curve); err != nil {
 			return engine.Request{}, fmt.Errorf("--curve: %w", err)
 		}
 	}
@@ -73,8 +84,33 @@ func (f *RewriteFlags) Request() (engine.Request, error) {
 	default:
 		return engine.Request{}, fmt.Errorf("--strategy %q: want binpack or sort", f.Strategy)
 	}
-	return engine.Request{Strategy: engine.Strategy(f.Strategy), Curve: f.Curve, SortOrder: f.SortOrder, Where: f.Where,
-		Options: kv, DryRun: f.DryRun}, nil
+	req := engine.Request{Strategy: engine.Strategy(f.Strategy), Curve: f.Curve, SortOrder: f.SortOrder, Where: f.Where,
+		Options: kv, DryRun: f.DryRun, AllowLayoutChange: f.AllowLayoutChange}
+	if f.Windows != "" {
+		if !strings.EqualFold(f.Curve, engine.CurveAuto) {
+			return req, errors.New("--windows chooses the layout of --curve auto; add --curve auto or drop --windows")
+		}
+		ws, err := readWindowsFile(f.Windows)
+		if err != nil {
+			return req, err
+		}
+		req.AutoWindows = []cluster.WindowSet{{Name: filepath.Base(f.Windows), Windows: ws}}
+	}
+	return req, nil
+}
+
+// readWindowsFile reads a --windows file (bench.ReadWindows' format).
+func readWindowsFile(path string) ([]spatial.Bound, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--windows: %w", err)
+	}
+	defer f.Close()
+	ws, err := bench.ReadWindows(f)
+	if err != nil {
+		return nil, fmt.Errorf("--windows %s: %w", path, err)
+	}
+	return ws, nil
 }
 
 // ParseKV parses repeated K=V flags; a bare K (a boolean option set to
@@ -94,7 +130,7 @@ func ParseKV(pairs []string) (map[string]string, error) {
 // IsUsage reports whether a rewrite failed on the command line's values
 // (an option or --where the table cannot take) rather than on the table.
 func IsUsage(err error) bool {
-	return errors.Is(err, engine.ErrOption) || errors.Is(err, where.ErrInvalid)
+	return errors.Is(err, engine.ErrOption) || errors.Is(err, where.ErrInvalid) || errors.Is(err, engine.ErrLayoutChange)
 }
 
 // Column is a column a binary adds to the result table, before DURATION.
@@ -116,6 +152,9 @@ func WriteResult(out io.Writer, res *engine.Result, human bool, extra ...Column)
 		if err := WritePlan(out, res.Plan, human); err != nil {
 			return err
 		}
+	}
+	if err := WriteAutoChoices(out, res.Auto); err != nil {
+		return err
 	}
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	head := "REWRITTEN FILES\tADDED FILES\tREWRITTEN BYTES\tFAILED FILES\tREMOVED DELETE FILES\tFILES BEFORE\tFILES AFTER\tBYTES BEFORE\tBYTES AFTER\tSNAPSHOTS"
@@ -147,12 +186,40 @@ func WriteResult(out io.Writer, res *engine.Result, human bool, extra ...Column)
 	return err
 }
 
-// StrategyText says how a rewrite laid out the rows.
-func StrategyText(res *engine.Result) string {
-	if res.SortOrder != "" {
-		return fmt.Sprintf("strategy %s by %s", res.Strategy, res.SortOrder)
+// StrategyText says how a rewrite laid out the rows, and where the layout
+// came from (see engine.Result.LayoutText).
+func StrategyText(res *engine.Result) string { return res.LayoutText() }
+
+// WriteAutoChoices prints what --curve auto estimated for each group: one
+// row per candidate, its mean files planned per window set, and the pick.
+func WriteAutoChoices(out io.Writer, choices []engine.AutoChoice) error {
+	if len(choices) == 0 {
+		return nil
 	}
-	return "strategy " + res.Strategy
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	head := "GROUP\tPARTITION\tFILES\tSAMPLE ROWS\tCANDIDATE"
+	for _, name := range choices[0].Windows {
+		head += "\tFILES PLANNED (" + name + " WINDOWS)"
+	}
+	fmt.Fprintln(w, head+"\tSCORE\tCHOSEN")
+	for _, c := range choices {
+		for _, e := range c.Estimates {
+			row := fmt.Sprintf("%d\t%s\t%d\t%d\t%s", c.Group, OrDash(c.Partition), c.Files, c.Sample, e.Curve)
+			for _, p := range e.Planned {
+				row += fmt.Sprintf("\t%.2f", p)
+			}
+			chosen := ""
+			if e.Curve == c.Curve {
+				chosen = "*"
+			}
+			fmt.Fprintf(w, "%s\t%.2f\t%s\n", row, e.Score, chosen)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(out)
+	return err
 }
 
 // WritePlan prints the groups and the skipped files with their reasons.
@@ -160,7 +227,7 @@ func WritePlan(out io.Writer, p *engine.Plan, human bool) error {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "GROUP\tPARTITION\tFILES\tBYTES\tRECORDS\tOUTPUT FILES\tSORT\tPEAK MEMORY\tREASON")
 	for i, g := range p.Groups {
-		fmt.Fprintf(w, "%d\t%s\t%d\t%s\t%d\t%d\t%s\t%s\t%s\n", i+1, orDash(g.Partition), len(g.Files), FormatBytes(g.Bytes, human), g.Records, g.OutputFiles,
+		fmt.Fprintf(w, "%d\t%s\t%d\t%s\t%d\t%d\t%s\t%s\t%s\n", i+1, OrDash(g.Partition), len(g.Files), FormatBytes(g.Bytes, human), g.Records, g.OutputFiles,
 			sortText(g.Sort, human), peakText(g.Sort, human), g.Reason)
 	}
 	if err := w.Flush(); err != nil {
@@ -171,7 +238,7 @@ func WritePlan(out io.Writer, p *engine.Plan, human bool) error {
 		w = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(w, "SKIPPED FILE\tPARTITION\tBYTES\tREASON")
 		for _, s := range p.Skipped {
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", s.Path, orDash(s.Partition), FormatBytes(s.Size, human), s.Reason)
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", s.Path, OrDash(s.Partition), FormatBytes(s.Size, human), s.Reason)
 		}
 		if err := w.Flush(); err != nil {
 			return err
@@ -209,8 +276,8 @@ func FormatBytes(n int64, human bool) string {
 	return engine.FormatBytes(n)
 }
 
-// orDash is s, or "-" when s is empty.
-func orDash(s string) string {
+// OrDash is s, or "-" when s is empty.
+func OrDash(s string) string {
 	if s == "" {
 		return "-"
 	}

@@ -1,0 +1,33 @@
+package bench
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/geocompact/geocompact/engine"
+)
+
+// TestRunAutoAndRecordedLayout: bench measures auto with the engine's
+// --curve auto rewrite (whose commit records the choice), and measures
+// every layout whatever layout the source table records.
+func TestRunAutoAndRecordedLayout(t *testing.T) {
+	cat := newCatalog(t)
+	generateSmall(t, cat, "b.pings", 3000, 12)
+	_, err := engine.Alter(t.Context(), cat, "b.pings", engine.AlterRequest{Curve: "hilbert"})
+	require.NoError(t, err)
+	layouts, err := ParseLayouts("binpack,auto")
+	require.NoError(t, err)
+	rep, err := Run(t.Context(), cat, Config{Table: "b.pings", Layouts: layouts, Keep: true,
+		WindowConfig: WindowConfig{Count: 20, Seed: 1}, Options: map[string]string{engine.OptTargetFileSize: "20000"}})
+	require.NoError(t, err)
+	require.Len(t, rep.Layouts, 2)
+	scratch, err := engine.LoadTable(t.Context(), cat, rep.Layouts[1].ScratchTable)
+	require.NoError(t, err)
+	sum := scratch.CurrentSnapshot().Summary.Properties
+	assert.True(t, strings.HasPrefix(sum[engine.SummarySortOrder], "auto: "), sum[engine.SummarySortOrder])
+	assert.Contains(t, sum[engine.SummaryAuto], `"estimates":[`)
+	assert.Equal(t, rep.Rows, rep.Layouts[1].Rows)
+}

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/internal/cli"
+)
+
+func init() { register(newAlterCmd) }
+
+type alterOptions struct {
+	g     *globalOptions
+	table string
+	curve string
+	order string
+	set   []string
+	unset []string
+}
+
+func newAlterCmd(g *globalOptions) *cobra.Command {
+	o := &alterOptions{g: g}
+	cmd := &cobra.Command{
+		Use:   "alter --table NS.T [--curve C | --sort-order EXPR] [--set K=V]... [--unset K]...",
+		Short: "Record a table's layout and set or unset its properties",
+		Long: `Alter records how a table is laid out and sets its properties, as Spark's
+ALTER TABLE ... WRITE ORDERED BY and SET/UNSET TBLPROPERTIES do. A rewrite
+(and maintain) without --strategy, --curve or --sort-order then follows the
+recorded layout and the table's write.target-file-size-bytes.
+
+A plain column order (--sort-order 'ts, device_id DESC', or --curve linear
+on a table with bbox columns) becomes the table's Iceberg sort order, so
+other engines honour it. A curve (zorder, hilbert, str), a curve expression
+('hilbert(bbox_minx, bbox_miny)') and auto cannot be expressed by Iceberg's
+sort-order spec; they are recorded in the table property ` + engine.PropLayout + `
+and the Iceberg sort order is reset to unsorted.
+
+Sizes take units (--set write.target-file-size-bytes=128MiB) and are stored
+as byte counts.`,
+		Example: `  $ geocompact alter --table gis.telemetry --curve hilbert --set write.target-file-size-bytes=128MiB
+  $ geocompact alter --table gis.telemetry --sort-order 'ts, device_id'
+  $ geocompact alter --table gis.telemetry --curve auto
+  $ geocompact alter --table gis.telemetry --unset ` + engine.PropLayout,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			req, err := o.request()
+			if err != nil {
+				return err
+			}
+			return runAlter(cmd.Context(), o, req)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.table, "table", "", "table to alter, NAMESPACE.TABLE (required)")
+	f.StringVar(&o.curve, "curve", "", "record a curve layout: "+strings.Join(engine.LayoutCurves, ", "))
+	f.StringVar(&o.order, "sort-order", "", "record a sort order: 'col [ASC|DESC] [NULLS FIRST|LAST], ...', 'zorder(a, b)' or 'hilbert(a, b)'")
+	f.StringArrayVar(&o.set, "set", nil, "set a table property KEY=VALUE (repeatable; sizes take units)")
+	f.StringArrayVar(&o.unset, "unset", nil, "remove a table property (repeatable)")
+	_ = cmd.MarkFlagRequired("table")
+	return cmd
+}
+
+// request checks the flags before anything is opened; every mistake is a
+// usage error.
+func (o *alterOptions) request() (engine.AlterRequest, error) {
+	set := map[string]string{}
+	for _, p := range o.set {
+		k, v, ok := strings.Cut(p, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return engine.AlterRequest{}, usageErrorf("--set %q: want KEY=VALUE", p)
+		}
+		set[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	req, err := engine.AlterRequest{Curve: o.curve, SortOrder: o.order, Set: set, Unset: o.unset}.Check()
+	if err != nil {
+		return req, &usageError{err}
+	}
+	return req, nil
+}
+
+func runAlter(ctx context.Context, o *alterOptions, req engine.AlterRequest) error {
+	cat, _, err := o.g.openCatalog(ctx)
+	if err != nil {
+		return err
+	}
+	res, err := engine.Alter(ctx, cat, o.table, req)
+	if err != nil {
+		if errors.Is(err, engine.ErrOption) {
+			return &usageError{err}
+		}
+		return err
+	}
+	if o.g.JSON {
+		return writeIndentedJSON(o.g.IO.Out, res)
+	}
+	w := tabwriter.NewWriter(o.g.IO.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "TABLE\tLAYOUT\tRECORDED IN\tICEBERG SORT ORDER")
+	fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", res.Table, orDefault(res.Layout.Text, "none (binpack)"), cli.OrDash(res.Layout.Source), orDefault(res.SortOrder, "unsorted"))
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if len(res.Set) == 0 && len(res.Unset) == 0 {
+		return nil
+	}
+	fmt.Fprintln(o.g.IO.Out)
+	w = tabwriter.NewWriter(o.g.IO.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "PROPERTY\tVALUE")
+	for _, k := range slices.Sorted(maps.Keys(res.Set)) {
+		fmt.Fprintf(w, "%s\t%s\n", k, res.Set[k])
+	}
+	for _, k := range res.Unset {
+		fmt.Fprintf(w, "%s\t(unset)\n", k)
+	}
+	return w.Flush()
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

@@ -1,0 +1,222 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/geocompact/geocompact/internal/suggest"
+)
+
+// AlterRequest changes the layout a table records and its properties,
+// as Spark's ALTER TABLE ... WRITE ORDERED BY and SET/UNSET
+// TBLPROPERTIES do.
+type AlterRequest struct {
+	// Curve records a curve layout by its --curve name (LayoutCurves).
+	Curve string
+	// SortOrder records a sort order in cluster.ParseOrder's syntax.
+	// A plain column order becomes the table's Iceberg sort order; a
+	// curve, and a linear order over columns the table lacks, is kept in
+	// PropLayout (see there).
+	SortOrder string
+	// Set sets table properties. Values of size properties (IsSizeProperty)
+	// take units ("128MiB", "1GB") and are stored as byte counts.
+	Set map[string]string
+	// Unset removes table properties; keys not set are ignored.
+	Unset []string
+}
+
+// AlterResult is what Alter recorded.
+type AlterResult struct {
+	Table string `json:"table"`
+	// Layout is the layout the table records afterwards.
+	Layout TableLayout `json:"layout"`
+	// SortOrder is the table's Iceberg sort order afterwards ("" unsorted).
+	SortOrder string `json:"sort_order"`
+	// Set holds the properties set, with their stored values.
+	Set map[string]string `json:"set"`
+	// Unset lists the properties removed.
+	Unset []string `json:"unset"`
+}
+
+// knownProperties are the table properties a --set key is checked
+// against for a likely misspelling; other keys are set as given.
+var knownProperties = []string{
+	PropLayout, propTargetFileSize, table.ParquetRowGroupLimitKey, table.ParquetRowGroupSizeBytesKey,
+	table.ParquetPageSizeBytesKey, table.ParquetCompressionKey, table.MetricsModeColumnConfPrefix + "default",
+	table.ManifestTargetSizeBytesKey, table.ManifestMinMergeCountKey, table.ManifestMergeEnabledKey,
+	"write.delete.target-file-size-bytes", "history.expire.max-snapshot-age-ms", "history.expire.min-snapshots-to-keep", "gc.enabled",
+}
+
+// IsSizeProperty reports whether the table property key holds a byte
+// count: its name ends in "-bytes" or "target-size", as Iceberg names
+// them (write.target-file-size-bytes, read.split.target-size).
+func IsSizeProperty(key string) bool {
+	return strings.HasSuffix(key, "-bytes") || strings.HasSuffix(key, "target-size")
+}
+
+// Check validates the request without a table: the layout parses, keys
+// are well formed and not misspelt known ones, size values parse, and a
+// key is not both set and unset. It returns the request with size values
+// as byte counts. Errors wrap ErrOption.
+func (r AlterRequest) Check() (AlterRequest, error) {
+	if r.Curve != "" && r.SortOrder != "" {
+		return r, fmt.Errorf("%w: give --curve or --sort-order, not both", ErrOption)
+	}
+	if r.Curve == "" && r.SortOrder == "" && len(r.Set) == 0 && len(r.Unset) == 0 {
+		return r, fmt.Errorf("%w: nothing to alter: give --curve, --sort-order, --set KEY=VALUE or --unset KEY", ErrOption)
+	}
+	if _, _, err := r.layout(); err != nil {
+		return r, fmt.Errorf("%w: %w", ErrOption, err)
+	}
+	set := make(map[string]string, len(r.Set))
+	for _, k := range slices.Sorted(maps.Keys(r.Set)) {
+		v, err := checkProperty(k, r.Set[k])
+		if err != nil {
+			return r, err
+		}
+		if slices.Contains(r.Unset, k) {
+			return r, fmt.Errorf("%w: property %s is both set and unset", ErrOption, k)
+		}
+		set[k] = v
+	}
+	if _, ok := set[PropLayout]; ok && (r.Curve != "" || r.SortOrder != "") {
+		return r, fmt.Errorf("%w: give the layout by --curve or --sort-order, or by --set %s, not both", ErrOption, PropLayout)
+	}
+	for _, k := range r.Unset {
+		if err := checkKey(k); err != nil {
+			return r, err
+		}
+	}
+	r.Set = set
+	return r, nil
+}
+
+// checkKey refuses an empty key or a likely misspelling of a known one.
+func checkKey(k string) error {
+	if strings.TrimSpace(k) == "" || strings.ContainsAny(k, " \t\n=") {
+		return fmt.Errorf("%w: property key %q: want a name such as %s", ErrOption, k, propTargetFileSize)
+	}
+	if !slices.Contains(knownProperties, k) {
+		if hint := suggest.Hint(k, knownProperties); hint != "" {
+			return fmt.Errorf("%w: unknown property %q%s", ErrOption, k, hint)
+		}
+	}
+	return nil
+}
+
+// checkProperty checks one --set pair and returns the value to store.
+func checkProperty(k, v string) (string, error) {
+	if err := checkKey(k); err != nil {
+		return "", err
+	}
+	switch {
+	case k == PropLayout:
+		if _, _, err := ParseLayout(v); err != nil {
+			return "", fmt.Errorf("%w: %s=%q: %w", ErrOption, k, v, err)
+		}
+	case IsSizeProperty(k):
+		n, err := ParseSize(v)
+		if err == nil && n <= 0 {
+			err = fmt.Errorf("want a positive size")
+		}
+		if err != nil {
+			return "", fmt.Errorf("%w: %s=%q: %w", ErrOption, k, v, err)
+		}
+		return strconv.FormatInt(n, 10), nil
+	}
+	return v, nil
+}
+
+// layout parses the request's layout; ok is false when it gives none.
+func (r AlterRequest) layout() (text string, ok bool, err error) {
+	switch {
+	case r.Curve != "":
+		o, auto, err := ParseCurve(r.Curve)
+		return layoutText(o, auto), err == nil, err
+	case r.SortOrder != "":
+		o, auto, err := ParseLayout(r.SortOrder)
+		return layoutText(o, auto), err == nil, err
+	}
+	return "", false, nil
+}
+
+// Alter records the request's layout and properties on the table called
+// name in one commit. A layout replaces the recorded one: a plain column
+// order becomes the Iceberg sort order (and PropLayout is removed); any
+// other layout goes into PropLayout, and the Iceberg sort order is reset
+// to unsorted so that writers do not re-sort the curve's files by another
+// order. A sort order naming a column the table lacks is refused, listing
+// the table's columns.
+func Alter(ctx context.Context, cat catalog.Catalog, name string, req AlterRequest) (*AlterResult, error) {
+	req, err := req.Check()
+	if err != nil {
+		return nil, err
+	}
+	cat = WrapCatalog(cat)
+	tbl, err := LoadTable(ctx, cat, name)
+	if err != nil {
+		return nil, err
+	}
+	tx := tbl.NewTransaction()
+	set, unset := maps.Clone(req.Set), slices.Clone(req.Unset)
+	if err := stageLayout(tbl, tx, req, set, &unset); err != nil {
+		return nil, err
+	}
+	if err := tx.SetProperties(iceberg.Properties(set)); err != nil {
+		return nil, fmt.Errorf("alter %s: set properties: %w", name, err)
+	}
+	if err := tx.RemoveProperties(unset); err != nil {
+		return nil, fmt.Errorf("alter %s: unset properties: %w", name, err)
+	}
+	if tbl, err = tx.Commit(ctx); err != nil {
+		return nil, fmt.Errorf("alter %s: commit: %w", name, err)
+	}
+	rec, err := RecordedLayout(tbl)
+	if err != nil {
+		return nil, err
+	}
+	res := &AlterResult{Table: name, Layout: rec, Set: set, Unset: unset}
+	if o, ok := tableSortOrder(tbl); ok {
+		res.SortOrder = o.String()
+	}
+	return res, nil
+}
+
+// stageLayout adds the request's layout to tx: the Iceberg sort order or
+// PropLayout (into set, or its removal into unset).
+func stageLayout(tbl *table.Table, tx *table.Transaction, req AlterRequest, set map[string]string, unset *[]string) error {
+	text, ok, err := req.layout()
+	if !ok || err != nil {
+		return err
+	}
+	o, auto, err := ParseLayout(text)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrOption, err)
+	}
+	if err := checkOrderColumns(tbl, o, auto, spatialGeomName(tbl)); err != nil {
+		return err
+	}
+	so, plain := table.UnsortedSortOrder, false
+	if !auto {
+		so, plain = icebergSortOrder(tbl.Schema(), o)
+	}
+	if plain {
+		if _, has := tbl.Properties()[PropLayout]; has {
+			*unset = append(*unset, PropLayout)
+		}
+	} else {
+		set[PropLayout] = text
+	}
+	if err := tx.ReplaceSortOrder(so); err != nil {
+		return fmt.Errorf("alter %s: sort order: %w", TableName(tbl), err)
+	}
+	return nil
+}

@@ -1,0 +1,158 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/geocompact/geocompact/cluster"
+	"github.com/geocompact/geocompact/spatial"
+)
+
+// PropLayout is the table property that records a table's layout when
+// Iceberg's sort-order spec cannot express it: a space-filling curve, STR,
+// the automatic choice, or a linear order over columns the table does not
+// hold (the bbox columns of a table with only a geometry column). Its
+// value is "auto" or a sort order in the canonical form cluster.ParseOrder
+// reads ("hilbert()", "zorder(bbox_minx, bbox_miny)", "str()"); a curve
+// name as --curve spells it ("hilbert") is read too. A plain column order
+// is recorded as the table's Iceberg sort order instead, so that other
+// engines honour it; the property wins when both are set.
+const PropLayout = "geocompact.layout"
+
+// CurveAuto is the --curve name of the automatic choice: each group is
+// laid out by the candidate (cluster.AutoCandidates) that cluster.Choose
+// predicts plans the fewest files.
+const CurveAuto = "auto"
+
+// LayoutCurves are the --curve names a rewrite and alter accept.
+var LayoutCurves = append(slices.Clone(cluster.CurveNames), CurveAuto)
+
+// TableLayout is the layout a table records, as a rewrite without
+// --strategy, --curve or --sort-order applies it.
+type TableLayout struct {
+	// Text is "auto" or the order in canonical form; "" when the table
+	// records no layout (a rewrite bin-packs).
+	Text string `json:"layout"`
+	// Source is LayoutFromProperty or LayoutFromSortOrder ("" for none).
+	Source string `json:"source"`
+}
+
+// RecordedLayout returns the layout tbl records: PropLayout when set,
+// else its Iceberg sort order when that is a plain column order (a sort by
+// a transform such as bucket or day cannot be evaluated by a rewrite and
+// counts as none). A PropLayout value that does not parse is an error
+// naming the property and the fix.
+func RecordedLayout(tbl *table.Table) (TableLayout, error) {
+	if v := strings.TrimSpace(tbl.Properties()[PropLayout]); v != "" {
+		o, auto, err := ParseLayout(v)
+		if err != nil {
+			return TableLayout{}, fmt.Errorf("%w: table %s: property %s=%q: %w; record a layout with geocompact alter --table %s --curve hilbert, or --unset %s",
+				ErrOption, TableName(tbl), PropLayout, v, err, TableName(tbl), PropLayout)
+		}
+		return TableLayout{Text: layoutText(o, auto), Source: LayoutFromProperty}, nil
+	}
+	if o, ok := tableSortOrder(tbl); ok {
+		return TableLayout{Text: o.String(), Source: LayoutFromSortOrder}, nil
+	}
+	return TableLayout{}, nil
+}
+
+// ParseLayout parses a recorded layout: "auto" (reported as auto), a
+// curve name as --curve spells it, or a sort order cluster.ParseOrder
+// reads.
+func ParseLayout(s string) (o cluster.Order, auto bool, err error) {
+	n := strings.ToLower(strings.TrimSpace(s))
+	if slices.Contains(LayoutCurves, n) {
+		return ParseCurve(n)
+	}
+	o, err = cluster.ParseOrder(s)
+	return o, false, err
+}
+
+// layoutText is the canonical text of a layout: "auto" or o.String().
+func layoutText(o cluster.Order, auto bool) string {
+	if auto {
+		return CurveAuto
+	}
+	return o.String()
+}
+
+// orderColumns lists the columns an order names; empty for a curve over
+// the rows' position.
+func orderColumns(o cluster.Order) []string {
+	if o.Curve != cluster.CurveLinear {
+		return o.Columns
+	}
+	cols := make([]string, len(o.Fields))
+	for i, f := range o.Fields {
+		cols[i] = f.Column
+	}
+	return cols
+}
+
+// checkOrderColumns fails when order o names a column tbl does not hold,
+// listing the table's columns, so that a mistake fails the plan instead
+// of the write. The bbox columns (and a "bbox" covering) may stand for
+// the geometry column's boxes when the table has one, as a Sorter reads
+// them; a curve over the rows' position, and the automatic choice among
+// such curves, needs bbox columns or a geometry column.
+func checkOrderColumns(tbl *table.Table, o cluster.Order, auto bool, geometry string) error {
+	if auto {
+		o = cluster.Order{Curve: cluster.CurveHilbert}
+	}
+	sc := tbl.Schema()
+	derived := func(c string) bool { return geometry != "" && layout{geometry: geometry}.isSpatialColumn(c) }
+	cols := orderColumns(o)
+	if len(cols) == 0 && o.Curve != cluster.CurveLinear && geometry == "" {
+		cols = spatial.BBoxColumns[:]
+	}
+	for _, c := range cols {
+		if _, ok := sc.FindFieldByName(c); ok || derived(c) {
+			continue
+		}
+		return fmt.Errorf("%w: sort order %s: table %s has no column %q; its columns are %s",
+			ErrOption, layoutText(o, auto), TableName(tbl), c, strings.Join(topLevelColumns(sc), ", "))
+	}
+	return nil
+}
+
+func topLevelColumns(sc *iceberg.Schema) []string {
+	names := make([]string, 0, sc.NumFields())
+	for _, f := range sc.Fields() {
+		names = append(names, f.Name)
+	}
+	return names
+}
+
+// icebergSortOrder converts a linear order over columns sc holds into an
+// Iceberg sort order of identity fields; false when o is a curve or names
+// a column sc lacks.
+func icebergSortOrder(sc *iceberg.Schema, o cluster.Order) (table.SortOrder, bool) {
+	if o.Curve != cluster.CurveLinear || len(o.Fields) == 0 {
+		return table.SortOrder{}, false
+	}
+	fields := make([]table.SortField, len(o.Fields))
+	for i, f := range o.Fields {
+		col, ok := sc.FindFieldByName(f.Column)
+		if !ok {
+			return table.SortOrder{}, false
+		}
+		if _, prim := col.Type.(iceberg.PrimitiveType); !prim {
+			return table.SortOrder{}, false
+		}
+		sf := table.SortField{SourceIDs: []int{col.ID}, Transform: iceberg.IdentityTransform{}, Direction: table.SortASC, NullOrder: table.NullsFirst}
+		if f.Direction == cluster.Desc {
+			sf.Direction = table.SortDESC
+		}
+		if f.Nulls == cluster.NullsLast {
+			sf.NullOrder = table.NullsLast
+		}
+		fields[i] = sf
+	}
+	so, err := table.NewSortOrder(table.InitialSortOrderID, fields)
+	return so, err == nil
+}
