@@ -209,6 +209,10 @@ func (ex *execution) sortInMemory(ctx context.Context, g *groupIO, recs iter.Seq
 	return files, err
 }
 
+// errAutoDistributed refuses --curve auto in a distributed rewrite.
+var errAutoDistributed = fmt.Errorf("%w: --curve auto is chosen per group by a local rewrite; a distributed rewrite needs a fixed layout: "+
+	"rewrite --curve auto --dry-run shows the choice, then pass that curve", ErrOption)
+
 // sorter returns a Sorter for the layout's order over schema sc, for a
 // group written as files files (STR sizes its slabs by it): the order of
 // a distributed job, which --curve auto cannot give (local groups use
@@ -216,8 +220,7 @@ func (ex *execution) sortInMemory(ctx context.Context, g *groupIO, recs iter.Seq
 func (ex *execution) sorter(sc *arrow.Schema, files int) (*cluster.Sorter, error) {
 	if ex.r.lay.auto {
 		// Only a local rewrite chooses per group; a job's workers sort by one order.
-		return nil, fmt.Errorf("%w: --curve auto is chosen per group by a local rewrite; a distributed rewrite needs a fixed layout: "+
-			"rewrite --curve auto --dry-run shows the choice, then pass that curve", ErrOption)
+		return nil, errAutoDistributed
 	}
 	return cluster.NewSorter(ex.r.lay.order, sc, cluster.SortOptions{Normalize: ex.r.lay.normalize, Files: max(files, 1)})
 }

@@ -76,6 +76,9 @@ func PlanPieces(ctx context.Context, cat catalog.Catalog, name string, req Reque
 	if err != nil {
 		return nil, nil, err
 	}
+	if r.lay.auto {
+		return nil, nil, errAutoDistributed
+	}
 	res, all, err := r.plan(ctx, tbl, filter)
 	if err != nil || len(res.Plan.Groups) == 0 {
 		return nil, res, err
