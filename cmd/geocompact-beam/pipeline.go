@@ -7,10 +7,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"maps"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
@@ -31,11 +35,11 @@ type fileIn struct {
 	Path  string
 }
 
-// batch is a run of rows of one bucket, as Arrow IPC, with its place in
-// input order (file position, then batch sequence).
+// batch is the rows one input file sent one bucket, as an Arrow IPC
+// stream, with the file's place in input order.
 type batch struct {
-	Pos, Seq int
-	IPC      []byte
+	Pos int
+	IPC []byte
 }
 
 // bucketCount is how many rows scatter sent one bucket from one file.
@@ -94,19 +98,45 @@ func (f *jobFn) open(ctx context.Context) error {
 	if f.job != nil {
 		return nil
 	}
-	var j job.Rewrite
-	if err := json.Unmarshal([]byte(f.Job), &j); err != nil {
-		return fmt.Errorf("decode job: %w", err)
-	}
-	cat, err := engine.OpenCatalog(ctx, f.Spec)
+	j, err := openJob(ctx, f.Spec, f.Job)
 	if err != nil {
 		return err
 	}
-	if err := j.Open(ctx, cat); err != nil {
-		return err
-	}
-	f.job = &j
+	f.job = j
 	return nil
+}
+
+// opened holds the jobs this process opened, by their JSON: a runner
+// makes a DoFn per bundle, and opening a job (loading the table and
+// planning its snapshot's files) costs far more than most bundles.
+var opened struct {
+	sync.Mutex
+	jobs map[string]*job.Rewrite
+}
+
+// openJob decodes and opens the job encoded as doc, once per process.
+func openJob(ctx context.Context, spec engine.CatalogSpec, doc string) (*job.Rewrite, error) {
+	opened.Lock()
+	defer opened.Unlock()
+	if j := opened.jobs[doc]; j != nil {
+		return j, nil
+	}
+	var j job.Rewrite
+	if err := json.Unmarshal([]byte(doc), &j); err != nil {
+		return nil, fmt.Errorf("decode job: %w", err)
+	}
+	cat, err := engine.OpenCatalog(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	if err := j.Open(ctx, cat); err != nil {
+		return nil, err
+	}
+	if opened.jobs == nil {
+		opened.jobs = map[string]*job.Rewrite{}
+	}
+	opened.jobs[doc] = &j
+	return &j, nil
 }
 
 // scatterFn reads one input file and emits its rows keyed by bucket, the
@@ -118,26 +148,34 @@ func (f *scatterFn) ProcessElement(ctx context.Context, in fileIn, emit func(str
 	if err := f.open(ctx); err != nil {
 		return err
 	}
-	seq := 0
-	var shuffled int64
-	rows := map[int]int64{}
-	d, err := f.job.ScatterFile(ctx, in.Group, in.Path, func(bk int, rec arrow.RecordBatch) error {
-		defer rec.Release()
-		b, err := toIPC(rec)
-		if err != nil {
-			return err
+	// A file's rows are sent as one batch per bucket: few, large elements
+	// cost the runner least per row.
+	held := map[int][]arrow.RecordBatch{}
+	defer func() {
+		for _, recs := range held {
+			release(recs)
 		}
-		emit(bucketKey(in.Group, bk), batch{Pos: in.Pos, Seq: seq, IPC: b})
-		seq++
-		shuffled += int64(len(b))
-		rows[bk] += rec.NumRows()
+	}()
+	d, err := f.job.ScatterFile(ctx, in.Group, in.Path, func(bk int, rec arrow.RecordBatch) error {
+		held[bk] = append(held[bk], rec)
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	for bk, n := range rows {
-		count(bucketCount{Group: in.Group, Bucket: bk, Rows: n})
+	var shuffled int64
+	for _, bk := range slices.Sorted(maps.Keys(held)) {
+		b, err := toIPC(held[bk])
+		if err != nil {
+			return err
+		}
+		var rows int64
+		for _, r := range held[bk] {
+			rows += r.NumRows()
+		}
+		emit(bucketKey(in.Group, bk), batch{Pos: in.Pos, IPC: b})
+		count(bucketCount{Group: in.Group, Bucket: bk, Rows: rows})
+		shuffled += int64(len(b))
 	}
 	out(outMsg{Group: in.Group, In: true, Digest: encodeDigest(d), Shuffle: shuffled})
 	return nil
@@ -156,7 +194,7 @@ func (f *bucketFn) ProcessElement(ctx context.Context, key string, rows func(*ba
 	for rows(&b) {
 		bs = append(bs, b)
 	}
-	sort.Slice(bs, func(i, k int) bool { return bs[i].Pos < bs[k].Pos || bs[i].Pos == bs[k].Pos && bs[i].Seq < bs[k].Seq })
+	sort.Slice(bs, func(i, k int) bool { return bs[i].Pos < bs[k].Pos })
 	var first, total int64
 	var c bucketCount
 	for counts(&c) {
@@ -183,7 +221,7 @@ func (f *bucketFn) ProcessElement(ctx context.Context, key string, rows func(*ba
 	}
 	if res != nil {
 		for _, fr := range res.Fragments {
-			b, ferr := toIPC(fr.Rows)
+			b, ferr := toIPC([]arrow.RecordBatch{fr.Rows})
 			fr.Rows.Release()
 			if err == nil && ferr != nil {
 				err = ferr
@@ -318,11 +356,15 @@ func parseKey(k string) (int, int) {
 	return a, b
 }
 
-func toIPC(rec arrow.RecordBatch) ([]byte, error) {
+// toIPC encodes recs (of one schema) as one LZ4-compressed Arrow IPC
+// stream.
+func toIPC(recs []arrow.RecordBatch) ([]byte, error) {
 	var buf bytes.Buffer
-	w := ipc.NewWriter(&buf, ipc.WithSchema(rec.Schema()))
-	if err := w.Write(rec); err != nil {
-		return nil, fmt.Errorf("encode rows: %w", err)
+	w := ipc.NewWriter(&buf, ipc.WithSchema(recs[0].Schema()), ipc.WithLZ4())
+	for _, rec := range recs {
+		if err := w.Write(rec); err != nil {
+			return nil, fmt.Errorf("encode rows: %w", err)
+		}
 	}
 	if err := w.Close(); err != nil {
 		return nil, fmt.Errorf("encode rows: %w", err)
@@ -330,30 +372,25 @@ func toIPC(rec arrow.RecordBatch) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func fromIPC(b []byte) (arrow.RecordBatch, error) {
-	r, err := ipc.NewReader(bytes.NewReader(b))
-	if err != nil {
-		return nil, fmt.Errorf("decode rows: %w", err)
-	}
-	defer r.Release()
-	if !r.Next() {
-		return nil, fmt.Errorf("decode rows: no batch: %v", r.Err())
-	}
-	rec := r.RecordBatch()
-	rec.Retain()
-	return rec, nil
-}
-
-// fromIPCAll decodes blobs in order; on error it returns what it decoded,
-// for release.
+// fromIPCAll decodes the streams of blobs in order; on error it returns
+// what it decoded, for release.
 func fromIPCAll(blobs [][]byte) ([]arrow.RecordBatch, error) {
 	recs := make([]arrow.RecordBatch, 0, len(blobs))
 	for _, b := range blobs {
-		rec, err := fromIPC(b)
+		r, err := ipc.NewReader(bytes.NewReader(b))
 		if err != nil {
-			return recs, err
+			return recs, fmt.Errorf("decode rows: %w", err)
 		}
-		recs = append(recs, rec)
+		for r.Next() {
+			rec := r.RecordBatch()
+			rec.Retain()
+			recs = append(recs, rec)
+		}
+		err = r.Err()
+		r.Release()
+		if err != nil && !errors.Is(err, io.EOF) {
+			return recs, fmt.Errorf("decode rows: %w", err)
+		}
 	}
 	return recs, nil
 }
