@@ -45,8 +45,10 @@ reports the files planned, against the rows that truly match and the fewest
 files any layout with files of that size could open (the lower bound).
 
 Layouts: unsorted (arrival order cut into target-size files), binpack,
-linear, zorder, hilbert and str, all written with the same target file
-size (default: the table's bytes / 64, at least 64 KiB), and current: the
+linear, zorder, hilbert, str and auto (chosen per group exactly as rewrite
+--curve auto chooses without --windows: bench's windows measure the result,
+they do not choose it), all written with the same target file size
+(default: the table's bytes / 64, at least 64 KiB), and current: the
 table's own files as they are, with nothing written. Arrival order is the order rows were
 appended in, read from the snapshot history, so unsorted stays the
 do-nothing baseline after compactions; when the history cannot give it
@@ -68,7 +70,7 @@ order and a warning says so. The source table is only read.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.table, "table", "", "table to measure, NAMESPACE.TABLE (required; only read)")
-	f.StringVar(&o.layouts, "layouts", "unsorted,binpack,linear,zorder,hilbert", "layouts to measure, comma-separated")
+	f.StringVar(&o.layouts, "layouts", "unsorted,binpack,linear,zorder,hilbert", "layouts to measure, comma-separated: current, unsorted, binpack, linear, zorder, hilbert, str, auto")
 	f.StringVar(&o.windows, "windows", "", `JSON file of windows [{"minx":..,"miny":..,"maxx":..,"maxy":..}, ...] (default: generated)`)
 	f.IntVar(&o.count, "window-count", bench.DefaultWindowCount, "number of generated windows")
 	f.Float64Var(&o.area, "window-area", bench.DefaultWindowArea, "area of each generated window as a fraction of the extent's")

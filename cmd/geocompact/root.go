@@ -259,7 +259,7 @@ func exitCode(err error) int {
 // internalPrefix is a Go package name used as an error prefix ("engine: ",
 // "cluster: "): it names where in the code an error came from, which means
 // nothing to a user, so userMessage drops it.
-var internalPrefix = regexp.MustCompile(`(^|: )(?:engine|cluster|spatial|validate|ingest|where|maintain|inspect|bench|delta|suggest): `)
+var internalPrefix = regexp.MustCompile(`(^|: )(?:engine|cluster|spatial|validate|ingest|where|maintain|inspect|bench|delta|suggest|spill|config|sql|procedure|verify|job): `)
 
 // userMessage is err as one line of stderr without internal package
 // prefixes.
