@@ -42,7 +42,7 @@ func TestHumanOutputUsesUnits(t *testing.T) {
 	raw := []string{strconv.FormatInt(m.TotalBytes, 10), strconv.FormatInt(m.AvgFileBytes, 10)}
 
 	piped := runCLI(t, wh, false, "metrics", "--table", "geo.t")
-	assert.Contains(t, piped.Stdout, raw[0], "piped output keeps raw numbers for scripts")
+	assert.Regexp(t, `(^|\s)`+raw[0]+`(\s|$)`, piped.Stdout, "piped output keeps raw numbers for scripts")
 
 	policy := filepath.Join(t.TempDir(), "p.yaml")
 	writeFile(t, policy, "gate:\n  min-avg-file-bytes: 1\n")
@@ -59,7 +59,8 @@ func TestHumanOutputUsesUnits(t *testing.T) {
 		require.Equal(t, exitOK, r.Code, "%v: %s", args, r.Stderr)
 		assert.Regexp(t, `\d (B|KiB|MiB)\b`, r.Stdout, args)
 		for _, n := range raw {
-			assert.NotContains(t, r.Stdout, n, "%v shows a raw byte count", args)
+			// A whole field, not digits inside a snapshot id or a file name.
+			assert.NotRegexp(t, `(^|\s)`+n+`(\s|$)`, r.Stdout, "%v shows a raw byte count", args)
 		}
 	}
 	r = runCLI(t, wh, true, "maintain", "--table", "geo.t", "--policy", policy)
