@@ -17,6 +17,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/geowrite"
 	"github.com/geocompact/geocompact/engine/ingest"
 	"github.com/geocompact/geocompact/spatial"
 )
@@ -315,13 +316,13 @@ func geoArray(typ arrow.DataType, storage arrow.Array) arrow.Array {
 func appendBatch(ctx context.Context, tbl *table.Table, rec arrow.RecordBatch, props iceberg.Properties) (*table.Table, error) {
 	rows := func(yield func(arrow.RecordBatch, error) bool) { yield(rec, nil) } // WriteRecords releases rec
 	var files []iceberg.DataFile
-	for df, err := range engine.WriteGeoRecords(ctx, tbl, rec.Schema(), rows) {
+	for df, err := range geowrite.Records(ctx, tbl, rec.Schema(), rows) {
 		if err != nil {
 			return nil, err
 		}
 		files = append(files, df)
 	}
-	files, err := engine.FirstRowIDs(tbl.Metadata(), files)
+	files, err := geowrite.FirstRowIDs(tbl.Metadata(), files)
 	if err != nil {
 		return nil, err
 	}

@@ -72,7 +72,7 @@
 //
 // Every data file written is GeoParquet 1.1. Its footer's geo key states the
 // geometry types and bbox of the rows written with it, and the data file
-// records the file's final size (WriteGeoRecords in geoparquet.go, used by
+// records the file's final size (geowrite.Records in engine/geowrite, used by
 // the file sink, ingest and generate). Tested by TestRewriteWritesGeoParquet,
 // ingest's TestIngestWritesGeoParquet and bench's
 // TestGenerateWritesGeoParquet.

@@ -12,11 +12,13 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
+
+	"github.com/geocompact/geocompact/engine/geowrite"
 )
 
 // fileSink writes a stream of record batches, in order, as data files of
 // fileRows(0), fileRows(1), ... rows: it cuts batches at file boundaries
-// and streams each file's rows to its own WriteGeoRecords call (GeoParquet
+// and streams each file's rows to its own geowrite.Records call (GeoParquet
 // metadata included), so a file is never gathered in memory whole. Up to
 // lanes files are written at once;
 // each file's queue holds at most queue batches, which bounds what the
@@ -110,7 +112,7 @@ func (s *fileSink) open() error {
 		if s.writeID != nil {
 			opts = append(slices.Clone(opts), table.WithWriteUUID(s.writeID()))
 		}
-		for df, err := range WriteGeoRecords(s.ctx, s.tbl, s.sc, iter.Seq2[arrow.RecordBatch, error](rows), opts...) {
+		for df, err := range geowrite.Records(s.ctx, s.tbl, s.sc, iter.Seq2[arrow.RecordBatch, error](rows), opts...) {
 			if err != nil {
 				s.fail(fmt.Errorf("file %d: %w", idx+1, err))
 				break

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/geowrite"
 )
 
 // commit writes batches as data files of the table and appends them in one
@@ -49,7 +50,7 @@ func (in *ingester) commit(ctx context.Context, batches *conformedFiles) (int64,
 // deletes the files it wrote.
 func (in *ingester) write(ctx context.Context, tbl *table.Table, batches *conformedFiles) ([]iceberg.DataFile, error) {
 	var files []iceberg.DataFile
-	for df, err := range engine.WriteGeoRecords(ctx, tbl, batches.schema, batches.all()) {
+	for df, err := range geowrite.Records(ctx, tbl, batches.schema, batches.all()) {
 		if err != nil {
 			in.removeFiles(ctx, tbl, files)
 			return nil, fmt.Errorf("write data files: %w", err)
@@ -70,7 +71,7 @@ func (in *ingester) appendV3(ctx context.Context, batches *conformedFiles) (int6
 		if err != nil {
 			return err
 		}
-		if files, err = engine.FirstRowIDs(cur.Metadata(), files); err != nil {
+		if files, err = geowrite.FirstRowIDs(cur.Metadata(), files); err != nil {
 			return err
 		}
 		if err := tx.AddDataFiles(ctx, files, in.snapshotProps(), table.WithoutAutoNameMapping()); err != nil {
