@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/alter"
 )
 
 // TestRunAutoAndRecordedLayout: bench measures auto with the engine's
@@ -16,7 +17,7 @@ import (
 func TestRunAutoAndRecordedLayout(t *testing.T) {
 	cat := newCatalog(t)
 	generateSmall(t, cat, "b.pings", 3000, 12)
-	_, err := engine.Alter(t.Context(), cat, "b.pings", engine.AlterRequest{Curve: "hilbert"})
+	_, err := alter.Apply(t.Context(), cat, "b.pings", alter.Request{Curve: "hilbert"})
 	require.NoError(t, err)
 	layouts, err := ParseLayouts("binpack,auto")
 	require.NoError(t, err)

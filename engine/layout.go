@@ -99,7 +99,7 @@ func resolveLayout(tbl *table.Table, cfg Request, opts Options) (layout, error) 
 	if l.normalize, err = cluster.ParseNormalization(opts.Normalize); err != nil {
 		return l, fmt.Errorf("%w: %w", ErrOption, err)
 	}
-	l.orderText = layoutText(l.order, l.auto)
+	l.orderText = LayoutText(l.order, l.auto)
 	return l, checkOrderColumns(tbl, l.order, l.auto, l.geometry)
 }
 
@@ -156,10 +156,10 @@ func ParseCurve(name string) (cluster.Order, bool, error) {
 	return o, false, err
 }
 
-// tableSortOrder converts the table's sort order into a linear order, or
+// TableSortOrder converts the table's Iceberg sort order into a linear order, or
 // reports false when the table is unsorted or sorts by a transform (bucket,
 // day, ...) that a rewrite cannot evaluate.
-func tableSortOrder(tbl *table.Table) (cluster.Order, bool) {
+func TableSortOrder(tbl *table.Table) (cluster.Order, bool) {
 	so := tbl.SortOrder()
 	if so.IsUnsorted() {
 		return cluster.Order{}, false
