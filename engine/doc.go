@@ -3,17 +3,18 @@
 // space-filling curve, and commits the result as one replace snapshot (or,
 // with partial progress, a few). It also opens catalogs. Maintenance
 // (engine/maintain), the metadata tables (engine/inspect), ingest and
-// table creation (engine/ingest), the config file (engine/config) and
-// distributed jobs (engine/job) are packages of their own that use the
-// core; the core imports none of them. It uses three leaf packages: the
-// --where language (engine/where), the spill directory and its bucket
-// files (engine/spill), and the order-independent digest of rows
-// (engine/verify).
+// table creation (engine/ingest), the config file (engine/config),
+// recording a table's layout and properties (engine/alter) and distributed
+// jobs (engine/job) are packages of their own that use the core; the core
+// imports none of them. It uses four leaf packages: the --where language
+// (engine/where), the spill directory and its bucket files
+// (engine/spill), the order-independent digest of rows (engine/verify)
+// and GeoParquet writing of data files (engine/geowrite).
 //
 // The files read in the order a rewrite runs:
 //
 //	plan.go, options.go, layout.go   pure: which files, in which groups, in which order, and why the rest are skipped
-//	tablelayout.go, alter.go         the layout a table records (geocompact.layout, else its sort order); Alter records it
+//	tablelayout.go                   the layout a table records (geocompact.layout, else its sort order); engine/alter records it
 //	rewrite.go                       Rewrite: plan the table, run the groups, commit them batch by batch, clean up
 //	auto.go                          --curve auto: each group's layout chosen from a sample of its row boxes
 //	group.go, cuts.go                one group: read (deletes applied), sort in memory, cut and write target-size files
