@@ -16,7 +16,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/engine/geowrite"
 	"github.com/geocompact/geocompact/engine/ingest"
 	"github.com/geocompact/geocompact/spatial"
@@ -109,7 +109,7 @@ func (c GenerateConfig) withDefaults() GenerateConfig {
 // Validate reports the first problem with the config, naming the field.
 func (c GenerateConfig) Validate() error {
 	c = c.withDefaults()
-	if _, err := engine.ParseIdentifier(c.Table); err != nil {
+	if _, err := catalogs.ParseIdentifier(c.Table); err != nil {
 		return err
 	}
 	switch {
@@ -239,7 +239,7 @@ func boolInt(b bool) int64 {
 // existing one when cfg.Replace is set.
 func createTable(ctx context.Context, cat catalog.Catalog, cfg GenerateConfig) (*table.Table, error) {
 	if cfg.Replace {
-		ident, _ := engine.ParseIdentifier(cfg.Table)
+		ident, _ := catalogs.ParseIdentifier(cfg.Table)
 		if err := cat.DropTable(ctx, ident); err != nil && !errors.Is(err, catalog.ErrNoSuchTable) {
 			return nil, fmt.Errorf("generate %s: drop old table: %w", cfg.Table, err)
 		}

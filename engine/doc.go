@@ -1,15 +1,16 @@
 // Package engine is geocompact's rewrite core: it compacts a spatial
 // Iceberg table into target-size files, clustered by a sort order or a
 // space-filling curve, and commits the result as one replace snapshot (or,
-// with partial progress, a few). It also opens catalogs. Maintenance
+// with partial progress, a few). Maintenance
 // (engine/maintain), the metadata tables (engine/inspect), ingest and
 // table creation (engine/ingest), the config file (engine/config),
 // recording a table's layout and properties (engine/alter) and distributed
 // jobs (engine/job) are packages of their own that use the core; the core
-// imports none of them. It uses four leaf packages: the --where language
+// imports none of them. It uses five leaf packages: the --where language
 // (engine/where), the spill directory and its bucket files
-// (engine/spill), the order-independent digest of rows (engine/verify)
-// and GeoParquet writing of data files (engine/geowrite).
+// (engine/spill), the order-independent digest of rows (engine/verify),
+// GeoParquet writing of data files (engine/geowrite) and catalogs, table
+// loading and commit retries (engine/catalogs).
 //
 // The files read in the order a rewrite runs:
 //

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/cluster"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/spatial"
 )
 
@@ -51,7 +52,7 @@ func RecordedLayout(tbl *table.Table) (TableLayout, error) {
 		o, auto, err := ParseLayout(v)
 		if err != nil {
 			return TableLayout{}, fmt.Errorf("%w: table %s: property %s=%q: %w; record a layout with geocompact alter --table %s --curve hilbert, or --unset %s",
-				ErrOption, TableName(tbl), PropLayout, v, err, TableName(tbl), PropLayout)
+				ErrOption, catalogs.TableName(tbl), PropLayout, v, err, catalogs.TableName(tbl), PropLayout)
 		}
 		return TableLayout{Text: LayoutText(o, auto), Source: LayoutFromProperty}, nil
 	}
@@ -116,7 +117,7 @@ func checkOrderColumns(tbl *table.Table, o cluster.Order, auto bool, geometry st
 			continue
 		}
 		return fmt.Errorf("%w: sort order %s: table %s has no column %q; its columns are %s",
-			ErrOption, LayoutText(o, auto), TableName(tbl), c, strings.Join(topLevelColumns(sc), ", "))
+			ErrOption, LayoutText(o, auto), catalogs.TableName(tbl), c, strings.Join(topLevelColumns(sc), ", "))
 	}
 	return nil
 }

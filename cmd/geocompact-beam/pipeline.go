@@ -18,7 +18,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	icebergio "github.com/apache/iceberg-go/io"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/engine/job"
 	"github.com/geocompact/geocompact/engine/verify"
 	"github.com/geocompact/geocompact/spatial"
@@ -84,7 +84,7 @@ func init() {
 // jobFn is what every step needs: the job and how to reach the catalog.
 // Its fields travel to the workers as JSON.
 type jobFn struct {
-	Spec engine.CatalogSpec
+	Spec catalogs.Spec
 	Job  string
 
 	job *job.Rewrite
@@ -98,7 +98,7 @@ func (f *jobFn) open(ctx context.Context) error {
 	if err := json.Unmarshal([]byte(f.Job), &j); err != nil {
 		return fmt.Errorf("decode job: %w", err)
 	}
-	cat, err := engine.OpenCatalog(ctx, f.Spec)
+	cat, err := catalogs.Open(ctx, f.Spec)
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/internal/suggest"
 )
 
@@ -166,8 +167,8 @@ func Apply(ctx context.Context, cat catalog.Catalog, name string, req Request) (
 	if err != nil {
 		return nil, err
 	}
-	cat = engine.WrapCatalog(cat)
-	tbl, err := engine.LoadTable(ctx, cat, name)
+	cat = catalogs.Wrap(cat)
+	tbl, err := catalogs.LoadTable(ctx, cat, name)
 	if err != nil {
 		return nil, err
 	}
@@ -222,7 +223,7 @@ func stageLayout(tbl *table.Table, tx *table.Transaction, req Request, set map[s
 		set[engine.PropLayout] = text
 	}
 	if err := tx.ReplaceSortOrder(so); err != nil {
-		return fmt.Errorf("alter %s: sort order: %w", engine.TableName(tbl), err)
+		return fmt.Errorf("alter %s: sort order: %w", catalogs.TableName(tbl), err)
 	}
 	return nil
 }

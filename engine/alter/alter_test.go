@@ -11,6 +11,7 @@ import (
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/alter"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/internal/testenv"
 )
 
@@ -112,7 +113,7 @@ func newTable(t *testing.T, cfg bench.GenerateConfig) (catalog.Catalog, string) 
 
 func load(t *testing.T, cat catalog.Catalog, name string) *table.Table {
 	t.Helper()
-	tbl, err := engine.LoadTable(t.Context(), cat, name)
+	tbl, err := catalogs.LoadTable(t.Context(), cat, name)
 	require.NoError(t, err)
 	return tbl
 }
