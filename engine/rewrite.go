@@ -242,7 +242,7 @@ type execution struct {
 
 	// lanes is how many files of one group are written at once.
 	lanes int
-	// writeID, when set, names each file written (see fileSink.writeID).
+	// writeID, when set, names each file written (see geowrite.SinkConfig.WriteID).
 	writeID func() uuid.UUID
 
 	progressMu sync.Mutex

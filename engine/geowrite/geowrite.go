@@ -1,9 +1,10 @@
 // Package geowrite writes Iceberg data files as GeoParquet: the files a
 // table write produces carry GeoParquet 1.1 "geo" metadata stating the
 // geometry types and bbox of their rows, and the data files record the
-// files' final sizes. It also assigns first row ids to files appended to
-// a v3 table. It knows nothing of rewrites: the engine's file sink,
-// ingest and bench's generator call it.
+// files' final sizes. Sink cuts a stream of batches into files of given
+// row counts, several written at once. It also assigns first row ids to
+// files appended to a v3 table. It knows nothing of rewrites: the
+// engine's groups, ingest and bench's generator call it.
 package geowrite
 
 import (
