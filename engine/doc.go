@@ -1,16 +1,17 @@
 // Package engine is geocompact's rewrite core: it compacts a spatial
 // Iceberg table into target-size files, clustered by a sort order or a
 // space-filling curve, and commits the result as one replace snapshot (or,
-// with partial progress, a few). Maintenance
-// (engine/maintain), the metadata tables (engine/inspect), ingest and
-// table creation (engine/ingest), the config file (engine/config),
+// with partial progress, a few). Maintenance (engine/maintain), the
+// metadata tables (engine/inspect), ingest and table creation
+// (engine/ingest), the config file (engine/config),
 // recording a table's layout and properties (engine/alter) and distributed
 // jobs (engine/job) are packages of their own that use the core; the core
-// imports none of them. It uses five leaf packages: the --where language
+// imports none of them. It uses six leaf packages: the --where language
 // (engine/where), the spill directory and its bucket files
 // (engine/spill), the order-independent digest of rows (engine/verify),
-// GeoParquet writing of data files (engine/geowrite) and catalogs, table
-// loading and commit retries (engine/catalogs).
+// GeoParquet writing of data files and the file sink (engine/geowrite),
+// where a group's rows are cut into files (engine/cuts), and catalogs,
+// table loading and commit retries (engine/catalogs).
 //
 // The files read in the order a rewrite runs:
 //
@@ -18,7 +19,7 @@
 //	tablelayout.go                   the layout a table records (geocompact.layout, else its sort order); engine/alter records it
 //	rewrite.go                       Rewrite: plan the table, run the groups, commit them batch by batch, clean up
 //	auto.go                          --curve auto: each group's layout chosen from a sample of its row boxes
-//	group.go, cuts.go                one group: read (deletes applied), sort in memory, cut and write target-size files
+//	group.go                         one group: read (deletes applied), sort in memory, cut and write target-size files
 //	extsort.go                       a group larger than its memory budget: sample, scatter to spill files, sort unit by unit
 //	sink.go                          the file writer both sorts and binpack stream into, one file at a time per lane
 //	verify.go                        the digest of the rows read and of the rows written, compared per group
