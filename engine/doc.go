@@ -6,12 +6,13 @@
 // (engine/ingest), the config file (engine/config),
 // recording a table's layout and properties (engine/alter) and distributed
 // jobs (engine/job) are packages of their own that use the core; the core
-// imports none of them. It uses six leaf packages: the --where language
+// imports none of them. It uses seven leaf packages: the --where language
 // (engine/where), the spill directory and its bucket files
 // (engine/spill), the order-independent digest of rows (engine/verify),
 // GeoParquet writing of data files and the file sink (engine/geowrite),
-// where a group's rows are cut into files (engine/cuts), and catalogs,
-// table loading and commit retries (engine/catalogs).
+// where a group's rows are cut into files (engine/cuts), option values
+// and byte sizes (engine/optval), and catalogs, table loading and commit
+// retries (engine/catalogs).
 //
 // The files read in the order a rewrite runs:
 //

@@ -19,6 +19,7 @@ import (
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/catalogs"
+	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/internal/suggest"
 )
 
@@ -130,7 +131,7 @@ func checkProperty(k, v string) (string, error) {
 			return "", fmt.Errorf("%w: %s=%q: %w", engine.ErrOption, k, v, err)
 		}
 	case IsSizeProperty(k):
-		n, err := engine.ParseSize(v)
+		n, err := optval.ParseSize(v)
 		if err == nil && n <= 0 {
 			err = fmt.Errorf("want a positive size")
 		}
