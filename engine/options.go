@@ -214,28 +214,9 @@ func ParseOptions(kv map[string]string, tableProps map[string]string) (Options, 
 			return Options{}, fmt.Errorf("%w: unknown option %q; valid options: %s", ErrOption, k, strings.Join(known, ", "))
 		}
 	}
-	o := Options{
-		TargetFileSize:      defaultTargetFileSize,
-		MinInputFiles:       defaultMinInputFiles,
-		MaxFileGroupSize:    defaultMaxFileGroupSize,
-		JobOrder:            JobOrderNone,
-		MaxConcurrent:       min(defaultMaxConcurrent, runtime.NumCPU()),
-		MaxCommits:          defaultMaxCommits,
-		DeleteFileThreshold: defaultDeleteThreshold,
-		MaxGroupMemoryBytes: spill.DefaultMemoryBudget(),
-		Normalize:           "extent",
-		ValidateGeometry:    true,
-		OverlapSelection:    true,
-		OverlapMaxDepth:     defaultOverlapMaxDepth,
-		OverlapMaxBytes:     defaultOverlapMaxBytes,
-	}
-	if v, ok := tableProps[propTargetFileSize]; ok {
-		n, err := optval.ParseSize(v)
-		if err != nil || n <= 0 {
-			return Options{}, fmt.Errorf("%w: table property %s=%q is not a positive size; fix it with geocompact alter --set %s=128MiB",
-				ErrOption, propTargetFileSize, v, propTargetFileSize)
-		}
-		o.TargetFileSize = n
+	o, err := defaultOptions(tableProps)
+	if err != nil {
+		return Options{}, err
 	}
 	p := optval.Parser{KV: kv}
 	p.Size(OptTargetFileSize, &o.TargetFileSize, 1)
@@ -291,6 +272,35 @@ func ParseOptions(kv map[string]string, tableProps map[string]string) (Options, 
 	}
 	o.MaxConcurrent = min(o.MaxConcurrent, max(runtime.NumCPU(), 1))
 	return o, o.validate()
+}
+
+// defaultOptions returns Iceberg's defaults, with the target file size
+// from the table property write.target-file-size-bytes when it is set.
+func defaultOptions(tableProps map[string]string) (Options, error) {
+	o := Options{
+		TargetFileSize:      defaultTargetFileSize,
+		MinInputFiles:       defaultMinInputFiles,
+		MaxFileGroupSize:    defaultMaxFileGroupSize,
+		JobOrder:            JobOrderNone,
+		MaxConcurrent:       min(defaultMaxConcurrent, runtime.NumCPU()),
+		MaxCommits:          defaultMaxCommits,
+		DeleteFileThreshold: defaultDeleteThreshold,
+		MaxGroupMemoryBytes: spill.DefaultMemoryBudget(),
+		Normalize:           "extent",
+		ValidateGeometry:    true,
+		OverlapSelection:    true,
+		OverlapMaxDepth:     defaultOverlapMaxDepth,
+		OverlapMaxBytes:     defaultOverlapMaxBytes,
+	}
+	if v, ok := tableProps[propTargetFileSize]; ok {
+		n, err := optval.ParseSize(v)
+		if err != nil || n <= 0 {
+			return Options{}, fmt.Errorf("%w: table property %s=%q is not a positive size; fix it with geocompact alter --set %s=128MiB",
+				ErrOption, propTargetFileSize, v, propTargetFileSize)
+		}
+		o.TargetFileSize = n
+	}
+	return o, nil
 }
 
 func (o Options) validate() error {
