@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 )
 
 func TestBenchCurrentAndArrivalAfterCompaction(t *testing.T) {
@@ -39,7 +40,7 @@ func TestBenchCurrentAndArrivalAfterCompaction(t *testing.T) {
 func TestArrivalFallsBackWithoutHistory(t *testing.T) {
 	cat := newCatalog(t)
 	generateSmall(t, cat, "b.pings", 2000, 8)
-	tbl, err := engine.LoadTable(t.Context(), cat, "b.pings")
+	tbl, err := catalogs.LoadTable(t.Context(), cat, "b.pings")
 	require.NoError(t, err)
 	current, err := tbl.Scan().PlanFiles(t.Context())
 	require.NoError(t, err)

@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/alter"
+	"github.com/geocompact/geocompact/engine/catalogs"
 )
 
 // TestRunAutoAndRecordedLayout: bench measures auto with the engine's
@@ -16,7 +18,7 @@ import (
 func TestRunAutoAndRecordedLayout(t *testing.T) {
 	cat := newCatalog(t)
 	generateSmall(t, cat, "b.pings", 3000, 12)
-	_, err := engine.Alter(t.Context(), cat, "b.pings", engine.AlterRequest{Curve: "hilbert"})
+	_, err := alter.Apply(t.Context(), cat, "b.pings", alter.Request{Curve: "hilbert"})
 	require.NoError(t, err)
 	layouts, err := ParseLayouts("binpack,auto")
 	require.NoError(t, err)
@@ -24,7 +26,7 @@ func TestRunAutoAndRecordedLayout(t *testing.T) {
 		WindowConfig: WindowConfig{Count: 20, Seed: 1}, Options: map[string]string{engine.OptTargetFileSize: "20000"}})
 	require.NoError(t, err)
 	require.Len(t, rep.Layouts, 2)
-	scratch, err := engine.LoadTable(t.Context(), cat, rep.Layouts[1].ScratchTable)
+	scratch, err := catalogs.LoadTable(t.Context(), cat, rep.Layouts[1].ScratchTable)
 	require.NoError(t, err)
 	sum := scratch.CurrentSnapshot().Summary.Properties
 	assert.True(t, strings.HasPrefix(sum[engine.SummarySortOrder], "auto: "), sum[engine.SummarySortOrder])

@@ -16,7 +16,8 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
+	"github.com/geocompact/geocompact/engine/geowrite"
 	"github.com/geocompact/geocompact/engine/ingest"
 	"github.com/geocompact/geocompact/spatial"
 )
@@ -108,7 +109,7 @@ func (c GenerateConfig) withDefaults() GenerateConfig {
 // Validate reports the first problem with the config, naming the field.
 func (c GenerateConfig) Validate() error {
 	c = c.withDefaults()
-	if _, err := engine.ParseIdentifier(c.Table); err != nil {
+	if _, err := catalogs.ParseIdentifier(c.Table); err != nil {
 		return err
 	}
 	switch {
@@ -238,7 +239,7 @@ func boolInt(b bool) int64 {
 // existing one when cfg.Replace is set.
 func createTable(ctx context.Context, cat catalog.Catalog, cfg GenerateConfig) (*table.Table, error) {
 	if cfg.Replace {
-		ident, _ := engine.ParseIdentifier(cfg.Table)
+		ident, _ := catalogs.ParseIdentifier(cfg.Table)
 		if err := cat.DropTable(ctx, ident); err != nil && !errors.Is(err, catalog.ErrNoSuchTable) {
 			return nil, fmt.Errorf("generate %s: drop old table: %w", cfg.Table, err)
 		}
@@ -315,13 +316,13 @@ func geoArray(typ arrow.DataType, storage arrow.Array) arrow.Array {
 func appendBatch(ctx context.Context, tbl *table.Table, rec arrow.RecordBatch, props iceberg.Properties) (*table.Table, error) {
 	rows := func(yield func(arrow.RecordBatch, error) bool) { yield(rec, nil) } // WriteRecords releases rec
 	var files []iceberg.DataFile
-	for df, err := range engine.WriteGeoRecords(ctx, tbl, rec.Schema(), rows) {
+	for df, err := range geowrite.Records(ctx, tbl, rec.Schema(), rows) {
 		if err != nil {
 			return nil, err
 		}
 		files = append(files, df)
 	}
-	files, err := engine.FirstRowIDs(tbl.Metadata(), files)
+	files, err := geowrite.FirstRowIDs(tbl.Metadata(), files)
 	if err != nil {
 		return nil, err
 	}

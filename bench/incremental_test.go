@@ -15,6 +15,7 @@ import (
 
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/spatial"
 )
 
@@ -50,7 +51,7 @@ func TestIncrementalMaintenance(t *testing.T) {
 	const commits, arrivals = 306, 20
 	_, err := Generate(ctx, cat, GenerateConfig{Table: "inc.src", Rows: int64(n) * commits / (commits - arrivals), Commits: commits, Distribution: Clustered, Seed: 1})
 	require.NoError(t, err)
-	src, err := engine.LoadTable(ctx, cat, "inc.src")
+	src, err := catalogs.LoadTable(ctx, cat, "inc.src")
 	require.NoError(t, err)
 	tasks, err := src.Scan().PlanFiles(ctx)
 	require.NoError(t, err)
@@ -77,7 +78,7 @@ func TestIncrementalMaintenance(t *testing.T) {
 		}
 		res, err := engine.Rewrite(ctx, cat, name, engine.Request{Curve: "hilbert", Options: opts})
 		require.NoError(t, err)
-		tbl, err = engine.LoadTable(ctx, cat, name)
+		tbl, err = catalogs.LoadTable(ctx, cat, name)
 		require.NoError(t, err)
 		after := planningFigures(t, tbl, windows)
 		got = append(got, figures{res.RewrittenDataFilesCount, after.Files, res.RewrittenBytesCount, after.planned})
@@ -127,19 +128,19 @@ func clusteredWithArrivals(t *testing.T, cat catalog.Catalog, src *table.Table, 
 		bytes += b.File.FileSizeBytes()
 	}
 	target := bytes / DefaultTargetFiles
-	dst, err := createScratch(ctx, cat, src, engine.TableName(src), name, target, 1<<30)
+	dst, err := createScratch(ctx, cat, src, catalogs.TableName(src), name, target, 1<<30)
 	require.NoError(t, err)
 	_, err = copyRows(ctx, src, base, dst, 1<<16)
 	require.NoError(t, err)
 	_, err = engine.Rewrite(ctx, cat, name, engine.Request{Curve: "hilbert", Options: map[string]string{engine.OptRewriteAll: "true"}})
 	require.NoError(t, err)
 	for _, a := range arrivals {
-		dst, err = engine.LoadTable(ctx, cat, name)
+		dst, err = catalogs.LoadTable(ctx, cat, name)
 		require.NoError(t, err)
 		_, err = copyRows(context.WithoutCancel(ctx), src, []table.FileScanTask{a}, dst, 1<<16)
 		require.NoError(t, err)
 	}
-	dst, err = engine.LoadTable(ctx, cat, name)
+	dst, err = catalogs.LoadTable(ctx, cat, name)
 	require.NoError(t, err)
 	return dst
 }

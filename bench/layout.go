@@ -20,6 +20,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 )
 
 // Layout is one way of laying out a table's rows in files.
@@ -153,7 +154,7 @@ func arrivalOrder(ctx context.Context, tbl *table.Table, tasks []table.FileScanT
 // An earlier scratch copy of the same source is replaced; any other table
 // of that name is left alone and reported.
 func createScratch(ctx context.Context, cat catalog.Catalog, src *table.Table, srcName, name string, target, rowGroupRows int64) (*table.Table, error) {
-	ident, err := engine.ParseIdentifier(name)
+	ident, err := catalogs.ParseIdentifier(name)
 	if err != nil {
 		return nil, err
 	}
@@ -194,16 +195,16 @@ func copyRows(ctx context.Context, src *table.Table, tasks []table.FileScanTask,
 	}
 	rdr := array.ReaderFromIter(sc, chunked(recs, chunk))
 	defer rdr.Release()
-	out, err := dst.Append(ctx, rdr, iceberg.Properties{propBenchSource: engine.TableName(src)})
+	out, err := dst.Append(ctx, rdr, iceberg.Properties{propBenchSource: catalogs.TableName(src)})
 	if err != nil {
-		return nil, fmt.Errorf("copy rows into %s: %w", engine.TableName(dst), err)
+		return nil, fmt.Errorf("copy rows into %s: %w", catalogs.TableName(dst), err)
 	}
 	return out, nil
 }
 
 // dropScratch drops a scratch table and deletes its files.
 func dropScratch(ctx context.Context, cat catalog.Catalog, name string) error {
-	ident, err := engine.ParseIdentifier(name)
+	ident, err := catalogs.ParseIdentifier(name)
 	if err != nil {
 		return err
 	}

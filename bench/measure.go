@@ -9,7 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/spatial"
 )
 
@@ -208,11 +208,11 @@ type Planning struct {
 func MeasurePlanning(ctx context.Context, tbl *table.Table, windows []spatial.Bound) (*Planning, error) {
 	cols, err := columnsOf(tbl.Schema(), tbl.Properties())
 	if err != nil {
-		return nil, fmt.Errorf("measure %s: %w", engine.TableName(tbl), err)
+		return nil, fmt.Errorf("measure %s: %w", catalogs.TableName(tbl), err)
 	}
 	tasks, err := tbl.Scan().PlanFiles(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("plan %s: %w", engine.TableName(tbl), err)
+		return nil, fmt.Errorf("plan %s: %w", catalogs.TableName(tbl), err)
 	}
 	p := &Planning{Files: len(tasks)}
 	for _, t := range tasks {
@@ -240,7 +240,7 @@ func MeasurePlanning(ctx context.Context, tbl *table.Table, windows []spatial.Bo
 func SampleRows(ctx context.Context, tbl *table.Table, every int) ([]spatial.Bound, error) {
 	cols, err := columnsOf(tbl.Schema(), tbl.Properties())
 	if err != nil {
-		return nil, fmt.Errorf("sample %s: %w", engine.TableName(tbl), err)
+		return nil, fmt.Errorf("sample %s: %w", catalogs.TableName(tbl), err)
 	}
 	_, recs, err := tbl.Scan(table.WithSelectedFields(cols.names()...)).ToArrowRecords(ctx)
 	if err != nil {

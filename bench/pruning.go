@@ -13,6 +13,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/spatial"
 )
 
@@ -124,7 +125,7 @@ func Run(ctx context.Context, cat catalog.Catalog, cfg Config) (*Report, error) 
 	if len(layouts) == 0 {
 		layouts = AllLayouts
 	}
-	src, err := engine.LoadTable(ctx, cat, cfg.Table)
+	src, err := catalogs.LoadTable(ctx, cat, cfg.Table)
 	if err != nil {
 		return nil, err
 	}
@@ -246,7 +247,7 @@ func runLayout(ctx context.Context, cat catalog.Catalog, src *table.Table, tasks
 		if res.NoopReason != "" || res.AddedDataFilesCount == 0 {
 			return nil, fmt.Errorf("the engine rewrote nothing: %s", res.NoopReason)
 		}
-		if dst, err = engine.LoadTable(ctx, cat, name); err != nil {
+		if dst, err = catalogs.LoadTable(ctx, cat, name); err != nil {
 			return nil, err
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 )
 
 // generateSmall builds a clustered points table of rows rows in commits
@@ -60,7 +61,7 @@ func TestRunUnsortedCopy(t *testing.T) {
 		}
 	}
 	// The scratch table is gone, and so are its files.
-	ident, _ := engine.ParseIdentifier(ScratchName("b.pings", Unsorted))
+	ident, _ := catalogs.ParseIdentifier(ScratchName("b.pings", Unsorted))
 	if _, err := cat.LoadTable(t.Context(), ident); !errors.Is(err, catalog.ErrNoSuchTable) {
 		t.Fatalf("scratch table still loads: %v", err)
 	}
@@ -105,7 +106,7 @@ func TestScratchNeverReplacesOtherTables(t *testing.T) {
 	if err == nil {
 		t.Fatal("Run replaced a table it did not create")
 	}
-	ident, _ := engine.ParseIdentifier(ScratchName("b.src", Unsorted))
+	ident, _ := catalogs.ParseIdentifier(ScratchName("b.src", Unsorted))
 	if tbl, err := cat.LoadTable(t.Context(), ident); err != nil || tbl.CurrentSnapshot() == nil {
 		t.Fatalf("the user table is damaged: %v", err)
 	}

@@ -8,7 +8,16 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/geocompact/geocompact/engine/catalogs"
 )
+
+// ErrConflict marks a commit that lost to a concurrent writer and could not
+// be replayed within the retry budget, or found the files it replaces
+// changed. The table is unchanged; the operation is safe to run again. The
+// CLI exits 4 on it. It is catalogs.ErrConflict, which
+// catalogs.WithCommitRetry returns when its budget is spent.
+var ErrConflict = catalogs.ErrConflict
 
 // errDiverged reports that files this rewrite replaces changed under it.
 func errDiverged(format string, args ...any) error {
@@ -24,7 +33,7 @@ func errDiverged(format string, args ...any) error {
 // applied to.
 func (ex *execution) commit(ctx context.Context, outs []*groupOut) (id int64, removedDeletes int, err error) {
 	ex.progress(-1, "committing", 0, 0)
-	err = WithCommitRetry(ctx, ex.r.cfg.CommitRetries, func(ctx context.Context) error {
+	err = catalogs.WithCommitRetry(ctx, ex.r.cfg.CommitRetries, func(ctx context.Context) error {
 		if testHookBeforeCommit != nil {
 			testHookBeforeCommit(ctx)
 		}

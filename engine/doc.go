@@ -1,22 +1,26 @@
 // Package engine is geocompact's rewrite core: it compacts a spatial
 // Iceberg table into target-size files, clustered by a sort order or a
 // space-filling curve, and commits the result as one replace snapshot (or,
-// with partial progress, a few). It also opens catalogs. Maintenance
-// (engine/maintain), the metadata tables (engine/inspect), ingest and
-// table creation (engine/ingest), the config file (engine/config) and
-// distributed jobs (engine/job) are packages of their own that use the
-// core; the core imports none of them. It uses three leaf packages: the
-// --where language (engine/where), the spill directory and its bucket
-// files (engine/spill), and the order-independent digest of rows
-// (engine/verify).
+// with partial progress, a few). Maintenance (engine/maintain), the
+// metadata tables (engine/inspect), ingest and table creation
+// (engine/ingest), the config file (engine/config),
+// recording a table's layout and properties (engine/alter) and distributed
+// jobs (engine/job) are packages of their own that use the core; the core
+// imports none of them. It uses seven leaf packages: the --where language
+// (engine/where), the spill directory and its bucket files
+// (engine/spill), the order-independent digest of rows (engine/verify),
+// GeoParquet writing of data files and the file sink (engine/geowrite),
+// where a group's rows are cut into files (engine/cuts), option values
+// and byte sizes (engine/optval), and catalogs, table loading and commit
+// retries (engine/catalogs).
 //
 // The files read in the order a rewrite runs:
 //
 //	plan.go, options.go, layout.go   pure: which files, in which groups, in which order, and why the rest are skipped
-//	tablelayout.go, alter.go         the layout a table records (geocompact.layout, else its sort order); Alter records it
+//	tablelayout.go                   the layout a table records (geocompact.layout, else its sort order); engine/alter records it
 //	rewrite.go                       Rewrite: plan the table, run the groups, commit them batch by batch, clean up
 //	auto.go                          --curve auto: each group's layout chosen from a sample of its row boxes
-//	group.go, cuts.go                one group: read (deletes applied), sort in memory, cut and write target-size files
+//	group.go                         one group: read (deletes applied), sort in memory, cut and write target-size files
 //	extsort.go                       a group larger than its memory budget: sample, scatter to spill files, sort unit by unit
 //	sink.go                          the file writer both sorts and binpack stream into, one file at a time per lane
 //	verify.go                        the digest of the rows read and of the rows written, compared per group
@@ -72,7 +76,7 @@
 //
 // Every data file written is GeoParquet 1.1. Its footer's geo key states the
 // geometry types and bbox of the rows written with it, and the data file
-// records the file's final size (WriteGeoRecords in geoparquet.go, used by
+// records the file's final size (geowrite.Records in engine/geowrite, used by
 // the file sink, ingest and generate). Tested by TestRewriteWritesGeoParquet,
 // ingest's TestIngestWritesGeoParquet and bench's
 // TestGenerateWritesGeoParquet.

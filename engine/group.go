@@ -14,6 +14,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/cluster"
+	"github.com/geocompact/geocompact/engine/cuts"
 	"github.com/geocompact/geocompact/engine/spill"
 	"github.com/geocompact/geocompact/engine/verify"
 	"github.com/geocompact/geocompact/spatial"
@@ -295,15 +296,8 @@ func (ex *execution) ioOptions(tasks []table.FileScanTask) ([]table.ScanOption, 
 }
 
 // evenChunks splits rows into n chunks whose sizes differ by at most one
-// row; chunk(i) is the size of the i-th. Past the n-th chunk (when the
-// estimate of rows was low) chunks keep the last size.
-func evenChunks(rows int64, n int) func(i int) int64 {
-	rows, k := max(rows, 1), int64(max(n, 1))
-	return func(i int) int64 {
-		j := min(int64(i), k-1)
-		return max(rows*(j+1)/k-rows*j/k, 1)
-	}
-}
+// row (see cuts.Even).
+var evenChunks = cuts.Even
 
 // geometryCheck returns a function that validates each batch read from the
 // table's geometry column (a no-op for tables without one, or with
@@ -341,7 +335,7 @@ func (ex *execution) geometryCheck() func(arrow.RecordBatch) error {
 }
 
 // cutSorted chooses the row counts of a sorted group's files: window-aware
-// cuts (see windowCuts) when the rows have spatial columns and
+// cuts (see cuts.Blocks.Window) when the rows have spatial columns and
 // cut-window-fraction is set, else sortedFileRows rows each, the last the
 // rest. in and perm are the rows and their sorted order.
 func (ex *execution) cutSorted(g *groupIO, in []arrow.RecordBatch, perm []int32) (func(int) int64, error) {
@@ -375,18 +369,18 @@ func (ex *execution) cutSorted(g *groupIO, in []arrow.RecordBatch, perm []int32)
 	if g.bbox[0] < 0 {
 		pgeom, pbbox = 0, [4]int{-1, -1, -1, -1}
 	}
-	bb := &blockBounds{blockRows: max(1, rows/int64(n*cutBlocksPerCut))}
+	bb := cuts.NewBlocks(rows / int64(n*cuts.BlocksPerCut))
 	for lo := 0; lo < len(perm); lo += 1 << 16 {
 		rec, err := cluster.Gather(psc, proj, perm[lo:min(len(perm), lo+1<<16)], nil)
 		if err != nil {
 			return nil, err
 		}
-		bb.add(rec, pgeom, pbbox)
+		bb.Add(rec, pgeom, pbbox)
 		rec.Release()
 	}
 	side := math.Sqrt(f)
-	cuts := windowCuts(bb, n, side*extent.Width(), side*extent.Height())
-	return func(i int) int64 { return cuts[min(i, len(cuts)-1)] }, nil
+	counts := bb.Window(n, side*extent.Width(), side*extent.Height())
+	return func(i int) int64 { return counts[min(i, len(counts)-1)] }, nil
 }
 
 // sortedFileRows is the row count of each file but the last when a sorted

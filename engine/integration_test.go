@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/geocompact/geocompact/bench"
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/engine/inspect"
 	"github.com/geocompact/geocompact/engine/maintain"
 	"github.com/geocompact/geocompact/internal/testenv"
@@ -42,7 +42,7 @@ func TestIntegrationGenerateInspectMetrics(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					tbl, err := engine.LoadTable(t.Context(), cat, cfg.Table)
+					tbl, err := catalogs.LoadTable(t.Context(), cat, cfg.Table)
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/cluster"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/internal/suggest"
 	"github.com/geocompact/geocompact/spatial"
 )
@@ -86,7 +87,7 @@ func resolveLayout(tbl *table.Table, cfg Request, opts Options) (layout, error) 
 		l.order, l.auto, err = ParseLayout(rec.Text)
 	case cfg.Strategy == Sort:
 		return l, fmt.Errorf("%w: strategy sort needs an order, and table %s has no sort order; pass --curve hilbert (or zorder, linear) or --sort-order EXPR",
-			ErrOption, TableName(tbl))
+			ErrOption, catalogs.TableName(tbl))
 	default:
 		l.strategy, l.source = BinPack, LayoutFromDefault
 		return l, nil
@@ -99,7 +100,7 @@ func resolveLayout(tbl *table.Table, cfg Request, opts Options) (layout, error) 
 	if l.normalize, err = cluster.ParseNormalization(opts.Normalize); err != nil {
 		return l, fmt.Errorf("%w: %w", ErrOption, err)
 	}
-	l.orderText = layoutText(l.order, l.auto)
+	l.orderText = LayoutText(l.order, l.auto)
 	return l, checkOrderColumns(tbl, l.order, l.auto, l.geometry)
 }
 
@@ -137,7 +138,7 @@ func checkLayoutChange(tbl *table.Table, l layout, cfg Request) error {
 	if requested == rec.Text {
 		return nil
 	}
-	return &LayoutChangeError{Table: TableName(tbl), Recorded: rec.Text, Source: rec.Source, Requested: requested}
+	return &LayoutChangeError{Table: catalogs.TableName(tbl), Recorded: rec.Text, Source: rec.Source, Requested: requested}
 }
 
 // ParseCurve parses a --curve name, one of LayoutCurves (case-insensitive):
@@ -156,10 +157,10 @@ func ParseCurve(name string) (cluster.Order, bool, error) {
 	return o, false, err
 }
 
-// tableSortOrder converts the table's sort order into a linear order, or
+// TableSortOrder converts the table's Iceberg sort order into a linear order, or
 // reports false when the table is unsorted or sorts by a transform (bucket,
 // day, ...) that a rewrite cannot evaluate.
-func tableSortOrder(tbl *table.Table) (cluster.Order, bool) {
+func TableSortOrder(tbl *table.Table) (cluster.Order, bool) {
 	so := tbl.SortOrder()
 	if so.IsUnsorted() {
 		return cluster.Order{}, false

@@ -1,13 +1,13 @@
 package engine
 
 import (
-	"errors"
 	"fmt"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/engine/spill"
 	"github.com/geocompact/geocompact/internal/suggest"
 )
@@ -86,8 +86,9 @@ func KnownOptions() []string {
 	return names
 }
 
-// ErrOption marks an unknown option or a malformed option value.
-var ErrOption = errors.New("engine: bad option")
+// ErrOption marks an unknown option or a malformed option value. It is
+// optval.ErrBad, which the option value parsers wrap.
+var ErrOption = optval.ErrBad
 
 // Table property that supplies the default target file size.
 const propTargetFileSize = "write.target-file-size-bytes"
@@ -213,6 +214,69 @@ func ParseOptions(kv map[string]string, tableProps map[string]string) (Options, 
 			return Options{}, fmt.Errorf("%w: unknown option %q; valid options: %s", ErrOption, k, strings.Join(known, ", "))
 		}
 	}
+	o, err := defaultOptions(tableProps)
+	if err != nil {
+		return Options{}, err
+	}
+	p := optval.Parser{KV: kv}
+	p.Size(OptTargetFileSize, &o.TargetFileSize, 1)
+	o.MinFileSize, o.MaxFileSize = o.TargetFileSize*3/4, o.TargetFileSize*9/5
+	p.Size(OptMinFileSize, &o.MinFileSize, 0)
+	p.Size(OptMaxFileSize, &o.MaxFileSize, 1)
+	p.Int(OptMinInputFiles, &o.MinInputFiles, 1)
+	p.Bool(OptRewriteAll, &o.RewriteAll)
+	p.Size(OptMaxFileGroupSize, &o.MaxFileGroupSize, 1)
+	p.Int(OptMaxFilesToRewrite, &o.MaxFilesToRewrite, 1)
+	p.Int(OptMaxConcurrentGroups, &o.MaxConcurrent, 1)
+	p.Bool(OptPartialProgress, &o.PartialProgress)
+	p.Int(OptPartialProgressCommit, &o.MaxCommits, 1)
+	p.Int(OptDeleteFileThreshold, &o.DeleteFileThreshold, 1)
+	p.Bool(OptRemoveDanglingDeletes, &o.RemoveDanglingDeletes)
+	p.Size(OptMaxGroupMemory, &o.MaxGroupMemoryBytes, 1)
+	p.Bool(OptValidateGeometry, &o.ValidateGeometry)
+	p.Bool(OptOverlapSelection, &o.OverlapSelection)
+	p.Fraction(OptOverlapMaxBytes, &o.OverlapMaxBytes, false)
+	if v, ok := p.Value(OptOverlapMaxDepth); ok {
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || !(f >= 1) {
+			p.Err = fmt.Errorf("%w: %s=%q: want a number >= 1 (1: files do not overlap at all)", ErrOption, OptOverlapMaxDepth, v)
+		}
+		o.OverlapMaxDepth = f
+	}
+	if v, ok := kv[OptRewriteJobOrder]; ok && p.Err == nil {
+		switch jo := JobOrder(v); jo {
+		case JobOrderNone, JobOrderBytesAsc, JobOrderBytesDesc, JobOrderFilesAsc, JobOrderFilesDesc:
+			o.JobOrder = jo
+		default:
+			p.Err = fmt.Errorf("%w: %s=%q: want none, bytes-asc, bytes-desc, files-asc or files-desc", ErrOption, OptRewriteJobOrder, v)
+		}
+	}
+	if v, ok := kv[OptCutWindow]; ok && p.Err == nil {
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || !(f >= 0 && f <= 1) {
+			p.Err = fmt.Errorf("%w: %s=%q: want a fraction in [0, 1]", ErrOption, OptCutWindow, v)
+		}
+		o.CutWindowFraction = f
+	}
+	if v, ok := kv[OptSpillDir]; ok {
+		o.SpillDir = v
+	}
+	if v, ok := kv[OptNormalize]; ok && p.Err == nil {
+		if v != "extent" && v != "quantile" {
+			p.Err = fmt.Errorf("%w: %s=%q: want extent or quantile", ErrOption, OptNormalize, v)
+		}
+		o.Normalize = v
+	}
+	if p.Err != nil {
+		return Options{}, p.Err
+	}
+	o.MaxConcurrent = min(o.MaxConcurrent, max(runtime.NumCPU(), 1))
+	return o, o.validate()
+}
+
+// defaultOptions returns Iceberg's defaults, with the target file size
+// from the table property write.target-file-size-bytes when it is set.
+func defaultOptions(tableProps map[string]string) (Options, error) {
 	o := Options{
 		TargetFileSize:      defaultTargetFileSize,
 		MinInputFiles:       defaultMinInputFiles,
@@ -229,67 +293,14 @@ func ParseOptions(kv map[string]string, tableProps map[string]string) (Options, 
 		OverlapMaxBytes:     defaultOverlapMaxBytes,
 	}
 	if v, ok := tableProps[propTargetFileSize]; ok {
-		n, err := ParseSize(v)
+		n, err := optval.ParseSize(v)
 		if err != nil || n <= 0 {
 			return Options{}, fmt.Errorf("%w: table property %s=%q is not a positive size; fix it with geocompact alter --set %s=128MiB",
 				ErrOption, propTargetFileSize, v, propTargetFileSize)
 		}
 		o.TargetFileSize = n
 	}
-	p := optParser{kv: kv}
-	p.size(OptTargetFileSize, &o.TargetFileSize, 1)
-	o.MinFileSize, o.MaxFileSize = o.TargetFileSize*3/4, o.TargetFileSize*9/5
-	p.size(OptMinFileSize, &o.MinFileSize, 0)
-	p.size(OptMaxFileSize, &o.MaxFileSize, 1)
-	p.int(OptMinInputFiles, &o.MinInputFiles, 1)
-	p.bool(OptRewriteAll, &o.RewriteAll)
-	p.size(OptMaxFileGroupSize, &o.MaxFileGroupSize, 1)
-	p.int(OptMaxFilesToRewrite, &o.MaxFilesToRewrite, 1)
-	p.int(OptMaxConcurrentGroups, &o.MaxConcurrent, 1)
-	p.bool(OptPartialProgress, &o.PartialProgress)
-	p.int(OptPartialProgressCommit, &o.MaxCommits, 1)
-	p.int(OptDeleteFileThreshold, &o.DeleteFileThreshold, 1)
-	p.bool(OptRemoveDanglingDeletes, &o.RemoveDanglingDeletes)
-	p.size(OptMaxGroupMemory, &o.MaxGroupMemoryBytes, 1)
-	p.bool(OptValidateGeometry, &o.ValidateGeometry)
-	p.bool(OptOverlapSelection, &o.OverlapSelection)
-	p.fraction(OptOverlapMaxBytes, &o.OverlapMaxBytes, false)
-	if v, ok := p.value(OptOverlapMaxDepth); ok {
-		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		if err != nil || !(f >= 1) {
-			p.err = fmt.Errorf("%w: %s=%q: want a number >= 1 (1: files do not overlap at all)", ErrOption, OptOverlapMaxDepth, v)
-		}
-		o.OverlapMaxDepth = f
-	}
-	if v, ok := kv[OptRewriteJobOrder]; ok && p.err == nil {
-		switch jo := JobOrder(v); jo {
-		case JobOrderNone, JobOrderBytesAsc, JobOrderBytesDesc, JobOrderFilesAsc, JobOrderFilesDesc:
-			o.JobOrder = jo
-		default:
-			p.err = fmt.Errorf("%w: %s=%q: want none, bytes-asc, bytes-desc, files-asc or files-desc", ErrOption, OptRewriteJobOrder, v)
-		}
-	}
-	if v, ok := kv[OptCutWindow]; ok && p.err == nil {
-		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		if err != nil || !(f >= 0 && f <= 1) {
-			p.err = fmt.Errorf("%w: %s=%q: want a fraction in [0, 1]", ErrOption, OptCutWindow, v)
-		}
-		o.CutWindowFraction = f
-	}
-	if v, ok := kv[OptSpillDir]; ok {
-		o.SpillDir = v
-	}
-	if v, ok := kv[OptNormalize]; ok && p.err == nil {
-		if v != "extent" && v != "quantile" {
-			p.err = fmt.Errorf("%w: %s=%q: want extent or quantile", ErrOption, OptNormalize, v)
-		}
-		o.Normalize = v
-	}
-	if p.err != nil {
-		return Options{}, p.err
-	}
-	o.MaxConcurrent = min(o.MaxConcurrent, max(runtime.NumCPU(), 1))
-	return o, o.validate()
+	return o, nil
 }
 
 func (o Options) validate() error {
@@ -300,119 +311,4 @@ func (o Options) validate() error {
 		return fmt.Errorf("%w: %s (%d) must be above %s (%d)", ErrOption, OptMaxFileSize, o.MaxFileSize, OptTargetFileSize, o.TargetFileSize)
 	}
 	return nil
-}
-
-// optParser parses option values, keeping the first error.
-type optParser struct {
-	kv  map[string]string
-	err error
-}
-
-func (p *optParser) int64(name string, dst *int64, minVal int64) {
-	v, ok := p.value(name)
-	if !ok {
-		return
-	}
-	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-	if err != nil || n < minVal {
-		p.err = fmt.Errorf("%w: %s=%q: want an integer >= %d", ErrOption, name, v, minVal)
-		return
-	}
-	*dst = n
-}
-
-func (p *optParser) int(name string, dst *int, minVal int) {
-	n := int64(*dst)
-	p.int64(name, &n, int64(minVal))
-	*dst = int(n)
-}
-
-// bool parses a boolean option; a bare key (an empty value) means true.
-func (p *optParser) bool(name string, dst *bool) {
-	v, ok := p.kv[name]
-	if !ok || p.err != nil {
-		return
-	}
-	if strings.TrimSpace(v) == "" {
-		*dst = true
-		return
-	}
-	b, err := strconv.ParseBool(strings.TrimSpace(v))
-	if err != nil {
-		p.err = fmt.Errorf("%w: %s=%q: want true or false", ErrOption, name, v)
-		return
-	}
-	*dst = b
-}
-
-// value returns the value of a non-boolean option when it is set and no
-// error is pending; an empty value is an error naming the option.
-func (p *optParser) value(name string) (string, bool) {
-	v, ok := p.kv[name]
-	if !ok || p.err != nil {
-		return "", false
-	}
-	if strings.TrimSpace(v) == "" {
-		p.err = fmt.Errorf("%w: option %s needs a value: --option %s=VALUE", ErrOption, name, name)
-		return "", false
-	}
-	return v, true
-}
-
-// fraction parses a fraction option in (0, 1], or [0, 1] with zero.
-func (p *optParser) fraction(name string, dst *float64, zero bool) {
-	v, ok := p.value(name)
-	if !ok {
-		return
-	}
-	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-	if err != nil || !(f <= 1 && (f > 0 || zero && f == 0)) {
-		p.err = fmt.Errorf("%w: %s=%q: want a fraction in (0, 1]", ErrOption, name, v)
-		return
-	}
-	*dst = f
-}
-
-// size parses a size option (see ParseSize).
-func (p *optParser) size(name string, dst *int64, minVal int64) {
-	v, ok := p.value(name)
-	if !ok {
-		return
-	}
-	n, err := ParseSize(v)
-	if err == nil && n < minVal {
-		err = fmt.Errorf("want at least %d bytes", minVal)
-	}
-	if err != nil {
-		p.err = fmt.Errorf("%w: %s=%q: %w", ErrOption, name, v, err)
-		return
-	}
-	*dst = n
-}
-
-// sizeUnits are the units ParseSize accepts, by lower-case name.
-var sizeUnits = map[string]int64{
-	"": 1, "b": 1,
-	"kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
-	"kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40,
-}
-
-// ParseSize parses a byte count with an optional unit: a bare number is
-// bytes, KB, MB, GB and TB are 1000-based (SI), KiB, MiB, GiB and TiB are
-// 1024-based (IEC); units are case-insensitive and may follow a space or a
-// decimal number ("1.5GiB"). Single-letter units ("512k") are refused as
-// ambiguous.
-func ParseSize(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	i := strings.IndexFunc(t, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
-	if i < 0 {
-		i = len(t)
-	}
-	num, unit := t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
-	mult, ok := sizeUnits[unit]
-	f, err := strconv.ParseFloat(num, 64)
-	if !ok || err != nil || f < 0 || f*float64(mult) >= 1<<63 {
-		return 0, fmt.Errorf("size %q: want bytes with an optional unit, KB, MB, GB, TB (1000-based) or KiB, MiB, GiB, TiB (1024-based), e.g. 128MiB", s)
-	}
-	return int64(f * float64(mult)), nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/geocompact/geocompact/cluster"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/engine/spill"
 	"github.com/geocompact/geocompact/engine/verify"
 	"github.com/geocompact/geocompact/engine/where"
@@ -53,8 +54,8 @@ func Rewrite(ctx context.Context, cat catalog.Catalog, name string, cfg Request)
 
 // newRewriter loads the table and checks cfg against it.
 func newRewriter(ctx context.Context, cat catalog.Catalog, name string, cfg Request) (*rewriter, *table.Table, iceberg.BooleanExpression, error) {
-	cat = WrapCatalog(cat)
-	tbl, err := LoadTable(ctx, cat, name)
+	cat = catalogs.Wrap(cat)
+	tbl, err := catalogs.LoadTable(ctx, cat, name)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -241,7 +242,7 @@ type execution struct {
 
 	// lanes is how many files of one group are written at once.
 	lanes int
-	// writeID, when set, names each file written (see fileSink.writeID).
+	// writeID, when set, names each file written (see geowrite.SinkConfig.WriteID).
 	writeID func() uuid.UUID
 
 	progressMu sync.Mutex

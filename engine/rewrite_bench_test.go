@@ -10,6 +10,7 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/internal/testenv"
 )
 
@@ -29,7 +30,7 @@ func BenchmarkRewrite(b *testing.B) {
 	cfg := bench.GenerateConfig{Table: "geo.t", Rows: rows, Commits: 300, Distribution: bench.Clustered, Seed: 3, Replace: true}
 	for _, way := range []string{"binpack", "hilbert", "iceberg-go-binpack"} {
 		b.Run(way, func(b *testing.B) {
-			cat, err := engine.OpenCatalog(b.Context(), engine.CatalogSpec{Warehouse: b.TempDir()})
+			cat, err := catalogs.Open(b.Context(), catalogs.Spec{Warehouse: b.TempDir()})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -62,7 +63,7 @@ func BenchmarkRewrite(b *testing.B) {
 // icebergBinpack compacts geo.t with iceberg-go's own compaction.
 func icebergBinpack(b *testing.B, cat catalog.Catalog, target int64) {
 	b.Helper()
-	tbl, err := engine.LoadTable(b.Context(), cat, "geo.t")
+	tbl, err := catalogs.LoadTable(b.Context(), cat, "geo.t")
 	if err != nil {
 		b.Fatal(err)
 	}

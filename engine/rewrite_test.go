@@ -25,6 +25,7 @@ import (
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/engine/verify"
 	"github.com/geocompact/geocompact/internal/testenv"
 	"github.com/geocompact/geocompact/spatial"
@@ -56,7 +57,7 @@ func newTable(t testing.TB, c testenv.Catalog, cfg bench.GenerateConfig) (catalo
 
 func mustLoad(t testing.TB, cat catalog.Catalog, name string) *table.Table {
 	t.Helper()
-	tbl, err := engine.LoadTable(t.Context(), cat, name)
+	tbl, err := catalogs.LoadTable(t.Context(), cat, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -576,7 +577,7 @@ func TestRewriteConcurrentDeleteConflicts(t *testing.T) {
 		defer restore()
 		before := dirFiles(t, dir+"/data")
 		_, err := engine.Rewrite(t.Context(), cat, name, engine.Request{Curve: "hilbert"})
-		if !engine.IsRetryable(err) || !errors.Is(err, engine.ErrConflict) {
+		if !catalogs.IsRetryable(err) || !errors.Is(err, engine.ErrConflict) {
 			t.Fatalf("error %v, want a retryable conflict", err)
 		}
 		d := tableDigest(t, mustLoad(t, cat, name))
@@ -653,7 +654,7 @@ func checkCurveOrder(t *testing.T, tbl *table.Table, curve string, extent spatia
 }
 
 func TestRewriteSortUsesTableSortOrder(t *testing.T) {
-	cat, err := engine.OpenCatalog(t.Context(), engine.CatalogSpec{Warehouse: t.TempDir()})
+	cat, err := catalogs.Open(t.Context(), catalogs.Spec{Warehouse: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

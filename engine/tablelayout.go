@@ -9,6 +9,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/cluster"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/spatial"
 )
 
@@ -51,11 +52,11 @@ func RecordedLayout(tbl *table.Table) (TableLayout, error) {
 		o, auto, err := ParseLayout(v)
 		if err != nil {
 			return TableLayout{}, fmt.Errorf("%w: table %s: property %s=%q: %w; record a layout with geocompact alter --table %s --curve hilbert, or --unset %s",
-				ErrOption, TableName(tbl), PropLayout, v, err, TableName(tbl), PropLayout)
+				ErrOption, catalogs.TableName(tbl), PropLayout, v, err, catalogs.TableName(tbl), PropLayout)
 		}
-		return TableLayout{Text: layoutText(o, auto), Source: LayoutFromProperty}, nil
+		return TableLayout{Text: LayoutText(o, auto), Source: LayoutFromProperty}, nil
 	}
-	if o, ok := tableSortOrder(tbl); ok {
+	if o, ok := TableSortOrder(tbl); ok {
 		return TableLayout{Text: o.String(), Source: LayoutFromSortOrder}, nil
 	}
 	return TableLayout{}, nil
@@ -73,8 +74,9 @@ func ParseLayout(s string) (o cluster.Order, auto bool, err error) {
 	return o, false, err
 }
 
-// layoutText is the canonical text of a layout: "auto" or o.String().
-func layoutText(o cluster.Order, auto bool) string {
+// LayoutText is the canonical text of a layout: "auto" or o.String(),
+// as PropLayout records it.
+func LayoutText(o cluster.Order, auto bool) string {
 	if auto {
 		return CurveAuto
 	}
@@ -115,9 +117,17 @@ func checkOrderColumns(tbl *table.Table, o cluster.Order, auto bool, geometry st
 			continue
 		}
 		return fmt.Errorf("%w: sort order %s: table %s has no column %q; its columns are %s",
-			ErrOption, layoutText(o, auto), TableName(tbl), c, strings.Join(topLevelColumns(sc), ", "))
+			ErrOption, LayoutText(o, auto), catalogs.TableName(tbl), c, strings.Join(topLevelColumns(sc), ", "))
 	}
 	return nil
+}
+
+// CheckLayoutColumns fails when layout o (auto: the automatic choice)
+// names a column tbl does not hold, listing the table's columns, as a
+// rewrite's plan does; the bbox columns may stand for the boxes of tbl's
+// geometry column.
+func CheckLayoutColumns(tbl *table.Table, o cluster.Order, auto bool) error {
+	return checkOrderColumns(tbl, o, auto, spatialGeomName(tbl))
 }
 
 func topLevelColumns(sc *iceberg.Schema) []string {
@@ -126,33 +136,4 @@ func topLevelColumns(sc *iceberg.Schema) []string {
 		names = append(names, f.Name)
 	}
 	return names
-}
-
-// icebergSortOrder converts a linear order over columns sc holds into an
-// Iceberg sort order of identity fields; false when o is a curve or names
-// a column sc lacks.
-func icebergSortOrder(sc *iceberg.Schema, o cluster.Order) (table.SortOrder, bool) {
-	if o.Curve != cluster.CurveLinear || len(o.Fields) == 0 {
-		return table.SortOrder{}, false
-	}
-	fields := make([]table.SortField, len(o.Fields))
-	for i, f := range o.Fields {
-		col, ok := sc.FindFieldByName(f.Column)
-		if !ok {
-			return table.SortOrder{}, false
-		}
-		if _, prim := col.Type.(iceberg.PrimitiveType); !prim {
-			return table.SortOrder{}, false
-		}
-		sf := table.SortField{SourceIDs: []int{col.ID}, Transform: iceberg.IdentityTransform{}, Direction: table.SortASC, NullOrder: table.NullsFirst}
-		if f.Direction == cluster.Desc {
-			sf.Direction = table.SortDESC
-		}
-		if f.Nulls == cluster.NullsLast {
-			sf.NullOrder = table.NullsLast
-		}
-		fields[i] = sf
-	}
-	so, err := table.NewSortOrder(table.InitialSortOrderID, fields)
-	return so, err == nil
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/validate"
 	"github.com/geocompact/geocompact/validate/validatetest"
@@ -23,7 +23,7 @@ import (
 func newTable(t testing.TB, props iceberg.Properties, batches ...[]validatetest.Row) *table.Table {
 	t.Helper()
 	ctx := t.Context()
-	cat, err := engine.OpenCatalog(ctx, engine.CatalogSpec{Warehouse: t.TempDir()})
+	cat, err := catalogs.Open(ctx, catalogs.Spec{Warehouse: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 )
 
 func TestMain(m *testing.M) {
@@ -29,17 +30,17 @@ func TestMain(m *testing.M) {
 }
 
 // twin generates the same table in two warehouses.
-func twin(t *testing.T, gen bench.GenerateConfig, prepare func(*table.Table)) (local, dist engine.CatalogSpec) {
+func twin(t *testing.T, gen bench.GenerateConfig, prepare func(*table.Table)) (local, dist catalogs.Spec) {
 	t.Helper()
 	gen.Table, gen.Seed = "geo.t", 7
-	mk := func() engine.CatalogSpec {
-		spec := engine.CatalogSpec{Warehouse: t.TempDir()}
-		cat, err := engine.OpenCatalog(t.Context(), spec)
+	mk := func() catalogs.Spec {
+		spec := catalogs.Spec{Warehouse: t.TempDir()}
+		cat, err := catalogs.Open(t.Context(), spec)
 		require.NoError(t, err)
 		_, err = bench.Generate(t.Context(), cat, gen)
 		require.NoError(t, err)
 		if prepare != nil {
-			tbl, err := engine.LoadTable(t.Context(), cat, "geo.t")
+			tbl, err := catalogs.LoadTable(t.Context(), cat, "geo.t")
 			require.NoError(t, err)
 			prepare(tbl)
 		}
@@ -48,11 +49,11 @@ func twin(t *testing.T, gen bench.GenerateConfig, prepare func(*table.Table)) (l
 	return mk(), mk()
 }
 
-func load(t *testing.T, spec engine.CatalogSpec) *table.Table {
+func load(t *testing.T, spec catalogs.Spec) *table.Table {
 	t.Helper()
-	cat, err := engine.OpenCatalog(t.Context(), spec)
+	cat, err := catalogs.Open(t.Context(), spec)
 	require.NoError(t, err)
-	tbl, err := engine.LoadTable(t.Context(), cat, "geo.t")
+	tbl, err := catalogs.LoadTable(t.Context(), cat, "geo.t")
 	require.NoError(t, err)
 	return tbl
 }
@@ -123,7 +124,7 @@ func TestPrismMatchesLocal(t *testing.T) {
 			if tc.whole {
 				cfg.Options = map[string]string{"rewrite-all": "true", "target-file-size-bytes": "65536"}
 			}
-			cat, err := engine.OpenCatalog(t.Context(), local)
+			cat, err := catalogs.Open(t.Context(), local)
 			require.NoError(t, err)
 			want, err := engine.Rewrite(t.Context(), cat, "geo.t", cfg)
 			require.NoError(t, err)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 )
 
 // TestMultiProcess submits the rewrite to a standalone Prism job server
@@ -48,7 +49,7 @@ func TestMultiProcess(t *testing.T) {
 
 	local, dist := twin(t, bench.GenerateConfig{Rows: 12000, Commits: 8, PartitionBy: "day(ts)"}, nil)
 	opts := []string{"--option", "rewrite-all=true", "--option", "target-file-size-bytes=65536", "--option", "max-group-memory-bytes=1048576"}
-	cat, err := engine.OpenCatalog(t.Context(), local)
+	cat, err := catalogs.Open(t.Context(), local)
 	require.NoError(t, err)
 	_, err = engine.Rewrite(t.Context(), cat, "geo.t", engine.Request{Curve: "hilbert", Options: map[string]string{
 		"rewrite-all": "true", "target-file-size-bytes": "65536", "max-group-memory-bytes": "1048576"}})

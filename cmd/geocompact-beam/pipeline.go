@@ -22,7 +22,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	icebergio "github.com/apache/iceberg-go/io"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/engine/job"
 	"github.com/geocompact/geocompact/engine/verify"
 	"github.com/geocompact/geocompact/spatial"
@@ -88,7 +88,7 @@ func init() {
 // jobFn is what every step needs: the job and how to reach the catalog.
 // Its fields travel to the workers as JSON.
 type jobFn struct {
-	Spec engine.CatalogSpec
+	Spec catalogs.Spec
 	Job  string
 
 	job *job.Rewrite
@@ -115,7 +115,7 @@ var opened struct {
 }
 
 // openJob decodes and opens the job encoded as doc, once per process.
-func openJob(ctx context.Context, spec engine.CatalogSpec, doc string) (*job.Rewrite, error) {
+func openJob(ctx context.Context, spec catalogs.Spec, doc string) (*job.Rewrite, error) {
 	opened.Lock()
 	defer opened.Unlock()
 	if j := opened.jobs[doc]; j != nil {
@@ -125,7 +125,7 @@ func openJob(ctx context.Context, spec engine.CatalogSpec, doc string) (*job.Rew
 	if err := json.Unmarshal([]byte(doc), &j); err != nil {
 		return nil, fmt.Errorf("decode job: %w", err)
 	}
-	cat, err := engine.OpenCatalog(ctx, spec)
+	cat, err := catalogs.Open(ctx, spec)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/engine/job"
 	"github.com/geocompact/geocompact/engine/verify"
 )
@@ -30,7 +31,7 @@ type Result struct {
 // worker sorts in memory are rewritten whole, one per bundle; the files of
 // larger groups are scattered into key-range buckets that a GroupByKey
 // brings to the workers that sort and write them.
-func pipeline(j *job.Rewrite, spec engine.CatalogSpec) (*beam.Pipeline, error) {
+func pipeline(j *job.Rewrite, spec catalogs.Spec) (*beam.Pipeline, error) {
 	b, err := json.Marshal(j)
 	if err != nil {
 		return nil, fmt.Errorf("encode job: %w", err)
@@ -71,8 +72,8 @@ func keyOne(m outMsg) (int, outMsg) { return 0, m }
 
 // rewrite runs the whole rewrite: plan on the driver, the pipeline on the
 // runner, then verify and commit here, or delete what the job wrote.
-func rewrite(ctx context.Context, spec engine.CatalogSpec, table string, cfg engine.Request, runner string) (*Result, error) {
-	cat, err := engine.OpenCatalog(ctx, spec)
+func rewrite(ctx context.Context, spec catalogs.Spec, table string, cfg engine.Request, runner string) (*Result, error) {
+	cat, err := catalogs.Open(ctx, spec)
 	if err != nil {
 		return nil, err
 	}

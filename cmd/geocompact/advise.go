@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/engine/maintain"
 )
 
@@ -58,7 +58,7 @@ func runAdvise(ctx context.Context, o *adviseOptions) error {
 	if err != nil {
 		return err
 	}
-	tbl, err := engine.LoadTable(ctx, cat, o.table)
+	tbl, err := catalogs.LoadTable(ctx, cat, o.table)
 	if err != nil {
 		return err
 	}

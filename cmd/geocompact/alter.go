@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/alter"
 	"github.com/geocompact/geocompact/internal/cli"
 )
 
@@ -70,28 +71,28 @@ as byte counts.`,
 
 // request checks the flags before anything is opened; every mistake is a
 // usage error.
-func (o *alterOptions) request() (engine.AlterRequest, error) {
+func (o *alterOptions) request() (alter.Request, error) {
 	set := map[string]string{}
 	for _, p := range o.set {
 		k, v, ok := strings.Cut(p, "=")
 		if !ok || strings.TrimSpace(k) == "" {
-			return engine.AlterRequest{}, usageErrorf("--set %q: want KEY=VALUE", p)
+			return alter.Request{}, usageErrorf("--set %q: want KEY=VALUE", p)
 		}
 		set[strings.TrimSpace(k)] = strings.TrimSpace(v)
 	}
-	req, err := engine.AlterRequest{Curve: o.curve, SortOrder: o.order, Set: set, Unset: o.unset}.Check()
+	req, err := alter.Request{Curve: o.curve, SortOrder: o.order, Set: set, Unset: o.unset}.Check()
 	if err != nil {
 		return req, &usageError{err}
 	}
 	return req, nil
 }
 
-func runAlter(ctx context.Context, o *alterOptions, req engine.AlterRequest) error {
+func runAlter(ctx context.Context, o *alterOptions, req alter.Request) error {
 	cat, _, err := o.g.openCatalog(ctx)
 	if err != nil {
 		return err
 	}
-	res, err := engine.Alter(ctx, cat, o.table, req)
+	res, err := alter.Apply(ctx, cat, o.table, req)
 	if err != nil {
 		if errors.Is(err, engine.ErrOption) {
 			return &usageError{err}

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/alter"
 )
 
 // TestAlterCLI records a layout and sizes with units, then a rewrite
@@ -26,7 +27,7 @@ func TestAlterCLI(t *testing.T) {
 
 	r = runCLI(t, wh, false, "--json", "alter", "--table", "geo.t", "--set", "owner=gis")
 	require.Equal(t, exitOK, r.Code, r.Stderr)
-	var res engine.AlterResult
+	var res alter.Result
 	require.NoError(t, json.Unmarshal([]byte(r.Stdout), &res))
 	assert.Equal(t, "hilbert()", res.Layout.Text, "a property change keeps the layout")
 

@@ -21,7 +21,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/bench"
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/internal/reliability"
 	"github.com/geocompact/geocompact/internal/testenv"
 )
@@ -203,7 +203,7 @@ func appendLoop(t *testing.T, cat catalog.Catalog, name string, w int, deadline 
 	rng := rand.New(rand.NewPCG(uint64(w), 99))
 	next := int64(w+1) * 100_000_000
 	for b := 0; time.Now().Before(deadline); b++ {
-		tbl, err := engine.LoadTable(t.Context(), cat, name)
+		tbl, err := catalogs.LoadTable(t.Context(), cat, name)
 		if err != nil {
 			st.fail("writer %d: load: %v", w, err)
 			return
@@ -225,7 +225,7 @@ func appendLoop(t *testing.T, cat catalog.Catalog, name string, w int, deadline 
 			for _, id := range ids {
 				st.acked[id] = true
 			}
-		case engine.IsRetryable(err):
+		case catalogs.IsRetryable(err):
 			st.appendConflicts++
 			for _, id := range ids {
 				st.unsure[id] = true
@@ -253,7 +253,7 @@ func deleteLoop(t *testing.T, cat catalog.Catalog, name string, initial int64, d
 	order := rng.Perm(int(initial))
 	for i := 0; time.Now().Before(deadline) && i < len(order); {
 		id := int64(order[i])
-		tbl, err := engine.LoadTable(t.Context(), cat, name)
+		tbl, err := catalogs.LoadTable(t.Context(), cat, name)
 		if err != nil {
 			st.fail("deleter: load: %v", err)
 			return
@@ -265,7 +265,7 @@ func deleteLoop(t *testing.T, cat catalog.Catalog, name string, initial int64, d
 			st.deletes++
 			st.deleted[id] = true
 			i++ // else try the same id again
-		case engine.IsRetryable(err):
+		case catalogs.IsRetryable(err):
 			st.deleteConflicts++
 			if st.deleteConflicts == 1 {
 				t.Logf("first delete conflict: %v", err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/maintain"
+	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/internal/cli"
 	"github.com/geocompact/geocompact/spatial"
 )
@@ -135,7 +136,7 @@ func (f sizeFlag) String() string {
 }
 
 func (f sizeFlag) Set(s string) error {
-	n, err := engine.ParseSize(s)
+	n, err := optval.ParseSize(s)
 	if err != nil {
 		return err
 	}

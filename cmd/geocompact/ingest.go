@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/engine/ingest"
 	"github.com/geocompact/geocompact/validate"
 )
@@ -82,7 +82,7 @@ table it must match the table's spec.`,
 }
 
 func (o *ingestOptions) complete() error {
-	if _, err := engine.ParseIdentifier(o.cfg.Table); err != nil {
+	if _, err := catalogs.ParseIdentifier(o.cfg.Table); err != nil {
 		return usageErrorf("--table: %v", err)
 	}
 	if o.cfg.FormatVersion != 2 && o.cfg.FormatVersion != 3 {

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/engine/ingest"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/validate/validatetest"
@@ -32,11 +32,11 @@ func writeGeoParquet(t testing.TB, dir, name string, f validatetest.File) string
 
 func ingestLoadTable(t testing.TB, warehouse, name string) *table.Table {
 	t.Helper()
-	cat, err := engine.OpenCatalog(t.Context(), engine.CatalogSpec{Warehouse: warehouse})
+	cat, err := catalogs.Open(t.Context(), catalogs.Spec{Warehouse: warehouse})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tbl, err := engine.LoadTable(t.Context(), cat, name)
+	tbl, err := catalogs.LoadTable(t.Context(), cat, name)
 	if err != nil {
 		t.Fatal(err)
 	}

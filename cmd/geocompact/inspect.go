@@ -18,7 +18,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/spf13/cobra"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/engine/inspect"
 	"github.com/geocompact/geocompact/spatial"
 )
@@ -99,7 +99,7 @@ func runInspect(ctx context.Context, o *inspectOptions) error {
 // its namespace. It never creates anything: an embedded warehouse without a
 // catalog is reported, not initialised. done closes the catalog.
 func loadTableForRead(ctx context.Context, g *globalOptions, name string) (*table.Table, func(), error) {
-	ident, err := engine.ParseIdentifier(name)
+	ident, err := catalogs.ParseIdentifier(name)
 	if err != nil {
 		return nil, nil, usageErrorf("--table: %w", err)
 	}
@@ -110,13 +110,13 @@ func loadTableForRead(ctx context.Context, g *globalOptions, name string) (*tabl
 	if spec.Type == "" {
 		dir := strings.TrimPrefix(spec.Warehouse, "file://")
 		if dir == "" {
-			dir = engine.DefaultWarehouse
+			dir = catalogs.DefaultWarehouse
 		}
 		if _, err := os.Stat(filepath.Join(dir, "catalog.db")); err != nil {
 			return nil, nil, fmt.Errorf("table %s does not exist: warehouse %s has no catalog yet", name, dir)
 		}
 	}
-	cat, err := engine.OpenCatalog(ctx, spec)
+	cat, err := catalogs.Open(ctx, spec)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -127,7 +127,7 @@ func loadTableForRead(ctx context.Context, g *globalOptions, name string) (*tabl
 	}
 	catName := spec.Name
 	if catName == "" {
-		catName = engine.EmbeddedCatalogName
+		catName = catalogs.EmbeddedName
 	}
 	tbl, err := cat.LoadTable(ctx, ident)
 	if err == nil {
@@ -141,7 +141,7 @@ func loadTableForRead(ctx context.Context, g *globalOptions, name string) (*tabl
 	if ok, nsErr := cat.CheckNamespaceExists(ctx, ns); nsErr == nil && !ok {
 		return nil, nil, fmt.Errorf("table %s does not exist: catalog %q has no namespace %q", name, catName, strings.Join(ns, "."))
 	}
-	return nil, nil, fmt.Errorf("table %s does not exist in catalog %q%s", name, catName, engine.TableHint(ctx, cat, name))
+	return nil, nil, fmt.Errorf("table %s does not exist in catalog %q%s", name, catName, catalogs.TableHint(ctx, cat, name))
 }
 
 // inspectColumn is one column of an inspect text table.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/engine/maintain"
 )
 
@@ -41,7 +42,7 @@ func TestMaintainCLI(t *testing.T) {
 
 func TestMaintainCLILeaseHeld(t *testing.T) {
 	wh := generated(t, 3)
-	cat, err := engine.OpenCatalog(t.Context(), engine.CatalogSpec{Warehouse: wh})
+	cat, err := catalogs.Open(t.Context(), catalogs.Spec{Warehouse: wh})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,8 +80,8 @@ func TestMaintainCLIBadPolicy(t *testing.T) {
 		})
 	}
 	// Nothing was done: no rewrite snapshot, no lease.
-	cat, _ := engine.OpenCatalog(t.Context(), engine.CatalogSpec{Warehouse: wh})
-	tbl, err := engine.LoadTable(t.Context(), cat, "geo.t")
+	cat, _ := catalogs.Open(t.Context(), catalogs.Spec{Warehouse: wh})
+	tbl, err := catalogs.LoadTable(t.Context(), cat, "geo.t")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/internal/testenv"
 )
 
@@ -25,9 +25,9 @@ func runIcebergBinpack(spec string) {
 	parts := strings.Split(spec, "|")
 	target, _ := strconv.ParseInt(parts[2], 10, 64)
 	ctx := context.Background()
-	cat, err := engine.OpenCatalog(ctx, engine.CatalogSpec{Warehouse: parts[0]})
+	cat, err := catalogs.Open(ctx, catalogs.Spec{Warehouse: parts[0]})
 	if err == nil {
-		tbl, lerr := engine.LoadTable(ctx, cat, parts[1])
+		tbl, lerr := catalogs.LoadTable(ctx, cat, parts[1])
 		err = lerr
 		if err == nil {
 			err = testenv.IcebergBinpack(ctx, tbl, target)

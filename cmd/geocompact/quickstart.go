@@ -17,6 +17,7 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/validate"
 )
@@ -153,7 +154,7 @@ func runQuickstart(ctx context.Context, o *quickstartOptions) error {
 
 	t0 = time.Now()
 	say("4/4 measuring again...")
-	tbl, err := engine.LoadTable(ctx, cat, o.table)
+	tbl, err := catalogs.LoadTable(ctx, cat, o.table)
 	if err != nil {
 		return err
 	}
@@ -173,7 +174,7 @@ func runQuickstart(ctx context.Context, o *quickstartOptions) error {
 // purgeDemoTable drops the demo table of an earlier run and deletes its
 // files, so reruns leave no orphans behind.
 func purgeDemoTable(ctx context.Context, cat catalog.Catalog, name string) error {
-	tbl, err := engine.LoadTable(ctx, cat, name)
+	tbl, err := catalogs.LoadTable(ctx, cat, name)
 	if errors.Is(err, catalog.ErrNoSuchTable) {
 		return nil
 	}
@@ -193,7 +194,7 @@ func purgeDemoTable(ctx context.Context, cat catalog.Catalog, name string) error
 // flags that select the same warehouse or catalog.
 func quickstartNext(o *quickstartOptions) string {
 	cmd := "geocompact"
-	if o.g.Warehouse != engine.DefaultWarehouse {
+	if o.g.Warehouse != catalogs.DefaultWarehouse {
 		cmd += " --warehouse " + shellQuote(o.g.Warehouse)
 	}
 	if o.g.Catalog != "" {
@@ -217,7 +218,7 @@ func shellQuote(s string) string {
 
 // quickstartValidate validates every row of the demo table's geometry.
 func quickstartValidate(ctx context.Context, cat catalog.Catalog, name string, res *quickstartResult) error {
-	tbl, err := engine.LoadTable(ctx, cat, name)
+	tbl, err := catalogs.LoadTable(ctx, cat, name)
 	if err != nil {
 		return err
 	}
@@ -235,7 +236,7 @@ func quickstartValidate(ctx context.Context, cat catalog.Catalog, name string, r
 // quickstartMeasureBefore draws the windows and measures the table before
 // compaction.
 func quickstartMeasureBefore(ctx context.Context, cat catalog.Catalog, o *quickstartOptions, extent spatial.Bound, res *quickstartResult) error {
-	tbl, err := engine.LoadTable(ctx, cat, o.table)
+	tbl, err := catalogs.LoadTable(ctx, cat, o.table)
 	if err != nil {
 		return err
 	}

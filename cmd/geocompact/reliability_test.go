@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/engine/config"
 	"github.com/geocompact/geocompact/internal/reliability"
 	"github.com/geocompact/geocompact/internal/testenv"
@@ -88,7 +88,7 @@ func needCommand(t testing.TB, name string) {
 // openWarehouse opens the embedded catalog of a local warehouse directory.
 func openWarehouse(t testing.TB, dir string) catalog.Catalog {
 	t.Helper()
-	cat, err := engine.OpenCatalog(t.Context(), engine.CatalogSpec{Warehouse: dir})
+	cat, err := catalogs.Open(t.Context(), catalogs.Spec{Warehouse: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func openConfigCatalog(t testing.TB, path, name string) catalog.Catalog {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat, err := engine.OpenCatalog(t.Context(), spec)
+	cat, err := catalogs.Open(t.Context(), spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func openConfigCatalog(t testing.TB, path, name string) catalog.Catalog {
 
 func loadTable(t testing.TB, cat catalog.Catalog, name string) *table.Table {
 	t.Helper()
-	tbl, err := engine.LoadTable(t.Context(), cat, name)
+	tbl, err := catalogs.LoadTable(t.Context(), cat, name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/stretchr/testify/require"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/internal/reliability"
 	"github.com/geocompact/geocompact/internal/restcatalog"
 	"github.com/geocompact/geocompact/internal/testenv"
@@ -218,7 +218,7 @@ func rewriteRacingAppends(t *testing.T, cat catalog.Catalog, name, cfg string) m
 
 // appendIDs appends one batch of points with the given ids through cat.
 func appendIDs(t *testing.T, cat catalog.Catalog, name string, ids []int64, rng *rand.Rand) error {
-	tbl, err := engine.LoadTable(t.Context(), cat, name)
+	tbl, err := catalogs.LoadTable(t.Context(), cat, name)
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/spf13/cobra"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/engine/config"
 )
 
@@ -117,7 +117,7 @@ removes orphan files and measures how many files bbox queries plan.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
 
 	pf := root.PersistentFlags()
-	pf.StringVar(&g.Warehouse, "warehouse", envOr("GEOCOMPACT_WAREHOUSE", engine.DefaultWarehouse), "warehouse directory of the embedded catalog (env GEOCOMPACT_WAREHOUSE)")
+	pf.StringVar(&g.Warehouse, "warehouse", envOr("GEOCOMPACT_WAREHOUSE", catalogs.DefaultWarehouse), "warehouse directory of the embedded catalog (env GEOCOMPACT_WAREHOUSE)")
 	pf.StringVar(&g.Catalog, "catalog", "", "catalog name from the config file (default: the embedded SQLite catalog in the warehouse)")
 	pf.StringVar(&g.Config, "config", "", "config file (default ./geocompact.yaml, then ~/.config/geocompact/config.yaml)")
 	pf.BoolVar(&g.JSON, "json", false, "write the result as JSON")
@@ -202,19 +202,19 @@ func (g *globalOptions) Logger() *slog.Logger {
 
 // openCatalog opens the catalog the global flags select: a named catalog
 // from the config file, or the embedded SQLite catalog in the warehouse.
-func (g *globalOptions) openCatalog(ctx context.Context) (catalog.Catalog, engine.CatalogSpec, error) {
+func (g *globalOptions) openCatalog(ctx context.Context) (catalog.Catalog, catalogs.Spec, error) {
 	spec, err := g.catalogSpec()
 	if err != nil {
 		return nil, spec, err
 	}
-	cat, err := engine.OpenCatalog(ctx, spec)
+	cat, err := catalogs.Open(ctx, spec)
 	return cat, spec, err
 }
 
-func (g *globalOptions) catalogSpec() (engine.CatalogSpec, error) {
+func (g *globalOptions) catalogSpec() (catalogs.Spec, error) {
 	cfg, err := config.Load(g.Config)
 	if err != nil {
-		return engine.CatalogSpec{}, err
+		return catalogs.Spec{}, err
 	}
 	return cfg.Catalog(g.Catalog, g.Warehouse)
 }
@@ -248,7 +248,7 @@ func exitCode(err error) int {
 	switch {
 	case errors.As(err, new(*usageError)):
 		return exitUsage
-	case engine.IsRetryable(err):
+	case catalogs.IsRetryable(err):
 		return exitConflict
 	case errors.As(err, new(*runError)):
 		return exitError

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/engine/config"
 	"github.com/geocompact/geocompact/engine/maintain"
 	"github.com/geocompact/geocompact/engine/procedure"
@@ -155,7 +156,7 @@ func largestMemoryBudget(calls []sql.Call) map[string]string {
 // 2); a catalog or table that cannot be reached stays an error (exit 1).
 func sqlPrepareError(err error) error {
 	for _, usage := range []error{sql.ErrInvalid, procedure.ErrCall, where.ErrInvalid, engine.ErrOption,
-		engine.ErrBadIdentifier, maintain.ErrRetentionFloor, maintain.ErrDuration} {
+		catalogs.ErrBadIdentifier, maintain.ErrRetentionFloor, maintain.ErrDuration} {
 		if errors.Is(err, usage) {
 			return &usageError{err}
 		}

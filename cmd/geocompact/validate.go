@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/validate"
 )
@@ -150,7 +150,7 @@ func validateTable(ctx context.Context, o *validateOptions) (*inputReport, error
 	if err != nil {
 		return nil, err
 	}
-	tbl, err := engine.LoadTable(ctx, cat, o.table)
+	tbl, err := catalogs.LoadTable(ctx, cat, o.table)
 	if err != nil {
 		return nil, err
 	}

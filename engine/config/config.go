@@ -1,7 +1,7 @@
 // Package config reads geocompact's config file: named catalogs, the
 // default catalog and commit retry budgets, with ${NAME} references to
 // the environment in property values. It turns a catalog's entry into
-// the engine.CatalogSpec that engine.OpenCatalog opens.
+// the catalogs.Spec that catalogs.Open opens.
 package config
 
 import (
@@ -17,7 +17,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 )
 
 // File is the geocompact config file: named catalogs and defaults.
@@ -119,12 +119,12 @@ func errEOF() error { return io.EOF }
 
 // Catalog returns the spec of the catalog called name, or of the embedded
 // catalog in warehouse when name (and the file's default) is empty.
-func (c *File) Catalog(name, warehouse string) (engine.CatalogSpec, error) {
+func (c *File) Catalog(name, warehouse string) (catalogs.Spec, error) {
 	if name == "" {
 		name = c.DefaultCatalog
 	}
 	if name == "" {
-		return engine.CatalogSpec{Warehouse: warehouse, CommitRetries: c.CommitRetries}, nil
+		return catalogs.Spec{Warehouse: warehouse, CommitRetries: c.CommitRetries}, nil
 	}
 	cc, ok := c.Catalogs[name]
 	if !ok {
@@ -132,7 +132,7 @@ func (c *File) Catalog(name, warehouse string) (engine.CatalogSpec, error) {
 		if c.path != "" {
 			where = "it is not in " + c.path
 		}
-		return engine.CatalogSpec{}, fmt.Errorf("%w %q: %s", engine.ErrUnknownCatalog, name, where)
+		return catalogs.Spec{}, fmt.Errorf("%w %q: %s", catalogs.ErrUnknown, name, where)
 	}
 	props := make(map[string]string, len(cc.Properties))
 	for k, v := range cc.Properties {
@@ -142,5 +142,5 @@ func (c *File) Catalog(name, warehouse string) (engine.CatalogSpec, error) {
 	if retries == 0 {
 		retries = c.CommitRetries
 	}
-	return engine.CatalogSpec{Name: name, Type: strings.ToLower(cc.Type), Warehouse: os.ExpandEnv(cc.Warehouse), Props: props, CommitRetries: retries}, nil
+	return catalogs.Spec{Name: name, Type: strings.ToLower(cc.Type), Warehouse: os.ExpandEnv(cc.Warehouse), Props: props, CommitRetries: retries}, nil
 }

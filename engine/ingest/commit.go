@@ -9,7 +9,8 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
+	"github.com/geocompact/geocompact/engine/geowrite"
 )
 
 // commit writes batches as data files of the table and appends them in one
@@ -17,7 +18,7 @@ import (
 // definitely failed are deleted, so a refused or lost ingest leaves nothing
 // behind. It returns the new snapshot's id.
 func (in *ingester) commit(ctx context.Context, batches *conformedFiles) (int64, error) {
-	tbl, err := engine.LoadTable(ctx, in.cat, in.cfg.Table)
+	tbl, err := catalogs.LoadTable(ctx, in.cat, in.cfg.Table)
 	if err != nil {
 		return 0, err
 	}
@@ -37,7 +38,7 @@ func (in *ingester) commit(ctx context.Context, batches *conformedFiles) (int64,
 		return nil
 	})
 	_, dup := errors.AsType[*duplicateError](err)
-	if err != nil && (dup || engine.IsRetryable(err) || errors.Is(err, context.Canceled)) {
+	if err != nil && (dup || catalogs.IsRetryable(err) || errors.Is(err, context.Canceled)) {
 		// The catalog refused the commit: the files are referenced by no
 		// snapshot and are ours to delete.
 		in.removeFiles(context.WithoutCancel(ctx), tbl, files)
@@ -49,7 +50,7 @@ func (in *ingester) commit(ctx context.Context, batches *conformedFiles) (int64,
 // deletes the files it wrote.
 func (in *ingester) write(ctx context.Context, tbl *table.Table, batches *conformedFiles) ([]iceberg.DataFile, error) {
 	var files []iceberg.DataFile
-	for df, err := range engine.WriteGeoRecords(ctx, tbl, batches.schema, batches.all()) {
+	for df, err := range geowrite.Records(ctx, tbl, batches.schema, batches.all()) {
 		if err != nil {
 			in.removeFiles(ctx, tbl, files)
 			return nil, fmt.Errorf("write data files: %w", err)
@@ -70,7 +71,7 @@ func (in *ingester) appendV3(ctx context.Context, batches *conformedFiles) (int6
 		if err != nil {
 			return err
 		}
-		if files, err = engine.FirstRowIDs(cur.Metadata(), files); err != nil {
+		if files, err = geowrite.FirstRowIDs(cur.Metadata(), files); err != nil {
 			return err
 		}
 		if err := tx.AddDataFiles(ctx, files, in.snapshotProps(), table.WithoutAutoNameMapping()); err != nil {
@@ -85,8 +86,8 @@ func (in *ingester) appendV3(ctx context.Context, batches *conformedFiles) (int6
 // id.
 func (in *ingester) withRetry(ctx context.Context, stage func(ctx context.Context, cur *table.Table, tx *table.Transaction) error) (int64, error) {
 	var snapID int64
-	err := engine.WithCommitRetry(ctx, in.cfg.CommitRetries, func(ctx context.Context) error {
-		cur, err := engine.LoadTable(ctx, in.cat, in.cfg.Table)
+	err := catalogs.WithCommitRetry(ctx, in.cfg.CommitRetries, func(ctx context.Context) error {
+		cur, err := catalogs.LoadTable(ctx, in.cat, in.cfg.Table)
 		if err != nil {
 			return err
 		}

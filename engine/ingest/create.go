@@ -11,7 +11,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/internal/suggest"
 	"github.com/geocompact/geocompact/spatial"
 )
@@ -40,7 +40,7 @@ func SpatialTableProps(formatVersion int, cols spatial.Columns) iceberg.Properti
 // partition spec partitionBy (see ParsePartitionSpec) and props, creating
 // its namespace first when it does not exist.
 func CreateTable(ctx context.Context, cat catalog.Catalog, name string, sc *iceberg.Schema, partitionBy string, props iceberg.Properties) (*table.Table, error) {
-	ident, err := engine.ParseIdentifier(name)
+	ident, err := catalogs.ParseIdentifier(name)
 	if err != nil {
 		return nil, err
 	}

@@ -10,13 +10,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/engine/ingest"
 )
 
 func openWarehouse(t *testing.T) catalog.Catalog {
 	t.Helper()
-	cat, err := engine.OpenCatalog(t.Context(), engine.CatalogSpec{Warehouse: t.TempDir()})
+	cat, err := catalogs.Open(t.Context(), catalogs.Spec{Warehouse: t.TempDir()})
 	require.NoError(t, err)
 	return cat
 }
@@ -33,7 +33,7 @@ func copyFile(t *testing.T, src, dir, name string) string {
 
 func tableRows(t *testing.T, cat catalog.Catalog, name string) int64 {
 	t.Helper()
-	tbl, err := engine.LoadTable(t.Context(), cat, name)
+	tbl, err := catalogs.LoadTable(t.Context(), cat, name)
 	require.NoError(t, err)
 	tasks, err := tbl.Scan().PlanFiles(t.Context())
 	require.NoError(t, err)
@@ -102,7 +102,7 @@ func TestRunConcurrentSameFile(t *testing.T) {
 	}
 	assert.Equal(t, 1, landed, "exactly one writer lands the file")
 	assert.Equal(t, int64(2+7), tableRows(t, cat, "gis.c"))
-	tbl, err := engine.LoadTable(t.Context(), cat, "gis.c")
+	tbl, err := catalogs.LoadTable(t.Context(), cat, "gis.c")
 	require.NoError(t, err)
 	assert.Len(t, dataFiles(t, tbl), 2, "losers leave no data files behind")
 }

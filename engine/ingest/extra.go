@@ -8,7 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/validate"
 )
 
@@ -82,8 +82,8 @@ func (in *ingester) addColumns(ctx context.Context, tgt target, fields []arrow.F
 		return nil, fmt.Errorf("add columns %s to %s: %w", strings.Join(fieldNames(fields), ", "), in.cfg.Table, err)
 	}
 	var tbl *table.Table
-	err = engine.WithCommitRetry(ctx, in.cfg.CommitRetries, func(ctx context.Context) error {
-		cur, err := engine.LoadTable(ctx, in.cat, in.cfg.Table)
+	err = catalogs.WithCommitRetry(ctx, in.cfg.CommitRetries, func(ctx context.Context) error {
+		cur, err := catalogs.LoadTable(ctx, in.cat, in.cfg.Table)
 		if err != nil {
 			return err
 		}

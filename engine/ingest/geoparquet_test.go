@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/engine/ingest"
 	"github.com/geocompact/geocompact/spatial/geoparquettest"
 	"github.com/geocompact/geocompact/validate"
@@ -27,7 +27,7 @@ func flatCoveringFile(t testing.TB, n int) string {
 // TestIngestFlatCovering checks that a file with a flat covering is
 // ingested (the covering is a hint) and refused under Strict.
 func TestIngestFlatCovering(t *testing.T) {
-	cat, err := engine.OpenCatalog(t.Context(), engine.CatalogSpec{Warehouse: t.TempDir()})
+	cat, err := catalogs.Open(t.Context(), catalogs.Spec{Warehouse: t.TempDir()})
 	require.NoError(t, err)
 	f := flatCoveringFile(t, 20)
 
@@ -48,13 +48,13 @@ func TestIngestFlatCovering(t *testing.T) {
 func TestIngestWritesGeoParquet(t *testing.T) {
 	for _, version := range []int{2, 3} {
 		t.Run(map[int]string{2: "v2", 3: "v3"}[version], func(t *testing.T) {
-			cat, err := engine.OpenCatalog(t.Context(), engine.CatalogSpec{Warehouse: t.TempDir()})
+			cat, err := catalogs.Open(t.Context(), catalogs.Spec{Warehouse: t.TempDir()})
 			require.NoError(t, err)
 			cfg := config("gis.pts", pointsFile(t, 30), pointsFile(t, 12))
 			cfg.FormatVersion = version
 			_, err = ingest.Run(t.Context(), cat, cfg)
 			require.NoError(t, err)
-			tbl, err := engine.LoadTable(t.Context(), cat, "gis.pts")
+			tbl, err := catalogs.LoadTable(t.Context(), cat, "gis.pts")
 			require.NoError(t, err)
 			files := dataFiles(t, tbl)
 			require.NotEmpty(t, files)

@@ -19,7 +19,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/validate"
 )
 
@@ -74,7 +74,7 @@ type Config struct {
 // Validate checks the config without touching the catalog or the files.
 // Errors match ErrConfig.
 func (c Config) Validate() error {
-	if _, err := engine.ParseIdentifier(c.Table); err != nil {
+	if _, err := catalogs.ParseIdentifier(c.Table); err != nil {
 		return fmt.Errorf("%w: table: %w", ErrConfig, err)
 	}
 	if len(c.Files) == 0 {
@@ -170,7 +170,7 @@ func Run(ctx context.Context, cat catalog.Catalog, cfg Config) (*Result, error) 
 		srcs, res.Skipped = dedupBatch(srcs)
 	}
 	in := &ingester{cfg: cfg, log: cfg.logger()}
-	in.cat = &dedupCatalog{Catalog: engine.WrapCatalog(cat), pending: &in.pending}
+	in.cat = &dedupCatalog{Catalog: catalogs.Wrap(cat), pending: &in.pending}
 	tbl, err := loadOrNil(ctx, in.cat, cfg)
 	if err != nil {
 		return nil, err
@@ -290,11 +290,11 @@ func (in *ingester) setSources(srcs []source) {
 // loadOrNil loads the table, or returns nil when it does not exist and
 // cfg.Create is set.
 func loadOrNil(ctx context.Context, cat catalog.Catalog, cfg Config) (*table.Table, error) {
-	ident, _ := engine.ParseIdentifier(cfg.Table)
+	ident, _ := catalogs.ParseIdentifier(cfg.Table)
 	tbl, err := cat.LoadTable(ctx, ident)
 	switch {
 	case errors.Is(err, catalog.ErrNoSuchTable) && !cfg.Create:
-		if hint := engine.TableHint(ctx, cat, cfg.Table); strings.HasPrefix(hint, "; did you mean") {
+		if hint := catalogs.TableHint(ctx, cat, cfg.Table); strings.HasPrefix(hint, "; did you mean") {
 			return nil, fmt.Errorf("table %s does not exist%s Or use --create to make it from the files", cfg.Table, hint)
 		}
 		return nil, fmt.Errorf("table %s does not exist (use --create to make it from the files)", cfg.Table)
@@ -335,7 +335,7 @@ type ingester struct {
 // dropCreated drops the table a failed first ingest created, so none is
 // left behind empty.
 func (in *ingester) dropCreated(ctx context.Context) {
-	ident, _ := engine.ParseIdentifier(in.cfg.Table)
+	ident, _ := catalogs.ParseIdentifier(in.cfg.Table)
 	if err := in.cat.DropTable(context.WithoutCancel(ctx), ident); err != nil {
 		in.log.Warn("drop table after failed ingest", "table", in.cfg.Table, "error", err)
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/engine/ingest"
 	"github.com/geocompact/geocompact/validate"
 	"github.com/geocompact/geocompact/validate/validatetest"
@@ -49,7 +49,7 @@ func dataFiles(t testing.TB, tbl *table.Table) []string {
 }
 
 func TestRunCreatesAndAppends(t *testing.T) {
-	cat, err := engine.OpenCatalog(t.Context(), engine.CatalogSpec{Warehouse: t.TempDir()})
+	cat, err := catalogs.Open(t.Context(), catalogs.Spec{Warehouse: t.TempDir()})
 	require.NoError(t, err)
 	res, err := ingest.Run(t.Context(), cat, config("gis.pts", pointsFile(t, 5)))
 	require.NoError(t, err)
@@ -59,14 +59,14 @@ func TestRunCreatesAndAppends(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, res.Created)
 	assert.Equal(t, int64(7), res.Rows)
-	tbl, err := engine.LoadTable(t.Context(), cat, "gis.pts")
+	tbl, err := catalogs.LoadTable(t.Context(), cat, "gis.pts")
 	require.NoError(t, err)
 	assert.Equal(t, res.SnapshotID, tbl.CurrentSnapshot().SnapshotID)
 	assert.Len(t, dataFiles(t, tbl), 2, "one data file per commit")
 }
 
 func TestRunRefusesInvalidFiles(t *testing.T) {
-	cat, err := engine.OpenCatalog(t.Context(), engine.CatalogSpec{Warehouse: t.TempDir()})
+	cat, err := catalogs.Open(t.Context(), catalogs.Spec{Warehouse: t.TempDir()})
 	require.NoError(t, err)
 	bad := filepath.Join(t.TempDir(), "bad.parquet")
 	validatetest.Write(t, bad, validatetest.File{Rows: []validatetest.Row{{WKB: []byte{1, 2, 3}}}, Geo: validatetest.Geo(""), Extra: true})
@@ -113,11 +113,11 @@ func (c *losingCatalog) CommitTable(context.Context, table.Identifier, []table.R
 // writer's in-flight manifests look the same, so they are not ours to
 // guess at.)
 func TestLostCommitLeavesNoFiles(t *testing.T) {
-	cat, err := engine.OpenCatalog(t.Context(), engine.CatalogSpec{Warehouse: t.TempDir()})
+	cat, err := catalogs.Open(t.Context(), catalogs.Spec{Warehouse: t.TempDir()})
 	require.NoError(t, err)
 	_, err = ingest.Run(t.Context(), cat, config("gis.l", pointsFile(t, 5)))
 	require.NoError(t, err)
-	tbl, err := engine.LoadTable(t.Context(), cat, "gis.l")
+	tbl, err := catalogs.LoadTable(t.Context(), cat, "gis.l")
 	require.NoError(t, err)
 	before, snap := dataFiles(t, tbl), tbl.CurrentSnapshot().SnapshotID
 	require.Len(t, before, 1)
@@ -125,8 +125,8 @@ func TestLostCommitLeavesNoFiles(t *testing.T) {
 	cfg := config("gis.l", pointsFile(t, 6))
 	cfg.CommitRetries = -1
 	_, err = ingest.Run(t.Context(), &losingCatalog{cat}, cfg)
-	require.True(t, engine.IsRetryable(err), "err = %v, want a retryable conflict", err)
-	tbl, err = engine.LoadTable(t.Context(), cat, "gis.l")
+	require.True(t, catalogs.IsRetryable(err), "err = %v, want a retryable conflict", err)
+	tbl, err = catalogs.LoadTable(t.Context(), cat, "gis.l")
 	require.NoError(t, err)
 	assert.Equal(t, snap, tbl.CurrentSnapshot().SnapshotID, "snapshot moved")
 	assert.Equal(t, before, dataFiles(t, tbl), "data files left behind")

@@ -22,7 +22,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/spatial"
 )
 
@@ -134,7 +134,7 @@ func Rows(ctx context.Context, tbl *table.Table, kind Kind) ([]Row, error) {
 		return nil, err
 	}
 	if err != nil {
-		return nil, fmt.Errorf("inspect %s of %s: %w", kind, engine.TableName(tbl), err)
+		return nil, fmt.Errorf("inspect %s of %s: %w", kind, catalogs.TableName(tbl), err)
 	}
 	defer rdr.Release()
 	// A table without a geometry column may still have bbox columns.
@@ -148,7 +148,7 @@ func Rows(ctx context.Context, tbl *table.Table, kind Kind) ([]Row, error) {
 		}
 	}
 	if err := rdr.Err(); err != nil {
-		return nil, fmt.Errorf("inspect %s of %s: %w", kind, engine.TableName(tbl), err)
+		return nil, fmt.Errorf("inspect %s of %s: %w", kind, catalogs.TableName(tbl), err)
 	}
 	return rows, nil
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/bench"
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/engine/inspect"
 	"github.com/geocompact/geocompact/spatial"
 )
@@ -62,11 +62,11 @@ func TestDecodeBound(t *testing.T) {
 
 func TestInspect(t *testing.T) {
 	cfg := bench.GenerateConfig{Table: "i.days", Rows: 300, Commits: 3, FormatVersion: 3, PartitionBy: "day(ts)", Seed: 7}
-	cat, err := engine.OpenCatalog(t.Context(), engine.CatalogSpec{Warehouse: t.TempDir()})
+	cat, err := catalogs.Open(t.Context(), catalogs.Spec{Warehouse: t.TempDir()})
 	require.NoError(t, err)
 	_, err = bench.Generate(t.Context(), cat, cfg)
 	require.NoError(t, err)
-	tbl, err := engine.LoadTable(t.Context(), cat, cfg.Table)
+	tbl, err := catalogs.LoadTable(t.Context(), cat, cfg.Table)
 	require.NoError(t, err)
 	tests := []struct {
 		kind     inspect.Kind

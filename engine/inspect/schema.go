@@ -8,6 +8,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/spatial"
 )
 
@@ -56,7 +57,7 @@ type Geometry struct {
 func Schema(tbl *table.Table) TableSchema {
 	sc := tbl.Schema()
 	out := TableSchema{
-		Table: engine.TableName(tbl), FormatVersion: tbl.Metadata().Version(),
+		Table: catalogs.TableName(tbl), FormatVersion: tbl.Metadata().Version(),
 		Columns: []Column{}, Properties: maps.Clone(tbl.Properties()),
 		PartitionSpec: partitionText(tbl), SortOrder: sortOrderText(tbl),
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/engine/verify"
 )
 
@@ -45,7 +46,7 @@ func (j *Rewrite) Commit(ctx context.Context, cat catalog.Catalog, files [][]ice
 // retried steps wrote (runners that retry, Flink and Dataflow, leave
 // those). It returns the paths it deleted.
 func (j *Rewrite) Abort(ctx context.Context, cat catalog.Catalog) ([]string, error) {
-	tbl, err := engine.LoadTable(ctx, engine.WrapCatalog(cat), j.Table)
+	tbl, err := catalogs.LoadTable(ctx, catalogs.Wrap(cat), j.Table)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/spatial"
 )
 
@@ -113,7 +114,7 @@ func Advise(ctx context.Context, tbl *table.Table) (*Advice, error) {
 		h.Ingests = append(h.Ingests, Ingest{Time: time.UnixMilli(s.TimestampMs), AddedBytes: b, AddedFiles: f})
 	}
 	a := AdviseFrom(h)
-	a.Table = engine.TableName(tbl)
+	a.Table = catalogs.TableName(tbl)
 	if cols, err := spatial.DiscoverTableColumns(tbl.Schema(), tbl.Properties(), ""); err == nil && cols.HasBBox() {
 		a.SparkSortOrder = fmt.Sprintf("zorder(%s, %s)", cols.BBox[0], cols.BBox[1])
 	} else {

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 )
 
 // ExpireConfig is one snapshot expiry, with Iceberg's expire_snapshots
@@ -115,7 +116,7 @@ type ExpireResult struct {
 // references is never among them. A commit that loses a race is retried on
 // a fresh load, up to cfg.CommitRetries.
 func Expire(ctx context.Context, cat catalog.Catalog, name string, cfg ExpireConfig) (*ExpireResult, error) {
-	cat = engine.WrapCatalog(cat)
+	cat = catalogs.Wrap(cat)
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -123,10 +124,10 @@ func Expire(ctx context.Context, cat catalog.Catalog, name string, cfg ExpireCon
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	retries := engine.CatalogSpec{CommitRetries: cfg.CommitRetries}.Retries()
+	retries := catalogs.Spec{CommitRetries: cfg.CommitRetries}.Retries()
 	var res *ExpireResult
-	err := engine.WithCommitRetry(ctx, retries, func(ctx context.Context) error {
-		tbl, err := engine.LoadTable(ctx, cat, name)
+	err := catalogs.WithCommitRetry(ctx, retries, func(ctx context.Context) error {
+		tbl, err := catalogs.LoadTable(ctx, cat, name)
 		if err != nil {
 			return err
 		}
@@ -148,7 +149,7 @@ func Expire(ctx context.Context, cat catalog.Catalog, name string, cfg ExpireCon
 			return nil
 		}
 		if _, err := tx.Commit(ctx); err != nil && !onlyNotExist(err) {
-			if engine.IsRetryable(err) {
+			if catalogs.IsRetryable(err) {
 				return err
 			}
 			return fmt.Errorf("expire %s: %w (snapshots may be expired already; files left behind are removed by orphans)", name, err)

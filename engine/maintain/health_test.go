@@ -11,6 +11,7 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/engine/maintain"
 	"github.com/geocompact/geocompact/spatial"
 )
@@ -19,12 +20,12 @@ import (
 // dst, one commit per file: arrivals that span the map.
 func appendFilesOf(t *testing.T, cat catalog.Catalog, dst, src string) {
 	t.Helper()
-	from, err := engine.LoadTable(t.Context(), cat, src)
+	from, err := catalogs.LoadTable(t.Context(), cat, src)
 	require.NoError(t, err)
 	tasks, err := from.Scan().PlanFiles(t.Context())
 	require.NoError(t, err)
 	for _, task := range tasks {
-		to, err := engine.LoadTable(t.Context(), cat, dst)
+		to, err := catalogs.LoadTable(t.Context(), cat, dst)
 		require.NoError(t, err)
 		sc, recs, err := from.Scan().ReadTasks(t.Context(), []table.FileScanTask{task})
 		require.NoError(t, err)
@@ -59,7 +60,7 @@ func gridWindows() []spatial.Bound {
 }
 
 func TestLayoutHealthDecaysAndRecovers(t *testing.T) {
-	cat, err := engine.OpenCatalog(t.Context(), engine.CatalogSpec{Warehouse: t.TempDir()})
+	cat, err := catalogs.Open(t.Context(), catalogs.Spec{Warehouse: t.TempDir()})
 	require.NoError(t, err)
 	generatedTable(t, cat, bench.GenerateConfig{Table: "h.t", Rows: 20000, Commits: 24, Distribution: bench.Clustered, Seed: 1})
 	generatedTable(t, cat, bench.GenerateConfig{Table: "h.new", Rows: 1500, Commits: 6, Distribution: bench.Clustered, Seed: 1})

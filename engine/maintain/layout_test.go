@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/alter"
 	"github.com/geocompact/geocompact/engine/maintain"
 )
 
@@ -18,7 +19,7 @@ import (
 func TestMaintainFollowsTableLayout(t *testing.T) {
 	const name = "t.x"
 	cat := fragmented(t, name, 2000, 20)
-	_, err := engine.Alter(t.Context(), cat, name, engine.AlterRequest{Curve: "hilbert", Set: map[string]string{"write.target-file-size-bytes": "64KiB"}})
+	_, err := alter.Apply(t.Context(), cat, name, alter.Request{Curve: "hilbert", Set: map[string]string{"write.target-file-size-bytes": "64KiB"}})
 	require.NoError(t, err)
 
 	rep, err := maintain.Run(t.Context(), cat, name, maintain.Config{Policy: testPolicy(), Owner: "test"})
@@ -36,7 +37,7 @@ func TestMaintainFollowsTableLayout(t *testing.T) {
 func TestMaintainRefusesLayoutChange(t *testing.T) {
 	const name = "t.x"
 	cat := fragmented(t, name, 1000, 10)
-	_, err := engine.Alter(t.Context(), cat, name, engine.AlterRequest{Curve: "zorder"})
+	_, err := alter.Apply(t.Context(), cat, name, alter.Request{Curve: "zorder"})
 	require.NoError(t, err)
 	p := testPolicy()
 	p.Rewrite.Strategy = string(engine.BinPack)

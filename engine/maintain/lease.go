@@ -15,6 +15,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 )
 
 // The maintain lease lives in the table's own metadata, so it works with
@@ -100,14 +101,14 @@ func NewLeaseOwner() string {
 // as owner. A lease another owner holds returns a *LeaseError (which wraps
 // ErrLeaseHeld and so ErrConflict); a lapsed one is taken over.
 func AcquireLease(ctx context.Context, cat catalog.Catalog, name, owner string, ttl time.Duration) (*Lease, error) {
-	cat = engine.WrapCatalog(cat)
-	ident, err := engine.ParseIdentifier(name)
+	cat = catalogs.Wrap(cat)
+	ident, err := catalogs.ParseIdentifier(name)
 	if err != nil {
 		return nil, err
 	}
 	var lastErr error
 	for range 4 {
-		tbl, err := engine.LoadTable(ctx, cat, name)
+		tbl, err := catalogs.LoadTable(ctx, cat, name)
 		if err != nil {
 			return nil, err
 		}
@@ -126,7 +127,7 @@ func AcquireLease(ctx context.Context, cat catalog.Catalog, name, owner string, 
 			// still the one we saw, so two runs cannot both take over.
 			err := l.commit(ctx, tbl, []table.Requirement{table.AssertRefSnapshotID(LeaseRef, &ref.SnapshotID)},
 				[]table.Update{table.NewRemoveSnapshotRefUpdate(LeaseRef)})
-			if engine.IsRetryable(err) {
+			if catalogs.IsRetryable(err) {
 				lastErr = err
 				continue
 			}
@@ -134,7 +135,7 @@ func AcquireLease(ctx context.Context, cat catalog.Catalog, name, owner string, 
 				return nil, err
 			}
 			l.TookOverFrom = holder
-			if tbl, err = engine.LoadTable(ctx, cat, name); err != nil {
+			if tbl, err = catalogs.LoadTable(ctx, cat, name); err != nil {
 				return nil, err
 			}
 			head = tbl.CurrentSnapshot()
@@ -145,7 +146,7 @@ func AcquireLease(ctx context.Context, cat catalog.Catalog, name, owner string, 
 			table.NewSetSnapshotRefUpdate(LeaseRef, head.SnapshotID, table.TagRef, leaseRefMaxAgeMs, 0, 0),
 			table.NewSetPropertiesUpdate(map[string]string{PropLeaseOwner: owner, PropLeaseExpiresMs: strconv.FormatInt(l.Expires.UnixMilli(), 10)}),
 		})
-		if engine.IsRetryable(err) {
+		if catalogs.IsRetryable(err) {
 			lastErr = err
 			continue
 		}
@@ -155,7 +156,7 @@ func AcquireLease(ctx context.Context, cat catalog.Catalog, name, owner string, 
 		return l, nil
 	}
 	// Lost every race: report whoever holds it now.
-	if tbl, err := engine.LoadTable(ctx, cat, name); err == nil {
+	if tbl, err := catalogs.LoadTable(ctx, cat, name); err == nil {
 		if _, ok := leaseRef(tbl); ok {
 			holder, expires := leaseHolder(tbl)
 			return nil, &LeaseError{Table: name, Owner: holder, Expires: expires}
@@ -168,7 +169,7 @@ func AcquireLease(ctx context.Context, cat catalog.Catalog, name, owner string, 
 // it pins nothing an expiry should free), extends it by its ttl and sets
 // props (such as the last-run times) in the same commit.
 func (l *Lease) Renew(ctx context.Context, props map[string]string) error {
-	return engine.WithCommitRetry(ctx, 4, func(ctx context.Context) error {
+	return catalogs.WithCommitRetry(ctx, 4, func(ctx context.Context) error {
 		tbl, err := l.held(ctx)
 		if err != nil {
 			return err
@@ -193,7 +194,7 @@ func (l *Lease) Renew(ctx context.Context, props map[string]string) error {
 // Release removes the lease and sets props in the same commit. Releasing a
 // lease that was lost is ErrLeaseLost; it changes nothing.
 func (l *Lease) Release(ctx context.Context, props map[string]string) error {
-	return engine.WithCommitRetry(ctx, 4, func(ctx context.Context) error {
+	return catalogs.WithCommitRetry(ctx, 4, func(ctx context.Context) error {
 		tbl, err := l.held(ctx)
 		if err != nil {
 			return err
@@ -211,7 +212,7 @@ func (l *Lease) Release(ctx context.Context, props map[string]string) error {
 
 // held reloads the table and checks that l still holds its lease.
 func (l *Lease) held(ctx context.Context) (*table.Table, error) {
-	tbl, err := engine.LoadTable(ctx, l.cat, l.Table)
+	tbl, err := catalogs.LoadTable(ctx, l.cat, l.Table)
 	if err != nil {
 		return nil, err
 	}

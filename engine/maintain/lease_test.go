@@ -10,7 +10,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/engine/maintain"
 	"github.com/geocompact/geocompact/internal/testenv"
 )
@@ -18,7 +18,7 @@ import (
 // createRef points a new tag or branch called ref at snapshot id.
 func createRef(t testing.TB, cat catalog.Catalog, name, ref string, id int64, typ table.RefType) {
 	t.Helper()
-	ident, _ := engine.ParseIdentifier(name)
+	ident, _ := catalogs.ParseIdentifier(name)
 	_, _, err := cat.CommitTable(t.Context(), ident, nil, []table.Update{table.NewSetSnapshotRefUpdate(ref, id, typ, 0, 0, 0)})
 	if err != nil {
 		t.Fatal(err)
@@ -28,7 +28,7 @@ func createRef(t testing.TB, cat catalog.Catalog, name, ref string, id int64, ty
 // setProps commits table properties.
 func setProps(t testing.TB, cat catalog.Catalog, name string, props map[string]string) {
 	t.Helper()
-	ident, _ := engine.ParseIdentifier(name)
+	ident, _ := catalogs.ParseIdentifier(name)
 	if _, _, err := cat.CommitTable(t.Context(), ident, nil, []table.Update{table.NewSetPropertiesUpdate(props)}); err != nil {
 		t.Fatal(err)
 	}
@@ -55,8 +55,8 @@ func TestLeaseExcludesSecondHolder(t *testing.T) {
 	if !errors.As(err, &le) {
 		t.Fatalf("second acquire: err = %v, want a LeaseError", err)
 	}
-	if le.Owner != "run-a" || !engine.IsRetryable(err) || !strings.Contains(err.Error(), "run-a") {
-		t.Fatalf("LeaseError %q: owner %q, retryable %v; want owner run-a, retryable", err, le.Owner, engine.IsRetryable(err))
+	if le.Owner != "run-a" || !catalogs.IsRetryable(err) || !strings.Contains(err.Error(), "run-a") {
+		t.Fatalf("LeaseError %q: owner %q, retryable %v; want owner run-a, retryable", err, le.Owner, catalogs.IsRetryable(err))
 	}
 	if d := time.Until(le.Expires); d < 50*time.Minute || d > time.Hour {
 		t.Errorf("lease expires in %s, want about an hour", d)
@@ -137,7 +137,7 @@ func testLeaseRace(t *testing.T, c testenv.Catalog) {
 		switch {
 		case err == nil:
 			won++
-		case !errors.Is(err, maintain.ErrLeaseHeld) && !engine.IsRetryable(err):
+		case !errors.Is(err, maintain.ErrLeaseHeld) && !catalogs.IsRetryable(err):
 			t.Errorf("loser got %v, want a retryable lease refusal", err)
 		}
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/bench"
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/internal/testenv"
 )
 
@@ -20,7 +20,7 @@ import (
 // table name in it with the given number of append commits.
 func fragmented(t testing.TB, name string, rows int64, commits int) catalog.Catalog {
 	t.Helper()
-	cat, err := engine.OpenCatalog(t.Context(), engine.CatalogSpec{Warehouse: t.TempDir()})
+	cat, err := catalogs.Open(t.Context(), catalogs.Spec{Warehouse: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func generate(t testing.TB, cat catalog.Catalog, name string, rows int64, commit
 
 func load(t testing.TB, cat catalog.Catalog, name string) *table.Table {
 	t.Helper()
-	tbl, err := engine.LoadTable(t.Context(), cat, name)
+	tbl, err := catalogs.LoadTable(t.Context(), cat, name)
 	if err != nil {
 		t.Fatal(err)
 	}

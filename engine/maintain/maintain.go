@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 )
 
 // Gate thresholds, by their policy names.
@@ -163,7 +164,7 @@ func (r *Report) step(name, status, detail string, start time.Time) {
 // a failed or unverified rewrite stops the run before anything is expired.
 // Another run holding the table returns a *LeaseError (retryable).
 func Run(ctx context.Context, cat catalog.Catalog, name string, cfg Config) (rep *Report, err error) {
-	cat = engine.WrapCatalog(cat)
+	cat = catalogs.Wrap(cat)
 	p := cfg.Policy
 	p.fillDefaults()
 	if err := p.Validate(); err != nil {
@@ -266,7 +267,7 @@ func (m *maintainer) measureAfter(ctx context.Context) (err error) {
 // measure records the table's metrics as a step.
 func (m *maintainer) measure(ctx context.Context) (*TableMetrics, error) {
 	start := time.Now()
-	tbl, err := engine.LoadTable(ctx, m.cat, m.name)
+	tbl, err := catalogs.LoadTable(ctx, m.cat, m.name)
 	if err != nil {
 		return nil, err
 	}
@@ -288,7 +289,7 @@ func (m *maintainer) gate(ctx context.Context) error {
 	start := time.Now()
 	g := m.p.Gate
 	if g.MinAvgFileBytes == 0 {
-		tbl, err := engine.LoadTable(ctx, m.cat, m.name)
+		tbl, err := catalogs.LoadTable(ctx, m.cat, m.name)
 		if err != nil {
 			return err
 		}
@@ -373,7 +374,7 @@ func (m *maintainer) renew(ctx context.Context) error {
 
 func (m *maintainer) manifests(ctx context.Context) error {
 	start := time.Now()
-	tbl, err := engine.LoadTable(ctx, m.cat, m.name)
+	tbl, err := catalogs.LoadTable(ctx, m.cat, m.name)
 	if err != nil {
 		return err
 	}
@@ -410,7 +411,7 @@ func (m *maintainer) due(ctx context.Context, key string, enabled *bool, every *
 	if enabled != nil && !*enabled {
 		return false, "disabled by the policy"
 	}
-	tbl, err := engine.LoadTable(ctx, m.cat, m.name)
+	tbl, err := catalogs.LoadTable(ctx, m.cat, m.name)
 	if err != nil {
 		return true, ""
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/engine/maintain"
 	"github.com/geocompact/geocompact/engine/where"
 	"github.com/geocompact/geocompact/internal/testenv"
@@ -163,7 +164,7 @@ func TestMaintainRefusedWhileLeased(t *testing.T) {
 	}
 	_, err := maintain.Run(t.Context(), cat, name, maintain.Config{Policy: testPolicy()})
 	var le *maintain.LeaseError
-	if !errors.As(err, &le) || le.Owner != "other-run" || !engine.IsRetryable(err) {
+	if !errors.As(err, &le) || le.Owner != "other-run" || !catalogs.IsRetryable(err) {
 		t.Fatalf("err = %v, want a retryable LeaseError naming other-run", err)
 	}
 	if d := cmp.Diff(snaps, snapshotIDs(load(t, cat, name))); d != "" {

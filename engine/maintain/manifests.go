@@ -8,7 +8,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 )
 
 // ManifestsConfig is one manifest rewrite.
@@ -45,15 +45,15 @@ type ManifestsResult struct {
 // name into target-sized ones (iceberg-go's RewriteManifests), committed as
 // a metadata-only replace snapshot. Data files are not touched.
 func RewriteManifests(ctx context.Context, cat catalog.Catalog, name string, cfg ManifestsConfig) (*ManifestsResult, error) {
-	cat = engine.WrapCatalog(cat)
+	cat = catalogs.Wrap(cat)
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	retries := engine.CatalogSpec{CommitRetries: cfg.CommitRetries}.Retries()
+	retries := catalogs.Spec{CommitRetries: cfg.CommitRetries}.Retries()
 	var res *ManifestsResult
-	err := engine.WithCommitRetry(ctx, retries, func(ctx context.Context) error {
-		tbl, err := engine.LoadTable(ctx, cat, name)
+	err := catalogs.WithCommitRetry(ctx, retries, func(ctx context.Context) error {
+		tbl, err := catalogs.LoadTable(ctx, cat, name)
 		if err != nil {
 			return err
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/spatial"
 )
 
@@ -99,11 +100,11 @@ func metricsAt(ctx context.Context, tbl *table.Table, now time.Time, windows []s
 
 	fs, err := tbl.FS(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("metrics %s: %w", engine.TableName(tbl), err)
+		return nil, fmt.Errorf("metrics %s: %w", catalogs.TableName(tbl), err)
 	}
 	manifests, err := cur.Manifests(fs)
 	if err != nil {
-		return nil, fmt.Errorf("metrics %s: read manifest list: %w", engine.TableName(tbl), err)
+		return nil, fmt.Errorf("metrics %s: read manifest list: %w", catalogs.TableName(tbl), err)
 	}
 	m.ManifestCount = len(manifests)
 	parts := map[string]*PartitionMetrics{}
@@ -114,7 +115,7 @@ func metricsAt(ctx context.Context, tbl *table.Table, now time.Time, windows []s
 		}
 		entries, err := mf.FetchEntries(fs, true)
 		if err != nil {
-			return nil, fmt.Errorf("metrics %s: read manifest %s: %w", engine.TableName(tbl), mf.FilePath(), err)
+			return nil, fmt.Errorf("metrics %s: read manifest %s: %w", catalogs.TableName(tbl), mf.FilePath(), err)
 		}
 		for _, e := range entries {
 			df := e.DataFile()

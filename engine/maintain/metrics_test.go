@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/geocompact/geocompact/bench"
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/engine/maintain"
 )
 
@@ -19,7 +19,7 @@ func generatedTable(t testing.TB, cat catalog.Catalog, cfg bench.GenerateConfig)
 	t.Helper()
 	if cat == nil {
 		var err error
-		cat, err = engine.OpenCatalog(t.Context(), engine.CatalogSpec{Warehouse: t.TempDir()})
+		cat, err = catalogs.Open(t.Context(), catalogs.Spec{Warehouse: t.TempDir()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -27,7 +27,7 @@ func generatedTable(t testing.TB, cat catalog.Catalog, cfg bench.GenerateConfig)
 	if _, err := bench.Generate(t.Context(), cat, cfg); err != nil {
 		t.Fatalf("generate %s: %v", cfg.Table, err)
 	}
-	tbl, err := engine.LoadTable(t.Context(), cat, cfg.Table)
+	tbl, err := catalogs.LoadTable(t.Context(), cat, cfg.Table)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestMetrics(t *testing.T) {
 }
 
 func TestMetricsEmptyTable(t *testing.T) {
-	cat, err := engine.OpenCatalog(t.Context(), engine.CatalogSpec{Warehouse: t.TempDir()})
+	cat, err := catalogs.Open(t.Context(), catalogs.Spec{Warehouse: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 )
 
 // OrphansConfig is one orphan file removal. Build it from
@@ -78,7 +78,7 @@ func RemoveOrphans(ctx context.Context, cat catalog.Catalog, name string, cfg Or
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	tbl, err := engine.LoadTable(ctx, cat, name)
+	tbl, err := catalogs.LoadTable(ctx, cat, name)
 	if err != nil {
 		return nil, err
 	}

@@ -6,14 +6,14 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/engine/config"
 	"github.com/geocompact/geocompact/internal/suggest"
 )
 
 // Catalogs resolves the catalog part of a CALL: catalog.system.proc names
 // one of the config file's catalogs, or the embedded catalog by its own
-// name (engine.EmbeddedCatalogName); system.proc runs on the current one.
+// name (catalogs.EmbeddedName); system.proc runs on the current one.
 type Catalogs struct {
 	// Config holds the named catalogs; nil means none.
 	Config *config.File
@@ -28,7 +28,7 @@ type Catalogs struct {
 // one). A name is matched exactly, then case-insensitively, as Spark's
 // catalog names are usually written in lower case. An unknown name is an
 // error that lists the known ones and the closest.
-func (c Catalogs) Spec(name string) (engine.CatalogSpec, error) {
+func (c Catalogs) Spec(name string) (catalogs.Spec, error) {
 	cfg := c.Config
 	if cfg == nil {
 		cfg = &config.File{}
@@ -45,18 +45,18 @@ func (c Catalogs) Spec(name string) (engine.CatalogSpec, error) {
 			return cfg.Catalog(n, c.Warehouse)
 		}
 	}
-	if strings.EqualFold(name, engine.EmbeddedCatalogName) {
-		return engine.CatalogSpec{Warehouse: c.Warehouse, CommitRetries: cfg.CommitRetries}, nil
+	if strings.EqualFold(name, catalogs.EmbeddedName) {
+		return catalogs.Spec{Warehouse: c.Warehouse, CommitRetries: cfg.CommitRetries}, nil
 	}
-	known := append([]string{engine.EmbeddedCatalogName}, names...)
-	return engine.CatalogSpec{}, fmt.Errorf("%w: catalog %q is not configured (known catalogs: %s; CALL system.… runs on the current one)%s",
+	known := append([]string{catalogs.EmbeddedName}, names...)
+	return catalogs.Spec{}, fmt.Errorf("%w: catalog %q is not configured (known catalogs: %s; CALL system.… runs on the current one)%s",
 		ErrCall, name, strings.Join(known, ", "), suggest.Hint(name, known))
 }
 
 // specName is the name results report for spec's catalog.
-func specName(spec engine.CatalogSpec) string {
+func specName(spec catalogs.Spec) string {
 	if spec.Name == "" {
-		return engine.EmbeddedCatalogName
+		return catalogs.EmbeddedName
 	}
 	return spec.Name
 }

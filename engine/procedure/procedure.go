@@ -16,6 +16,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/engine/sql"
 	"github.com/geocompact/geocompact/engine/where"
 )
@@ -72,7 +73,7 @@ type Script struct {
 type step struct {
 	call    sql.Call
 	catalog string
-	spec    engine.CatalogSpec
+	spec    catalogs.Spec
 	cat     catalog.Catalog
 }
 
@@ -118,7 +119,7 @@ func (s *Script) resolve(ctx context.Context, call sql.Call, cats Catalogs) (*st
 	name := specName(spec)
 	cat, ok := s.open[name]
 	if !ok {
-		if cat, err = engine.OpenCatalog(ctx, spec); err != nil {
+		if cat, err = catalogs.Open(ctx, spec); err != nil {
 			return nil, err
 		}
 		s.open[name] = cat
@@ -129,7 +130,7 @@ func (s *Script) resolve(ctx context.Context, call sql.Call, cats Catalogs) (*st
 // check loads the table of st and checks what can be checked before
 // anything runs.
 func (s *Script) check(ctx context.Context, st *step) error {
-	tbl, err := engine.LoadTable(ctx, st.cat, st.call.Table)
+	tbl, err := catalogs.LoadTable(ctx, st.cat, st.call.Table)
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/engine/config"
 	"github.com/geocompact/geocompact/engine/maintain"
 	"github.com/geocompact/geocompact/engine/procedure"
@@ -30,7 +31,7 @@ import (
 func warehouse(t *testing.T, commits int) (procedure.Catalogs, catalog.Catalog) {
 	t.Helper()
 	cats := procedure.Catalogs{Warehouse: t.TempDir()}
-	cat, err := engine.OpenCatalog(t.Context(), engine.CatalogSpec{Warehouse: cats.Warehouse})
+	cat, err := catalogs.Open(t.Context(), catalogs.Spec{Warehouse: cats.Warehouse})
 	require.NoError(t, err)
 	_, err = bench.Generate(t.Context(), cat, bench.GenerateConfig{Table: "geo.t", Rows: 600, Commits: commits, Seed: 1})
 	require.NoError(t, err)
@@ -54,7 +55,7 @@ func run(t *testing.T, script string, cats procedure.Catalogs, opts procedure.Op
 // content is the table's data file count and its ids, sorted.
 func content(t *testing.T, cat catalog.Catalog) (files int, ids []int64) {
 	t.Helper()
-	tbl, err := engine.LoadTable(t.Context(), cat, "geo.t")
+	tbl, err := catalogs.LoadTable(t.Context(), cat, "geo.t")
 	require.NoError(t, err)
 	tasks, err := tbl.Scan().PlanFiles(t.Context())
 	require.NoError(t, err)
@@ -110,7 +111,7 @@ CALL geocompact.system.rewrite_data_files(table => 'geo.t', strategy => 'sort', 
 	r := res[0]
 	assert.Equal(t, []string{"rewritten_data_files_count", "added_data_files_count", "rewritten_bytes_count",
 		"failed_data_files_count", "removed_delete_files_count"}, r.Columns)
-	assert.Equal(t, engine.EmbeddedCatalogName, r.Catalog)
+	assert.Equal(t, catalogs.EmbeddedName, r.Catalog)
 	assert.Equal(t, "geo.t", r.Table)
 	assert.False(t, r.DryRun)
 	got := row(t, r, 0)
@@ -131,7 +132,7 @@ CALL geocompact.system.rewrite_data_files(table => 'geo.t', strategy => 'sort', 
 func TestExpireAndOrphans(t *testing.T) {
 	cats, cat := warehouse(t, 4)
 	_, idsBefore := content(t, cat)
-	tbl, err := engine.LoadTable(t.Context(), cat, "geo.t")
+	tbl, err := catalogs.LoadTable(t.Context(), cat, "geo.t")
 	require.NoError(t, err)
 	u, err := url.Parse(tbl.Location())
 	require.NoError(t, err)
@@ -174,7 +175,7 @@ func TestExpireAndOrphans(t *testing.T) {
 	assert.Equal(t, int64(4), row(t, res[0], 0)["deleted_data_files_count"])
 	require.Len(t, res[1].Rows, 1)
 	assert.NoFileExists(t, orphan)
-	tbl, err = engine.LoadTable(t.Context(), cat, "geo.t")
+	tbl, err = catalogs.LoadTable(t.Context(), cat, "geo.t")
 	require.NoError(t, err)
 	assert.Len(t, tbl.Metadata().Snapshots(), 1, "only the rewrite's snapshot is left")
 	_, ids := content(t, cat)
@@ -267,7 +268,7 @@ func TestCatalogs(t *testing.T) {
 	assert.Equal(t, "Other", spec.Name)
 	spec, err = cats.Spec("GeoCompact")
 	require.NoError(t, err)
-	assert.Equal(t, engine.CatalogSpec{Warehouse: "/wh", CommitRetries: 7}, spec, "the embedded catalog answers to its own name")
+	assert.Equal(t, catalogs.Spec{Warehouse: "/wh", CommitRetries: 7}, spec, "the embedded catalog answers to its own name")
 	_, err = cats.Spec("lak")
 	require.ErrorIs(t, err, procedure.ErrCall)
 	assert.Contains(t, err.Error(), "did you mean lake?")

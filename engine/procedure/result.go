@@ -18,7 +18,7 @@ type Result struct {
 	Statement int `json:"statement"`
 	Line      int `json:"line"`
 	// Catalog is the catalog the call ran on, by name
-	// (engine.EmbeddedCatalogName for the embedded one).
+	// (catalogs.EmbeddedName for the embedded one).
 	Catalog   string `json:"catalog"`
 	Procedure string `json:"procedure"`
 	Table     string `json:"table"`

@@ -49,7 +49,7 @@ import (
 
 	"github.com/apache/iceberg-go/catalog"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
 )
 
 // PostgresURIEnv is the environment variable holding the PostgreSQL URI the
@@ -116,17 +116,17 @@ func Catalogs(t testing.TB) []Catalog {
 // own temporary warehouse. For Postgres it skips or fails t as PostgresURI
 // does when no server is configured, and deletes the catalog's rows when t
 // ends.
-func (c Catalog) Spec(t testing.TB) engine.CatalogSpec {
+func (c Catalog) Spec(t testing.TB) catalogs.Spec {
 	t.Helper()
 	switch c.Backend {
 	case SQLite:
-		return engine.CatalogSpec{Warehouse: t.TempDir()}
+		return catalogs.Spec{Warehouse: t.TempDir()}
 	case Postgres:
 		uri := PostgresURI(t)
 		preparePostgres(t, uri)
 		name := catalogName(t)
 		t.Cleanup(func() { dropPostgresCatalog(t, uri, name) })
-		return engine.CatalogSpec{
+		return catalogs.Spec{
 			Name:      name,
 			Type:      "sql",
 			Warehouse: t.TempDir(),
@@ -134,21 +134,21 @@ func (c Catalog) Spec(t testing.TB) engine.CatalogSpec {
 		}
 	}
 	t.Fatalf("testenv: unknown backend %q", c.Backend)
-	return engine.CatalogSpec{}
+	return catalogs.Spec{}
 }
 
 // Open opens a fresh catalog of c's backend (see Spec) and closes it when t
 // ends. It returns the spec too, for GlobalFlags.
-func (c Catalog) Open(t testing.TB) (catalog.Catalog, engine.CatalogSpec) {
+func (c Catalog) Open(t testing.TB) (catalog.Catalog, catalogs.Spec) {
 	t.Helper()
 	spec := c.Spec(t)
 	return OpenSpec(t, spec), spec
 }
 
 // OpenSpec opens the catalog spec describes and closes it when t ends.
-func OpenSpec(t testing.TB, spec engine.CatalogSpec) catalog.Catalog {
+func OpenSpec(t testing.TB, spec catalogs.Spec) catalog.Catalog {
 	t.Helper()
-	cat, err := engine.OpenCatalog(t.Context(), spec)
+	cat, err := catalogs.Open(t.Context(), spec)
 	if err != nil {
 		t.Fatalf("testenv: %v", err)
 	}
@@ -164,7 +164,7 @@ func OpenSpec(t testing.TB, spec engine.CatalogSpec) catalog.Catalog {
 // spec describes: --warehouse for the embedded catalog, or --config with a
 // config file written to a temporary directory and --catalog for any
 // other. Appended after the flags a test harness sets, they take effect.
-func GlobalFlags(t testing.TB, spec engine.CatalogSpec) []string {
+func GlobalFlags(t testing.TB, spec catalogs.Spec) []string {
 	t.Helper()
 	if spec.Type == "" {
 		return []string{"--warehouse", spec.Warehouse}
@@ -237,7 +237,7 @@ func preparePostgres(t testing.TB, uri string) {
 		t.Fatalf("testenv: lock PostgreSQL: %v", err)
 	}
 	defer conn.ExecContext(ctx, "SELECT pg_advisory_unlock($1)", advisoryLockKey) //nolint:errcheck // the session ends right after
-	cat, err := engine.OpenCatalog(ctx, engine.CatalogSpec{
+	cat, err := catalogs.Open(ctx, catalogs.Spec{
 		Name: "testenv_init", Type: "sql", Warehouse: t.TempDir(),
 		Props: map[string]string{"uri": uri, "sql.dialect": "postgres"},
 	})

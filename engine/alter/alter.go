@@ -1,4 +1,8 @@
-package engine
+// Package alter records a table's layout and properties, as Spark's
+// ALTER TABLE ... WRITE ORDERED BY and SET/UNSET TBLPROPERTIES do: the
+// layout a rewrite without --strategy, --curve or --sort-order applies
+// (see engine.RecordedLayout) and properties such as the target file size.
+package alter
 
 import (
 	"context"
@@ -12,19 +16,23 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/geocompact/geocompact/cluster"
+	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/catalogs"
+	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/internal/suggest"
 )
 
-// AlterRequest changes the layout a table records and its properties,
+// Request changes the layout a table records and its properties,
 // as Spark's ALTER TABLE ... WRITE ORDERED BY and SET/UNSET
 // TBLPROPERTIES do.
-type AlterRequest struct {
-	// Curve records a curve layout by its --curve name (LayoutCurves).
+type Request struct {
+	// Curve records a curve layout by its --curve name (engine.LayoutCurves).
 	Curve string
 	// SortOrder records a sort order in cluster.ParseOrder's syntax.
 	// A plain column order becomes the table's Iceberg sort order; a
 	// curve, and a linear order over columns the table lacks, is kept in
-	// PropLayout (see there).
+	// engine.PropLayout (see there).
 	SortOrder string
 	// Set sets table properties. Values of size properties (IsSizeProperty)
 	// take units ("128MiB", "1GB") and are stored as byte counts.
@@ -33,11 +41,11 @@ type AlterRequest struct {
 	Unset []string
 }
 
-// AlterResult is what Alter recorded.
-type AlterResult struct {
+// Result is what Apply recorded.
+type Result struct {
 	Table string `json:"table"`
 	// Layout is the layout the table records afterwards.
-	Layout TableLayout `json:"layout"`
+	Layout engine.TableLayout `json:"layout"`
 	// SortOrder is the table's Iceberg sort order afterwards ("" unsorted).
 	SortOrder string `json:"sort_order"`
 	// Set holds the properties set, with their stored values.
@@ -49,7 +57,7 @@ type AlterResult struct {
 // knownProperties are the table properties a --set key is checked
 // against for a likely misspelling; other keys are set as given.
 var knownProperties = []string{
-	PropLayout, propTargetFileSize, table.ParquetRowGroupLimitKey, table.ParquetRowGroupSizeBytesKey,
+	engine.PropLayout, table.WriteTargetFileSizeBytesKey, table.ParquetRowGroupLimitKey, table.ParquetRowGroupSizeBytesKey,
 	table.ParquetPageSizeBytesKey, table.ParquetCompressionKey, table.MetricsModeColumnConfPrefix + "default",
 	table.ManifestTargetSizeBytesKey, table.ManifestMinMergeCountKey, table.ManifestMergeEnabledKey,
 	"write.delete.target-file-size-bytes", "history.expire.max-snapshot-age-ms", "history.expire.min-snapshots-to-keep", "gc.enabled",
@@ -65,16 +73,16 @@ func IsSizeProperty(key string) bool {
 // Check validates the request without a table: the layout parses, keys
 // are well formed and not misspelt known ones, size values parse, and a
 // key is not both set and unset. It returns the request with size values
-// as byte counts. Errors wrap ErrOption.
-func (r AlterRequest) Check() (AlterRequest, error) {
+// as byte counts. Errors wrap engine.ErrOption.
+func (r Request) Check() (Request, error) {
 	if r.Curve != "" && r.SortOrder != "" {
-		return r, fmt.Errorf("%w: give --curve or --sort-order, not both", ErrOption)
+		return r, fmt.Errorf("%w: give --curve or --sort-order, not both", engine.ErrOption)
 	}
 	if r.Curve == "" && r.SortOrder == "" && len(r.Set) == 0 && len(r.Unset) == 0 {
-		return r, fmt.Errorf("%w: nothing to alter: give --curve, --sort-order, --set KEY=VALUE or --unset KEY", ErrOption)
+		return r, fmt.Errorf("%w: nothing to alter: give --curve, --sort-order, --set KEY=VALUE or --unset KEY", engine.ErrOption)
 	}
 	if _, _, err := r.layout(); err != nil {
-		return r, fmt.Errorf("%w: %w", ErrOption, err)
+		return r, fmt.Errorf("%w: %w", engine.ErrOption, err)
 	}
 	set := make(map[string]string, len(r.Set))
 	for _, k := range slices.Sorted(maps.Keys(r.Set)) {
@@ -83,12 +91,12 @@ func (r AlterRequest) Check() (AlterRequest, error) {
 			return r, err
 		}
 		if slices.Contains(r.Unset, k) {
-			return r, fmt.Errorf("%w: property %s is both set and unset", ErrOption, k)
+			return r, fmt.Errorf("%w: property %s is both set and unset", engine.ErrOption, k)
 		}
 		set[k] = v
 	}
-	if _, ok := set[PropLayout]; ok && (r.Curve != "" || r.SortOrder != "") {
-		return r, fmt.Errorf("%w: give the layout by --curve or --sort-order, or by --set %s, not both", ErrOption, PropLayout)
+	if _, ok := set[engine.PropLayout]; ok && (r.Curve != "" || r.SortOrder != "") {
+		return r, fmt.Errorf("%w: give the layout by --curve or --sort-order, or by --set %s, not both", engine.ErrOption, engine.PropLayout)
 	}
 	for _, k := range r.Unset {
 		if err := checkKey(k); err != nil {
@@ -102,11 +110,11 @@ func (r AlterRequest) Check() (AlterRequest, error) {
 // checkKey refuses an empty key or a likely misspelling of a known one.
 func checkKey(k string) error {
 	if strings.TrimSpace(k) == "" || strings.ContainsAny(k, " \t\n=") {
-		return fmt.Errorf("%w: property key %q: want a name such as %s", ErrOption, k, propTargetFileSize)
+		return fmt.Errorf("%w: property key %q: want a name such as %s", engine.ErrOption, k, table.WriteTargetFileSizeBytesKey)
 	}
 	if !slices.Contains(knownProperties, k) {
 		if hint := suggest.Hint(k, knownProperties); hint != "" {
-			return fmt.Errorf("%w: unknown property %q%s", ErrOption, k, hint)
+			return fmt.Errorf("%w: unknown property %q%s", engine.ErrOption, k, hint)
 		}
 	}
 	return nil
@@ -118,17 +126,17 @@ func checkProperty(k, v string) (string, error) {
 		return "", err
 	}
 	switch {
-	case k == PropLayout:
-		if _, _, err := ParseLayout(v); err != nil {
-			return "", fmt.Errorf("%w: %s=%q: %w", ErrOption, k, v, err)
+	case k == engine.PropLayout:
+		if _, _, err := engine.ParseLayout(v); err != nil {
+			return "", fmt.Errorf("%w: %s=%q: %w", engine.ErrOption, k, v, err)
 		}
 	case IsSizeProperty(k):
-		n, err := ParseSize(v)
+		n, err := optval.ParseSize(v)
 		if err == nil && n <= 0 {
 			err = fmt.Errorf("want a positive size")
 		}
 		if err != nil {
-			return "", fmt.Errorf("%w: %s=%q: %w", ErrOption, k, v, err)
+			return "", fmt.Errorf("%w: %s=%q: %w", engine.ErrOption, k, v, err)
 		}
 		return strconv.FormatInt(n, 10), nil
 	}
@@ -136,32 +144,32 @@ func checkProperty(k, v string) (string, error) {
 }
 
 // layout parses the request's layout; ok is false when it gives none.
-func (r AlterRequest) layout() (text string, ok bool, err error) {
+func (r Request) layout() (text string, ok bool, err error) {
 	switch {
 	case r.Curve != "":
-		o, auto, err := ParseCurve(r.Curve)
-		return layoutText(o, auto), err == nil, err
+		o, auto, err := engine.ParseCurve(r.Curve)
+		return engine.LayoutText(o, auto), err == nil, err
 	case r.SortOrder != "":
-		o, auto, err := ParseLayout(r.SortOrder)
-		return layoutText(o, auto), err == nil, err
+		o, auto, err := engine.ParseLayout(r.SortOrder)
+		return engine.LayoutText(o, auto), err == nil, err
 	}
 	return "", false, nil
 }
 
-// Alter records the request's layout and properties on the table called
+// Apply records the request's layout and properties on the table called
 // name in one commit. A layout replaces the recorded one: a plain column
-// order becomes the Iceberg sort order (and PropLayout is removed); any
-// other layout goes into PropLayout, and the Iceberg sort order is reset
+// order becomes the Iceberg sort order (and engine.PropLayout is removed); any
+// other layout goes into engine.PropLayout, and the Iceberg sort order is reset
 // to unsorted so that writers do not re-sort the curve's files by another
 // order. A sort order naming a column the table lacks is refused, listing
 // the table's columns.
-func Alter(ctx context.Context, cat catalog.Catalog, name string, req AlterRequest) (*AlterResult, error) {
+func Apply(ctx context.Context, cat catalog.Catalog, name string, req Request) (*Result, error) {
 	req, err := req.Check()
 	if err != nil {
 		return nil, err
 	}
-	cat = WrapCatalog(cat)
-	tbl, err := LoadTable(ctx, cat, name)
+	cat = catalogs.Wrap(cat)
+	tbl, err := catalogs.LoadTable(ctx, cat, name)
 	if err != nil {
 		return nil, err
 	}
@@ -179,29 +187,29 @@ func Alter(ctx context.Context, cat catalog.Catalog, name string, req AlterReque
 	if tbl, err = tx.Commit(ctx); err != nil {
 		return nil, fmt.Errorf("alter %s: commit: %w", name, err)
 	}
-	rec, err := RecordedLayout(tbl)
+	rec, err := engine.RecordedLayout(tbl)
 	if err != nil {
 		return nil, err
 	}
-	res := &AlterResult{Table: name, Layout: rec, Set: set, Unset: unset}
-	if o, ok := tableSortOrder(tbl); ok {
+	res := &Result{Table: name, Layout: rec, Set: set, Unset: unset}
+	if o, ok := engine.TableSortOrder(tbl); ok {
 		res.SortOrder = o.String()
 	}
 	return res, nil
 }
 
 // stageLayout adds the request's layout to tx: the Iceberg sort order or
-// PropLayout (into set, or its removal into unset).
-func stageLayout(tbl *table.Table, tx *table.Transaction, req AlterRequest, set map[string]string, unset *[]string) error {
+// engine.PropLayout (into set, or its removal into unset).
+func stageLayout(tbl *table.Table, tx *table.Transaction, req Request, set map[string]string, unset *[]string) error {
 	text, ok, err := req.layout()
 	if !ok || err != nil {
 		return err
 	}
-	o, auto, err := ParseLayout(text)
+	o, auto, err := engine.ParseLayout(text)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrOption, err)
+		return fmt.Errorf("%w: %w", engine.ErrOption, err)
 	}
-	if err := checkOrderColumns(tbl, o, auto, spatialGeomName(tbl)); err != nil {
+	if err := engine.CheckLayoutColumns(tbl, o, auto); err != nil {
 		return err
 	}
 	so, plain := table.UnsortedSortOrder, false
@@ -209,14 +217,43 @@ func stageLayout(tbl *table.Table, tx *table.Transaction, req AlterRequest, set 
 		so, plain = icebergSortOrder(tbl.Schema(), o)
 	}
 	if plain {
-		if _, has := tbl.Properties()[PropLayout]; has {
-			*unset = append(*unset, PropLayout)
+		if _, has := tbl.Properties()[engine.PropLayout]; has {
+			*unset = append(*unset, engine.PropLayout)
 		}
 	} else {
-		set[PropLayout] = text
+		set[engine.PropLayout] = text
 	}
 	if err := tx.ReplaceSortOrder(so); err != nil {
-		return fmt.Errorf("alter %s: sort order: %w", TableName(tbl), err)
+		return fmt.Errorf("alter %s: sort order: %w", catalogs.TableName(tbl), err)
 	}
 	return nil
+}
+
+// icebergSortOrder converts a linear order over columns sc holds into an
+// Iceberg sort order of identity fields; false when o is a curve or names
+// a column sc lacks.
+func icebergSortOrder(sc *iceberg.Schema, o cluster.Order) (table.SortOrder, bool) {
+	if o.Curve != cluster.CurveLinear || len(o.Fields) == 0 {
+		return table.SortOrder{}, false
+	}
+	fields := make([]table.SortField, len(o.Fields))
+	for i, f := range o.Fields {
+		col, ok := sc.FindFieldByName(f.Column)
+		if !ok {
+			return table.SortOrder{}, false
+		}
+		if _, prim := col.Type.(iceberg.PrimitiveType); !prim {
+			return table.SortOrder{}, false
+		}
+		sf := table.SortField{SourceIDs: []int{col.ID}, Transform: iceberg.IdentityTransform{}, Direction: table.SortASC, NullOrder: table.NullsFirst}
+		if f.Direction == cluster.Desc {
+			sf.Direction = table.SortDESC
+		}
+		if f.Nulls == cluster.NullsLast {
+			sf.NullOrder = table.NullsLast
+		}
+		fields[i] = sf
+	}
+	so, err := table.NewSortOrder(table.InitialSortOrderID, fields)
+	return so, err == nil
 }

@@ -1,15 +1,17 @@
-package engine
+package cuts
 
 import (
 	"math/rand/v2"
-	"slices"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/spatial"
 )
 
-func pointBlocks(blockRows int64, pts ...[2]float64) *blockBounds {
-	bb := &blockBounds{blockRows: blockRows}
+func pointBlocks(blockRows int64, pts ...[2]float64) *Blocks {
+	bb := &Blocks{blockRows: blockRows}
 	for _, p := range pts {
 		bb.boxes = append(bb.boxes, spatial.Bound{MinX: p[0], MinY: p[1], MaxX: p[0], MaxY: p[1]})
 		bb.rows += blockRows
@@ -22,10 +24,7 @@ func TestWindowCutsFollowClusters(t *testing.T) {
 	// give the second file a box spanning both places.
 	bb := pointBlocks(10, [2]float64{0, 0}, [2]float64{1, 0}, [2]float64{0, 1}, [2]float64{1, 1}, [2]float64{0.5, 0.5},
 		[2]float64{100, 100}, [2]float64{101, 100}, [2]float64{100, 101})
-	got := windowCuts(bb, 2, 1, 1)
-	if want := []int64{50, 30}; !slices.Equal(got, want) {
-		t.Fatalf("cuts %v, want %v", got, want)
-	}
+	assert.Equal(t, []int64{50, 30}, bb.Window(2, 1, 1))
 }
 
 func TestWindowCutsBounds(t *testing.T) {
@@ -39,23 +38,18 @@ func TestWindowCutsBounds(t *testing.T) {
 		}
 		bb := pointBlocks(7, pts...)
 		bb.rows -= int64(r.IntN(7)) // a short last block
-		cuts := windowCuts(bb, n, 5, 5)
-		if len(cuts) != n {
-			t.Fatalf("%d files, want %d", len(cuts), n)
-		}
+		cuts := bb.Window(n, 5, 5)
+		require.Len(t, cuts, n)
 		var sum int64
 		for _, c := range cuts {
 			sum += c
 		}
-		if sum != bb.rows {
-			t.Fatalf("cuts %v sum to %d rows, want %d", cuts, sum, bb.rows)
-		}
+		require.Equal(t, bb.rows, sum, "cuts %v", cuts)
 		share := float64(bb.rows) / float64(n)
 		for _, c := range cuts {
 			// Block granularity and the short block allow one block of slack.
-			if float64(c) < cutMinShare*share-14 || float64(c) > cutMaxShare*share+14 {
-				t.Fatalf("file of %d rows outside [%.0f, %.0f] (cuts %v)", c, cutMinShare*share, cutMaxShare*share, cuts)
-			}
+			require.GreaterOrEqual(t, float64(c), cutMinShare*share-14, "cuts %v", cuts)
+			require.LessOrEqual(t, float64(c), cutMaxShare*share+14, "cuts %v", cuts)
 		}
 	}
 }

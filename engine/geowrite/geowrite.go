@@ -1,4 +1,11 @@
-package engine
+// Package geowrite writes Iceberg data files as GeoParquet: the files a
+// table write produces carry GeoParquet 1.1 "geo" metadata stating the
+// geometry types and bbox of their rows, and the data files record the
+// files' final sizes. Sink cuts a stream of batches into files of given
+// row counts, several written at once. It also assigns first row ids to
+// files appended to a v3 table. It knows nothing of rewrites: the
+// engine's groups, ingest and bench's generator call it.
+package geowrite
 
 import (
 	"context"
@@ -14,7 +21,7 @@ import (
 	"github.com/geocompact/geocompact/spatial"
 )
 
-// WriteGeoRecords is table.WriteRecords writing GeoParquet: every data file
+// Records is table.WriteRecords writing GeoParquet: every data file
 // it writes carries GeoParquet 1.1 "geo" metadata for the table's geometry
 // column (see spatial.GeoStats.Metadata), with the geometry types and bbox
 // of the rows written. A table without a geometry column, or rows without
@@ -27,7 +34,7 @@ import (
 // The rows' types and extent are those of the call: when one call writes
 // several files (a partitioned table, or rolling at the target size), each
 // file states the call's types and extent, which contain its own.
-func WriteGeoRecords(ctx context.Context, tbl *table.Table, sc *arrow.Schema, rows iter.Seq2[arrow.RecordBatch, error], opts ...table.WriteRecordOption) iter.Seq2[iceberg.DataFile, error] {
+func Records(ctx context.Context, tbl *table.Table, sc *arrow.Schema, rows iter.Seq2[arrow.RecordBatch, error], opts ...table.WriteRecordOption) iter.Seq2[iceberg.DataFile, error] {
 	cols, err := spatial.DiscoverTableColumns(tbl.Schema(), tbl.Properties(), "")
 	gi := sc.FieldIndices(cols.Geometry)
 	if err != nil || len(gi) != 1 {
@@ -47,7 +54,7 @@ func WriteGeoRecords(ctx context.Context, tbl *table.Table, sc *arrow.Schema, ro
 	}
 }
 
-// geoWrite is one WriteGeoRecords call: the rows' statistics and the
+// geoWrite is one Records call: the rows' statistics and the
 // footer writers of the files written.
 type geoWrite struct {
 	cols  spatial.Columns

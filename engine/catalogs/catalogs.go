@@ -1,4 +1,10 @@
-package engine
+// Package catalogs opens Iceberg catalogs (the embedded SQLite catalog
+// under a warehouse directory, or a configured sql, rest, glue, hive or
+// hadoop catalog), names and loads their tables with errors that say what
+// to do, and retries commits that lost a race with another writer. Every
+// package that reaches a table goes through it; it knows nothing of
+// rewrites. (It is not iceberg-go's catalog package, which it wraps.)
+package catalogs
 
 import (
 	"context"
@@ -33,8 +39,8 @@ import (
 // Sentinel errors for catalog access. They are matched with errors.Is and
 // decide the CLI's exit code.
 var (
-	// ErrUnknownCatalog is returned when a catalog name is not in the config file.
-	ErrUnknownCatalog = errors.New("engine: unknown catalog")
+	// ErrUnknown is returned when a catalog name is not in the config file.
+	ErrUnknown = errors.New("engine: unknown catalog")
 	// ErrBadIdentifier is returned for a table name that is not NS.T.
 	ErrBadIdentifier = errors.New("engine: bad table identifier")
 )
@@ -43,16 +49,16 @@ var (
 // --warehouse nor GEOCOMPACT_WAREHOUSE is given.
 const DefaultWarehouse = "./warehouse"
 
-// EmbeddedCatalogName is the name the embedded SQLite catalog records on
+// EmbeddedName is the name the embedded SQLite catalog records on
 // every table row.
-const EmbeddedCatalogName = "geocompact"
+const EmbeddedName = "geocompact"
 
-// CatalogSpec says how to reach one catalog. The zero value with Warehouse
+// Spec says how to reach one catalog. The zero value with Warehouse
 // set is the embedded default: iceberg-go's SQL catalog on a SQLite file
 // <Warehouse>/catalog.db, created on first use.
-type CatalogSpec struct {
+type Spec struct {
 	// Name is the catalog's name as recorded in the catalog (and in the
-	// config file). Empty means EmbeddedCatalogName.
+	// config file). Empty means EmbeddedName.
 	Name string
 	// Type is sql, rest, glue, hive or hadoop. Empty means the embedded
 	// SQLite catalog under Warehouse.
@@ -69,7 +75,7 @@ type CatalogSpec struct {
 }
 
 // Retries returns the commit retry budget the spec asks for.
-func (s CatalogSpec) Retries() int {
+func (s Spec) Retries() int {
 	switch {
 	case s.CommitRetries < 0:
 		return 0
@@ -79,18 +85,18 @@ func (s CatalogSpec) Retries() int {
 	return s.CommitRetries
 }
 
-// OpenCatalog opens the catalog spec describes. The embedded SQLite catalog
+// Open opens the catalog spec describes. The embedded SQLite catalog
 // creates its warehouse directory and database on first use. The returned
 // catalog reports stale-base commit failures of the sql and hadoop catalogs
 // as table.ErrCommitFailed, so they can be retried.
-func OpenCatalog(ctx context.Context, spec CatalogSpec) (catalog.Catalog, error) {
+func Open(ctx context.Context, spec Spec) (catalog.Catalog, error) {
 	props := iceberg.Properties{}
 	for k, v := range spec.Props {
 		props[k] = v
 	}
 	name := spec.Name
 	if name == "" {
-		name = EmbeddedCatalogName
+		name = EmbeddedName
 	}
 	typ := strings.ToLower(spec.Type)
 	if typ == "" {
@@ -134,7 +140,7 @@ func OpenCatalog(ctx context.Context, spec CatalogSpec) (catalog.Catalog, error)
 	if err != nil {
 		return nil, fmt.Errorf("open %s catalog %q: %s", typ, name, redact(err.Error(), props))
 	}
-	return WrapCatalog(cat), nil
+	return Wrap(cat), nil
 }
 
 // localWarehouse resolves a warehouse path for the embedded catalog and

@@ -1,4 +1,4 @@
-package engine
+package catalogs
 
 import (
 	"context"
@@ -28,10 +28,10 @@ type retryCatalog struct {
 	catalog.Catalog
 }
 
-// WrapCatalog returns c wrapped as described at retryCatalog; it is a no-op
+// Wrap returns c wrapped as described at retryCatalog; it is a no-op
 // on a catalog already wrapped. Every operation that commits takes its
 // catalog through it, so its retries see one kind of conflict error.
-func WrapCatalog(c catalog.Catalog) catalog.Catalog {
+func Wrap(c catalog.Catalog) catalog.Catalog {
 	if _, ok := c.(*retryCatalog); ok {
 		return c
 	}
@@ -105,7 +105,7 @@ func lostConcurrentManifest(err error) bool {
 // wraps ErrConflict. An attempt that finds the table changed in a way a
 // retry cannot fix returns ErrConflict itself, which is not retried.
 func WithCommitRetry(ctx context.Context, retries int, attempt func(ctx context.Context) error) error {
-	retries = CatalogSpec{CommitRetries: retries}.Retries()
+	retries = Spec{CommitRetries: retries}.Retries()
 	wait := 50 * time.Millisecond
 	for i := 0; ; i++ {
 		err := attempt(ctx)

@@ -4,99 +4,21 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/alter"
 	"github.com/geocompact/geocompact/engine/job"
 )
-
-// TestAlterRoundTrip records a column order (as the Iceberg sort order),
-// a curve (as the property), size properties with units (as byte counts),
-// and removes them again.
-func TestAlterRoundTrip(t *testing.T) {
-	cat, name := newTable(t, sqlite(t), bench.GenerateConfig{Rows: 300, Commits: 3})
-	ctx := t.Context()
-
-	res, err := engine.Alter(ctx, cat, name, engine.AlterRequest{SortOrder: "bbox_minx DESC, id",
-		Set: map[string]string{"write.target-file-size-bytes": "128MiB", "commit.manifest.target-size-bytes": "1GB", "owner": "gis"}})
-	require.NoError(t, err)
-	assert.Equal(t, "bbox_minx DESC NULLS LAST, id ASC NULLS FIRST", res.SortOrder)
-	assert.Equal(t, engine.TableLayout{Text: res.SortOrder, Source: engine.LayoutFromSortOrder}, res.Layout)
-	tbl := mustLoad(t, cat, name)
-	assert.Equal(t, "134217728", tbl.Properties()["write.target-file-size-bytes"])
-	assert.Equal(t, "1000000000", tbl.Properties()["commit.manifest.target-size-bytes"])
-	assert.Equal(t, "gis", tbl.Properties()["owner"])
-	so := tbl.SortOrder()
-	require.Equal(t, 2, so.Len())
-	assert.Equal(t, table.SortDESC, so.Field(0).Direction)
-	assert.NotContains(t, tbl.Properties(), engine.PropLayout)
-
-	res, err = engine.Alter(ctx, cat, name, engine.AlterRequest{Curve: "Hilbert", Unset: []string{"owner"}})
-	require.NoError(t, err)
-	assert.Equal(t, engine.TableLayout{Text: "hilbert()", Source: engine.LayoutFromProperty}, res.Layout)
-	tbl = mustLoad(t, cat, name)
-	assert.Equal(t, "hilbert()", tbl.Properties()[engine.PropLayout])
-	assert.True(t, tbl.SortOrder().IsUnsorted(), "a curve resets the Iceberg sort order")
-	assert.NotContains(t, tbl.Properties(), "owner")
-
-	res, err = engine.Alter(ctx, cat, name, engine.AlterRequest{Curve: "auto"})
-	require.NoError(t, err)
-	assert.Equal(t, "auto", res.Layout.Text)
-
-	res, err = engine.Alter(ctx, cat, name, engine.AlterRequest{SortOrder: "zorder(bbox_minx, bbox_maxy)"})
-	require.NoError(t, err)
-	assert.Equal(t, "zorder(bbox_minx, bbox_maxy)", mustLoad(t, cat, name).Properties()[engine.PropLayout])
-
-	res, err = engine.Alter(ctx, cat, name, engine.AlterRequest{Curve: "linear"})
-	require.NoError(t, err)
-	assert.Equal(t, engine.LayoutFromSortOrder, res.Layout.Source, "linear over the bbox columns is a plain sort order")
-	assert.NotContains(t, mustLoad(t, cat, name).Properties(), engine.PropLayout)
-
-	_, err = engine.Alter(ctx, cat, name, engine.AlterRequest{Unset: []string{engine.PropLayout}, Set: map[string]string{"gc.enabled": "true"}})
-	require.NoError(t, err)
-	rec, err := engine.RecordedLayout(mustLoad(t, cat, name))
-	require.NoError(t, err)
-	assert.Equal(t, engine.LayoutFromSortOrder, rec.Source, "unsetting the property leaves the Iceberg sort order")
-}
-
-// TestAlterRefusesBadInput names the problem and changes nothing.
-func TestAlterRefusesBadInput(t *testing.T) {
-	cat, name := newTable(t, sqlite(t), bench.GenerateConfig{Rows: 100, Commits: 1})
-	before := mustLoad(t, cat, name).Metadata()
-	for _, tc := range []struct {
-		name string
-		req  engine.AlterRequest
-		want string
-	}{
-		{"unknown curve", engine.AlterRequest{Curve: "hilbrt"}, "did you mean hilbert?"},
-		{"auto misspelt", engine.AlterRequest{Curve: "autoo"}, "did you mean auto?"},
-		{"missing column", engine.AlterRequest{SortOrder: "bbox_minx, tss"}, `no column "tss"; its columns are id, ts, device_id`},
-		{"curve and order", engine.AlterRequest{Curve: "hilbert", SortOrder: "id"}, "not both"},
-		{"nothing", engine.AlterRequest{}, "nothing to alter"},
-		{"bad size", engine.AlterRequest{Set: map[string]string{"write.target-file-size-bytes": "12XB"}}, "write.target-file-size-bytes"},
-		{"zero size", engine.AlterRequest{Set: map[string]string{"write.target-file-size-bytes": "0"}}, "positive"},
-		{"misspelt key", engine.AlterRequest{Set: map[string]string{"write.target-file-size": "1MiB"}}, "did you mean write.target-file-size-bytes?"},
-		{"set and unset", engine.AlterRequest{Set: map[string]string{"owner": "a"}, Unset: []string{"owner"}}, "both set and unset"},
-		{"bad layout property", engine.AlterRequest{Set: map[string]string{engine.PropLayout: "hilbert("}}, engine.PropLayout},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := engine.Alter(t.Context(), cat, name, tc.req)
-			require.ErrorIs(t, err, engine.ErrOption)
-			assert.Contains(t, err.Error(), tc.want)
-		})
-	}
-	assert.Equal(t, before.LastUpdatedMillis(), mustLoad(t, cat, name).Metadata().LastUpdatedMillis(), "nothing was committed")
-}
 
 // TestRewriteFollowsTableLayout: without strategy, curve or sort order a
 // rewrite applies the recorded layout and the table's target size; a
 // request for another layout is refused unless allowed.
 func TestRewriteFollowsTableLayout(t *testing.T) {
 	cat, name := newTable(t, sqlite(t), bench.GenerateConfig{Rows: 3000, Commits: 6})
-	_, err := engine.Alter(t.Context(), cat, name, engine.AlterRequest{Curve: "hilbert", Set: map[string]string{"write.target-file-size-bytes": "40KiB"}})
+	_, err := alter.Apply(t.Context(), cat, name, alter.Request{Curve: "hilbert", Set: map[string]string{"write.target-file-size-bytes": "40KiB"}})
 	require.NoError(t, err)
 
 	dry := rewrite(t, cat, name, engine.Request{DryRun: true, Options: opts(engine.OptRewriteAll, "true")})
@@ -141,7 +63,7 @@ func TestRewriteDryRunChecksColumns(t *testing.T) {
 		require.ErrorIs(t, err, engine.ErrOption)
 		assert.Contains(t, err.Error(), "its columns are id, ts, device_id")
 	}
-	_, err := engine.Alter(t.Context(), cat, name, engine.AlterRequest{Set: map[string]string{engine.PropLayout: "linear"}})
+	_, err := alter.Apply(t.Context(), cat, name, alter.Request{Set: map[string]string{engine.PropLayout: "linear"}})
 	require.NoError(t, err)
 	res := rewrite(t, cat, name, engine.Request{DryRun: true})
 	assert.Equal(t, "bbox_minx ASC NULLS LAST, bbox_miny ASC NULLS LAST", res.SortOrder)
@@ -187,7 +109,7 @@ func TestJobLayout(t *testing.T) {
 	require.ErrorIs(t, err, engine.ErrOption)
 	assert.Contains(t, err.Error(), "distributed")
 
-	_, err = engine.Alter(t.Context(), cat, name, engine.AlterRequest{Curve: "hilbert"})
+	_, err = alter.Apply(t.Context(), cat, name, alter.Request{Curve: "hilbert"})
 	require.NoError(t, err)
 	_, err = job.Prepare(t.Context(), cat, name, engine.Request{Strategy: engine.BinPack})
 	require.ErrorIs(t, err, engine.ErrLayoutChange)

@@ -1,4 +1,8 @@
-package engine
+// Package cuts chooses where a group's rows, in their written order, are
+// cut into files: even counts, or window-aware cuts that minimise how many
+// files an expected query window plans. It reads rows only for their
+// boxes and knows nothing of tables.
+package cuts
 
 import (
 	"math"
@@ -12,27 +16,35 @@ import (
 // Window-aware cuts. A bbox query plans every file whose bbox meets its
 // window, and a window of w × h meets a file box of W × H over an area of
 // (W + w)(H + h): so, along a curve order, where the files are cut decides
-// how many files an average query plans. windowCuts chooses the cuts that
+// how many files an average query plans. Blocks.Window chooses the cuts that
 // minimise the sum over files of (W + w)(H + h) for an expected window,
 // keeping every file between cutMinShare and cutMaxShare of the even share
 // of rows, and the number of files as planned.
 
 const (
-	cutMinShare     = 0.75 // of the even share of rows, like min-file-size
-	cutMaxShare     = 1.8  // like max-file-size
-	cutBlocksPerCut = 32   // candidate cut points per file
+	cutMinShare = 0.75 // of the even share of rows, like min-file-size
+	cutMaxShare = 1.8  // like max-file-size
+	// BlocksPerCut is how many blocks (candidate cut points) to gather
+	// per file.
+	BlocksPerCut = 32
 )
 
-// blockBounds is the bbox of each run of blockRows rows (the last run may
+// Blocks is the bbox of each run of blockRows rows (the last run may
 // be shorter), in row order.
-type blockBounds struct {
+type Blocks struct {
 	blockRows int64
 	rows      int64
 	boxes     []spatial.Bound
 }
 
-// add folds the rows of rec, in order, into the block boxes.
-func (bb *blockBounds) add(rec arrow.RecordBatch, geom int, bbox [4]int) {
+// NewBlocks returns empty Blocks of blockRows rows each.
+func NewBlocks(blockRows int64) *Blocks {
+	return &Blocks{blockRows: max(1, blockRows)}
+}
+
+// Add folds the rows of rec, in order, into the block boxes; geom and
+// bbox are the columns verify.Extent reads the boxes from.
+func (bb *Blocks) Add(rec arrow.RecordBatch, geom int, bbox [4]int) {
 	for off := int64(0); off < rec.NumRows(); {
 		k := bb.rows % bb.blockRows
 		take := min(bb.blockRows-k, rec.NumRows()-off)
@@ -46,14 +58,14 @@ func (bb *blockBounds) add(rec arrow.RecordBatch, geom int, bbox [4]int) {
 	}
 }
 
-// windowCuts returns the row counts of n files over the blocks, cut to
-// minimise Σ (W + w)(H + h) with each file between cutMinShare and
-// cutMaxShare of rows/n rows. It falls back to even counts when the
-// blocks cannot honour the bounds.
-func windowCuts(bb *blockBounds, n int, w, h float64) []int64 {
+// Window returns the row counts of n files over the blocks, cut to
+// minimise Σ (W + w)(H + h) for a w × h window with each file between
+// cutMinShare and cutMaxShare of rows/n rows. It falls back to even
+// counts when the blocks cannot honour the bounds.
+func (bb *Blocks) Window(n int, w, h float64) []int64 {
 	even := func() []int64 {
 		out := make([]int64, n)
-		f := evenChunks(bb.rows, n)
+		f := Even(bb.rows, n)
 		for i := range out {
 			out[i] = f(i)
 		}
@@ -107,4 +119,15 @@ func windowCuts(bb *blockBounds, n int, w, h float64) []int64 {
 		j = i
 	}
 	return out
+}
+
+// Even splits rows into n chunks whose sizes differ by at most one row;
+// chunk(i) is the size of the i-th. Past the n-th chunk (when the
+// estimate of rows was low) chunks keep the last size.
+func Even(rows int64, n int) func(i int) int64 {
+	rows, k := max(rows, 1), int64(max(n, 1))
+	return func(i int) int64 {
+		j := min(int64(i), k-1)
+		return max(rows*(j+1)/k-rows*j/k, 1)
+	}
 }

@@ -1,0 +1,119 @@
+package alter_test
+
+import (
+	"testing"
+
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/geocompact/geocompact/bench"
+	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/alter"
+	"github.com/geocompact/geocompact/engine/catalogs"
+	"github.com/geocompact/geocompact/internal/testenv"
+)
+
+// TestAlterRoundTrip records a column order (as the Iceberg sort order),
+// a curve (as the property), size properties with units (as byte counts),
+// and removes them again.
+func TestAlterRoundTrip(t *testing.T) {
+	cat, name := newTable(t, bench.GenerateConfig{Rows: 300, Commits: 3})
+	ctx := t.Context()
+
+	res, err := alter.Apply(ctx, cat, name, alter.Request{SortOrder: "bbox_minx DESC, id",
+		Set: map[string]string{"write.target-file-size-bytes": "128MiB", "commit.manifest.target-size-bytes": "1GB", "owner": "gis"}})
+	require.NoError(t, err)
+	assert.Equal(t, "bbox_minx DESC NULLS LAST, id ASC NULLS FIRST", res.SortOrder)
+	assert.Equal(t, engine.TableLayout{Text: res.SortOrder, Source: engine.LayoutFromSortOrder}, res.Layout)
+	tbl := load(t, cat, name)
+	assert.Equal(t, "134217728", tbl.Properties()["write.target-file-size-bytes"])
+	assert.Equal(t, "1000000000", tbl.Properties()["commit.manifest.target-size-bytes"])
+	assert.Equal(t, "gis", tbl.Properties()["owner"])
+	so := tbl.SortOrder()
+	require.Equal(t, 2, so.Len())
+	assert.Equal(t, table.SortDESC, so.Field(0).Direction)
+	assert.NotContains(t, tbl.Properties(), engine.PropLayout)
+
+	res, err = alter.Apply(ctx, cat, name, alter.Request{Curve: "Hilbert", Unset: []string{"owner"}})
+	require.NoError(t, err)
+	assert.Equal(t, engine.TableLayout{Text: "hilbert()", Source: engine.LayoutFromProperty}, res.Layout)
+	tbl = load(t, cat, name)
+	assert.Equal(t, "hilbert()", tbl.Properties()[engine.PropLayout])
+	assert.True(t, tbl.SortOrder().IsUnsorted(), "a curve resets the Iceberg sort order")
+	assert.NotContains(t, tbl.Properties(), "owner")
+
+	res, err = alter.Apply(ctx, cat, name, alter.Request{Curve: "auto"})
+	require.NoError(t, err)
+	assert.Equal(t, "auto", res.Layout.Text)
+
+	res, err = alter.Apply(ctx, cat, name, alter.Request{SortOrder: "zorder(bbox_minx, bbox_maxy)"})
+	require.NoError(t, err)
+	assert.Equal(t, "zorder(bbox_minx, bbox_maxy)", load(t, cat, name).Properties()[engine.PropLayout])
+
+	res, err = alter.Apply(ctx, cat, name, alter.Request{Curve: "linear"})
+	require.NoError(t, err)
+	assert.Equal(t, engine.LayoutFromSortOrder, res.Layout.Source, "linear over the bbox columns is a plain sort order")
+	assert.NotContains(t, load(t, cat, name).Properties(), engine.PropLayout)
+
+	_, err = alter.Apply(ctx, cat, name, alter.Request{Unset: []string{engine.PropLayout}, Set: map[string]string{"gc.enabled": "true"}})
+	require.NoError(t, err)
+	rec, err := engine.RecordedLayout(load(t, cat, name))
+	require.NoError(t, err)
+	assert.Equal(t, engine.LayoutFromSortOrder, rec.Source, "unsetting the property leaves the Iceberg sort order")
+}
+
+// TestAlterRefusesBadInput names the problem and changes nothing.
+func TestAlterRefusesBadInput(t *testing.T) {
+	cat, name := newTable(t, bench.GenerateConfig{Rows: 100, Commits: 1})
+	before := load(t, cat, name).Metadata()
+	for _, tc := range []struct {
+		name string
+		req  alter.Request
+		want string
+	}{
+		{"unknown curve", alter.Request{Curve: "hilbrt"}, "did you mean hilbert?"},
+		{"auto misspelt", alter.Request{Curve: "autoo"}, "did you mean auto?"},
+		{"missing column", alter.Request{SortOrder: "bbox_minx, tss"}, `no column "tss"; its columns are id, ts, device_id`},
+		{"curve and order", alter.Request{Curve: "hilbert", SortOrder: "id"}, "not both"},
+		{"nothing", alter.Request{}, "nothing to alter"},
+		{"bad size", alter.Request{Set: map[string]string{"write.target-file-size-bytes": "12XB"}}, "write.target-file-size-bytes"},
+		{"zero size", alter.Request{Set: map[string]string{"write.target-file-size-bytes": "0"}}, "positive"},
+		{"misspelt key", alter.Request{Set: map[string]string{"write.target-file-size": "1MiB"}}, "did you mean write.target-file-size-bytes?"},
+		{"set and unset", alter.Request{Set: map[string]string{"owner": "a"}, Unset: []string{"owner"}}, "both set and unset"},
+		{"bad layout property", alter.Request{Set: map[string]string{engine.PropLayout: "hilbert("}}, engine.PropLayout},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := alter.Apply(t.Context(), cat, name, tc.req)
+			require.ErrorIs(t, err, engine.ErrOption)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+	assert.Equal(t, before.LastUpdatedMillis(), load(t, cat, name).Metadata().LastUpdatedMillis(), "nothing was committed")
+}
+
+// newTable generates a table in a fresh SQLite catalog: alter does not
+// depend on the catalog backend.
+func newTable(t *testing.T, cfg bench.GenerateConfig) (catalog.Catalog, string) {
+	t.Helper()
+	for _, c := range testenv.Catalogs(t) {
+		if c.Backend != "sqlite" {
+			continue
+		}
+		cat, _ := c.Open(t)
+		cfg.Table, cfg.Seed = "geo.t", 7
+		_, err := bench.Generate(t.Context(), cat, cfg)
+		require.NoError(t, err)
+		return cat, cfg.Table
+	}
+	t.Fatal("no sqlite catalog")
+	return nil, ""
+}
+
+func load(t *testing.T, cat catalog.Catalog, name string) *table.Table {
+	t.Helper()
+	tbl, err := catalogs.LoadTable(t.Context(), cat, name)
+	require.NoError(t, err)
+	return tbl
+}

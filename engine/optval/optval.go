@@ -1,0 +1,136 @@
+// Package optval parses the values of named options (--option KEY=VALUE,
+// and table properties): integers, booleans, fractions and byte sizes with
+// units, with errors that name the option and say what is wanted. It
+// knows nothing of what the options mean; the engine's ParseOptions does.
+package optval
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// ErrBad marks a malformed option value (engine.ErrOption is the same
+// error).
+var ErrBad = errors.New("engine: bad option")
+
+// Parser parses the values of named options, keeping the first error;
+// once Err is set the other methods do nothing.
+type Parser struct {
+	// KV holds the options by name.
+	KV map[string]string
+	// Err is the first error, which wraps ErrBad and names the option.
+	Err error
+}
+
+// Int64 parses an integer option of at least minVal.
+func (p *Parser) Int64(name string, dst *int64, minVal int64) {
+	v, ok := p.Value(name)
+	if !ok {
+		return
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || n < minVal {
+		p.Err = fmt.Errorf("%w: %s=%q: want an integer >= %d", ErrBad, name, v, minVal)
+		return
+	}
+	*dst = n
+}
+
+// Int parses an integer option of at least minVal.
+func (p *Parser) Int(name string, dst *int, minVal int) {
+	n := int64(*dst)
+	p.Int64(name, &n, int64(minVal))
+	*dst = int(n)
+}
+
+// Bool parses a boolean option; a bare key (an empty value) means true.
+func (p *Parser) Bool(name string, dst *bool) {
+	v, ok := p.KV[name]
+	if !ok || p.Err != nil {
+		return
+	}
+	if strings.TrimSpace(v) == "" {
+		*dst = true
+		return
+	}
+	b, err := strconv.ParseBool(strings.TrimSpace(v))
+	if err != nil {
+		p.Err = fmt.Errorf("%w: %s=%q: want true or false", ErrBad, name, v)
+		return
+	}
+	*dst = b
+}
+
+// Value returns the value of a non-boolean option when it is set and no
+// error is pending; an empty value is an error naming the option.
+func (p *Parser) Value(name string) (string, bool) {
+	v, ok := p.KV[name]
+	if !ok || p.Err != nil {
+		return "", false
+	}
+	if strings.TrimSpace(v) == "" {
+		p.Err = fmt.Errorf("%w: option %s needs a value: --option %s=VALUE", ErrBad, name, name)
+		return "", false
+	}
+	return v, true
+}
+
+// Fraction parses a fraction option in (0, 1], or [0, 1] with zero.
+func (p *Parser) Fraction(name string, dst *float64, zero bool) {
+	v, ok := p.Value(name)
+	if !ok {
+		return
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || !(f <= 1 && (f > 0 || zero && f == 0)) {
+		p.Err = fmt.Errorf("%w: %s=%q: want a fraction in (0, 1]", ErrBad, name, v)
+		return
+	}
+	*dst = f
+}
+
+// Size parses a size option of at least minVal bytes (see ParseSize).
+func (p *Parser) Size(name string, dst *int64, minVal int64) {
+	v, ok := p.Value(name)
+	if !ok {
+		return
+	}
+	n, err := ParseSize(v)
+	if err == nil && n < minVal {
+		err = fmt.Errorf("want at least %d bytes", minVal)
+	}
+	if err != nil {
+		p.Err = fmt.Errorf("%w: %s=%q: %w", ErrBad, name, v, err)
+		return
+	}
+	*dst = n
+}
+
+// sizeUnits are the units ParseSize accepts, by lower-case name.
+var sizeUnits = map[string]int64{
+	"": 1, "b": 1,
+	"kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
+	"kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40,
+}
+
+// ParseSize parses a byte count with an optional unit: a bare number is
+// bytes, KB, MB, GB and TB are 1000-based (SI), KiB, MiB, GiB and TiB are
+// 1024-based (IEC); units are case-insensitive and may follow a space or a
+// decimal number ("1.5GiB"). Single-letter units ("512k") are refused as
+// ambiguous.
+func ParseSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	i := strings.IndexFunc(t, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+	if i < 0 {
+		i = len(t)
+	}
+	num, unit := t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
+	mult, ok := sizeUnits[unit]
+	f, err := strconv.ParseFloat(num, 64)
+	if !ok || err != nil || f < 0 || f*float64(mult) >= 1<<63 {
+		return 0, fmt.Errorf("size %q: want bytes with an optional unit, KB, MB, GB, TB (1000-based) or KiB, MiB, GiB, TiB (1024-based), e.g. 128MiB", s)
+	}
+	return int64(f * float64(mult)), nil
+}
