@@ -142,20 +142,8 @@ func Run(ctx context.Context, cat catalog.Catalog, cfg Config) (*Report, error) 
 	if !cols.HasBBox() {
 		rep.Filter = "bbox_intersects(" + cols.Geometry + ")"
 	}
-	extent := spatial.EmptyBound()
-	var rows []spatial.Bound
-	for _, f := range srcFiles {
-		rep.Rows += int64(len(f.rows))
-		rep.SourceBytes += f.size
-		for _, r := range f.rows {
-			extent = extent.Extend(r)
-		}
-		rows = append(rows, f.rows...)
-	}
-	rep.Extent = extent
-	for i := 0; i < len(rows); i += (len(rows) + MaxRowSample - 1) / MaxRowSample {
-		rep.RowSample = append(rep.RowSample, rows[i])
-	}
+	rows := summarizeSource(rep, srcFiles)
+	extent := rep.Extent
 	log.Info("bench source read", "table", cfg.Table, "files", len(srcFiles), "rows", rep.Rows, "duration", time.Since(start))
 	if rep.Windows, err = chooseWindows(cfg, extent, rows, rep); err != nil {
 		return nil, err
@@ -201,6 +189,26 @@ func Run(ctx context.Context, cat catalog.Catalog, cfg Config) (*Report, error) 
 		cfg.Progress(len(layouts), len(layouts))
 	}
 	return rep, nil
+}
+
+// summarizeSource records the source's rows, bytes, extent and a sample of
+// its row boxes in rep, and returns every row's box.
+func summarizeSource(rep *Report, srcFiles []fileInfo) []spatial.Bound {
+	extent := spatial.EmptyBound()
+	var rows []spatial.Bound
+	for _, f := range srcFiles {
+		rep.Rows += int64(len(f.rows))
+		rep.SourceBytes += f.size
+		for _, r := range f.rows {
+			extent = extent.Extend(r)
+		}
+		rows = append(rows, f.rows...)
+	}
+	rep.Extent = extent
+	for i := 0; i < len(rows); i += (len(rows) + MaxRowSample - 1) / MaxRowSample {
+		rep.RowSample = append(rep.RowSample, rows[i])
+	}
+	return rows
 }
 
 // chooseWindows takes cfg's windows or generates them, recording how.
