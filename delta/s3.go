@@ -1,6 +1,7 @@
 package delta
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -161,7 +162,7 @@ func (s *S3Storage) PutIfAbsent(ctx context.Context, name string, data []byte) e
 		return err
 	}
 	_, err = s.Client.PutObject(ctx, &s3.PutObjectInput{Bucket: &s.Bucket, Key: &k,
-		Body: strings.NewReader(string(data)), IfNoneMatch: aws.String("*")})
+		Body: bytes.NewReader(data), IfNoneMatch: aws.String("*")})
 	// 412: the object exists. 409: a concurrent conditional write of the
 	// same key is in flight, which will win or has won.
 	if isS3Status(err, "PreconditionFailed", "ConditionalRequestConflict") {
@@ -180,7 +181,7 @@ func (s *S3Storage) Put(ctx context.Context, name string, data []byte) error {
 		return err
 	}
 	if _, err := s.Client.PutObject(ctx, &s3.PutObjectInput{Bucket: &s.Bucket, Key: &k,
-		Body: strings.NewReader(string(data))}); err != nil {
+		Body: bytes.NewReader(data)}); err != nil {
 		return fmt.Errorf("put %s: %w", name, err)
 	}
 	return nil

@@ -27,24 +27,13 @@ func copyDeltaTable(t *testing.T, name string, age time.Duration) string {
 	_, err := os.Stat(src)
 	require.NoError(t, err, "Delta golden table %s is expected at %s beside the repository", name, goldenDelta)
 	dst := t.TempDir()
+	copyTree(t, src, dst)
 	old := time.Now().Add(-age)
-	err = filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+	err = filepath.WalkDir(dst, func(p string, _ os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(target, b, 0o644); err != nil {
-			return err
-		}
-		return os.Chtimes(target, old, old)
+		return os.Chtimes(p, old, old)
 	})
 	require.NoError(t, err)
 	return dst
