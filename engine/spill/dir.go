@@ -65,16 +65,34 @@ func OpenDir(root string) (*Dir, []string, error) {
 	if err != nil {
 		return nil, removed, fmt.Errorf("%w: cannot write in spill directory %s: %w; set the spill-dir option or %s to a writable local directory", ErrDir, root, err, EnvDir)
 	}
-	lock, err := os.Create(filepath.Join(path, "lock"))
-	if err == nil {
-		err = lockFile(lock)
-	}
+	lock, err := takeLock(path)
 	if err != nil {
 		os.RemoveAll(path)
 		return nil, removed, fmt.Errorf("%w: lock spill directory %s: %w", ErrDir, path, err)
 	}
-	fmt.Fprintf(lock, "pid %d\nstarted %s\n", os.Getpid(), time.Now().UTC().Format(time.RFC3339))
 	return &Dir{path: path, lock: lock}, removed, nil
+}
+
+// takeLock creates the directory's lock file already locked: it is
+// written and locked under a temporary name and only then renamed to
+// "lock", so a concurrent CleanAbandoned never finds a lock file that is
+// free only because its run has not locked it yet.
+func takeLock(dir string) (*os.File, error) {
+	tmp := filepath.Join(dir, "lock.new")
+	lock, err := os.Create(tmp)
+	if err != nil {
+		return nil, err
+	}
+	if err := lockFile(lock); err != nil {
+		lock.Close()
+		return nil, err
+	}
+	fmt.Fprintf(lock, "pid %d\nstarted %s\n", os.Getpid(), time.Now().UTC().Format(time.RFC3339))
+	if err := os.Rename(tmp, filepath.Join(dir, "lock")); err != nil {
+		lock.Close()
+		return nil, err
+	}
+	return lock, nil
 }
 
 // Path is the directory's path.
@@ -101,23 +119,29 @@ func CleanAbandoned(root string) []string {
 			continue
 		}
 		dir := filepath.Join(root, e.Name())
-		f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR, 0)
-		if err != nil {
-			// No lock file: a run killed between creating the directory
-			// and its lock, unless it is brand new.
-			if info, serr := e.Info(); serr != nil || time.Since(info.ModTime()) < time.Minute {
-				continue
-			}
-		} else {
-			held := tryLockFile(f) != nil
-			f.Close()
-			if held {
-				continue
-			}
-		}
-		if os.RemoveAll(dir) == nil {
+		if removeAbandoned(dir, e) {
 			removed = append(removed, dir)
 		}
 	}
 	return removed
+}
+
+// removeAbandoned removes one spill directory if no live run holds it,
+// keeping the dead run's lock while it removes, so that two cleaning
+// runs never race on the same directory.
+func removeAbandoned(dir string, e os.DirEntry) bool {
+	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR, 0)
+	if err != nil {
+		// No lock file: a run killed before it locked its directory,
+		// unless it is brand new and still taking its lock.
+		if info, serr := e.Info(); serr != nil || time.Since(info.ModTime()) < time.Minute {
+			return false
+		}
+		return os.RemoveAll(dir) == nil
+	}
+	defer f.Close()
+	if tryLockFile(f) != nil {
+		return false
+	}
+	return os.RemoveAll(dir) == nil
 }

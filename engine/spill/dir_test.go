@@ -3,6 +3,7 @@ package spill_test
 import (
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -46,4 +47,40 @@ func openDir(t *testing.T, root string) (string, func() error, error) {
 		return "", nil, err
 	}
 	return d.Path(), d.Close, nil
+}
+
+// TestCleanAbandonedSparesRunsBeingOpened races runs opening their spill
+// directories against runs cleaning the same root: a directory whose run
+// is alive must never be removed, even while its lock is being taken.
+func TestCleanAbandonedSparesRunsBeingOpened(t *testing.T) {
+	root := t.TempDir()
+	const opens = 200
+	done := make(chan struct{})
+	var cleaners sync.WaitGroup
+	for range 2 {
+		cleaners.Add(1)
+		go func() {
+			defer cleaners.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+					spill.CleanAbandoned(root)
+				}
+			}
+		}()
+	}
+	var lost []string
+	for range opens {
+		d, _, err := spill.OpenDir(root)
+		require.NoError(t, err)
+		if _, err := os.Stat(filepath.Join(d.Path(), "lock")); err != nil {
+			lost = append(lost, d.Path())
+		}
+		require.NoError(t, d.Close())
+	}
+	close(done)
+	cleaners.Wait()
+	assert.Empty(t, lost, "live runs' spill directories removed by a concurrent clean")
 }
