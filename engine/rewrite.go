@@ -102,6 +102,13 @@ func (r *rewriter) run(ctx context.Context, tbl *table.Table, filter iceberg.Boo
 	if err != nil || len(res.Plan.Groups) == 0 {
 		return res, err
 	}
+	return r.execute(ctx, res, tf)
+}
+
+// execute runs the plan of res (which has groups) on the table tf: plans
+// each group's sort, then rewrites, verifies and commits the groups
+// (nothing more on a dry run). The core of a rewrite, in any format.
+func (r *rewriter) execute(ctx context.Context, res *Result, tf tableFormat) (*Result, error) {
 	plan := res.Plan
 	r.planSorts(plan, r.concurrency(plan))
 	if !r.cfg.DryRun {
@@ -301,7 +308,7 @@ func (ex *execution) geomName() string {
 // groupOut is what rewriting one group produced.
 type groupOut struct {
 	group    *Group
-	index    int // in the plan
+	index    int        // in the plan
 	files    []PlanFile // the group's input files
 	newFiles []outFile
 	in, out  verify.Digest
