@@ -40,7 +40,7 @@ const (
 // column, nothing else is read) and lets cluster.Choose weigh the
 // candidates for the group's output file count and the request's windows
 // (cluster's default data-placed windows when none are given).
-func (r *rewriter) chooseLayouts(ctx context.Context, tf tableFormat, plan *Plan) ([]AutoChoice, error) {
+func (r *rewriter) chooseLayouts(ctx context.Context, tf Format, plan *Plan) ([]AutoChoice, error) {
 	r.autoOrders = make([]cluster.Order, len(plan.Groups))
 	out := make([]AutoChoice, 0, len(plan.Groups))
 	for i := range plan.Groups {
@@ -101,14 +101,14 @@ func autoSummary(choices []AutoChoice) string {
 
 // sampleBounds reads the row boxes of group g at the snapshot, keeping
 // about n of them spread evenly over the group's rows in scan order.
-func sampleBounds(ctx context.Context, tf tableFormat, g *Group, n int) ([]spatial.Bound, error) {
-	sp, _, _ := tf.spatial()
+func sampleBounds(ctx context.Context, tf Format, g *Group, n int) ([]spatial.Bound, error) {
+	sp, _, _ := tf.Spatial()
 	geom := sp.Geometry
 	cols := []string{geom}
 	if sp.HasBBox() {
 		cols = sp.BBox[:]
 	}
-	sc, recs, err := tf.read(ctx, g.Files, g.Files, cols)
+	sc, recs, err := tf.Read(ctx, g.Files, g.Files, cols)
 	if err != nil {
 		return nil, fmt.Errorf("sample rows: %w", err)
 	}

@@ -28,7 +28,7 @@ func errDiverged(format string, args ...any) error {
 // reporting the phase.
 func (ex *execution) commit(ctx context.Context, outs []*groupOut) (id int64, removedDeletes int, err error) {
 	ex.progress(-1, "committing", 0, 0)
-	id, removedDeletes, err = ex.tf.commit(ctx, ex.r, outs)
+	id, removedDeletes, err = ex.tf.Commit(ctx, replacements(outs), ex.r.summary(len(outs)))
 	if err == nil {
 		ex.r.log.Info("rewrite committed", "snapshot_id", id, "groups", len(outs))
 	}
@@ -42,26 +42,26 @@ func (ex *execution) commit(ctx context.Context, outs []*groupOut) (id int64, re
 // read: committing then would lose those deletes. It returns the new
 // snapshot's id and how many delete files it dropped with the files they
 // applied to.
-func (t *icebergFormat) commit(ctx context.Context, r *rewriter, outs []*groupOut) (id int64, removedDeletes int, err error) {
-	err = catalogs.WithCommitRetry(ctx, r.cfg.CommitRetries, func(ctx context.Context) error {
+func (t *icebergFormat) Commit(ctx context.Context, groups []Replacement, summary map[string]string) (id int64, removedDeletes int, err error) {
+	err = catalogs.WithCommitRetry(ctx, t.retries, func(ctx context.Context) error {
 		if testHookBeforeCommit != nil {
 			testHookBeforeCommit(ctx)
 		}
-		tbl, err := r.cat.LoadTable(ctx, r.ident)
+		tbl, err := t.cat.LoadTable(ctx, t.tbl.Identifier())
 		if err != nil {
-			return fmt.Errorf("reload %s: %w", r.name, err)
+			return fmt.Errorf("reload %s: %w", t.name, err)
 		}
-		removable, err := t.checkBase(ctx, r, tbl, outs)
+		removable, err := t.checkBase(ctx, tbl, groups)
 		if err != nil {
 			return err
 		}
 		tx := tbl.NewTransaction()
-		rw := tx.NewRewrite(r.summary(len(outs)))
-		for _, o := range outs {
-			for _, f := range o.files {
+		rw := tx.NewRewrite(summary)
+		for _, g := range groups {
+			for _, f := range g.Files {
 				rw.DeleteFile(task(f).File)
 			}
-			for _, f := range dataFiles(o.newFiles) {
+			for _, f := range dataFiles(g.New) {
 				rw.AddDataFile(f)
 			}
 		}
@@ -69,11 +69,11 @@ func (t *icebergFormat) commit(ctx context.Context, r *rewriter, outs []*groupOu
 			rw.DeleteFile(d)
 		}
 		if err := rw.Commit(ctx); err != nil {
-			return fmt.Errorf("stage rewrite of %s: %w", r.name, err)
+			return fmt.Errorf("stage rewrite of %s: %w", t.name, err)
 		}
 		nt, err := tx.Commit(ctx)
 		if err != nil {
-			return fmt.Errorf("commit rewrite of %s: %w", r.name, err)
+			return fmt.Errorf("commit rewrite of %s: %w", t.name, err)
 		}
 		id = nt.CurrentSnapshot().SnapshotID
 		removedDeletes = len(removable)
@@ -86,7 +86,7 @@ func (t *icebergFormat) commit(ctx context.Context, r *rewriter, outs []*groupOu
 // tbl with exactly the delete files that were applied when it was read,
 // and returns the delete files that apply only to replaced files (safe to
 // drop with them).
-func (t *icebergFormat) checkBase(ctx context.Context, r *rewriter, tbl *table.Table, outs []*groupOut) ([]iceberg.DataFile, error) {
+func (t *icebergFormat) checkBase(ctx context.Context, tbl *table.Table, groups []Replacement) ([]iceberg.DataFile, error) {
 	if tbl.CurrentSnapshot() == nil {
 		return nil, errDiverged("the table has no current snapshot any more")
 	}
@@ -94,7 +94,7 @@ func (t *icebergFormat) checkBase(ctx context.Context, r *rewriter, tbl *table.T
 	if tbl.CurrentSnapshot().SnapshotID != t.snapshotID {
 		var err error
 		if tasks, err = tbl.Scan().PlanFiles(ctx); err != nil {
-			return nil, fmt.Errorf("plan files of %s: %w", r.name, err)
+			return nil, fmt.Errorf("plan files of %s: %w", t.name, err)
 		}
 	}
 	live := make(map[string]*table.FileScanTask, len(tasks))
@@ -102,8 +102,8 @@ func (t *icebergFormat) checkBase(ctx context.Context, r *rewriter, tbl *table.T
 		live[tasks[i].File.FilePath()] = &tasks[i]
 	}
 	replaced := map[string]bool{}
-	for _, o := range outs {
-		for _, f := range o.files {
+	for _, g := range groups {
+		for _, f := range g.Files {
 			task := task(f)
 			replaced[task.File.FilePath()] = true
 			cur, ok := live[task.File.FilePath()]

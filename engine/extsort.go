@@ -145,7 +145,7 @@ func (r *rewriter) checkSpill(p *Plan, concurrency int) error {
 //
 // Equal keys always fall in one bucket, and each bucket keeps input
 // order, so the stable order within buckets is the global stable order.
-func (ex *execution) sortSpilled(ctx context.Context, g *groupIO, recs iter.Seq2[arrow.RecordBatch, error]) ([]outFile, error) {
+func (ex *execution) sortSpilled(ctx context.Context, g *groupIO, recs iter.Seq2[arrow.RecordBatch, error]) ([]OutFile, error) {
 	sp := g.o.group.Sort
 	if ex.r.opts.CutWindowFraction > 0 {
 		ex.r.log.Warn("cut-window-fraction is not applied to a spilled group: its files are cut at equal row counts", "partition", g.o.group.Partition)
@@ -206,7 +206,7 @@ func (ex *execution) sampleKeys(ctx context.Context, g *groupIO, sorter *cluster
 	}
 	slices.Sort(cols)
 	cols = slices.Compact(cols)
-	psc, recs, err := ex.tf.read(ctx, g.o.files, g.o.files, cols)
+	psc, recs, err := ex.tf.Read(ctx, g.o.files, g.o.files, cols)
 	if err != nil {
 		return nil, nil, cluster.Scale{}, err
 	}
@@ -341,7 +341,7 @@ func argmax(xs []int64) int {
 // sortUnits loads the buckets in key order, merged into units of at most
 // unit Arrow bytes, sorts each and writes it into sink; the next unit is
 // loaded and sorted while the current one is written.
-func (ex *execution) sortUnits(ctx context.Context, g *groupIO, frozen *cluster.Sorter, bf *spill.Buckets, unit int64, sink groupSink) error {
+func (ex *execution) sortUnits(ctx context.Context, g *groupIO, frozen *cluster.Sorter, bf *spill.Buckets, unit int64, sink Sink) error {
 	type sorted struct {
 		recs []arrow.RecordBatch
 		perm []int32

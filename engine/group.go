@@ -32,7 +32,7 @@ func (ex *execution) rewriteGroup(ctx context.Context, i int, g *Group) *groupOu
 	ex.progressMu.Unlock()
 	ex.progress(i, "done", 0, 0)
 	if o.err != nil {
-		o.err = ex.tf.brokenInput(ctx, o.files, o.err)
+		o.err = ex.tf.BrokenInput(ctx, o.files, o.err)
 		o.err = fmt.Errorf("rewrite group %d (%s): %w", i+1, PartitionLabel(g.Partition), o.err)
 		return o
 	}
@@ -47,7 +47,7 @@ func (ex *execution) rewriteGroupErr(ctx context.Context, o *groupOut) error {
 		return err
 	}
 	start := time.Now()
-	var files []outFile
+	var files []OutFile
 	switch {
 	case ex.r.lay.strategy != Sort:
 		files, err = ex.writeStream(ctx, g, recs)
@@ -72,11 +72,11 @@ func (ex *execution) rewriteGroupErr(ctx context.Context, o *groupOut) error {
 // planned version, deletes applied, and returns what reading and writing
 // the group needs; g.digest validates a batch and folds it into o.in.
 func (ex *execution) readGroup(ctx context.Context, o *groupOut, files []PlanFile) (*groupIO, iter.Seq2[arrow.RecordBatch, error], error) {
-	readSc, recs, err := ex.tf.read(ctx, o.files, files, nil)
+	readSc, recs, err := ex.tf.Read(ctx, o.files, files, nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read: %w", err)
 	}
-	sc, err := ex.tf.writeSchema(o.files, readSc)
+	sc, err := ex.tf.WriteSchema(o.files, readSc)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -104,7 +104,7 @@ type groupIO struct {
 
 // writeStream writes the rows of recs as they come (binpack): files of
 // even row counts, streamed, so memory does not grow with the group.
-func (ex *execution) writeStream(ctx context.Context, g *groupIO, recs iter.Seq2[arrow.RecordBatch, error]) ([]outFile, error) {
+func (ex *execution) writeStream(ctx context.Context, g *groupIO, recs iter.Seq2[arrow.RecordBatch, error]) ([]OutFile, error) {
 	sink := ex.newSink(ctx, g.o, g.sc, evenChunks(g.o.group.Records, g.o.group.OutputFiles), sinkQueue)
 	err := eachBatch(recs, g.digest, func(rec arrow.RecordBatch) error {
 		if err := sink.Write(rec); err != nil {
@@ -148,7 +148,7 @@ func eachBatch(recs iter.Seq2[arrow.RecordBatch, error], check func(arrow.Record
 // Curve positions are normalised over the group's extent (the union of
 // the rows' bboxes, known once every row is read), so the keys depend
 // only on the group's rows; sortSpilled learns the same scale.
-func (ex *execution) sortInMemory(ctx context.Context, g *groupIO, recs iter.Seq2[arrow.RecordBatch, error]) ([]outFile, error) {
+func (ex *execution) sortInMemory(ctx context.Context, g *groupIO, recs iter.Seq2[arrow.RecordBatch, error]) ([]OutFile, error) {
 	sorter, err := ex.groupSorter(g, g.readSc)
 	if err != nil {
 		return nil, err
@@ -229,7 +229,7 @@ const gatherBytes = 8 << 20
 
 // gatherInto writes the rows of in, in perm's order, into sink, gathering
 // about gatherBytes at a time.
-func gatherInto(sink groupSink, sc *arrow.Schema, in []arrow.RecordBatch, perm []int32) error {
+func gatherInto(sink Sink, sc *arrow.Schema, in []arrow.RecordBatch, perm []int32) error {
 	return gatherEach(sc, in, perm, func(rec arrow.RecordBatch) error {
 		if err := sink.Write(rec); err != nil {
 			return fmt.Errorf("write: %w", err)
@@ -279,7 +279,7 @@ func (ex *execution) geometryCheck() func(arrow.RecordBatch) error {
 	if !ex.r.opts.ValidateGeometry {
 		return none
 	}
-	cols, props, err := ex.tf.spatial()
+	cols, props, err := ex.tf.Spatial()
 	if err != nil {
 		return none // not a spatial table: nothing to validate
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/engine/geowrite"
@@ -17,6 +18,12 @@ import (
 
 // icebergFormat is an Iceberg table at the snapshot a rewrite planned on.
 type icebergFormat struct {
+	// cat and name are where the table is, retries how often a commit
+	// that lost a race is replayed.
+	cat     catalog.Catalog
+	name    string
+	retries int
+
 	tbl        *table.Table
 	snapshotID int64
 	// all are the scan tasks of every live file at the snapshot.
@@ -24,7 +31,7 @@ type icebergFormat struct {
 }
 
 // task is the scan task a PlanFile of an Iceberg table carries.
-func task(f PlanFile) table.FileScanTask { return *f.file.(*table.FileScanTask) }
+func task(f PlanFile) table.FileScanTask { return *f.File.(*table.FileScanTask) }
 
 func tasksOf(files []PlanFile) []table.FileScanTask {
 	ts := make([]table.FileScanTask, len(files))
@@ -34,7 +41,7 @@ func tasksOf(files []PlanFile) []table.FileScanTask {
 	return ts
 }
 
-func (t *icebergFormat) read(ctx context.Context, group, files []PlanFile, cols []string) (*arrow.Schema, iter.Seq2[arrow.RecordBatch, error], error) {
+func (t *icebergFormat) Read(ctx context.Context, group, files []PlanFile, cols []string) (*arrow.Schema, iter.Seq2[arrow.RecordBatch, error], error) {
 	tasks := tasksOf(files)
 	scanOpts, _, _ := t.ioOptions(tasksOf(group))
 	scanOpts = append(scanOpts, table.WithSnapshotID(t.snapshotID))
@@ -44,7 +51,7 @@ func (t *icebergFormat) read(ctx context.Context, group, files []PlanFile, cols 
 	return t.tbl.Scan(scanOpts...).ReadTasks(ctx, tasks)
 }
 
-func (t *icebergFormat) writeSchema(files []PlanFile, sc *arrow.Schema) (*arrow.Schema, error) {
+func (t *icebergFormat) WriteSchema(files []PlanFile, sc *arrow.Schema) (*arrow.Schema, error) {
 	_, _, lineage := t.ioOptions(tasksOf(files))
 	if lineage == nil {
 		return sc, nil
@@ -57,38 +64,38 @@ func (t *icebergFormat) writeSchema(files []PlanFile, sc *arrow.Schema) (*arrow.
 	return out, nil
 }
 
-func (t *icebergFormat) newSink(ctx context.Context, files []PlanFile, sc *arrow.Schema, cfg sinkConfig) groupSink {
+func (t *icebergFormat) NewSink(ctx context.Context, files []PlanFile, sc *arrow.Schema, cfg SinkConfig) Sink {
 	_, opts, _ := t.ioOptions(tasksOf(files))
-	return icebergSink{geowrite.NewSink(ctx, t.tbl, sc, geowrite.SinkConfig{Options: opts, FileRows: cfg.fileRows, Lanes: cfg.lanes, Queue: cfg.queue, WriteID: cfg.writeID})}
+	return icebergSink{geowrite.NewSink(ctx, t.tbl, sc, geowrite.SinkConfig{Options: opts, FileRows: cfg.FileRows, Lanes: cfg.Lanes, Queue: cfg.Queue, WriteID: cfg.WriteID})}
 }
 
 // icebergSink is a geowrite.Sink whose files are outFiles.
 type icebergSink struct{ *geowrite.Sink }
 
-func (s icebergSink) Close() ([]outFile, error) {
+func (s icebergSink) Close() ([]OutFile, error) {
 	files, err := s.Sink.Close()
 	return icebergOut(files), err
 }
 
 // icebergOut describes Iceberg data files as outFiles.
-func icebergOut(files []iceberg.DataFile) []outFile {
-	out := make([]outFile, len(files))
+func icebergOut(files []iceberg.DataFile) []OutFile {
+	out := make([]OutFile, len(files))
 	for i, f := range files {
-		out[i] = outFile{Path: f.FilePath(), Size: f.FileSizeBytes(), Records: f.Count(), file: f}
+		out[i] = OutFile{Path: f.FilePath(), Size: f.FileSizeBytes(), Records: f.Count(), File: f}
 	}
 	return out
 }
 
 // dataFiles returns the Iceberg data files of outFiles.
-func dataFiles(files []outFile) []iceberg.DataFile {
+func dataFiles(files []OutFile) []iceberg.DataFile {
 	out := make([]iceberg.DataFile, len(files))
 	for i, f := range files {
-		out[i] = f.file.(iceberg.DataFile)
+		out[i] = f.File.(iceberg.DataFile)
 	}
 	return out
 }
 
-func (t *icebergFormat) readBack(ctx context.Context, in []PlanFile, written []outFile) (iter.Seq2[arrow.RecordBatch, error], error) {
+func (t *icebergFormat) ReadBack(ctx context.Context, in []PlanFile, written []OutFile) (iter.Seq2[arrow.RecordBatch, error], error) {
 	scanOpts, _, _ := t.ioOptions(tasksOf(in))
 	tasks := make([]table.FileScanTask, len(written))
 	for i, f := range dataFiles(written) {
@@ -98,7 +105,7 @@ func (t *icebergFormat) readBack(ctx context.Context, in []PlanFile, written []o
 	return recs, err
 }
 
-func (t *icebergFormat) remove(ctx context.Context, paths []string) error {
+func (t *icebergFormat) Remove(ctx context.Context, paths []string) error {
 	fs, err := t.tbl.FS(ctx)
 	if err != nil {
 		return fmt.Errorf("no file system: %w", err)
@@ -112,11 +119,11 @@ func (t *icebergFormat) remove(ctx context.Context, paths []string) error {
 	return errors.Join(errs...)
 }
 
-func (t *icebergFormat) brokenInput(ctx context.Context, files []PlanFile, err error) error {
+func (t *icebergFormat) BrokenInput(ctx context.Context, files []PlanFile, err error) error {
 	return nameBrokenInput(ctx, t.tbl, tasksOf(files), err)
 }
 
-func (t *icebergFormat) spatial() (spatial.Columns, map[string]string, error) {
+func (t *icebergFormat) Spatial() (spatial.Columns, map[string]string, error) {
 	cols, err := spatial.DiscoverTableColumns(t.tbl.Schema(), t.tbl.Properties(), "")
 	return cols, t.tbl.Properties(), err
 }

@@ -156,7 +156,7 @@ func OpenPieces(ctx context.Context, cat catalog.Catalog, name string, req Reque
 	if err != nil {
 		return nil, fmt.Errorf("plan files of %s at snapshot %d: %w", name, snapshotID, err)
 	}
-	tf := &icebergFormat{tbl: tbl, snapshotID: snapshotID, all: all}
+	tf := &icebergFormat{cat: r.cat, name: r.name, retries: r.cfg.CommitRetries, tbl: tbl, snapshotID: snapshotID, all: all}
 	p := &Pieces{groups: groups, ice: tf, ex: &execution{r: r, tf: tf, groups: len(groups),
 		lanes: max(1, runtime.NumCPU()/2), writeID: po.WriteID}}
 	p.index()
@@ -195,7 +195,7 @@ func (p *Pieces) groupOut(i int, s *GroupSpec) *groupOut {
 	o := &groupOut{group: &Group{Partition: s.Partition, Records: s.Records, OutputFiles: s.OutputFiles}, index: i, in: verify.NewDigest(), out: verify.NewDigest()}
 	for _, f := range s.Files {
 		t := p.tasks[f]
-		o.files = append(o.files, PlanFile{Path: f, Size: t.File.FileSizeBytes(), Records: t.File.Count(), file: t})
+		o.files = append(o.files, PlanFile{Path: f, Size: t.File.FileSizeBytes(), Records: t.File.Count(), File: t})
 	}
 	return o
 }
@@ -256,7 +256,7 @@ func (p *Pieces) Scatter(ctx context.Context, group int, path string, emit func(
 		return scatterBatch(rec, g.readSc, frozen, spec, counts, emit)
 	})
 	if err != nil {
-		return verify.Digest{}, fmt.Errorf("scatter %s: %w", path, p.ex.tf.brokenInput(ctx, o.files[pos:pos+1], err))
+		return verify.Digest{}, fmt.Errorf("scatter %s: %w", path, p.ex.tf.BrokenInput(ctx, o.files[pos:pos+1], err))
 	}
 	return o.in, nil
 }
@@ -287,7 +287,7 @@ func (p *Pieces) RewriteGroup(ctx context.Context, group int) ([]iceberg.DataFil
 	}
 	o := p.group(group)
 	if err := p.ex.rewriteGroupErr(ctx, o); err != nil {
-		err = p.ex.tf.brokenInput(ctx, o.files, err)
+		err = p.ex.tf.BrokenInput(ctx, o.files, err)
 		return dataFiles(o.newFiles), o.in, o.out, fmt.Errorf("rewrite group %d (%s): %w", group+1, PartitionLabel(o.group.Partition), err)
 	}
 	return dataFiles(o.newFiles), o.in, o.out, nil
@@ -310,7 +310,7 @@ type PieceWriter struct {
 	p     *Pieces
 	group int
 	g     *groupIO
-	sink  groupSink
+	sink  Sink
 }
 
 // NewWriter returns a writer of rows of group group into files of

@@ -22,9 +22,9 @@ type PlanFile struct {
 	Bound    spatial.Bound `json:"-"`
 	HasBound bool          `json:"-"`
 
-	// file is the format's own description of the file (an Iceberg scan
+	// File is the format's own description of the file (an Iceberg scan
 	// task, a Delta add action).
-	file any
+	File any `json:"-"`
 }
 
 // Group is a set of files of one partition rewritten together.

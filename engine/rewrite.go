@@ -71,18 +71,17 @@ func newRewriter(ctx context.Context, cat catalog.Catalog, name string, cfg Requ
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	r := &rewriter{cat: cat, name: name, ident: tbl.Identifier(), cfg: cfg, opts: opts, lay: lay, log: cfg.logger().With("table", name)}
+	r := &rewriter{cat: cat, name: name, cfg: cfg, opts: opts, lay: lay, log: cfg.logger().With("table", name)}
 	return r, tbl, filter, nil
 }
 
 // rewriter carries one rewrite's settings through its phases.
 type rewriter struct {
-	cat   catalog.Catalog
-	name  string
-	ident table.Identifier
-	cfg   Request
-	opts  Options
-	lay   layout
+	cat  catalog.Catalog // nil for a table of another format (RewriteTable)
+	name string
+	cfg  Request
+	opts Options
+	lay  layout
 	// autoOrders are the orders --curve auto chose, by group (nil for any
 	// other layout).
 	autoOrders []cluster.Order
@@ -108,7 +107,7 @@ func (r *rewriter) run(ctx context.Context, tbl *table.Table, filter iceberg.Boo
 // execute runs the plan of res (which has groups) on the table tf: plans
 // each group's sort, then rewrites, verifies and commits the groups
 // (nothing more on a dry run). The core of a rewrite, in any format.
-func (r *rewriter) execute(ctx context.Context, res *Result, tf tableFormat) (*Result, error) {
+func (r *rewriter) execute(ctx context.Context, res *Result, tf Format) (*Result, error) {
 	plan := res.Plan
 	r.planSorts(plan, r.concurrency(plan))
 	if !r.cfg.DryRun {
@@ -179,7 +178,7 @@ func (r *rewriter) plan(ctx context.Context, tbl *table.Table, filter iceberg.Bo
 		}
 		return res, nil, nil
 	}
-	tf := &icebergFormat{tbl: tbl, snapshotID: snap.SnapshotID, all: all}
+	tf := &icebergFormat{cat: r.cat, name: r.name, retries: r.cfg.CommitRetries, tbl: tbl, snapshotID: snap.SnapshotID, all: all}
 	if r.lay.auto {
 		if r.auto, err = r.chooseLayouts(ctx, tf, plan); err != nil {
 			return nil, nil, err
@@ -203,7 +202,7 @@ func planFiles(tbl *table.Table, tasks []table.FileScanTask) []PlanFile {
 			Records:     t.File.Count(),
 			Partition:   partitionKey(tbl, t.File),
 			DeleteFiles: len(t.DeleteFiles) + len(t.EqualityDeleteFiles) + len(t.DeletionVectorFiles),
-			file:        t,
+			File:        t,
 		}
 		if colsErr == nil {
 			out[i].Bound, out[i].HasBound = spatial.FileBound(tbl.Schema(), cols, t.File.LowerBoundValues(), t.File.UpperBoundValues())
@@ -241,7 +240,7 @@ func (r *rewriter) summary(groups int) iceberg.Properties {
 // execution runs the groups of one plan and commits them.
 type execution struct {
 	r  *rewriter
-	tf tableFormat
+	tf Format
 
 	mu      sync.Mutex
 	written []string // paths of every file written, for cleanup
@@ -272,7 +271,7 @@ func (ex *execution) progress(i int, phase string, step, steps int) {
 		BytesDone: ex.bytesDone, Bytes: ex.bytes})
 }
 
-func (ex *execution) track(files []outFile) {
+func (ex *execution) track(files []OutFile) {
 	ex.mu.Lock()
 	defer ex.mu.Unlock()
 	ex.written = append(ex.written, outPaths(files)...)
@@ -291,14 +290,14 @@ func (ex *execution) cleanup(ctx context.Context, keep map[string]bool) {
 	if len(drop) == 0 {
 		return
 	}
-	if err := ex.tf.remove(ctx, drop); err != nil {
+	if err := ex.tf.Remove(ctx, drop); err != nil {
 		ex.r.log.Warn("cleanup: could not delete files this rewrite wrote; orphans will find them", "error", err)
 	}
 }
 
 // geomName is the table's geometry column ("" for none).
 func (ex *execution) geomName() string {
-	cols, _, err := ex.tf.spatial()
+	cols, _, err := ex.tf.Spatial()
 	if err != nil {
 		return ""
 	}
@@ -310,7 +309,7 @@ type groupOut struct {
 	group    *Group
 	index    int        // in the plan
 	files    []PlanFile // the group's input files
-	newFiles []outFile
+	newFiles []OutFile
 	in, out  verify.Digest
 	err      error
 }

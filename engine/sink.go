@@ -8,6 +8,6 @@ import (
 
 // newSink returns a sink writing the rows of group o's files with writer
 // schema sc into files of fileRows(0), fileRows(1), ... rows.
-func (ex *execution) newSink(ctx context.Context, o *groupOut, sc *arrow.Schema, fileRows func(int) int64, queue int) groupSink {
-	return ex.tf.newSink(ctx, o.files, sc, sinkConfig{fileRows: fileRows, lanes: ex.lanes, queue: queue, writeID: ex.writeID})
+func (ex *execution) newSink(ctx context.Context, o *groupOut, sc *arrow.Schema, fileRows func(int) int64, queue int) Sink {
+	return ex.tf.NewSink(ctx, o.files, sc, SinkConfig{FileRows: fileRows, Lanes: ex.lanes, Queue: queue, WriteID: ex.writeID})
 }

@@ -30,11 +30,11 @@ func (ex *execution) verify(ctx context.Context, o *groupOut, geom int, bbox [4]
 
 // readBack reads the files written for the group of in and folds their
 // rows into d.
-func (ex *execution) readBack(ctx context.Context, in []PlanFile, written []outFile, geom int, bbox [4]int, d *verify.Digest) error {
+func (ex *execution) readBack(ctx context.Context, in []PlanFile, written []OutFile, geom int, bbox [4]int, d *verify.Digest) error {
 	if len(written) == 0 {
 		return nil
 	}
-	recs, err := ex.tf.readBack(ctx, in, written)
+	recs, err := ex.tf.ReadBack(ctx, in, written)
 	if err != nil {
 		return fmt.Errorf("verify: read back: %w", err)
 	}
