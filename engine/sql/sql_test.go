@@ -102,7 +102,7 @@ func TestParseRefusals(t *testing.T) {
 		line, col    int
 		want         string
 	}{
-		{"empty script", "  -- nothing\n", 2, 1, "no CALL statement"},
+		{"empty script", "  -- nothing\n", 2, 1, "no statement in the script"},
 		{"not a CALL", "SELECT 1", 1, 1, `unexpected "SELECT", want CALL`},
 		{"missing system", "CALL cat.rewrite_data_files('a.b')", 1, 6, `namespace "cat"`},
 		{"too many name parts", "CALL a.b.system.p()", 1, 6, "4 parts"},
