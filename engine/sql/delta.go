@@ -79,12 +79,9 @@ func (s Statement) Command() string {
 	return CommandCall
 }
 
-// vacuum reads the rest of a VACUUM statement, after the keyword.
-func (p *parser) vacuum() (*Vacuum, error) {
-	loc, err := p.deltaTable(CommandVacuum)
-	if err != nil {
-		return nil, err
-	}
+// vacuum reads the rest of a VACUUM statement on the table at loc.
+func (p *parser) vacuum(loc string) (*Vacuum, error) {
+	var err error
 	v := &Vacuum{Location: loc}
 	if p.tok.keyword("USING") {
 		return nil, p.errAt(p.tok, "VACUUM … USING INVENTORY is not supported: geocompact lists the table location itself; leave the clause out")
@@ -143,12 +140,9 @@ func (p *parser) retain() (time.Duration, error) {
 	return time.Duration(hours * float64(time.Hour)), p.advance()
 }
 
-// optimize reads the rest of an OPTIMIZE statement, after the keyword.
-func (p *parser) optimize() (*Optimize, error) {
-	loc, err := p.deltaTable(CommandOptimize)
-	if err != nil {
-		return nil, err
-	}
+// optimize reads the rest of an OPTIMIZE statement on the table at loc.
+func (p *parser) optimize(loc string) (*Optimize, error) {
+	var err error
 	o := &Optimize{Location: loc}
 	if p.tok.keyword("WHERE") {
 		if err := p.predicate(o); err != nil {
@@ -165,6 +159,24 @@ func (p *parser) optimize() (*Optimize, error) {
 		return nil, p.unexpected(`WHERE, ZORDER BY (…), HILBERT BY (…), ";" or the end of the script`)
 	}
 	return o, nil
+}
+
+// deltaStatement reads a VACUUM or OPTIMIZE statement after its keyword
+// kw into st.
+func (p *parser) deltaStatement(st *Statement, kw string) error {
+	if err := p.advance(); err != nil {
+		return err
+	}
+	loc, err := p.deltaTable(kw)
+	if err != nil {
+		return err
+	}
+	if kw == CommandVacuum {
+		st.Vacuum, err = p.vacuum(loc)
+	} else {
+		st.Optimize, err = p.optimize(loc)
+	}
+	return err
 }
 
 // deltaTable reads the table of a Delta statement: delta.`location` or

@@ -1,13 +1,23 @@
 package sql
 
 import (
-	"errors"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+// parseOne parses a one-statement script and checks its command.
+func parseOne(t *testing.T, script, command string) Statement {
+	t.Helper()
+	sts, err := Parse(script)
+	require.NoError(t, err)
+	require.Len(t, sts, 1)
+	assert.Equal(t, command, sts[0].Command())
+	assert.Empty(t, sts[0].Procedure)
+	return sts[0]
+}
 
 func TestParseVacuum(t *testing.T) {
 	cases := []struct {
@@ -28,14 +38,10 @@ func TestParseVacuum(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			sts, err := Parse(tc.script)
-			require.NoError(t, err)
-			require.Len(t, sts, 1)
-			assert.Equal(t, CommandVacuum, sts[0].Command())
-			require.NotNil(t, sts[0].Vacuum)
-			assert.Nil(t, sts[0].Optimize)
-			assert.Equal(t, tc.want, *sts[0].Vacuum)
-			assert.Empty(t, sts[0].Procedure)
+			st := parseOne(t, tc.script, CommandVacuum)
+			require.NotNil(t, st.Vacuum)
+			assert.Nil(t, st.Optimize)
+			assert.Equal(t, tc.want, *st.Vacuum)
 		})
 	}
 }
@@ -67,14 +73,11 @@ func TestParseOptimize(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			sts, err := Parse(tc.script)
-			require.NoError(t, err)
-			require.Len(t, sts, 1)
-			assert.Equal(t, CommandOptimize, sts[0].Command())
-			require.NotNil(t, sts[0].Optimize)
-			assert.Nil(t, sts[0].Vacuum)
-			assert.Equal(t, tc.want, *sts[0].Optimize)
-			assert.Equal(t, tc.order, sts[0].Optimize.SortOrder())
+			st := parseOne(t, tc.script, CommandOptimize)
+			require.NotNil(t, st.Optimize)
+			assert.Nil(t, st.Vacuum)
+			assert.Equal(t, tc.want, *st.Optimize)
+			assert.Equal(t, tc.order, st.Optimize.SortOrder())
 		})
 	}
 }
@@ -129,14 +132,6 @@ func TestParseDeltaRefusals(t *testing.T) {
 		{"other statement", "DELETE FROM t", 1, 1, "want CALL, VACUUM or OPTIMIZE"},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := Parse(tc.script)
-			require.Error(t, err)
-			assert.ErrorIs(t, err, ErrInvalid)
-			e, ok := errors.AsType[*Error](err)
-			require.True(t, ok, "%v is not an *Error", err)
-			assert.Contains(t, e.Reason, tc.want)
-			assert.Equal(t, [2]int{tc.line, tc.col}, [2]int{e.Line, e.Col}, "position of %v", err)
-		})
+		t.Run(tc.name, func(t *testing.T) { assertRefused(t, tc.script, tc.line, tc.col, tc.want) })
 	}
 }

@@ -178,17 +178,9 @@ func (p *parser) expect(k tokKind, want string) (token, error) {
 func (p *parser) statement() (Statement, error) {
 	start := p.tok
 	st := Statement{Pos: start.pos, Line: newError(p.lex.src, start.pos, "").Line}
-	var err error
 	switch {
 	case start.keyword(CommandVacuum), start.keyword(CommandOptimize):
-		if err = p.advance(); err != nil {
-			return st, err
-		}
-		if start.keyword(CommandVacuum) {
-			st.Vacuum, err = p.vacuum()
-		} else {
-			st.Optimize, err = p.optimize()
-		}
+		err := p.deltaStatement(&st, strings.ToUpper(start.text))
 		st.Text = strings.TrimSpace(p.lex.src[start.pos:p.tok.pos])
 		return st, err
 	case !start.keyword(CommandCall):
