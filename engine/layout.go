@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/cluster"
@@ -81,12 +82,20 @@ type layoutTable struct {
 	geometry string
 	recorded TableLayout
 	columns  []string
+	// schema, when known, is the Arrow schema rows are read with: an
+	// order is checked against it (a curve's dimensions) when planned.
+	schema *arrow.Schema
 }
 
 // icebergLayoutTable describes tbl for choosing a layout.
 func icebergLayoutTable(tbl *table.Table) (layoutTable, error) {
 	rec, err := RecordedLayout(tbl)
-	return layoutTable{name: catalogs.TableName(tbl), geometry: spatialGeomName(tbl), recorded: rec, columns: topLevelColumns(tbl.Schema())}, err
+	if err != nil {
+		return layoutTable{}, err
+	}
+	lt := layoutTable{name: catalogs.TableName(tbl), geometry: spatialGeomName(tbl), recorded: rec, columns: topLevelColumns(tbl.Schema())}
+	lt.schema, _ = table.SchemaToArrowSchema(tbl.Schema(), nil, false, false) // unknown when it cannot be built
+	return lt, nil
 }
 
 // resolve is resolveLayout for the table lt describes.
@@ -123,7 +132,23 @@ func (lt layoutTable) resolve(cfg Request, opts Options) (layout, error) {
 		return l, fmt.Errorf("%w: %w", ErrOption, err)
 	}
 	l.orderText = LayoutText(l.order, l.auto)
-	return l, lt.checkOrderColumns(l.order, l.auto)
+	if err := lt.checkOrderColumns(l.order, l.auto); err != nil {
+		return l, err
+	}
+	return l, lt.checkOrder(l)
+}
+
+// checkOrder fails, as a usage mistake, when l's order cannot key rows of
+// the table's schema (a curve over one dimension, a column of a type no
+// key takes), so that the plan fails instead of the first sorted group.
+func (lt layoutTable) checkOrder(l layout) error {
+	if lt.schema == nil || l.auto || l.strategy != Sort {
+		return nil
+	}
+	if _, err := cluster.NewSorter(l.order, lt.schema, cluster.SortOptions{Normalize: l.normalize, Files: 1}); err != nil {
+		return fmt.Errorf("%w: table %s: %w", ErrOption, lt.name, err)
+	}
+	return nil
 }
 
 // checkRequestLayout checks that the strategy, curve and sort order of

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
 )
 
 // FormatTable is a table of another format than Iceberg, at one version,
@@ -15,21 +17,26 @@ type FormatTable struct {
 	// from them as from an Iceberg table's, and PropLayout records its
 	// layout.
 	Properties map[string]string
-	// Columns are the table's top-level columns.
+	// Columns are the table's top-level columns, and Schema the Arrow
+	// schema its rows are read with.
 	Columns []string
+	Schema  *arrow.Schema
 	// Files are the table's live files at the version, each with the
 	// format's own description in PlanFile.File.
 	Files []PlanFile
 	// Format reads, writes and commits the table's files.
 	Format Format
+	// Scope, when set, returns the files of Files a Request.Where
+	// selects (whole files, as for an Iceberg table); without it a
+	// request with Where is refused.
+	Scope func(files []PlanFile, where string) ([]PlanFile, error)
 }
 
 // RewriteTable compacts a table of another format as Rewrite compacts an
 // Iceberg table: the same options, plan, layouts (the table's recorded
 // layout, a curve, a sort order, auto), sorts in memory or spilled,
 // validation and verification; only reading, writing and committing go
-// through t.Format. A request with Where fails: scoping a rewrite by a
-// predicate is not available for these tables yet.
+// through t.Format; t.Scope scopes a rewrite by Request.Where.
 func RewriteTable(ctx context.Context, t FormatTable, cfg Request) (*Result, error) {
 	start := time.Now()
 	r, lt, err := newTableRewriter(t, cfg)
@@ -48,14 +55,14 @@ func RewriteTable(ctx context.Context, t FormatTable, cfg Request) (*Result, err
 
 // newTableRewriter checks cfg against t.
 func newTableRewriter(t FormatTable, cfg Request) (*rewriter, layoutTable, error) {
-	if cfg.Where != "" {
+	if cfg.Where != "" && t.Scope == nil {
 		return nil, layoutTable{}, fmt.Errorf("%w: --where is not available for table %s: rewrite it whole, or scope the rewrite with max-files-to-rewrite", ErrOption, t.Name)
 	}
 	opts, err := ParseOptions(cfg.Options, t.Properties)
 	if err != nil {
 		return nil, layoutTable{}, err
 	}
-	lt := layoutTable{name: t.Name, columns: t.Columns}
+	lt := layoutTable{name: t.Name, columns: t.Columns, schema: t.Schema}
 	if cols, _, err := t.Format.Spatial(); err == nil {
 		lt.geometry = cols.Geometry
 	}
@@ -85,11 +92,21 @@ func (r *rewriter) planTable(ctx context.Context, t FormatTable, lt layoutTable)
 		res.NoopReason = "the table has no data files: there is nothing to rewrite"
 		return res, nil
 	}
+	selected := t.Files
+	if r.cfg.Where != "" {
+		var err error
+		if selected, err = t.Scope(t.Files, r.cfg.Where); err != nil {
+			return nil, err
+		}
+	}
 	opts := r.opts
 	opts.clustered = r.lay.spatial()
-	res.Plan = opts.Plan(t.Files)
+	res.Plan = opts.Plan(selected)
 	if len(res.Plan.Groups) == 0 {
 		res.NoopReason = res.Plan.Hint
+		if len(selected) == 0 {
+			res.NoopReason = fmt.Sprintf("no data file matches --where %q (%d files in the table)", r.cfg.Where, len(t.Files))
+		}
 		return res, nil
 	}
 	if r.lay.auto {

@@ -153,8 +153,7 @@ func TestLargestMemoryBudget(t *testing.T) {
 }
 
 // TestSQLCLIDelta runs Delta Lake's VACUUM through sql, with the vacuum
-// command's floor and output, and refuses OPTIMIZE until Delta tables can
-// be rewritten.
+// command's floor and output, and OPTIMIZE as rewrite --delta runs it.
 func TestSQLCLIDelta(t *testing.T) {
 	dir := copyDeltaTable(t, "basic-with-inserts-deletes-checkpoint", 30*24*time.Hour)
 	before := parquetNames(t, dir)
@@ -168,8 +167,8 @@ func TestSQLCLIDelta(t *testing.T) {
 	assert.Equal(t, before, parquetNames(t, dir), "a refused vacuum deletes nothing")
 
 	r = runCLI(t, "", false, "sql", "OPTIMIZE delta.`"+dir+"` WHERE id > 1 HILBERT BY (id)")
-	assert.Equal(t, exitError, r.Code)
-	assert.Contains(t, r.Stderr, "OPTIMIZE on Delta tables is not available yet")
+	assert.Equal(t, exitUsage, r.Code)
+	assert.Contains(t, r.Stderr, "not partitioned")
 	assert.Empty(t, r.Stdout)
 
 	r = runCLI(t, "", false, "sql", "VACUUM '"+dir+"' DRY RUN")
@@ -192,5 +191,16 @@ func TestSQLCLIDelta(t *testing.T) {
 	assert.Equal(t, 7.0, lines[0]["detail"].(map[string]any)["deleted_files_count"])
 	assert.Equal(t, 0.0, lines[1]["detail"].(map[string]any)["deleted_files_count"])
 	assert.Len(t, parquetNames(t, dir), 7)
+	assert.Equal(t, rows, deltaRows(t, dir))
+
+	r = runCLI(t, "", false, "--json", "sql", "OPTIMIZE delta.`"+dir+"` ZORDER BY (id)")
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	lines = sqlLines(t, r.Stdout)
+	require.Len(t, lines, 1)
+	assert.Equal(t, "OPTIMIZE", lines[0]["command"])
+	row := lines[0]["rows"].([]any)[0].(map[string]any)
+	assert.Equal(t, dir, row["path"])
+	assert.Equal(t, 7.0, row["rewritten_data_files_count"])
+	assert.Equal(t, 1.0, row["added_data_files_count"])
 	assert.Equal(t, rows, deltaRows(t, dir))
 }

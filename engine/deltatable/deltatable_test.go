@@ -300,8 +300,8 @@ func TestOptimizeConcurrentCommits(t *testing.T) {
 }
 
 // TestOptimizeRefusals checks what a Delta rewrite refuses before it
-// writes anything: --where, an unknown option, a sort column the table
-// lacks.
+// writes anything: a --where on a column that is not a partition column,
+// an unknown option, a sort column the table lacks.
 func TestOptimizeRefusals(t *testing.T) {
 	tbl, dir := newTable(t, "none")
 	appendPoints(t, tbl, "2026-01-01", 0, 3, 50)
@@ -309,7 +309,7 @@ func TestOptimizeRefusals(t *testing.T) {
 		req  engine.Request
 		want string
 	}{
-		{engine.Request{Where: "id > 3"}, "--where"},
+		{engine.Request{Where: "id > 3"}, "partition columns only (day)"},
 		{engine.Request{Options: opts("no-such-option", "1")}, "no-such-option"},
 		{engine.Request{SortOrder: "zorder(nope, id)"}, `"nope"`},
 	} {
@@ -321,4 +321,27 @@ func TestOptimizeRefusals(t *testing.T) {
 	s, err := tbl.Snapshot(t.Context())
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), s.Version)
+}
+
+// TestOptimizeWherePartitions scopes a rewrite by partition, as Delta's
+// OPTIMIZE WHERE does: only the matching partition is rewritten, and a
+// predicate no partition matches rewrites nothing and says why.
+func TestOptimizeWherePartitions(t *testing.T) {
+	tbl, dir := newTable(t, "name")
+	appendPoints(t, tbl, "2026-01-01", 0, 4, 100)
+	appendPoints(t, tbl, "2026-01-02", 10000, 4, 100)
+	before := rows(t, tbl)
+	req := engine.Request{Curve: "hilbert", Where: "day >= '2026-01-02'", Options: opts("min-input-files", "2")}
+	res, err := deltatable.Rewrite(t.Context(), dir, req)
+	require.NoError(t, err)
+	require.Len(t, res.Plan.Groups, 1)
+	assert.Equal(t, "day=2026-01-02", res.Plan.Groups[0].Partition)
+	assert.Equal(t, 4, res.RewrittenDataFilesCount)
+	assert.Equal(t, before, rows(t, tbl))
+
+	req.Where = "day = '2025-12-31'"
+	res, err = deltatable.Rewrite(t.Context(), dir, req)
+	require.NoError(t, err)
+	assert.Zero(t, res.RewrittenDataFilesCount)
+	assert.Contains(t, res.NoopReason, "no data file matches --where")
 }

@@ -8,12 +8,10 @@ import (
 	"strings"
 
 	"github.com/geocompact/geocompact/delta"
+	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/deltatable"
 	"github.com/geocompact/geocompact/engine/sql"
 )
-
-// ErrUnavailable marks a statement this build parses but cannot run:
-// OPTIMIZE on a Delta table, until a Delta rewrite exists.
-var ErrUnavailable = errors.New("procedure: statement not available")
 
 // vacuumColumns is the result column of Delta's VACUUM: the files a dry
 // run would delete, or the table's location after a real run.
@@ -29,7 +27,7 @@ func (s *Script) prepareDelta(ctx context.Context, st sql.Statement) (*step, err
 	}
 	stp := &step{call: sql.Call{Statement: st}, delta: tbl}
 	if st.Optimize != nil {
-		return nil, s.checkOptimize(ctx, tbl, st.Optimize)
+		return stp, s.checkOptimize(ctx, tbl, st.Optimize)
 	}
 	if _, err := tbl.CheckVacuum(ctx, s.vacuumConfig(st.Vacuum)); err != nil {
 		return nil, vacuumError(st.Vacuum, err)
@@ -68,8 +66,8 @@ func vacuumError(v *sql.Vacuum, err error) error {
 
 func hours(h float64) string { return strconv.FormatFloat(h, 'f', -1, 64) }
 
-// checkOptimize checks an OPTIMIZE statement against its table (the curve's
-// columns exist) and then refuses it: this build has no Delta rewrite.
+// checkOptimize checks an OPTIMIZE statement against its table: the
+// curve's columns exist, and the rewrite plans (its WHERE, its order).
 func (s *Script) checkOptimize(ctx context.Context, tbl *delta.Table, o *sql.Optimize) error {
 	snap, err := tbl.Snapshot(ctx)
 	if err != nil {
@@ -80,8 +78,46 @@ func (s *Script) checkOptimize(ctx context.Context, tbl *delta.Table, o *sql.Opt
 			return fmt.Errorf("%w: OPTIMIZE %s BY: the table has no column %s", ErrCall, strings.ToUpper(o.Curve), c)
 		}
 	}
-	return fmt.Errorf("%w: OPTIMIZE on Delta tables is not available yet: geocompact reads and vacuums Delta tables "+
-		"but does not rewrite them; run VACUUM, or OPTIMIZE with another Delta writer for now", ErrUnavailable)
+	ft, err := deltatable.Open(ctx, tbl, o.Location, true)
+	if err != nil {
+		return fmt.Errorf("OPTIMIZE %s: %w", o.Location, err)
+	}
+	if _, err := engine.RewriteTable(ctx, ft, s.optimizeRequest(o, true)); err != nil {
+		return fmt.Errorf("OPTIMIZE %s: %w", o.Location, err)
+	}
+	return nil
+}
+
+// optimizeRequest is the rewrite an OPTIMIZE statement asks for.
+func (s *Script) optimizeRequest(o *sql.Optimize, dryRun bool) engine.Request {
+	return engine.Request{SortOrder: o.SortOrder(), Where: o.Where, DryRun: dryRun, Logger: s.opts.Logger, Progress: s.opts.Progress}
+}
+
+// optimizeColumns are OPTIMIZE's result columns: the table's location,
+// then rewrite_data_files' counts.
+var optimizeColumns = append([]string{"path"}, Columns(sql.RewriteDataFiles)...)
+
+// runOptimize runs an OPTIMIZE statement as a rewrite of the Delta table
+// (engine/deltatable): bin-packing, or clustered by ZORDER BY or
+// HILBERT BY; without either the table's recorded layout applies, as
+// for rewrite --delta.
+func (s *Script) runOptimize(ctx context.Context, st *step, res *Result) error {
+	o := st.call.Statement.Optimize
+	req := s.optimizeRequest(o, s.opts.DryRun)
+	ft, err := deltatable.Open(ctx, st.delta, o.Location, req.DryRun)
+	if err != nil {
+		return fmt.Errorf("OPTIMIZE %s: %w", o.Location, err)
+	}
+	out, err := engine.RewriteTable(ctx, ft, req)
+	if err != nil {
+		return fmt.Errorf("OPTIMIZE %s: %w", o.Location, err)
+	}
+	res.DryRun, res.Detail = out.DryRun, out
+	counts := &Result{Columns: Columns(sql.RewriteDataFiles)}
+	counts.rewriteRows(out)
+	res.NoopReason = counts.NoopReason
+	res.add(append([]any{o.Location}, counts.Rows[0].Values...)...)
+	return nil
 }
 
 // hasColumn reports whether the schema has the column path (a.b for a

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/delta"
+	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/procedure"
 )
 
@@ -116,15 +117,20 @@ func TestDeltaVacuumFloor(t *testing.T) {
 	assert.Equal(t, 14, n)
 }
 
-func TestDeltaOptimizeRefused(t *testing.T) {
+// TestDeltaOptimize runs OPTIMIZE on a copy of a golden table through a
+// script: the files become one, the rows stay, the result row names the
+// table and the counts; refusals (a WHERE on an unpartitioned table, a
+// column the table lacks, a path that is no Delta table) stop the script
+// before its first statement runs.
+func TestDeltaOptimize(t *testing.T) {
 	dir := deltaTable(t)
+	_, rows := deltaState(t, dir)
 	cases := []struct {
 		name, script string
 		is           error
 		want         string
 	}{
-		{"not available", "OPTIMIZE delta.`" + dir + "` WHERE id > 3 ZORDER BY (id)", procedure.ErrUnavailable, "OPTIMIZE on Delta tables is not available yet"},
-		{"bin-pack not available", "OPTIMIZE '" + dir + "'", procedure.ErrUnavailable, "not available yet"},
+		{"where unpartitioned", "OPTIMIZE delta.`" + dir + "` WHERE id > 3 ZORDER BY (id)", engine.ErrOption, "not partitioned"},
 		{"unknown column", "OPTIMIZE '" + dir + "' HILBERT BY (id, nope)", procedure.ErrCall, "the table has no column nope"},
 		{"not a Delta table", "VACUUM '" + t.TempDir() + "'", nil, "_delta_log"},
 	}
@@ -141,4 +147,12 @@ func TestDeltaOptimizeRefused(t *testing.T) {
 			assert.Equal(t, 14, n, "the VACUUM before did not run")
 		})
 	}
+
+	res, err := run(t, "OPTIMIZE delta.`"+dir+"` ZORDER BY (id)", procedure.Catalogs{}, procedure.Options{})
+	require.NoError(t, err)
+	require.Len(t, res, 1)
+	require.Len(t, res[0].Rows, 1)
+	assert.Equal(t, []any{dir, int64(7), int64(1), res[0].Detail.(*engine.Result).RewrittenBytesCount, int64(0), int64(0)}, res[0].Rows[0].Values)
+	_, after := deltaState(t, dir)
+	assert.Equal(t, rows, after)
 }

@@ -3,8 +3,8 @@
 // engine.Rewrite; expire_snapshots, remove_orphan_files and
 // rewrite_manifests are engine/maintain's Expire, RemoveOrphans and
 // RewriteManifests. Delta Lake's VACUUM is delta.Table.Vacuum, the vacuum
-// command's own code; OPTIMIZE is checked and then refused with
-// ErrUnavailable, as there is no Delta rewrite yet. A script is checked
+// command's own code; OPTIMIZE is engine/deltatable's rewrite, as
+// rewrite --delta runs it. A script is checked
 // whole before its first statement runs, so a typo in the last statement
 // changes nothing.
 package procedure

@@ -19,6 +19,10 @@ func (s *Script) run(ctx context.Context, st *step) (*Result, error) {
 		res.Location, res.Columns = v.Location, vacuumColumns
 		return res, s.runVacuum(ctx, st, res)
 	}
+	if o := c.Statement.Optimize; o != nil {
+		res.Location, res.Columns = o.Location, optimizeColumns
+		return res, s.runOptimize(ctx, st, res)
+	}
 	log := s.opts.Logger
 	switch c.Procedure {
 	case sql.RewriteDataFiles:

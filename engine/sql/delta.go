@@ -56,8 +56,13 @@ type Optimize struct {
 }
 
 // SortOrder returns the statement's order as cluster.ParseOrder reads it,
-// "zorder(a, b)" or "hilbert(a, b)", and "" for bin-packing.
+// "zorder(a, b)" or "hilbert(a, b)", the column itself for a curve over
+// one column (Delta Z-orders one column by sorting by it), and "" for
+// bin-packing.
 func (o *Optimize) SortOrder() string {
+	if len(o.Columns) == 1 && o.Curve != "" {
+		return o.Columns[0] // a curve over one column is a sort by it
+	}
 	switch o.Curve {
 	case "zorder":
 		return cluster.Order{Curve: cluster.CurveZOrder, Columns: o.Columns}.String()
