@@ -67,7 +67,7 @@ func TestParseOptimize(t *testing.T) {
 				Curve: "hilbert", Columns: []string{"bbox_minx", "bbox_miny"}}, "hilbert(bbox_minx, bbox_miny)"},
 		{"keywords inside strings and comments stay in the predicate", "OPTIMIZE '/t' WHERE s = 'zorder; by' /* HILBERT */ AND zorder_id = 1 -- x\nZORDER BY (a)",
 			Optimize{Location: "/t", Where: "s = 'zorder; by' AND zorder_id = 1", SparkWhere: "s = 'zorder; by' AND zorder_id = 1",
-				Curve: "zorder", Columns: []string{"a"}}, "zorder(a)"},
+				Curve: "zorder", Columns: []string{"a"}}, "a"},
 		{"bbox predicate", "OPTIMIZE '/t' WHERE bbox(0, 0, 10, 10)",
 			Optimize{Location: "/t", Where: "bbox(0, 0, 10, 10)", SparkWhere: "bbox(0, 0, 10, 10)"}, ""},
 	}
