@@ -21,6 +21,7 @@ import (
 
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/engine/ingest"
+	"github.com/geocompact/geocompact/internal/reliability"
 	"github.com/geocompact/geocompact/validate"
 	"github.com/geocompact/geocompact/validate/validatetest"
 )
@@ -348,4 +349,33 @@ func TestRunDeltaConcurrent(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, s.Txns, 1+1+3)
 	assert.Len(t, deltaDataFiles(t, loc), len(s.Files), "unreferenced data files left behind")
+}
+
+// TestRunDeltaS3 creates, appends to and re-runs into a Delta table on the
+// loopback object store.
+func TestRunDeltaS3(t *testing.T) {
+	srv := reliability.UseS3(t)
+	t.Setenv("AWS_ENDPOINT_URL_S3", srv.Endpoint)
+	loc := "s3://" + srv.Bucket + "/" + srv.Prefix + "/pts"
+	a, b := pointsFile(t, 4), pointsFile(t, 2)
+	res, err := ingest.RunDelta(t.Context(), loc, deltaConfig(true, a))
+	require.NoError(t, err)
+	assert.True(t, res.Created)
+	res, err = ingest.RunDelta(t.Context(), loc, deltaConfig(false, a, b))
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), res.Version)
+	assert.Equal(t, 1, res.Files)
+	assert.Len(t, res.Skipped, 1)
+
+	tbl, err := delta.Open(t.Context(), loc)
+	require.NoError(t, err)
+	s, err := tbl.Snapshot(t.Context())
+	require.NoError(t, err)
+	var rows int64
+	require.NoError(t, tbl.Read(t.Context(), s, delta.ReadOptions{}, func(_ *delta.Add, rec arrow.RecordBatch) error {
+		rows += rec.NumRows()
+		return nil
+	}))
+	assert.Equal(t, int64(6), rows)
+	assert.Len(t, s.Txns, 2)
 }

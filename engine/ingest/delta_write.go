@@ -434,6 +434,9 @@ func (d *deltaIngest) actions(version, readVersion int64) []delta.Action {
 	acts := []delta.Action{delta.NewCommitInfo(op,
 		map[string]any{"mode": "Append", "partitionBy": string(partBy)}, readVersion,
 		map[string]any{"numFiles": files, "numOutputRows": rows, "numSourceFiles": len(d.sources)})}
+	if d.create != nil {
+		acts[0].CommitInfo.ReadVersion = nil // nothing was read
+	}
 	acts = append(acts, d.create...)
 	for i, src := range d.sources {
 		for _, a := range d.written[i] {
