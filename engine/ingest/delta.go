@@ -72,11 +72,7 @@ func RunDelta(ctx context.Context, location string, cfg Config) (*DeltaResult, e
 	if err != nil {
 		return nil, err
 	}
-	files, err := ExpandFiles(cfg.Files, cfg.Recursive)
-	if err != nil {
-		return nil, err
-	}
-	srcs, err := digestFiles(files)
+	srcs, err := expandAndDigest(cfg.Files, cfg.Recursive)
 	if err != nil {
 		return nil, err
 	}

@@ -30,11 +30,11 @@ func deltaConfig(create bool, files ...string) ingest.Config {
 	return ingest.Config{Files: files, Create: create, Checks: validate.DefaultConfig()}
 }
 
-// deltaRows reads the table's rows as "id|region|WKB hex|minx" strings,
-// sorted; columns the table lacks read as "-".
+// deltaRows reads the rows of the table at loc as "id|region|WKB hex|minx"
+// strings, sorted; columns the table lacks read as "-".
 func deltaRows(t testing.TB, loc string) []string {
 	t.Helper()
-	tbl, err := delta.OpenLocal(loc)
+	tbl, err := delta.Open(t.Context(), loc)
 	require.NoError(t, err)
 	s, err := tbl.Snapshot(t.Context())
 	require.NoError(t, err)
@@ -367,15 +367,34 @@ func TestRunDeltaS3(t *testing.T) {
 	assert.Equal(t, 1, res.Files)
 	assert.Len(t, res.Skipped, 1)
 
+	assert.Equal(t, inputRows(t, a, b), deltaRows(t, loc))
 	tbl, err := delta.Open(t.Context(), loc)
 	require.NoError(t, err)
 	s, err := tbl.Snapshot(t.Context())
 	require.NoError(t, err)
-	var rows int64
-	require.NoError(t, tbl.Read(t.Context(), s, delta.ReadOptions{}, func(_ *delta.Add, rec arrow.RecordBatch) error {
-		rows += rec.NumRows()
-		return nil
-	}))
-	assert.Equal(t, int64(6), rows)
 	assert.Len(t, s.Txns, 2)
+}
+
+// TestRunDeltaConcurrentCreate creates one table from several ingests at
+// once: one creates it, the others append to it.
+func TestRunDeltaConcurrentCreate(t *testing.T) {
+	loc := filepath.Join(t.TempDir(), "new")
+	files := []string{pointsFile(t, 1), pointsFile(t, 2), pointsFile(t, 3)}
+	results := make([]*ingest.DeltaResult, len(files))
+	errs := make([]error, len(files))
+	var wg sync.WaitGroup
+	for i, f := range files {
+		wg.Go(func() { results[i], errs[i] = ingest.RunDelta(t.Context(), loc, deltaConfig(true, f)) })
+	}
+	wg.Wait()
+	created := 0
+	for i := range files {
+		require.NoError(t, errs[i])
+		if results[i].Created {
+			created++
+		}
+	}
+	assert.Equal(t, 1, created)
+	assert.Equal(t, inputRows(t, files...), deltaRows(t, loc))
+	assert.Len(t, logVersions(t, loc), 3)
 }

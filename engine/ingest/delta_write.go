@@ -369,21 +369,30 @@ func (d *deltaIngest) commit(ctx context.Context, ws *delta.Snapshot, res *Delta
 }
 
 // definitelyNotCommitted says whether a commit error means the commit did
-// not land, so its data files are unreferenced.
+// not land, so its data files are unreferenced. Any other error (an I/O
+// error, a cancelled request) may hide a commit that landed: its files
+// stay, and vacuum removes them if they are unreferenced.
 func definitelyNotCommitted(err error) bool {
 	return errors.As(err, new(*delta.VersionExistsError)) || errors.As(err, new(*delta.ConflictError)) ||
-		errors.As(err, new(*delta.UnsupportedFeatureError)) || errors.As(err, new(*delta.ProtocolVersionError)) ||
-		errors.Is(err, context.Canceled)
+		errors.As(err, new(*delta.UnsupportedFeatureError)) || errors.As(err, new(*delta.ProtocolVersionError))
 }
 
 // retry prepares the commit again on cur after another writer won the
-// race: the table must still take the written files (delta.CheckAppend),
+// race: the table must still take the written files (delta.CheckAppend)
+// with the geometry properties they were validated against,
 // and sources a concurrent ingest appended are dropped, their files
 // deleted, so no file is ever appended twice. It returns nil actions when
 // no source is left.
 func (d *deltaIngest) retry(ctx context.Context, ws *delta.Snapshot, cur *delta.Snapshot, res *DeltaResult) ([]delta.Action, error) {
 	if err := delta.CheckAppend(ws.Metadata, cur); err != nil {
 		return nil, err
+	}
+	for _, k := range []string{spatial.PropGeometryColumn, spatial.PropGeometryEncoding, spatial.PropCRS} {
+		if ws.Metadata.Configuration[k] != cur.Metadata.Configuration[k] {
+			// The files were validated against other geometry properties
+			// (another ingest created the table from data in another CRS).
+			return nil, &delta.ConflictError{Version: cur.Version, Reason: "the table property " + k + " changed"}
+		}
 	}
 	d.create = nil // the table exists now, with the same schema
 	res.Version = cur.Version
@@ -438,11 +447,15 @@ func (d *deltaIngest) actions(version, readVersion int64) []delta.Action {
 		acts[0].CommitInfo.ReadVersion = nil // nothing was read
 	}
 	acts = append(acts, d.create...)
+	recorded := map[string]bool{} // a commit holds one txn per appId
 	for i, src := range d.sources {
 		for _, a := range d.written[i] {
 			acts = append(acts, delta.Action{Add: a})
 		}
-		acts = append(acts, delta.NewTxn(TxnAppID(src.digest), version, now))
+		if id := TxnAppID(src.digest); !recorded[id] {
+			recorded[id] = true
+			acts = append(acts, delta.NewTxn(id, version, now))
+		}
 	}
 	return acts
 }
