@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/apache/iceberg-go/table"
-
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/spatial"
 )
@@ -201,18 +199,14 @@ func skipIngested(res *DeltaResult, srcs []source, s *delta.Snapshot) []source {
 }
 
 // deltaTarget is what files are checked against for an existing table:
-// its geometry column, found from its schema and properties as for an
-// Iceberg table (column names a geometry column the properties do not).
+// its geometry column, found as the Delta rewrite finds it, from the
+// logical schema and the table properties (column names one they do not).
 func deltaTarget(s *delta.Snapshot, location, column string) (target, error) {
 	asc, err := s.ArrowSchema()
 	if err != nil {
 		return target{}, fmt.Errorf("table %s: %w", location, err)
 	}
-	isc, err := table.ArrowSchemaToIcebergWithFreshIDs(asc, true)
-	if err != nil {
-		return target{}, fmt.Errorf("table %s: %w", location, err)
-	}
-	cols, err := spatial.DiscoverTableColumns(isc, s.Metadata.Configuration, column)
+	cols, err := spatial.DiscoverColumns(asc, nil, spatial.Hints{Column: column, Props: s.Metadata.Configuration})
 	if err != nil {
 		return target{}, fmt.Errorf("table %s: %w", location, err)
 	}
