@@ -398,3 +398,39 @@ func TestRunDeltaConcurrentCreate(t *testing.T) {
 	assert.Equal(t, inputRows(t, files...), deltaRows(t, loc))
 	assert.Len(t, logVersions(t, loc), 3)
 }
+
+// TestRunDeltaColumnMapping appends to a table with column mapping by
+// name, made by another writer: data files, stats and the geo metadata use
+// the physical names, and the rows read back by logical name.
+func TestRunDeltaColumnMapping(t *testing.T) {
+	loc := t.TempDir()
+	field := func(id int, name, typ string, nullable bool) string {
+		return fmt.Sprintf(`{"name":%q,"type":%q,"nullable":%v,"metadata":{"delta.columnMapping.id":%d,"delta.columnMapping.physicalName":"col-%d"}}`, name, typ, nullable, id, id)
+	}
+	schema := `{"type":"struct","fields":[` + strings.Join([]string{field(1, "id", "long", false), field(2, "geometry", "binary", true),
+		field(3, "bbox_minx", "double", true), field(4, "bbox_miny", "double", true), field(5, "bbox_maxx", "double", true),
+		field(6, "bbox_maxy", "double", true)}, ",") + `]}`
+	tbl, err := delta.OpenLocal(loc)
+	require.NoError(t, err)
+	require.NoError(t, delta.Commit(t.Context(), tbl, 0, []delta.Action{
+		{Protocol: &delta.Protocol{MinReaderVersion: 2, MinWriterVersion: 5}},
+		{MetaData: &delta.Metadata{ID: "cm", Format: delta.Format{Provider: "parquet"}, SchemaString: schema, PartitionColumns: []string{},
+			Configuration: map[string]string{"delta.columnMapping.mode": "name", "delta.columnMapping.maxColumnId": "6", "geocompact.geometry.column": "geometry"}}},
+	}))
+	in := pointsFile(t, 4)
+	res, err := ingest.RunDelta(t.Context(), loc, deltaConfig(false, in))
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), res.Version)
+	assert.Equal(t, inputRows(t, in), deltaRows(t, loc))
+
+	s, err := tbl.Snapshot(t.Context())
+	require.NoError(t, err)
+	require.Len(t, s.Files, 1)
+	st, err := s.Files[0].ParsedStats()
+	require.NoError(t, err)
+	_, ok := st.Min("col-3")
+	assert.True(t, ok, "stats not keyed by physical name: %s", s.Files[0].Stats)
+	p, err := s.Files[0].DecodedPath()
+	require.NoError(t, err)
+	assert.Contains(t, footerValue(t, filepath.Join(loc, p), "geo"), `"primary_column":"col-2"`)
+}
