@@ -12,7 +12,10 @@
 //     absolute files), partition values and per-file statistics;
 //   - streaming reads of a snapshot's live files as Arrow record batches;
 //   - atomic commits (put-if-absent of the next version), the conflict rules
-//     of a data-preserving rewrite, classic checkpoints and vacuum planning.
+//     of a data-preserving rewrite, classic checkpoints and vacuum planning;
+//   - new tables (CreateActions, SchemaFromArrow) and appends retried on the
+//     latest version after a lost race (CommitAppend, CheckAppend), with
+//     txn actions (NewTxn) for idempotent writers.
 //
 // Invariants:
 //   - a snapshot is built only from a contiguous run of versions; a gap is an

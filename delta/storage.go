@@ -115,6 +115,9 @@ func (s *LocalStorage) List(ctx context.Context, dir string, recursive bool) ([]
 			if errors.Is(err, fs.ErrNotExist) && p == base {
 				return fs.SkipAll
 			}
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // removed while listing (another writer's temporary file)
+			}
 			return err
 		}
 		if ctxErr := ctx.Err(); ctxErr != nil {
@@ -127,6 +130,9 @@ func (s *LocalStorage) List(ctx context.Context, dir string, recursive bool) ([]
 			return nil
 		}
 		info, err := d.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // removed between reading the directory and the stat
+		}
 		if err != nil {
 			return err
 		}

@@ -18,14 +18,15 @@ import (
 func init() { register(newIngestCmd) }
 
 type ingestOptions struct {
-	g   *globalOptions
-	cfg ingest.Config
+	g     *globalOptions
+	cfg   ingest.Config
+	delta string // Delta table location, instead of cfg.Table
 }
 
 func newIngestCmd(g *globalOptions) *cobra.Command {
 	o := &ingestOptions{g: g, cfg: ingest.Config{FormatVersion: 2, Checks: validate.DefaultConfig()}}
 	cmd := &cobra.Command{
-		Use:   "ingest --table NS.T FILE...",
+		Use:   "ingest (--table NS.T | --delta LOCATION) FILE...",
 		Short: "Validate GeoParquet files and append them to a table in one commit",
 		Long: `Ingest validates every file first (WKB, CRS against the table's, bbox columns,
 nulls, schema fit) and appends all of them in a single commit. Any violation
@@ -49,21 +50,32 @@ evolves the table's schema first, adding them as optional columns (rows
 already in the table read them as null), in a commit of its own.
 --partition-by takes Iceberg's transforms or Spark's spellings (days(ts),
 hours(ts), months, years, bucket(N, col), truncate(W, col)); on an existing
-table it must match the table's spec.`,
+table it must match the table's spec.
+
+--delta LOCATION appends to a Delta table instead (a directory, file: URL or
+s3://BUCKET/PREFIX), in one Delta commit with per-file stats. Each file's
+content is recorded by a txn action, so a re-run skips what is already in
+the table. --create makes the table (in that same commit) when LOCATION has
+no _delta_log; --partition-by then names partition columns.`,
 		Example: `  $ geocompact ingest --table gis.parcels --create --add-bbox parcels-*.parquet
   $ geocompact ingest --table gis.parcels --add-columns parcels-with-owner.parquet
-  $ geocompact ingest --table gis.pings --create --format-version 3 --partition-by 'bucket(16, id)' pings.parquet`,
+  $ geocompact ingest --table gis.pings --create --format-version 3 --partition-by 'bucket(16, id)' pings.parquet
+  $ geocompact ingest --delta ./lake/parcels --create --partition-by region parcels-*.parquet`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.cfg.Files = args
 			if err := o.complete(); err != nil {
 				return err
 			}
+			if o.delta != "" {
+				return runIngestDelta(cmd.Context(), o)
+			}
 			return runIngest(cmd.Context(), o)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.cfg.Table, "table", "", "table to append to, NAMESPACE.TABLE (required)")
+	f.StringVar(&o.cfg.Table, "table", "", "table to append to, NAMESPACE.TABLE")
+	f.StringVar(&o.delta, "delta", "", "Delta table to append to: a directory, file: URL or s3://BUCKET/PREFIX")
 	f.BoolVar(&o.cfg.Create, "create", false, "create the table from the first file when it does not exist")
 	f.BoolVar(&o.cfg.AddBBox, "add-bbox", false, "compute missing bbox columns from the WKB")
 	f.IntVar(&o.cfg.FormatVersion, "format-version", o.cfg.FormatVersion, "format version of a created table: 2 (WKB + bbox columns) or 3 (geometry type)")
@@ -77,11 +89,15 @@ table it must match the table's spec.`,
 	f.BoolVar(&o.cfg.DropExtraColumns, "drop-extra-columns", false, "leave out the files' columns the table lacks (default: refuse such files)")
 	f.BoolVar(&o.cfg.AddColumns, "add-columns", false, "add the files' columns the table lacks to its schema as optional columns")
 	f.BoolVar(&o.cfg.Recursive, "recursive", false, "take *.parquet files from subdirectories of directory arguments too")
-	_ = cmd.MarkFlagRequired("table")
+	cmd.MarkFlagsOneRequired("table", "delta")
+	cmd.MarkFlagsMutuallyExclusive("table", "delta")
 	return cmd
 }
 
 func (o *ingestOptions) complete() error {
+	if o.delta != "" {
+		return o.completeDelta()
+	}
 	if _, err := catalogs.ParseIdentifier(o.cfg.Table); err != nil {
 		return usageErrorf("--table: %v", err)
 	}

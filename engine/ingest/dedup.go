@@ -83,6 +83,16 @@ func ExpandFiles(paths []string, recursive bool) ([]string, error) {
 	return out, nil
 }
 
+// expandAndDigest expands directories among paths (see ExpandFiles) and
+// computes every file's sha256.
+func expandAndDigest(paths []string, recursive bool) ([]source, error) {
+	files, err := ExpandFiles(paths, recursive)
+	if err != nil {
+		return nil, err
+	}
+	return digestFiles(files)
+}
+
 // digestFiles computes every file's sha256.
 func digestFiles(paths []string) ([]source, error) {
 	out := make([]source, 0, len(paths))

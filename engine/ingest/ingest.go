@@ -157,11 +157,7 @@ func Run(ctx context.Context, cat catalog.Catalog, cfg Config) (*Result, error) 
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	files, err := ExpandFiles(cfg.Files, cfg.Recursive)
-	if err != nil {
-		return nil, err
-	}
-	srcs, err := digestFiles(files)
+	srcs, err := expandAndDigest(cfg.Files, cfg.Recursive)
 	if err != nil {
 		return nil, err
 	}

@@ -61,27 +61,11 @@ func (in *ingester) target(ctx context.Context, tbl *table.Table) (target, error
 // table stores them, the geometry column as WKB binary (v2) or the
 // geometry type with the data's CRS (v3).
 func (in *ingester) newTableSchema(ctx context.Context, t target) (*iceberg.Schema, iceberg.Properties, error) {
-	cfg := in.cfg.Checks
-	cfg.Column = t.cols.Geometry
-	_, sc, err := validate.Inspect(ctx, in.cfg.Files[0], cfg)
+	sc, err := in.newArrowSchema(ctx, t)
 	if err != nil {
 		return nil, nil, err
 	}
-	fields := sc.Fields()
-	for i, f := range fields {
-		if f.Name == t.cols.Geometry {
-			fields[i].Type = arrow.BinaryTypes.Binary
-			fields[i].Metadata = arrow.Metadata{}
-		}
-	}
-	if t.wantBBox {
-		for _, name := range spatial.BBoxColumns {
-			if len(sc.FieldIndices(name)) == 0 {
-				fields = append(fields, arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Float64, Nullable: true})
-			}
-		}
-	}
-	isc, err := table.ArrowSchemaToIcebergWithFreshIDs(arrow.NewSchema(fields, nil), true)
+	isc, err := table.ArrowSchemaToIcebergWithFreshIDs(sc, true)
 	if err != nil {
 		return nil, nil, fmt.Errorf("derive schema from %s: %w", in.cfg.Files[0], err)
 	}
@@ -101,4 +85,31 @@ func (in *ingester) newTableSchema(ctx context.Context, t target) (*iceberg.Sche
 		out = append(out, f)
 	}
 	return iceberg.NewSchema(0, out...), props, nil
+}
+
+// newArrowSchema is the Arrow schema of a table created from the first
+// file: its columns as they are, the geometry column as WKB binary, plus
+// bbox columns when the table stores them.
+func (in *ingester) newArrowSchema(ctx context.Context, t target) (*arrow.Schema, error) {
+	cfg := in.cfg.Checks
+	cfg.Column = t.cols.Geometry
+	_, sc, err := validate.Inspect(ctx, in.cfg.Files[0], cfg)
+	if err != nil {
+		return nil, err
+	}
+	fields := sc.Fields()
+	for i, f := range fields {
+		if f.Name == t.cols.Geometry {
+			fields[i].Type = arrow.BinaryTypes.Binary
+			fields[i].Metadata = arrow.Metadata{}
+		}
+	}
+	if t.wantBBox {
+		for _, name := range spatial.BBoxColumns {
+			if len(sc.FieldIndices(name)) == 0 {
+				fields = append(fields, arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Float64, Nullable: true})
+			}
+		}
+	}
+	return arrow.NewSchema(fields, nil), nil
 }
