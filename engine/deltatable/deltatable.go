@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"net/url"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -258,24 +257,4 @@ func (f *format) BrokenInput(_ context.Context, _ []engine.PlanFile, err error) 
 
 func (f *format) Spatial() (spatial.Columns, map[string]string, error) {
 	return f.cols, f.props, f.colsErr
-}
-
-// partitionDir is the directory new files of a partition go in, by the
-// Hive-style convention Delta writers follow ("" for an unpartitioned
-// table).
-func (f *format) partitionDir(values map[string]*string) string {
-	mode := f.snap.ColumnMapping()
-	var dir strings.Builder
-	for _, name := range f.snap.Metadata.PartitionColumns {
-		fl := f.snap.Schema.Field(name)
-		if fl == nil {
-			continue
-		}
-		v := "__HIVE_DEFAULT_PARTITION__"
-		if p := values[fl.PhysicalName(mode)]; p != nil {
-			v = url.PathEscape(*p)
-		}
-		dir.WriteString(fl.PhysicalName(mode) + "=" + v + "/")
-	}
-	return dir.String()
 }

@@ -26,11 +26,16 @@ func (f *format) NewSink(ctx context.Context, group []engine.PlanFile, _ *arrow.
 	if len(group) > 0 {
 		values = add(group[0]).PartitionValues
 	}
-	return &sink{ctx: ctx, f: f, values: values, dir: f.partitionDir(values), cfg: cfg}
+	dir := delta.PartitionDir(f.snap.PhysicalPartitionColumns(), values)
+	if dir != "" {
+		dir += "/"
+	}
+	return &sink{ctx: ctx, f: f, values: values, dir: dir, cfg: cfg}
 }
 
 // sink writes a group's rows into files of cfg.FileRows rows, one file at
-// a time.
+// a time; on a table with a geometry column each file carries GeoParquet
+// metadata of its rows, as ingest --delta writes it.
 type sink struct {
 	ctx    context.Context
 	f      *format
@@ -40,6 +45,7 @@ type sink struct {
 
 	cur     *delta.FileWriter
 	curName string
+	geo     *spatial.GeoStats // of the current file's rows, when spatial
 	left    int64 // rows the current file still takes
 	written []engine.OutFile
 	rows    []int64
@@ -60,6 +66,9 @@ func (s *sink) Write(rec arrow.RecordBatch) error {
 		n := min(s.left, rec.NumRows()-off)
 		part := rec.NewSlice(off, off+n)
 		s.err = s.cur.Write(part)
+		if s.err == nil && s.geo != nil {
+			s.geo.AddArray(part.Column(part.Schema().FieldIndices(s.f.cols.Geometry)[0]))
+		}
 		part.Release()
 		if s.err != nil {
 			return s.err
@@ -88,13 +97,26 @@ func (s *sink) open() error {
 		return err
 	}
 	s.cur, s.left = w, max(s.cfg.FileRows(i), 1)
+	if s.f.colsErr == nil && len(s.f.sc.FieldIndices(s.f.cols.Geometry)) == 1 {
+		s.geo = spatial.NewGeoStats()
+	}
 	s.rows = append(s.rows, 0)
 	return nil
 }
 
 // finish closes the current file and records it.
 func (s *sink) finish() error {
-	a, err := s.cur.Close()
+	var err error
+	if s.geo != nil {
+		var doc []byte
+		if doc, err = s.geo.Metadata(s.f.cols).Marshal(); err == nil {
+			err = s.cur.SetFileMetadata("geo", string(doc))
+		}
+	}
+	a, cerr := s.cur.Close()
+	if err == nil {
+		err = cerr
+	}
 	s.cur = nil
 	if err != nil {
 		s.written = append(s.written, engine.OutFile{Path: s.curName})
