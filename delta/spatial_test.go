@@ -3,6 +3,8 @@ package delta_test
 import (
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -114,4 +116,21 @@ func TestHistory(t *testing.T) {
 	require.NoError(t, err)
 	_, err = empty.History(t.Context())
 	require.ErrorIs(t, err, delta.ErrNotATable)
+}
+
+func TestReadColumns(t *testing.T) {
+	tbl := deltatest.Create(t, t.TempDir(), deltatest.Options{Partitioned: true})
+	deltatest.Append(t, tbl, deltatest.WriteFile(t, tbl, "a.parquet", "p", 0, deltatest.Point(t, 1, 2), deltatest.Point(t, 3, 4)))
+	s := deltatest.Snapshot(t, tbl)
+	var rows int64
+	err := tbl.Read(t.Context(), s, delta.ReadOptions{Columns: []string{"geometry"}}, func(_ *delta.Add, rec arrow.RecordBatch) error {
+		rows += rec.NumRows()
+		assert.Equal(t, 7, int(rec.NumCols()), "the schema is kept")
+		assert.Equal(t, 0, rec.Column(1).NullN(), "geometry is read")
+		assert.Equal(t, rec.NumRows(), int64(rec.Column(0).NullN()), "id is not")
+		assert.Equal(t, "p", rec.Column(6).(*array.String).Value(0), "partition values are filled in")
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), rows)
 }
