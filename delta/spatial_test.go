@@ -134,3 +134,23 @@ func TestReadColumns(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(2), rows)
 }
+
+func TestPartitionPath(t *testing.T) {
+	tbl := deltatest.Create(t, t.TempDir(), deltatest.Options{Partitioned: true, ColumnMapping: "name"})
+	a := deltatest.WriteFile(t, tbl, "a.parquet", "x y/z", 0, deltatest.Point(t, 1, 2))
+	b := deltatest.WriteFile(t, tbl, "b.parquet", "", 1, deltatest.Point(t, 1, 2))
+	for k := range b.PartitionValues {
+		b.PartitionValues[k] = nil
+	}
+	deltatest.Append(t, tbl, a, b)
+	s := deltatest.Snapshot(t, tbl)
+	require.Len(t, s.Files, 2)
+	assert.Contains(t, s.Files[1].PartitionValues, "col-20", "stored under the physical name")
+	assert.Equal(t, "part=x%20y%2Fz", s.PartitionPath(s.Files[1]))
+	assert.Equal(t, "part="+delta.NullPartition, s.PartitionPath(s.Files[0]), "files are in path order: part=/b.parquet first")
+
+	flat := deltatest.Create(t, t.TempDir(), deltatest.Options{})
+	deltatest.Append(t, flat, deltatest.WriteFile(t, flat, "a.parquet", "", 0, deltatest.Point(t, 1, 2)))
+	fs := deltatest.Snapshot(t, flat)
+	assert.Empty(t, fs.PartitionPath(fs.Files[0]))
+}
