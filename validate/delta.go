@@ -62,14 +62,7 @@ func Delta(ctx context.Context, tbl *delta.Table, name string, cfg Config) (*Tab
 func deltaFile(ctx context.Context, tbl *delta.Table, s *delta.Snapshot, add *delta.Add, opts delta.ReadOptions, cols spatial.Columns, cfg Config) (rep *Report, err error) {
 	r := newReport(cfg)
 	rep = &r
-	defer func() {
-		// As in Reader: a decoder panic on a corrupt page is the file's
-		// defect.
-		if p := recover(); p != nil {
-			rep.add(-1, CodeCorrupt, fmt.Sprintf("reading: %v", p))
-			err = nil
-		}
-	}()
+	defer recoverCorrupt(rep, &err)
 	var row int64
 	err = tbl.ReadFile(ctx, s, add, opts, func(rec arrow.RecordBatch) error {
 		checkBatch(rep, rec, cols, cfg, row)

@@ -5,11 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/delta/deltatest"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/validate"
@@ -73,12 +71,7 @@ func TestDeltaDeletionVectorHidesBrokenRow(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, rep.OK(), "the broken row is live")
 
-	dv, err := delta.InlineDeletionVector(roaring64.BitmapOf(1))
-	require.NoError(t, err)
-	withDV := *add
-	withDV.DeletionVector = dv
-	require.NoError(t, delta.Commit(t.Context(), tbl, 2, []delta.Action{
-		{Remove: &delta.Remove{Path: add.Path, DataChange: true}}, {Add: &withDV}}))
+	deltatest.DeleteRows(t, tbl, add, 1)
 	rep, err = validate.Delta(t.Context(), tbl, dir, validate.DefaultConfig())
 	require.NoError(t, err)
 	assert.True(t, rep.OK(), "%+v", rep.Total)

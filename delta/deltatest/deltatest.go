@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
@@ -185,4 +187,31 @@ func Append(t testing.TB, tbl *delta.Table, adds ...*delta.Add) int64 {
 	}
 	require.NoError(t, delta.Commit(t.Context(), tbl, s.Version+1, acts))
 	return s.Version + 1
+}
+
+// DeleteRows commits a deletion vector on the live file add removing the
+// rows at the given indexes, as a DELETE does, and returns the new version.
+func DeleteRows(t testing.TB, tbl *delta.Table, add *delta.Add, rows ...uint64) int64 {
+	t.Helper()
+	dv, err := delta.InlineDeletionVector(roaring64.BitmapOf(rows...))
+	require.NoError(t, err)
+	withDV := *add
+	withDV.DeletionVector = dv
+	s := Snapshot(t, tbl)
+	require.NoError(t, delta.Commit(t.Context(), tbl, s.Version+1, []delta.Action{
+		delta.NewCommitInfo("DELETE", nil, s.Version, nil),
+		{Remove: &delta.Remove{Path: add.Path, DataChange: true}}, {Add: &withDV}}))
+	return s.Version + 1
+}
+
+// LiveRows counts the rows a read of the latest version returns.
+func LiveRows(t testing.TB, tbl *delta.Table) int64 {
+	t.Helper()
+	s := Snapshot(t, tbl)
+	var n int64
+	require.NoError(t, tbl.Read(t.Context(), s, delta.ReadOptions{}, func(_ *delta.Add, rec arrow.RecordBatch) error {
+		n += rec.NumRows()
+		return nil
+	}))
+	return n
 }

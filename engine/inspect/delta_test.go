@@ -4,8 +4,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/RoaringBitmap/roaring/v2/roaring64"
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -24,12 +22,7 @@ func TestDeltaRowsFiles(t *testing.T) {
 	b := deltatest.WriteFile(t, tbl, "b.parquet", "y", 2, deltatest.Point(t, 0, 0))
 	b.Stats = ""
 	deltatest.Append(t, tbl, a, b)
-	dv, err := delta.InlineDeletionVector(roaring64.BitmapOf(1))
-	require.NoError(t, err)
-	withDV := *a
-	withDV.DeletionVector = dv
-	require.NoError(t, delta.Commit(t.Context(), tbl, 2, []delta.Action{
-		{Remove: &delta.Remove{Path: a.Path, DataChange: true}}, {Add: &withDV}}))
+	deltatest.DeleteRows(t, tbl, a, 1)
 
 	rows, err := inspect.DeltaRows(t.Context(), tbl, inspect.Files)
 	require.NoError(t, err)
@@ -64,14 +57,7 @@ func TestDeltaRowsGoldenRecordsMinusDeletes(t *testing.T) {
 		deleted += d.(int64)
 	}
 	assert.Positive(t, deleted)
-	s, err := tbl.Snapshot(t.Context())
-	require.NoError(t, err)
-	var read int64
-	require.NoError(t, tbl.Read(t.Context(), s, delta.ReadOptions{}, func(_ *delta.Add, rec arrow.RecordBatch) error {
-		read += rec.NumRows()
-		return nil
-	}))
-	assert.Equal(t, read, live)
+	assert.Equal(t, deltatest.LiveRows(t, tbl), live)
 }
 
 func TestDeltaRowsHistory(t *testing.T) {

@@ -3,11 +3,9 @@ package maintain_test
 import (
 	"testing"
 
-	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/delta/deltatest"
 	"github.com/geocompact/geocompact/engine/maintain"
 	"github.com/geocompact/geocompact/spatial"
@@ -23,13 +21,7 @@ func TestDeltaMetrics(t *testing.T) {
 		d := deltatest.WriteFile(t, tbl, "d.parquet", "", 6, p(9, 9))
 		d.Stats = "" // no statistics: planned for every window
 		deltatest.Append(t, tbl, a, b, c, d)
-		dv, err := delta.InlineDeletionVector(roaring64.BitmapOf(0))
-		require.NoError(t, err)
-		withDV := *b
-		withDV.DeletionVector = dv
-		require.NoError(t, delta.Commit(t.Context(), tbl, 2, []delta.Action{
-			delta.NewCommitInfo("DELETE", nil, 1, nil),
-			{Remove: &delta.Remove{Path: b.Path, DataChange: true}}, {Add: &withDV}}))
+		deltatest.DeleteRows(t, tbl, b, 0)
 
 		windows := []spatial.Bound{{MinX: 0, MinY: 0, MaxX: 0.6, MaxY: 0.6}, {MinX: 10, MinY: 10, MaxX: 11, MaxY: 11}}
 		m, err := maintain.DeltaMetrics(t.Context(), tbl, windows)
