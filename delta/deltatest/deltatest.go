@@ -87,6 +87,13 @@ func Create(t testing.TB, dir string, o Options) *delta.Table {
 	t.Helper()
 	tbl, err := delta.OpenLocal(dir)
 	require.NoError(t, err)
+	CreateIn(t, tbl, o)
+	return tbl
+}
+
+// CreateIn commits version 0 of a new table into tbl, whatever its storage.
+func CreateIn(t testing.TB, tbl *delta.Table, o Options) {
+	t.Helper()
 	conf := map[string]string{}
 	proto := &delta.Protocol{MinReaderVersion: 1, MinWriterVersion: 2}
 	if o.ColumnMapping == "name" {
@@ -106,7 +113,6 @@ func Create(t testing.TB, dir string, o Options) *delta.Table {
 		PartitionColumns: parts, Configuration: conf}
 	require.NoError(t, delta.Commit(t.Context(), tbl, 0, []delta.Action{
 		delta.NewCommitInfo("CREATE TABLE", nil, -1, nil), {Protocol: proto}, {MetaData: md}}))
-	return tbl
 }
 
 // Snapshot returns the table's latest snapshot.
