@@ -78,11 +78,15 @@ with their operation, parameters and metrics.`,
 		inspect.Snapshots:  "List the snapshots with their operations and summaries",
 		inspect.Manifests:  "List the current snapshot's manifests",
 		inspect.Partitions: "List the partitions with their file counts and sizes",
-		inspect.History:    "List the snapshots that were current, in order",
+		inspect.History:    "List the snapshots that were current, or a Delta table's commits, in order",
 	}
 	for _, kind := range inspect.Kinds {
+		use := string(kind) + " --table NS.T"
+		if slices.Contains(inspect.DeltaKinds, kind) {
+			use = string(kind) + " (--table NS.T | --delta LOCATION)"
+		}
 		cmd.AddCommand(&cobra.Command{
-			Use:   string(kind) + " --table NS.T",
+			Use:   use,
 			Short: short[kind],
 			Args:  cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {

@@ -19,7 +19,7 @@ import (
 // partition spec, sort order and properties.
 func newInspectSchemaCmd(o *inspectOptions) *cobra.Command {
 	return &cobra.Command{
-		Use:     "schema --table NS.T",
+		Use:     "schema (--table NS.T | --delta LOCATION)",
 		Aliases: []string{"describe"},
 		Short:   "Show the table's columns, geometry column, encoding, CRS, partition spec, sort order and properties",
 		Example: `  $ geocompact inspect schema --table demo.pings
