@@ -83,6 +83,11 @@ type VacuumConfig struct {
 	Force bool
 	// Now is the reference time (default time.Now()).
 	Now time.Time
+	// DryRun makes Table.Vacuum plan only: it deletes nothing.
+	DryRun bool
+	// Deleted, when set, is called by Table.Vacuum after each file it
+	// deletes, in order: progress for a caller that shows it.
+	Deleted func(FileInfo)
 }
 
 // VacuumPlan lists the files a vacuum deletes.
@@ -106,21 +111,9 @@ func (t *Table) PlanVacuum(ctx context.Context, cfg VacuumConfig) (*VacuumPlan, 
 	if err != nil {
 		return nil, err
 	}
-	if s.Protocol.HasReaderFeature("vacuumProtocolCheck") || s.Protocol.HasWriterFeature("vacuumProtocolCheck") {
-		if err := CheckWrite(s.Protocol, s.Metadata); err != nil {
-			return nil, err
-		}
-	}
-	floor, err := s.DeletedFileRetention()
+	retain, err := s.vacuumRetention(cfg)
 	if err != nil {
 		return nil, err
-	}
-	retain := cfg.Retain
-	if retain < 0 {
-		retain = floor
-	}
-	if retain < floor && !cfg.Force {
-		return nil, &RetentionError{Retain: retain, Floor: floor}
 	}
 	now := cfg.Now
 	if now.IsZero() {
@@ -144,6 +137,41 @@ func (t *Table) PlanVacuum(ctx context.Context, cfg VacuumConfig) (*VacuumPlan, 
 		plan.Bytes += f.Size
 	}
 	return plan, nil
+}
+
+// CheckVacuum checks, without listing any file, that a vacuum of the
+// table's current version may run with cfg, as PlanVacuum would: the
+// protocol allows it, and the retention is not below the table's floor
+// unless forced (a *RetentionError). It returns the retention the vacuum
+// would keep.
+func (t *Table) CheckVacuum(ctx context.Context, cfg VacuumConfig) (time.Duration, error) {
+	s, err := t.Snapshot(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return s.vacuumRetention(cfg)
+}
+
+// vacuumRetention checks the protocol for a vacuum of s and returns the
+// retention cfg asks for, refusing one below the floor without Force.
+func (s *Snapshot) vacuumRetention(cfg VacuumConfig) (time.Duration, error) {
+	if s.Protocol.HasReaderFeature("vacuumProtocolCheck") || s.Protocol.HasWriterFeature("vacuumProtocolCheck") {
+		if err := CheckWrite(s.Protocol, s.Metadata); err != nil {
+			return 0, err
+		}
+	}
+	floor, err := s.DeletedFileRetention()
+	if err != nil {
+		return 0, err
+	}
+	retain := cfg.Retain
+	if retain < 0 {
+		retain = floor
+	}
+	if retain < floor && !cfg.Force {
+		return 0, &RetentionError{Retain: retain, Floor: floor}
+	}
+	return retain, nil
 }
 
 // referencedFiles is every path the snapshot and the tombstones removed after
@@ -204,12 +232,19 @@ func hiddenPath(p string, partitionCols []string) bool {
 // Execute deletes the planned files and returns how many it deleted. A
 // killed run leaves the table readable: only unreferenced files go.
 func (p *VacuumPlan) Execute(ctx context.Context, t *Table) (int, error) {
+	return p.execute(ctx, t, nil)
+}
+
+func (p *VacuumPlan) execute(ctx context.Context, t *Table, deleted func(FileInfo)) (int, error) {
 	for i, f := range p.Files {
 		if err := ctx.Err(); err != nil {
 			return i, err
 		}
 		if err := t.Store.Delete(ctx, f.Path); err != nil {
 			return i, err
+		}
+		if deleted != nil {
+			deleted(f)
 		}
 	}
 	return len(p.Files), nil

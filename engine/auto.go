@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine/verify"
@@ -41,13 +40,13 @@ const (
 // column, nothing else is read) and lets cluster.Choose weigh the
 // candidates for the group's output file count and the request's windows
 // (cluster's default data-placed windows when none are given).
-func (r *rewriter) chooseLayouts(ctx context.Context, tbl *table.Table, snapshotID int64, plan *Plan) ([]AutoChoice, error) {
+func (r *rewriter) chooseLayouts(ctx context.Context, tf Format, plan *Plan) ([]AutoChoice, error) {
 	r.autoOrders = make([]cluster.Order, len(plan.Groups))
 	out := make([]AutoChoice, 0, len(plan.Groups))
 	for i := range plan.Groups {
 		g := &plan.Groups[i]
 		n := min(max(autoRowsPerFile*g.OutputFiles, autoMinSample), autoMaxSample)
-		sample, err := sampleBounds(ctx, tbl, snapshotID, g, n)
+		sample, err := sampleBounds(ctx, tf, g, n)
 		if err != nil {
 			return nil, fmt.Errorf("choose layout of group %d (%s): %w", i+1, PartitionLabel(g.Partition), err)
 		}
@@ -102,20 +101,14 @@ func autoSummary(choices []AutoChoice) string {
 
 // sampleBounds reads the row boxes of group g at the snapshot, keeping
 // about n of them spread evenly over the group's rows in scan order.
-func sampleBounds(ctx context.Context, tbl *table.Table, snapshotID int64, g *Group, n int) ([]spatial.Bound, error) {
-	geom := spatialGeomName(tbl)
-	cols := spatial.BBoxColumns[:]
-	for _, c := range cols {
-		if _, ok := tbl.Schema().FindFieldByName(c); !ok {
-			cols = []string{geom}
-			break
-		}
+func sampleBounds(ctx context.Context, tf Format, g *Group, n int) ([]spatial.Bound, error) {
+	sp, _, _ := tf.Spatial()
+	geom := sp.Geometry
+	cols := []string{geom}
+	if sp.HasBBox() {
+		cols = sp.BBox[:]
 	}
-	tasks := make([]table.FileScanTask, len(g.Files))
-	for i, f := range g.Files {
-		tasks[i] = *f.task
-	}
-	sc, recs, err := tbl.Scan(table.WithSnapshotID(snapshotID), table.WithSelectedFields(cols...)).ReadTasks(ctx, tasks)
+	sc, recs, err := tf.Read(ctx, g.Files, g.Files, cols)
 	if err != nil {
 		return nil, fmt.Errorf("sample rows: %w", err)
 	}

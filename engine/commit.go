@@ -24,6 +24,17 @@ func errDiverged(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrConflict, fmt.Sprintf(format, args...))
 }
 
+// commit commits the groups' outputs through the table's format, after
+// reporting the phase.
+func (ex *execution) commit(ctx context.Context, outs []*groupOut) (id int64, removedDeletes int, err error) {
+	ex.progress(-1, "committing", 0, 0)
+	id, removedDeletes, err = ex.tf.Commit(ctx, replacements(outs), ex.r.summary(len(outs)))
+	if err == nil {
+		ex.r.log.Info("rewrite committed", "snapshot_id", id, "groups", len(outs))
+	}
+	return id, removedDeletes, err
+}
+
 // commit replaces the groups' input files with their outputs in one
 // replace snapshot, on a fresh load of the table, retrying when another
 // writer committed first. It fails with ErrConflict, without retrying,
@@ -31,27 +42,26 @@ func errDiverged(format string, args ...any) error {
 // read: committing then would lose those deletes. It returns the new
 // snapshot's id and how many delete files it dropped with the files they
 // applied to.
-func (ex *execution) commit(ctx context.Context, outs []*groupOut) (id int64, removedDeletes int, err error) {
-	ex.progress(-1, "committing", 0, 0)
-	err = catalogs.WithCommitRetry(ctx, ex.r.cfg.CommitRetries, func(ctx context.Context) error {
+func (t *icebergFormat) Commit(ctx context.Context, groups []Replacement, summary map[string]string) (id int64, removedDeletes int, err error) {
+	err = catalogs.WithCommitRetry(ctx, t.retries, func(ctx context.Context) error {
 		if testHookBeforeCommit != nil {
 			testHookBeforeCommit(ctx)
 		}
-		tbl, err := ex.r.cat.LoadTable(ctx, ex.r.ident)
+		tbl, err := t.cat.LoadTable(ctx, t.tbl.Identifier())
 		if err != nil {
-			return fmt.Errorf("reload %s: %w", ex.r.name, err)
+			return fmt.Errorf("reload %s: %w", t.name, err)
 		}
-		removable, err := ex.checkBase(ctx, tbl, outs)
+		removable, err := t.checkBase(ctx, tbl, groups)
 		if err != nil {
 			return err
 		}
 		tx := tbl.NewTransaction()
-		rw := tx.NewRewrite(ex.r.summary(len(outs)))
-		for _, o := range outs {
-			for _, t := range o.tasks {
-				rw.DeleteFile(t.File)
+		rw := tx.NewRewrite(summary)
+		for _, g := range groups {
+			for _, f := range g.Files {
+				rw.DeleteFile(task(f).File)
 			}
-			for _, f := range o.newFiles {
+			for _, f := range dataFiles(g.New) {
 				rw.AddDataFile(f)
 			}
 		}
@@ -59,19 +69,16 @@ func (ex *execution) commit(ctx context.Context, outs []*groupOut) (id int64, re
 			rw.DeleteFile(d)
 		}
 		if err := rw.Commit(ctx); err != nil {
-			return fmt.Errorf("stage rewrite of %s: %w", ex.r.name, err)
+			return fmt.Errorf("stage rewrite of %s: %w", t.name, err)
 		}
 		nt, err := tx.Commit(ctx)
 		if err != nil {
-			return fmt.Errorf("commit rewrite of %s: %w", ex.r.name, err)
+			return fmt.Errorf("commit rewrite of %s: %w", t.name, err)
 		}
 		id = nt.CurrentSnapshot().SnapshotID
 		removedDeletes = len(removable)
 		return nil
 	})
-	if err == nil {
-		ex.r.log.Info("rewrite committed", "snapshot_id", id, "groups", len(outs))
-	}
 	return id, removedDeletes, err
 }
 
@@ -79,15 +86,15 @@ func (ex *execution) commit(ctx context.Context, outs []*groupOut) (id int64, re
 // tbl with exactly the delete files that were applied when it was read,
 // and returns the delete files that apply only to replaced files (safe to
 // drop with them).
-func (ex *execution) checkBase(ctx context.Context, tbl *table.Table, outs []*groupOut) ([]iceberg.DataFile, error) {
+func (t *icebergFormat) checkBase(ctx context.Context, tbl *table.Table, groups []Replacement) ([]iceberg.DataFile, error) {
 	if tbl.CurrentSnapshot() == nil {
 		return nil, errDiverged("the table has no current snapshot any more")
 	}
-	tasks := ex.all
-	if tbl.CurrentSnapshot().SnapshotID != ex.snapshotID {
+	tasks := t.all
+	if tbl.CurrentSnapshot().SnapshotID != t.snapshotID {
 		var err error
 		if tasks, err = tbl.Scan().PlanFiles(ctx); err != nil {
-			return nil, fmt.Errorf("plan files of %s: %w", ex.r.name, err)
+			return nil, fmt.Errorf("plan files of %s: %w", t.name, err)
 		}
 	}
 	live := make(map[string]*table.FileScanTask, len(tasks))
@@ -95,15 +102,16 @@ func (ex *execution) checkBase(ctx context.Context, tbl *table.Table, outs []*gr
 		live[tasks[i].File.FilePath()] = &tasks[i]
 	}
 	replaced := map[string]bool{}
-	for _, o := range outs {
-		for _, t := range o.tasks {
-			replaced[t.File.FilePath()] = true
-			cur, ok := live[t.File.FilePath()]
+	for _, g := range groups {
+		for _, f := range g.Files {
+			task := task(f)
+			replaced[task.File.FilePath()] = true
+			cur, ok := live[task.File.FilePath()]
 			if !ok {
-				return nil, errDiverged("data file %s was removed by a concurrent commit (another rewrite or a delete); nothing was committed, run the rewrite again", t.File.FilePath())
+				return nil, errDiverged("data file %s was removed by a concurrent commit (another rewrite or a delete); nothing was committed, run the rewrite again", task.File.FilePath())
 			}
-			if !slices.Equal(deletePaths(cur), deletePaths(&t)) {
-				return nil, errDiverged("data file %s gained delete files from a concurrent commit; nothing was committed, run the rewrite again", t.File.FilePath())
+			if !slices.Equal(deletePaths(cur), deletePaths(&task)) {
+				return nil, errDiverged("data file %s gained delete files from a concurrent commit; nothing was committed, run the rewrite again", task.File.FilePath())
 			}
 		}
 	}
@@ -111,9 +119,9 @@ func (ex *execution) checkBase(ctx context.Context, tbl *table.Table, outs []*gr
 	// being replaced.
 	users := map[string][]string{}
 	files := map[string]iceberg.DataFile{}
-	for _, t := range tasks {
-		for _, d := range taskDeletes(&t) {
-			users[d.FilePath()] = append(users[d.FilePath()], t.File.FilePath())
+	for _, tk := range tasks {
+		for _, d := range taskDeletes(&tk) {
+			users[d.FilePath()] = append(users[d.FilePath()], tk.File.FilePath())
 			files[d.FilePath()] = d
 		}
 	}

@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine/spill"
@@ -147,7 +145,7 @@ func (r *rewriter) checkSpill(p *Plan, concurrency int) error {
 //
 // Equal keys always fall in one bucket, and each bucket keeps input
 // order, so the stable order within buckets is the global stable order.
-func (ex *execution) sortSpilled(ctx context.Context, g *groupIO, recs iter.Seq2[arrow.RecordBatch, error]) ([]iceberg.DataFile, error) {
+func (ex *execution) sortSpilled(ctx context.Context, g *groupIO, recs iter.Seq2[arrow.RecordBatch, error]) ([]OutFile, error) {
 	sp := g.o.group.Sort
 	if ex.r.opts.CutWindowFraction > 0 {
 		ex.r.log.Warn("cut-window-fraction is not applied to a spilled group: its files are cut at equal row counts", "partition", g.o.group.Partition)
@@ -184,7 +182,7 @@ func (ex *execution) sortSpilled(ctx context.Context, g *groupIO, recs iter.Seq2
 	}
 	start = time.Now()
 	per := sortedFileRows(g.o.in.Rows, g.o.group.OutputFiles)
-	sink := ex.newSink(ctx, g.sc, g.writeOpts, func(int) int64 { return per }, sinkQueue)
+	sink := ex.newSink(ctx, g.o, g.sc, func(int) int64 { return per }, sinkQueue)
 	err = ex.sortUnits(ctx, g, frozen, bf, unitBudget(sp.BudgetBytes), sink)
 	files, cerr := sink.Close()
 	if err == nil && cerr != nil {
@@ -208,8 +206,7 @@ func (ex *execution) sampleKeys(ctx context.Context, g *groupIO, sorter *cluster
 	}
 	slices.Sort(cols)
 	cols = slices.Compact(cols)
-	scan := ex.tbl.Scan(append(slices.Clone(g.scanOpts), table.WithSnapshotID(ex.snapshotID), table.WithSelectedFields(cols...))...)
-	psc, recs, err := scan.ReadTasks(ctx, g.o.tasks)
+	psc, recs, err := ex.tf.Read(ctx, g.o.files, g.o.files, cols)
 	if err != nil {
 		return nil, nil, cluster.Scale{}, err
 	}
@@ -217,7 +214,7 @@ func (ex *execution) sampleKeys(ctx context.Context, g *groupIO, sorter *cluster
 	if err != nil {
 		return nil, nil, cluster.Scale{}, err
 	}
-	pgeom, pbbox := verify.Columns(psc, spatialGeomName(ex.tbl))
+	pgeom, pbbox := verify.Columns(psc, ex.geomName())
 	expected := int(max(g.o.group.Records, 1))
 	stats := proj.NewStats(expected)
 	stride := max(1, expected/min(max(256*buckets, 1<<14), 1<<20))
@@ -344,7 +341,7 @@ func argmax(xs []int64) int {
 // sortUnits loads the buckets in key order, merged into units of at most
 // unit Arrow bytes, sorts each and writes it into sink; the next unit is
 // loaded and sorted while the current one is written.
-func (ex *execution) sortUnits(ctx context.Context, g *groupIO, frozen *cluster.Sorter, bf *spill.Buckets, unit int64, sink *fileSink) error {
+func (ex *execution) sortUnits(ctx context.Context, g *groupIO, frozen *cluster.Sorter, bf *spill.Buckets, unit int64, sink Sink) error {
 	type sorted struct {
 		recs []arrow.RecordBatch
 		perm []int32

@@ -10,14 +10,11 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine/cuts"
 	"github.com/geocompact/geocompact/engine/spill"
 	"github.com/geocompact/geocompact/engine/verify"
-	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/validate"
 )
 
@@ -26,9 +23,7 @@ import (
 // row counts, and verifies the written files against what was read.
 func (ex *execution) rewriteGroup(ctx context.Context, i int, g *Group) *groupOut {
 	o := &groupOut{group: g, in: verify.NewDigest(), out: verify.NewDigest()}
-	for _, f := range g.Files {
-		o.tasks = append(o.tasks, *f.task)
-	}
+	o.files = g.Files
 	o.index = i
 	ex.progress(i, "reading", 0, 0)
 	o.err = ex.rewriteGroupErr(ctx, o)
@@ -37,7 +32,7 @@ func (ex *execution) rewriteGroup(ctx context.Context, i int, g *Group) *groupOu
 	ex.progressMu.Unlock()
 	ex.progress(i, "done", 0, 0)
 	if o.err != nil {
-		o.err = nameBrokenInput(ctx, ex.tbl, o.tasks, o.err)
+		o.err = ex.tf.BrokenInput(ctx, o.files, o.err)
 		o.err = fmt.Errorf("rewrite group %d (%s): %w", i+1, PartitionLabel(g.Partition), o.err)
 		return o
 	}
@@ -47,12 +42,12 @@ func (ex *execution) rewriteGroup(ctx context.Context, i int, g *Group) *groupOu
 }
 
 func (ex *execution) rewriteGroupErr(ctx context.Context, o *groupOut) error {
-	g, recs, err := ex.readGroup(ctx, o, o.tasks)
+	g, recs, err := ex.readGroup(ctx, o, o.files)
 	if err != nil {
 		return err
 	}
 	start := time.Now()
-	var files []iceberg.DataFile
+	var files []OutFile
 	switch {
 	case ex.r.lay.strategy != Sort:
 		files, err = ex.writeStream(ctx, g, recs)
@@ -70,27 +65,23 @@ func (ex *execution) rewriteGroupErr(ctx context.Context, o *groupOut) error {
 		return err
 	}
 	ex.progress(o.index, "verifying", 0, 0)
-	return ex.verify(ctx, o, g.scanOpts, g.geom, g.bbox)
+	return ex.verify(ctx, o, g.geom, g.bbox)
 }
 
-// readGroup starts reading tasks (all or some of group o's) at the
-// planned snapshot, deletes applied, and returns what reading and writing
+// readGroup starts reading files (all or some of group o's) at the
+// planned version, deletes applied, and returns what reading and writing
 // the group needs; g.digest validates a batch and folds it into o.in.
-func (ex *execution) readGroup(ctx context.Context, o *groupOut, tasks []table.FileScanTask) (*groupIO, iter.Seq2[arrow.RecordBatch, error], error) {
-	scanOpts, writeOpts, lineage := ex.ioOptions(o.tasks)
-	scan := ex.tbl.Scan(append(scanOpts, table.WithSnapshotID(ex.snapshotID))...)
-	readSc, recs, err := scan.ReadTasks(ctx, tasks)
+func (ex *execution) readGroup(ctx context.Context, o *groupOut, files []PlanFile) (*groupIO, iter.Seq2[arrow.RecordBatch, error], error) {
+	readSc, recs, err := ex.tf.Read(ctx, o.files, files, nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read: %w", err)
 	}
-	sc := readSc // the schema the writer checks; with lineage it carries field IDs
-	if lineage != nil {
-		if sc, err = table.SchemaToArrowSchemaWithOptions(lineage, table.ArrowSchemaOptions{IncludeFieldIDs: true, TableProperties: ex.tbl.Properties()}); err != nil {
-			return nil, nil, fmt.Errorf("lineage schema: %w", err)
-		}
+	sc, err := ex.tf.WriteSchema(o.files, readSc)
+	if err != nil {
+		return nil, nil, err
 	}
-	g := &groupIO{o: o, readSc: readSc, sc: sc, scanOpts: scanOpts, writeOpts: writeOpts}
-	g.geom, g.bbox = verify.Columns(sc, spatialGeomName(ex.tbl))
+	g := &groupIO{o: o, readSc: readSc, sc: sc}
+	g.geom, g.bbox = verify.Columns(sc, ex.geomName())
 	check := ex.geometryCheck()
 	g.digest = func(rec arrow.RecordBatch) error {
 		if err := check(rec); err != nil {
@@ -105,8 +96,6 @@ func (ex *execution) readGroup(ctx context.Context, o *groupOut, tasks []table.F
 type groupIO struct {
 	o          *groupOut
 	readSc, sc *arrow.Schema // the schema rows are read with, and written with
-	scanOpts   []table.ScanOption
-	writeOpts  []table.WriteRecordOption
 	geom       int
 	bbox       [4]int
 	// digest validates a batch read and folds it into o.in.
@@ -115,8 +104,8 @@ type groupIO struct {
 
 // writeStream writes the rows of recs as they come (binpack): files of
 // even row counts, streamed, so memory does not grow with the group.
-func (ex *execution) writeStream(ctx context.Context, g *groupIO, recs iter.Seq2[arrow.RecordBatch, error]) ([]iceberg.DataFile, error) {
-	sink := ex.newSink(ctx, g.sc, g.writeOpts, evenChunks(g.o.group.Records, g.o.group.OutputFiles), sinkQueue)
+func (ex *execution) writeStream(ctx context.Context, g *groupIO, recs iter.Seq2[arrow.RecordBatch, error]) ([]OutFile, error) {
+	sink := ex.newSink(ctx, g.o, g.sc, evenChunks(g.o.group.Records, g.o.group.OutputFiles), sinkQueue)
 	err := eachBatch(recs, g.digest, func(rec arrow.RecordBatch) error {
 		if err := sink.Write(rec); err != nil {
 			return fmt.Errorf("write: %w", err)
@@ -159,7 +148,7 @@ func eachBatch(recs iter.Seq2[arrow.RecordBatch, error], check func(arrow.Record
 // Curve positions are normalised over the group's extent (the union of
 // the rows' bboxes, known once every row is read), so the keys depend
 // only on the group's rows; sortSpilled learns the same scale.
-func (ex *execution) sortInMemory(ctx context.Context, g *groupIO, recs iter.Seq2[arrow.RecordBatch, error]) ([]iceberg.DataFile, error) {
+func (ex *execution) sortInMemory(ctx context.Context, g *groupIO, recs iter.Seq2[arrow.RecordBatch, error]) ([]OutFile, error) {
 	sorter, err := ex.groupSorter(g, g.readSc)
 	if err != nil {
 		return nil, err
@@ -198,7 +187,7 @@ func (ex *execution) sortInMemory(ctx context.Context, g *groupIO, recs iter.Seq
 	if err != nil {
 		return nil, err
 	}
-	sink := ex.newSink(ctx, g.sc, g.writeOpts, fileRows, sinkQueue)
+	sink := ex.newSink(ctx, g.o, g.sc, fileRows, sinkQueue)
 	if err := gatherInto(sink, g.readSc, in, perm); err != nil {
 		files, _ := sink.Close()
 		return files, err
@@ -240,7 +229,7 @@ const gatherBytes = 8 << 20
 
 // gatherInto writes the rows of in, in perm's order, into sink, gathering
 // about gatherBytes at a time.
-func gatherInto(sink *fileSink, sc *arrow.Schema, in []arrow.RecordBatch, perm []int32) error {
+func gatherInto(sink Sink, sc *arrow.Schema, in []arrow.RecordBatch, perm []int32) error {
 	return gatherEach(sc, in, perm, func(rec arrow.RecordBatch) error {
 		if err := sink.Write(rec); err != nil {
 			return fmt.Errorf("write: %w", err)
@@ -278,23 +267,6 @@ func chunkRows(recs []arrow.RecordBatch) int {
 	return int(min(max(gatherBytes*rows/bytes, 1<<10), 1<<17))
 }
 
-// ioOptions returns the scan and write options for a group: on a v3 table
-// whose files all carry row lineage, _row_id and
-// _last_updated_sequence_number are read and written as they are.
-func (ex *execution) ioOptions(tasks []table.FileScanTask) ([]table.ScanOption, []table.WriteRecordOption, *iceberg.Schema) {
-	write := []table.WriteRecordOption{table.WithClusteredWrite()}
-	if ex.tbl.Metadata().Version() < 3 {
-		return nil, write, nil
-	}
-	for _, t := range tasks {
-		if t.FirstRowID == nil {
-			return nil, write, nil
-		}
-	}
-	lineage := iceberg.SchemaWithRowLineage(ex.tbl.Schema())
-	return []table.ScanOption{table.WithRowLineage()}, append(write, table.WithPreserveRowLineage(lineage)), lineage
-}
-
 // evenChunks splits rows into n chunks whose sizes differ by at most one
 // row (see cuts.Even).
 var evenChunks = cuts.Even
@@ -307,14 +279,14 @@ func (ex *execution) geometryCheck() func(arrow.RecordBatch) error {
 	if !ex.r.opts.ValidateGeometry {
 		return none
 	}
-	cols, err := spatial.DiscoverTableColumns(ex.tbl.Schema(), ex.tbl.Properties(), "")
+	cols, props, err := ex.tf.Spatial()
 	if err != nil {
 		return none // not a spatial table: nothing to validate
 	}
 	cfg := validate.DefaultConfig()
 	cfg.MaxExamples = 3
 	cfg.CRS = cols.CRS
-	cfg.Props = ex.tbl.Properties()
+	cfg.Props = props
 	var rows int64
 	return func(rec arrow.RecordBatch) error {
 		rep := validate.Batch(rec, cols, cfg)

@@ -67,14 +67,36 @@ func (e *LayoutChangeError) Unwrap() error { return ErrLayoutChange }
 // none. (Whether the request may replace the recorded layout is checked
 // when the rewrite is planned: see checkLayoutChange.)
 func resolveLayout(tbl *table.Table, cfg Request, opts Options) (layout, error) {
-	l := layout{strategy: cfg.Strategy, geometry: spatialGeomName(tbl), source: LayoutFromRequest}
+	lt, err := icebergLayoutTable(tbl)
+	if err != nil {
+		return layout{}, err
+	}
+	return lt.resolve(cfg, opts)
+}
+
+// layoutTable is what choosing a rewrite's layout needs of a table, in
+// any format.
+type layoutTable struct {
+	name     string
+	geometry string
+	recorded TableLayout
+	columns  []string
+}
+
+// icebergLayoutTable describes tbl for choosing a layout.
+func icebergLayoutTable(tbl *table.Table) (layoutTable, error) {
+	rec, err := RecordedLayout(tbl)
+	return layoutTable{name: catalogs.TableName(tbl), geometry: spatialGeomName(tbl), recorded: rec, columns: topLevelColumns(tbl.Schema())}, err
+}
+
+// resolve is resolveLayout for the table lt describes.
+func (lt layoutTable) resolve(cfg Request, opts Options) (layout, error) {
+	l := layout{strategy: cfg.Strategy, geometry: lt.geometry, source: LayoutFromRequest}
 	if err := checkRequestLayout(cfg); err != nil {
 		return l, err
 	}
-	rec, err := RecordedLayout(tbl)
-	if err != nil {
-		return l, err
-	}
+	rec := lt.recorded
+	var err error
 	switch {
 	case cfg.Curve != "":
 		l.order, l.auto, err = ParseCurve(cfg.Curve)
@@ -87,7 +109,7 @@ func resolveLayout(tbl *table.Table, cfg Request, opts Options) (layout, error) 
 		l.order, l.auto, err = ParseLayout(rec.Text)
 	case cfg.Strategy == Sort:
 		return l, fmt.Errorf("%w: strategy sort needs an order, and table %s has no sort order; pass --curve hilbert (or zorder, linear) or --sort-order EXPR",
-			ErrOption, catalogs.TableName(tbl))
+			ErrOption, lt.name)
 	default:
 		l.strategy, l.source = BinPack, LayoutFromDefault
 		return l, nil
@@ -101,7 +123,7 @@ func resolveLayout(tbl *table.Table, cfg Request, opts Options) (layout, error) 
 		return l, fmt.Errorf("%w: %w", ErrOption, err)
 	}
 	l.orderText = LayoutText(l.order, l.auto)
-	return l, checkOrderColumns(tbl, l.order, l.auto, l.geometry)
+	return l, lt.checkOrderColumns(l.order, l.auto)
 }
 
 // checkRequestLayout checks that the strategy, curve and sort order of
@@ -124,12 +146,21 @@ func checkRequestLayout(cfg Request) error {
 // does not allow it. Planning checks it (a rewrite, a job's preparation);
 // a job's workers, which replay the plan, do not.
 func checkLayoutChange(tbl *table.Table, l layout, cfg Request) error {
+	lt, err := icebergLayoutTable(tbl)
+	if err != nil {
+		return err
+	}
+	return lt.checkLayoutChange(l, cfg)
+}
+
+// checkLayoutChange is checkLayoutChange for the table lt describes.
+func (lt layoutTable) checkLayoutChange(l layout, cfg Request) error {
 	if l.source != LayoutFromRequest || cfg.AllowLayoutChange {
 		return nil
 	}
-	rec, err := RecordedLayout(tbl)
-	if err != nil || rec.Text == "" {
-		return err
+	rec := lt.recorded
+	if rec.Text == "" {
+		return nil
 	}
 	requested := "binpack"
 	if l.strategy == Sort {
@@ -138,7 +169,7 @@ func checkLayoutChange(tbl *table.Table, l layout, cfg Request) error {
 	if requested == rec.Text {
 		return nil
 	}
-	return &LayoutChangeError{Table: catalogs.TableName(tbl), Recorded: rec.Text, Source: rec.Source, Requested: requested}
+	return &LayoutChangeError{Table: lt.name, Recorded: rec.Text, Source: rec.Source, Requested: requested}
 }
 
 // ParseCurve parses a --curve name, one of LayoutCurves (case-insensitive):

@@ -90,8 +90,9 @@ func KnownOptions() []string {
 // optval.ErrBad, which the option value parsers wrap.
 var ErrOption = optval.ErrBad
 
-// Table property that supplies the default target file size.
-const propTargetFileSize = "write.target-file-size-bytes"
+// PropTargetFileSize is the table property that supplies the default
+// target file size.
+const PropTargetFileSize = "write.target-file-size-bytes"
 
 const (
 	defaultTargetFileSize   = 512 << 20
@@ -292,11 +293,11 @@ func defaultOptions(tableProps map[string]string) (Options, error) {
 		OverlapMaxDepth:     defaultOverlapMaxDepth,
 		OverlapMaxBytes:     defaultOverlapMaxBytes,
 	}
-	if v, ok := tableProps[propTargetFileSize]; ok {
+	if v, ok := tableProps[PropTargetFileSize]; ok {
 		n, err := optval.ParseSize(v)
 		if err != nil || n <= 0 {
 			return Options{}, fmt.Errorf("%w: table property %s=%q is not a positive size; fix it with geocompact alter --set %s=128MiB",
-				ErrOption, propTargetFileSize, v, propTargetFileSize)
+				ErrOption, PropTargetFileSize, v, PropTargetFileSize)
 		}
 		o.TargetFileSize = n
 	}

@@ -25,6 +25,7 @@ import (
 // with OpenPieces), and verify and commit (Commit, on the driver).
 type Pieces struct {
 	ex     *execution
+	ice    *icebergFormat
 	groups []GroupSpec
 	tasks  map[string]*table.FileScanTask
 }
@@ -79,7 +80,7 @@ func PlanPieces(ctx context.Context, cat catalog.Catalog, name string, req Reque
 	if r.lay.auto {
 		return nil, nil, errAutoDistributed
 	}
-	res, all, err := r.plan(ctx, tbl, filter)
+	res, tf, err := r.plan(ctx, tbl, filter)
 	if err != nil || len(res.Plan.Groups) == 0 {
 		return nil, res, err
 	}
@@ -99,8 +100,7 @@ func PlanPieces(ctx context.Context, cat catalog.Catalog, name string, req Reque
 	if r.opts.PartialProgress {
 		r.log.Warn("partial-progress is not applied by a distributed rewrite: it commits every group at once, or nothing")
 	}
-	snap := tbl.CurrentSnapshot().SnapshotID
-	p := &Pieces{ex: &execution{r: r, tbl: tbl, snapshotID: snap, all: all, groups: len(res.Plan.Groups), lanes: 1, writeID: po.WriteID}}
+	p := &Pieces{ice: tf, ex: &execution{r: r, tf: tf, groups: len(res.Plan.Groups), lanes: 1, writeID: po.WriteID}}
 	p.index()
 	for i := range res.Plan.Groups {
 		g, err := p.sample(ctx, &res.Plan.Groups[i])
@@ -156,7 +156,8 @@ func OpenPieces(ctx context.Context, cat catalog.Catalog, name string, req Reque
 	if err != nil {
 		return nil, fmt.Errorf("plan files of %s at snapshot %d: %w", name, snapshotID, err)
 	}
-	p := &Pieces{groups: groups, ex: &execution{r: r, tbl: tbl, snapshotID: snapshotID, all: all, groups: len(groups),
+	tf := &icebergFormat{cat: r.cat, name: r.name, retries: r.cfg.CommitRetries, tbl: tbl, snapshotID: snapshotID, all: all}
+	p := &Pieces{groups: groups, ice: tf, ex: &execution{r: r, tf: tf, groups: len(groups),
 		lanes: max(1, runtime.NumCPU()/2), writeID: po.WriteID}}
 	p.index()
 	for _, g := range groups {
@@ -170,9 +171,9 @@ func OpenPieces(ctx context.Context, cat catalog.Catalog, name string, req Reque
 }
 
 func (p *Pieces) index() {
-	p.tasks = make(map[string]*table.FileScanTask, len(p.ex.all))
-	for i := range p.ex.all {
-		p.tasks[p.ex.all[i].File.FilePath()] = &p.ex.all[i]
+	p.tasks = make(map[string]*table.FileScanTask, len(p.ice.all))
+	for i := range p.ice.all {
+		p.tasks[p.ice.all[i].File.FilePath()] = &p.ice.all[i]
 	}
 }
 
@@ -180,10 +181,10 @@ func (p *Pieces) index() {
 func (p *Pieces) Groups() []GroupSpec { return p.groups }
 
 // SnapshotID is the snapshot the pieces read.
-func (p *Pieces) SnapshotID() int64 { return p.ex.snapshotID }
+func (p *Pieces) SnapshotID() int64 { return p.ice.snapshotID }
 
 // Table is the table as loaded when the pieces were planned or opened.
-func (p *Pieces) Table() *table.Table { return p.ex.tbl }
+func (p *Pieces) Table() *table.Table { return p.ice.tbl }
 
 // group returns a fresh groupOut for group i.
 func (p *Pieces) group(i int) *groupOut { return p.groupOut(i, &p.groups[i]) }
@@ -193,7 +194,8 @@ func (p *Pieces) group(i int) *groupOut { return p.groupOut(i, &p.groups[i]) }
 func (p *Pieces) groupOut(i int, s *GroupSpec) *groupOut {
 	o := &groupOut{group: &Group{Partition: s.Partition, Records: s.Records, OutputFiles: s.OutputFiles}, index: i, in: verify.NewDigest(), out: verify.NewDigest()}
 	for _, f := range s.Files {
-		o.tasks = append(o.tasks, *p.tasks[f])
+		t := p.tasks[f]
+		o.files = append(o.files, PlanFile{Path: f, Size: t.File.FileSizeBytes(), Records: t.File.Count(), File: t})
 	}
 	return o
 }
@@ -234,7 +236,7 @@ func (p *Pieces) Scatter(ctx context.Context, group int, path string, emit func(
 		return verify.Digest{}, fmt.Errorf("data file %s is not in group %d", path, group+1)
 	}
 	o := p.group(group)
-	g, recs, err := p.ex.readGroup(ctx, o, o.tasks[pos:pos+1])
+	g, recs, err := p.ex.readGroup(ctx, o, o.files[pos:pos+1])
 	if err != nil {
 		return verify.Digest{}, err
 	}
@@ -254,7 +256,7 @@ func (p *Pieces) Scatter(ctx context.Context, group int, path string, emit func(
 		return scatterBatch(rec, g.readSc, frozen, spec, counts, emit)
 	})
 	if err != nil {
-		return verify.Digest{}, fmt.Errorf("scatter %s: %w", path, nameBrokenInput(ctx, p.ex.tbl, o.tasks[pos:pos+1], err))
+		return verify.Digest{}, fmt.Errorf("scatter %s: %w", path, p.ex.tf.BrokenInput(ctx, o.files[pos:pos+1], err))
 	}
 	return o.in, nil
 }
@@ -285,10 +287,10 @@ func (p *Pieces) RewriteGroup(ctx context.Context, group int) ([]iceberg.DataFil
 	}
 	o := p.group(group)
 	if err := p.ex.rewriteGroupErr(ctx, o); err != nil {
-		err = nameBrokenInput(ctx, p.ex.tbl, o.tasks, err)
-		return o.newFiles, o.in, o.out, fmt.Errorf("rewrite group %d (%s): %w", group+1, PartitionLabel(o.group.Partition), err)
+		err = p.ex.tf.BrokenInput(ctx, o.files, err)
+		return dataFiles(o.newFiles), o.in, o.out, fmt.Errorf("rewrite group %d (%s): %w", group+1, PartitionLabel(o.group.Partition), err)
 	}
-	return o.newFiles, o.in, o.out, nil
+	return dataFiles(o.newFiles), o.in, o.out, nil
 }
 
 // FileRows returns the row count of the group's i-th output file when it
@@ -308,7 +310,7 @@ type PieceWriter struct {
 	p     *Pieces
 	group int
 	g     *groupIO
-	sink  *fileSink
+	sink  Sink
 }
 
 // NewWriter returns a writer of rows of group group into files of
@@ -321,7 +323,7 @@ func (p *Pieces) NewWriter(ctx context.Context, group int, fileRows func(int) in
 	if err != nil {
 		return nil, err
 	}
-	sink := p.ex.newSink(ctx, g.sc, g.writeOpts, fileRows, sinkQueue)
+	sink := p.ex.newSink(ctx, g.o, g.sc, fileRows, sinkQueue)
 	return &PieceWriter{p: p, group: group, g: g, sink: sink}, nil
 }
 
@@ -373,10 +375,10 @@ func (w *PieceWriter) Close(ctx context.Context) ([]iceberg.DataFile, verify.Dig
 	d := verify.NewDigest()
 	files, err := w.sink.Close()
 	if err != nil {
-		return files, d, fmt.Errorf("write: %w", err)
+		return dataFiles(files), d, fmt.Errorf("write: %w", err)
 	}
-	err = w.p.ex.readBack(ctx, files, w.g.scanOpts, w.g.geom, w.g.bbox, &d)
-	return files, d, err
+	err = w.p.ex.readBack(ctx, w.g.o.files, files, w.g.geom, w.g.bbox, &d)
+	return dataFiles(files), d, err
 }
 
 // Commit verifies what was written for every group (the digests of the
@@ -397,25 +399,25 @@ func (p *Pieces) Commit(ctx context.Context, res *Result, files [][]iceberg.Data
 			return fmt.Errorf("group %d (%s): %w: %s; nothing was committed", i+1, PartitionLabel(p.groups[i].Partition), ErrVerify, d)
 		}
 		outs[i] = p.group(i)
-		outs[i].newFiles, outs[i].in, outs[i].out = files[i], in[i], out[i]
+		outs[i].newFiles, outs[i].in, outs[i].out = icebergOut(files[i]), in[i], out[i]
 	}
 	id, removedDeletes, err := p.ex.commit(ctx, outs)
 	if err != nil {
 		for _, o := range outs {
-			res.FailedDataFilesCount += len(o.tasks)
+			res.FailedDataFilesCount += len(o.files)
 		}
 		return err
 	}
 	res.SnapshotIDs = append(res.SnapshotIDs, id)
 	res.SnapshotsCommitted++
 	for i, o := range outs {
-		res.RewrittenDataFilesCount += len(o.tasks)
+		res.RewrittenDataFilesCount += len(o.files)
 		if i < len(res.Plan.Groups) {
 			res.RewrittenBytesCount += res.Plan.Groups[i].Bytes
 		}
 		res.AddedDataFilesCount += len(o.newFiles)
 		for _, f := range o.newFiles {
-			res.AddedBytesCount += f.FileSizeBytes()
+			res.AddedBytesCount += f.Size
 		}
 	}
 	res.RemovedDeleteFilesCount += removedDeletes

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/apache/iceberg-go/table"
-
 	"github.com/geocompact/geocompact/spatial"
 )
 
@@ -24,7 +22,9 @@ type PlanFile struct {
 	Bound    spatial.Bound `json:"-"`
 	HasBound bool          `json:"-"`
 
-	task *table.FileScanTask
+	// File is the format's own description of the file (an Iceberg scan
+	// task, a Delta add action).
+	File any `json:"-"`
 }
 
 // Group is a set of files of one partition rewritten together.

@@ -71,18 +71,17 @@ func newRewriter(ctx context.Context, cat catalog.Catalog, name string, cfg Requ
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	r := &rewriter{cat: cat, name: name, ident: tbl.Identifier(), cfg: cfg, opts: opts, lay: lay, log: cfg.logger().With("table", name)}
+	r := &rewriter{cat: cat, name: name, cfg: cfg, opts: opts, lay: lay, log: cfg.logger().With("table", name)}
 	return r, tbl, filter, nil
 }
 
 // rewriter carries one rewrite's settings through its phases.
 type rewriter struct {
-	cat   catalog.Catalog
-	name  string
-	ident table.Identifier
-	cfg   Request
-	opts  Options
-	lay   layout
+	cat  catalog.Catalog // nil for a table of another format (RewriteTable)
+	name string
+	cfg  Request
+	opts Options
+	lay  layout
 	// autoOrders are the orders --curve auto chose, by group (nil for any
 	// other layout).
 	autoOrders []cluster.Order
@@ -98,11 +97,18 @@ type rewriter struct {
 }
 
 func (r *rewriter) run(ctx context.Context, tbl *table.Table, filter iceberg.BooleanExpression) (*Result, error) {
-	res, all, err := r.plan(ctx, tbl, filter)
+	res, tf, err := r.plan(ctx, tbl, filter)
 	if err != nil || len(res.Plan.Groups) == 0 {
 		return res, err
 	}
-	plan, snap := res.Plan, tbl.CurrentSnapshot()
+	return r.execute(ctx, res, tf)
+}
+
+// execute runs the plan of res (which has groups) on the table tf: plans
+// each group's sort, then rewrites, verifies and commits the groups
+// (nothing more on a dry run). The core of a rewrite, in any format.
+func (r *rewriter) execute(ctx context.Context, res *Result, tf Format) (*Result, error) {
+	plan := res.Plan
 	r.planSorts(plan, r.concurrency(plan))
 	if !r.cfg.DryRun {
 		// Every run, spilling or not, removes what killed runs left.
@@ -117,7 +123,7 @@ func (r *rewriter) run(ctx context.Context, tbl *table.Table, filter iceberg.Boo
 	if r.cfg.DryRun {
 		return res, nil
 	}
-	ex := &execution{r: r, tbl: tbl, snapshotID: snap.SnapshotID, all: all, groups: len(plan.Groups), bytes: plan.Bytes()}
+	ex := &execution{r: r, tf: tf, groups: len(plan.Groups), bytes: plan.Bytes()}
 	// Cores left over by concurrent groups write files of a group in parallel.
 	ex.lanes = max(1, runtime.NumCPU()/min(r.concurrency(plan), len(plan.Groups)))
 	if err := ex.run(ctx, plan, res); err != nil {
@@ -128,7 +134,7 @@ func (r *rewriter) run(ctx context.Context, tbl *table.Table, filter iceberg.Boo
 
 // plan lists the table's files at its current snapshot and plans which to
 // rewrite. A result with no groups says why in NoopReason.
-func (r *rewriter) plan(ctx context.Context, tbl *table.Table, filter iceberg.BooleanExpression) (*Result, []table.FileScanTask, error) {
+func (r *rewriter) plan(ctx context.Context, tbl *table.Table, filter iceberg.BooleanExpression) (*Result, *icebergFormat, error) {
 	if err := checkLayoutChange(tbl, r.lay, r.cfg); err != nil {
 		return nil, nil, err
 	}
@@ -172,15 +178,16 @@ func (r *rewriter) plan(ctx context.Context, tbl *table.Table, filter iceberg.Bo
 		}
 		return res, nil, nil
 	}
+	tf := &icebergFormat{cat: r.cat, name: r.name, retries: r.cfg.CommitRetries, tbl: tbl, snapshotID: snap.SnapshotID, all: all}
 	if r.lay.auto {
-		if r.auto, err = r.chooseLayouts(ctx, tbl, snap.SnapshotID, plan); err != nil {
+		if r.auto, err = r.chooseLayouts(ctx, tf, plan); err != nil {
 			return nil, nil, err
 		}
 		res.Auto = r.auto
 		r.lay.orderText = autoText(r.auto)
 		res.SortOrder = r.lay.orderText
 	}
-	return res, all, nil
+	return res, tf, nil
 }
 
 // planFiles turns scan tasks into the planner's view of them.
@@ -195,7 +202,7 @@ func planFiles(tbl *table.Table, tasks []table.FileScanTask) []PlanFile {
 			Records:     t.File.Count(),
 			Partition:   partitionKey(tbl, t.File),
 			DeleteFiles: len(t.DeleteFiles) + len(t.EqualityDeleteFiles) + len(t.DeletionVectorFiles),
-			task:        t,
+			File:        t,
 		}
 		if colsErr == nil {
 			out[i].Bound, out[i].HasBound = spatial.FileBound(tbl.Schema(), cols, t.File.LowerBoundValues(), t.File.UpperBoundValues())
@@ -232,10 +239,8 @@ func (r *rewriter) summary(groups int) iceberg.Properties {
 
 // execution runs the groups of one plan and commits them.
 type execution struct {
-	r          *rewriter
-	tbl        *table.Table
-	snapshotID int64
-	all        []table.FileScanTask
+	r  *rewriter
+	tf Format
 
 	mu      sync.Mutex
 	written []string // paths of every file written, for cleanup
@@ -266,39 +271,45 @@ func (ex *execution) progress(i int, phase string, step, steps int) {
 		BytesDone: ex.bytesDone, Bytes: ex.bytes})
 }
 
-func (ex *execution) track(files []iceberg.DataFile) {
+func (ex *execution) track(files []OutFile) {
 	ex.mu.Lock()
 	defer ex.mu.Unlock()
-	for _, f := range files {
-		ex.written = append(ex.written, f.FilePath())
-	}
+	ex.written = append(ex.written, outPaths(files)...)
 }
 
 // cleanup deletes the files written for groups that did not commit.
 func (ex *execution) cleanup(ctx context.Context, keep map[string]bool) {
-	fs, err := ex.tbl.FS(ctx)
-	if err != nil {
-		ex.r.log.Warn("cleanup: no file system", "error", err)
-		return
-	}
 	ex.mu.Lock()
 	defer ex.mu.Unlock()
+	var drop []string
 	for _, p := range ex.written {
-		if keep[p] {
-			continue
-		}
-		if err := fs.Remove(p); err != nil {
-			ex.r.log.Warn("cleanup: could not delete a file this rewrite wrote; orphans will find it", "path", p, "error", err)
+		if !keep[p] {
+			drop = append(drop, p)
 		}
 	}
+	if len(drop) == 0 {
+		return
+	}
+	if err := ex.tf.Remove(ctx, drop); err != nil {
+		ex.r.log.Warn("cleanup: could not delete files this rewrite wrote; orphans will find them", "error", err)
+	}
+}
+
+// geomName is the table's geometry column ("" for none).
+func (ex *execution) geomName() string {
+	cols, _, err := ex.tf.Spatial()
+	if err != nil {
+		return ""
+	}
+	return cols.Geometry
 }
 
 // groupOut is what rewriting one group produced.
 type groupOut struct {
 	group    *Group
-	index    int // in the plan
-	tasks    []table.FileScanTask
-	newFiles []iceberg.DataFile
+	index    int        // in the plan
+	files    []PlanFile // the group's input files
+	newFiles []OutFile
 	in, out  verify.Digest
 	err      error
 }
@@ -422,8 +433,8 @@ func (ex *execution) runBatch(ctx context.Context, b [2]int, outs []*groupOut, d
 		res.RewrittenBytesCount += o.group.Bytes
 		res.AddedDataFilesCount += len(o.newFiles)
 		for _, f := range o.newFiles {
-			res.AddedBytesCount += f.FileSizeBytes()
-			st.committed[f.FilePath()] = true
+			res.AddedBytesCount += f.Size
+			st.committed[f.Path] = true
 		}
 	}
 	return true

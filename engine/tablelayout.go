@@ -48,18 +48,28 @@ type TableLayout struct {
 // counts as none). A PropLayout value that does not parse is an error
 // naming the property and the fix.
 func RecordedLayout(tbl *table.Table) (TableLayout, error) {
-	if v := strings.TrimSpace(tbl.Properties()[PropLayout]); v != "" {
-		o, auto, err := ParseLayout(v)
-		if err != nil {
-			return TableLayout{}, fmt.Errorf("%w: table %s: property %s=%q: %w; record a layout with geocompact alter --table %s --curve hilbert, or --unset %s",
-				ErrOption, catalogs.TableName(tbl), PropLayout, v, err, catalogs.TableName(tbl), PropLayout)
-		}
-		return TableLayout{Text: LayoutText(o, auto), Source: LayoutFromProperty}, nil
+	if l, ok, err := propertyLayout(catalogs.TableName(tbl), tbl.Properties()); ok || err != nil {
+		return l, err
 	}
 	if o, ok := TableSortOrder(tbl); ok {
 		return TableLayout{Text: o.String(), Source: LayoutFromSortOrder}, nil
 	}
 	return TableLayout{}, nil
+}
+
+// propertyLayout returns the layout the table property PropLayout
+// records, and whether it records one.
+func propertyLayout(table string, props map[string]string) (TableLayout, bool, error) {
+	v := strings.TrimSpace(props[PropLayout])
+	if v == "" {
+		return TableLayout{}, false, nil
+	}
+	o, auto, err := ParseLayout(v)
+	if err != nil {
+		return TableLayout{}, false, fmt.Errorf("%w: table %s: property %s=%q: %w; record a layout with geocompact alter --table %s --curve hilbert, or --unset %s",
+			ErrOption, table, PropLayout, v, err, table, PropLayout)
+	}
+	return TableLayout{Text: LayoutText(o, auto), Source: LayoutFromProperty}, true, nil
 }
 
 // ParseLayout parses a recorded layout: "auto" (reported as auto), a
@@ -102,22 +112,21 @@ func orderColumns(o cluster.Order) []string {
 // the geometry column's boxes when the table has one, as a Sorter reads
 // them; a curve over the rows' position, and the automatic choice among
 // such curves, needs bbox columns or a geometry column.
-func checkOrderColumns(tbl *table.Table, o cluster.Order, auto bool, geometry string) error {
+func (lt layoutTable) checkOrderColumns(o cluster.Order, auto bool) error {
 	if auto {
 		o = cluster.Order{Curve: cluster.CurveHilbert}
 	}
-	sc := tbl.Schema()
-	derived := func(c string) bool { return geometry != "" && layout{geometry: geometry}.isSpatialColumn(c) }
+	derived := func(c string) bool { return lt.geometry != "" && layout{geometry: lt.geometry}.isSpatialColumn(c) }
 	cols := orderColumns(o)
-	if len(cols) == 0 && o.Curve != cluster.CurveLinear && geometry == "" {
+	if len(cols) == 0 && o.Curve != cluster.CurveLinear && lt.geometry == "" {
 		cols = spatial.BBoxColumns[:]
 	}
 	for _, c := range cols {
-		if _, ok := sc.FindFieldByName(c); ok || derived(c) {
+		if slices.Contains(lt.columns, c) || derived(c) {
 			continue
 		}
 		return fmt.Errorf("%w: sort order %s: table %s has no column %q; its columns are %s",
-			ErrOption, LayoutText(o, auto), catalogs.TableName(tbl), c, strings.Join(topLevelColumns(sc), ", "))
+			ErrOption, LayoutText(o, auto), lt.name, c, strings.Join(lt.columns, ", "))
 	}
 	return nil
 }
@@ -127,7 +136,7 @@ func checkOrderColumns(tbl *table.Table, o cluster.Order, auto bool, geometry st
 // rewrite's plan does; the bbox columns may stand for the boxes of tbl's
 // geometry column.
 func CheckLayoutColumns(tbl *table.Table, o cluster.Order, auto bool) error {
-	return checkOrderColumns(tbl, o, auto, spatialGeomName(tbl))
+	return layoutTable{name: catalogs.TableName(tbl), geometry: spatialGeomName(tbl), columns: topLevelColumns(tbl.Schema())}.checkOrderColumns(o, auto)
 }
 
 func topLevelColumns(sc *iceberg.Schema) []string {

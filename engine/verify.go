@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/table"
-
 	"github.com/geocompact/geocompact/engine/verify"
 )
 
@@ -21,8 +18,8 @@ var ErrInvalidData = errors.New("engine: invalid geometry")
 
 // verify reads back the files a group wrote and compares their digest to
 // the digest of the rows read.
-func (ex *execution) verify(ctx context.Context, o *groupOut, scanOpts []table.ScanOption, geom int, bbox [4]int) error {
-	if err := ex.readBack(ctx, o.newFiles, scanOpts, geom, bbox, &o.out); err != nil {
+func (ex *execution) verify(ctx context.Context, o *groupOut, geom int, bbox [4]int) error {
+	if err := ex.readBack(ctx, o.files, o.newFiles, geom, bbox, &o.out); err != nil {
 		return err
 	}
 	if d := o.in.Diff(o.out); d != "" {
@@ -31,16 +28,13 @@ func (ex *execution) verify(ctx context.Context, o *groupOut, scanOpts []table.S
 	return nil
 }
 
-// readBack reads files and folds their rows into d.
-func (ex *execution) readBack(ctx context.Context, files []iceberg.DataFile, scanOpts []table.ScanOption, geom int, bbox [4]int, d *verify.Digest) error {
-	if len(files) == 0 {
+// readBack reads the files written for the group of in and folds their
+// rows into d.
+func (ex *execution) readBack(ctx context.Context, in []PlanFile, written []OutFile, geom int, bbox [4]int, d *verify.Digest) error {
+	if len(written) == 0 {
 		return nil
 	}
-	tasks := make([]table.FileScanTask, len(files))
-	for i, f := range files {
-		tasks[i] = table.FileScanTask{File: f, Start: 0, Length: f.FileSizeBytes()}
-	}
-	_, recs, err := ex.tbl.Scan(scanOpts...).ReadTasks(ctx, tasks)
+	recs, err := ex.tf.ReadBack(ctx, in, written)
 	if err != nil {
 		return fmt.Errorf("verify: read back: %w", err)
 	}

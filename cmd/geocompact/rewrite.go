@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/deltatable"
 	"github.com/geocompact/geocompact/internal/cli"
 )
 
@@ -15,12 +16,14 @@ func init() { register(newRewriteCmd) }
 type rewriteOptions struct {
 	g     *globalOptions
 	flags cli.RewriteFlags
+	// delta is the location of a Delta table to rewrite instead.
+	delta string
 }
 
 func newRewriteCmd(g *globalOptions) *cobra.Command {
 	o := &rewriteOptions{g: g}
 	cmd := &cobra.Command{
-		Use:   "rewrite --table NS.T",
+		Use:   "rewrite (--table NS.T | --delta LOCATION)",
 		Short: "Compact a table's data files, optionally clustered by a spatial curve",
 		Long: `Rewrite does what Iceberg's rewrite_data_files procedure does: it rewrites small
 (and oversized) data files into files of the target size and commits them as
@@ -41,13 +44,19 @@ default data-placed windows of 0.1% and 1% of the extent; --windows FILE
 for your own); --dry-run prints every candidate's estimate, and the
 snapshot summary records the choice (` + engine.SummaryAuto + `).
 
+--delta LOCATION rewrites a Delta table (a directory, file: URL or
+s3://BUCKET/PREFIX) the same way, as an OPTIMIZE commit (remove and add
+actions that change no data); its layout is recorded in the same table
+property, and --where is not available for it yet.
+
 Options take Iceberg's names (--option K=V, repeatable): ` + strings.Join(engine.KnownOptions(), ", ") + `.`,
 		Example: `  $ geocompact rewrite --table gis.telemetry --curve hilbert --dry-run
   $ geocompact rewrite --table gis.telemetry --curve hilbert --option target-file-size-bytes=134217728
   $ geocompact rewrite --table gis.telemetry --where "ts >= '2026-01-02' AND ts < '2026-01-03'"
   $ geocompact rewrite --table gis.parcels --sort-order 'zorder(bbox_minx, bbox_miny)' --json
   $ geocompact rewrite --table gis.telemetry --curve auto --dry-run
-  $ geocompact rewrite --table gis.telemetry --strategy binpack --allow-layout-change`,
+  $ geocompact rewrite --table gis.telemetry --strategy binpack --allow-layout-change
+  $ geocompact rewrite --delta ./lake/pings --curve hilbert`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := o.config()
@@ -58,14 +67,20 @@ Options take Iceberg's names (--option K=V, repeatable): ` + strings.Join(engine
 		},
 	}
 	o.flags.Register(cmd.Flags())
-	_ = cmd.MarkFlagRequired("table")
+	cmd.Flags().StringVar(&o.delta, "delta", "", "rewrite the Delta table at this location (a directory, file: URL or s3://BUCKET/PREFIX) instead of a catalog table")
+	cmd.MarkFlagsOneRequired("table", "delta")
+	cmd.MarkFlagsMutuallyExclusive("table", "delta")
 	return cmd
 }
 
 // config checks the flags and builds the engine's config. Option names and
 // values are checked here, before the catalog is opened.
 func (o *rewriteOptions) config() (engine.Request, error) {
-	cfg, err := o.flags.Request()
+	flags := o.flags
+	if o.delta != "" {
+		flags.Table = o.delta // a Delta table is named by its location
+	}
+	cfg, err := flags.Request()
 	if err != nil {
 		return engine.Request{}, &usageError{err}
 	}
@@ -84,15 +99,23 @@ func parseKV(pairs []string) (map[string]string, error) {
 }
 
 func runRewrite(ctx context.Context, o *rewriteOptions, cfg engine.Request) error {
-	cat, spec, err := o.g.openCatalog(ctx)
-	if err != nil {
-		return err
+	rewrite := func(ctx context.Context, cfg engine.Request) (*engine.Result, error) {
+		return deltatable.Rewrite(ctx, o.delta, cfg)
 	}
-	cfg.CommitRetries = spec.Retries()
+	if o.delta == "" {
+		cat, spec, err := o.g.openCatalog(ctx)
+		if err != nil {
+			return err
+		}
+		cfg.CommitRetries = spec.Retries()
+		rewrite = func(ctx context.Context, cfg engine.Request) (*engine.Result, error) {
+			return engine.Rewrite(ctx, cat, o.flags.Table, cfg)
+		}
+	}
 	cli.LimitMemory(cfg.Options)
 	p := newProgress(o.g, "rewrite", "")
 	cfg.Progress = rewriteProgress(p)
-	res, err := engine.Rewrite(ctx, cat, o.flags.Table, cfg)
+	res, err := rewrite(ctx, cfg)
 	p.Done()
 	if err != nil && res == nil {
 		if cli.IsUsage(err) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/engine/config"
@@ -36,7 +37,7 @@ func newSQLCmd(g *globalOptions) *cobra.Command {
 	o := &sqlOptions{g: g}
 	cmd := &cobra.Command{
 		Use:   `sql ("CALL …; …" | -f FILE)`,
-		Short: "Run Iceberg's Spark procedures written as Spark SQL CALL statements",
+		Short: "Run Iceberg's Spark procedures as Spark SQL CALL statements, and Delta Lake's VACUUM",
 		Long: `Sql runs the CALL statements that Spark jobs and notebooks send to Iceberg, in
 Spark's syntax, one after the other:
 
@@ -59,14 +60,26 @@ table loaded, before the first one runs. Each prints Spark's result columns
 under Spark's names; --json writes one object per statement, one per line.
 The first statement that fails stops the script.
 
+Delta tables, named by location, take Delta Lake's statements:
+
+  VACUUM delta.` + "`/path`" + ` [RETAIN n HOURS] [DRY RUN]     (or VACUUM '/path' ...)
+  OPTIMIZE delta.` + "`/path`" + ` [WHERE ...] [ZORDER BY (a, b) | HILBERT BY (a, b)]
+
+VACUUM does what geocompact vacuum --delta does: RETAIN below the table's
+delta.deletedFileRetentionDuration (7 days when unset) needs --force, which
+stands for Spark's spark.databricks.delta.retentionDurationCheck.enabled=false.
+OPTIMIZE is parsed and checked, but Delta tables cannot be rewritten yet:
+it is refused before anything runs.
+
 --dry-run runs every statement as a dry run (rewrite_data_files plans,
 expire_snapshots and remove_orphan_files list, rewrite_manifests is skipped);
 expire_snapshots also takes dry_run => true, as remove_orphan_files does.
-older_than younger than 1h needs --force.`,
+older_than younger than 1h needs --force. --dry-run makes VACUUM a DRY RUN.`,
 		Example: `  $ geocompact sql "CALL system.rewrite_data_files(table => 'gis.parcels', strategy => 'sort', sort_order => 'hilbert(bbox_minx, bbox_miny)')"
   $ geocompact sql --catalog lake "CALL lake.system.expire_snapshots('gis.parcels', TIMESTAMP '2026-01-01 00:00:00', 10)"
   $ geocompact sql -f nightly.sql --json
-  $ geocompact sql --dry-run -f nightly.sql`,
+  $ geocompact sql --dry-run -f nightly.sql
+  $ geocompact sql "VACUUM delta.` + "`./lake/pings`" + ` RETAIN 336 HOURS DRY RUN"`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			src, err := o.script(args)
@@ -79,7 +92,7 @@ older_than younger than 1h needs --force.`,
 	f := cmd.Flags()
 	f.StringVarP(&o.file, "file", "f", "", `read the statements from FILE ("-" for standard input)`)
 	f.BoolVar(&o.dryRun, "dry-run", false, "run every statement as a dry run: plan and list, write and delete nothing")
-	f.BoolVar(&o.force, "force", false, "allow older_than below the 1h retention floor")
+	f.BoolVar(&o.force, "force", false, "allow older_than below the 1h retention floor, and VACUUM RETAIN below the table's delta.deletedFileRetentionDuration")
 	return cmd
 }
 
@@ -171,7 +184,11 @@ func writeSQLResult(out io.Writer, r *procedure.Result, human bool) error {
 	if r.DryRun {
 		mode = " (dry run)"
 	}
-	fmt.Fprintf(out, "statement %d (line %d): %s.system.%s on %s%s\n", r.Statement, r.Line, r.Catalog, r.Procedure, r.Table, mode)
+	if r.Command == sql.CommandCall {
+		fmt.Fprintf(out, "statement %d (line %d): %s.system.%s on %s%s\n", r.Statement, r.Line, r.Catalog, r.Procedure, r.Table, mode)
+	} else {
+		fmt.Fprintf(out, "statement %d (line %d): %s on Delta table %s%s\n", r.Statement, r.Line, r.Command, r.Location, mode)
+	}
 	if r.Skipped != "" {
 		_, err := fmt.Fprintf(out, "skipped: %s\n", r.Skipped)
 		return err
@@ -193,6 +210,11 @@ func writeSQLResult(out io.Writer, r *procedure.Result, human bool) error {
 	}
 	if r.NoopReason != "" {
 		if _, err := fmt.Fprintf(out, "nothing rewritten: %s\n", r.NoopReason); err != nil {
+			return err
+		}
+	}
+	if v, ok := r.Detail.(*delta.VacuumResult); ok {
+		if _, err := fmt.Fprintln(out, vacuumSummary(v)); err != nil {
 			return err
 		}
 	}

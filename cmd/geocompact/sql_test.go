@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -149,4 +150,47 @@ func TestLargestMemoryBudget(t *testing.T) {
 	}
 	assert.Equal(t, map[string]string{"max-group-memory-bytes": "3221225472"}, largestMemoryBudget(calls))
 	assert.Nil(t, largestMemoryBudget(calls[1:2]), "no budget named: the default")
+}
+
+// TestSQLCLIDelta runs Delta Lake's VACUUM through sql, with the vacuum
+// command's floor and output, and refuses OPTIMIZE until Delta tables can
+// be rewritten.
+func TestSQLCLIDelta(t *testing.T) {
+	dir := copyDeltaTable(t, "basic-with-inserts-deletes-checkpoint", 30*24*time.Hour)
+	before := parquetNames(t, dir)
+	rows := deltaRows(t, dir)
+
+	r := runCLI(t, "", false, "sql", "VACUUM delta.`"+dir+"` RETAIN 1 HOURS")
+	assert.Equal(t, exitUsage, r.Code)
+	assert.Contains(t, r.Stderr, "statement 1 (line 1, VACUUM)")
+	assert.Contains(t, r.Stderr, "below the table's delta.deletedFileRetentionDuration of 168 HOURS")
+	assert.Contains(t, r.Stderr, "--force")
+	assert.Equal(t, before, parquetNames(t, dir), "a refused vacuum deletes nothing")
+
+	r = runCLI(t, "", false, "sql", "OPTIMIZE delta.`"+dir+"` WHERE id > 1 HILBERT BY (id)")
+	assert.Equal(t, exitError, r.Code)
+	assert.Contains(t, r.Stderr, "OPTIMIZE on Delta tables is not available yet")
+	assert.Empty(t, r.Stdout)
+
+	r = runCLI(t, "", false, "sql", "VACUUM '"+dir+"' DRY RUN")
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	assert.Contains(t, r.Stdout, "statement 1 (line 1): VACUUM on Delta table "+dir+" (dry run)\npath\n"+dir+"/part-")
+	assert.Contains(t, r.Stdout, "dry run: 7 files")
+	assert.Contains(t, r.Stdout, "(7 rows)")
+	assert.Equal(t, before, parquetNames(t, dir), "a dry run deletes nothing")
+
+	r = runCLI(t, "", false, "--json", "sql", "VACUUM delta.`"+dir+"`;\nVACUUM delta.`"+dir+"` RETAIN 0 HOURS")
+	assert.Equal(t, exitUsage, r.Code, "RETAIN 0 HOURS without --force is refused before the first statement runs")
+	assert.Equal(t, before, parquetNames(t, dir))
+
+	r = runCLI(t, "", false, "--json", "sql", "--force", "VACUUM delta.`"+dir+"`;\nVACUUM delta.`"+dir+"` RETAIN 0 HOURS")
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	lines := sqlLines(t, r.Stdout)
+	require.Len(t, lines, 2)
+	assert.Equal(t, "VACUUM", lines[0]["command"])
+	assert.Equal(t, []any{map[string]any{"path": dir}}, lines[0]["rows"])
+	assert.Equal(t, 7.0, lines[0]["detail"].(map[string]any)["deleted_files_count"])
+	assert.Equal(t, 0.0, lines[1]["detail"].(map[string]any)["deleted_files_count"])
+	assert.Len(t, parquetNames(t, dir), 7)
+	assert.Equal(t, rows, deltaRows(t, dir))
 }

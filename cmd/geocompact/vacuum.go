@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -24,22 +23,9 @@ type vacuumOptions struct {
 	force    bool
 }
 
-// vacuumResult is the outcome of one vacuum, as --json prints it.
-type vacuumResult struct {
-	Location     string         `json:"location"`
-	Version      int64          `json:"version"`
-	RetainMillis int64          `json:"retain_ms"`
-	Cutoff       time.Time      `json:"cutoff"`
-	DryRun       bool           `json:"dry_run"`
-	Files        []vacuumedFile `json:"files"`
-	DeletedCount int            `json:"deleted_files_count"`
-	Bytes        int64          `json:"bytes"`
-}
-
-type vacuumedFile struct {
-	Path  string `json:"path"`
-	Bytes int64  `json:"bytes"`
-}
+// vacuumDeleted, when set, is told of each file vacuum deletes. It is nil
+// in the command; tests set it to stop a vacuum part way.
+var vacuumDeleted func(delta.FileInfo)
 
 func newVacuumCmd(g *globalOptions) *cobra.Command {
 	o := &vacuumOptions{g: g}
@@ -74,7 +60,7 @@ S3-compatible store.`,
 				}
 				retain = d
 			}
-			return runVacuum(cmd.Context(), o, delta.VacuumConfig{Retain: retain, Force: o.force})
+			return runVacuum(cmd.Context(), o, delta.VacuumConfig{Retain: retain, Force: o.force, DryRun: o.dryRun, Deleted: vacuumDeleted})
 		},
 	}
 	f := cmd.Flags()
@@ -104,39 +90,28 @@ func runVacuum(ctx context.Context, o *vacuumOptions, cfg delta.VacuumConfig) er
 	if err != nil {
 		return fmt.Errorf("open Delta table %s: %w", o.location, err)
 	}
-	cfg.Now = time.Now()
-	plan, err := tbl.PlanVacuum(ctx, cfg)
-	if err != nil {
-		var re *delta.RetentionError
-		if errors.As(err, &re) {
-			return usageErrorf("--retain %s is below the table's delta.deletedFileRetentionDuration of %s; "+
-				"readers of older versions and writers that have not committed yet may still need those files: "+
-				"keep the default, or pass --force", maintain.FormatDuration(re.Retain), maintain.FormatDuration(re.Floor))
-		}
-		return fmt.Errorf("vacuum %s: %w", o.location, err)
+	res, runErr := tbl.Vacuum(ctx, o.location, cfg)
+	if re, ok := errors.AsType[*delta.RetentionError](runErr); ok {
+		return usageErrorf("--retain %s is below the table's delta.deletedFileRetentionDuration of %s; "+
+			"readers of older versions and writers that have not committed yet may still need those files: "+
+			"keep the default, or pass --force", maintain.FormatDuration(re.Retain), maintain.FormatDuration(re.Floor))
 	}
-	res := &vacuumResult{Location: o.location, Version: plan.Version, RetainMillis: plan.Retain.Milliseconds(),
-		Cutoff: cfg.Now.Add(-plan.Retain).UTC(), DryRun: o.dryRun, Bytes: plan.Bytes, Files: []vacuumedFile{}}
-	for _, f := range plan.Files {
-		res.Files = append(res.Files, vacuumedFile{Path: f.Path, Bytes: f.Size})
+	if res == nil {
+		return fmt.Errorf("vacuum %s: %w", o.location, runErr)
 	}
-	var runErr error
-	if !o.dryRun {
-		res.DeletedCount, runErr = plan.Execute(ctx, tbl)
-		if runErr != nil {
-			runErr = fmt.Errorf("vacuum %s: deleted %d of %d files: %w", o.location, res.DeletedCount, len(plan.Files), runErr)
-		}
+	if runErr != nil {
+		runErr = fmt.Errorf("vacuum %s: %w", o.location, runErr)
 	}
 	var werr error
 	if o.g.JSON {
 		werr = writeIndentedJSON(o.g.IO.Out, res)
 	} else {
-		werr = writeVacuumResult(o.g, res, plan.Retain)
+		werr = writeVacuumResult(o.g, res)
 	}
 	return errors.Join(runErr, werr)
 }
 
-func writeVacuumResult(g *globalOptions, res *vacuumResult, retain time.Duration) error {
+func writeVacuumResult(g *globalOptions, res *delta.VacuumResult) error {
 	out, human := g.IO.Out, g.IO.OutTTY
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	if len(res.Files) > 0 {
@@ -149,16 +124,19 @@ func writeVacuumResult(g *globalOptions, res *vacuumResult, retain time.Duration
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	var b strings.Builder
-	cut := fmt.Sprintf("at version %d, retaining %s (before %s)", res.Version, maintain.FormatDuration(retain), res.Cutoff.Format(time.RFC3339))
+	_, err := fmt.Fprintln(out, vacuumSummary(res))
+	return err
+}
+
+// vacuumSummary is the line that says what a vacuum did, for vacuum and
+// for sql's VACUUM.
+func vacuumSummary(res *delta.VacuumResult) string {
+	cut := fmt.Sprintf("at version %d, retaining %s (before %s)", res.Version, maintain.FormatDuration(res.Retain()), res.Cutoff.Format(time.RFC3339))
 	switch {
 	case len(res.Files) == 0:
-		fmt.Fprintf(&b, "nothing to vacuum %s: every file is referenced or inside the retention\n", cut)
+		return fmt.Sprintf("nothing to vacuum %s: every file is referenced or inside the retention", cut)
 	case res.DryRun:
-		fmt.Fprintf(&b, "dry run: %d files (%s) would be deleted %s; nothing was deleted\n", len(res.Files), formatBytes(res.Bytes, true), cut)
-	default:
-		fmt.Fprintf(&b, "deleted %d files (%s) %s\n", res.DeletedCount, formatBytes(res.Bytes, true), cut)
+		return fmt.Sprintf("dry run: %d files (%s) would be deleted %s; nothing was deleted", len(res.Files), formatBytes(res.Bytes, true), cut)
 	}
-	_, err := fmt.Fprint(out, b.String())
-	return err
+	return fmt.Sprintf("deleted %d files (%s) %s", res.DeletedCount, formatBytes(res.Bytes, true), cut)
 }

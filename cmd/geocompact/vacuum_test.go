@@ -97,7 +97,7 @@ func TestVacuumDelta(t *testing.T) {
 
 	r = runCLI(t, "", false, "--json", "vacuum", "--delta", dir)
 	require.Equal(t, exitOK, r.Code, r.Stderr)
-	var res vacuumResult
+	var res delta.VacuumResult
 	require.NoError(t, json.Unmarshal([]byte(r.Stdout), &res))
 	assert.Equal(t, 8, res.DeletedCount)
 	assert.Equal(t, int64(13), res.Version)
@@ -145,7 +145,7 @@ func TestVacuumDeltaS3(t *testing.T) {
 	assert.Contains(t, r.Stdout, "nothing to vacuum at version 13")
 	r = runCLI(t, "", false, "--json", "vacuum", "--delta", loc, "--retain", "0h", "--force")
 	require.Equal(t, exitOK, r.Code, r.Stderr)
-	var res vacuumResult
+	var res delta.VacuumResult
 	require.NoError(t, json.Unmarshal([]byte(r.Stdout), &res))
 	assert.Equal(t, 7, res.DeletedCount)
 	live, err := st.List(t.Context(), "", false)

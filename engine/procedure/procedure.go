@@ -2,8 +2,11 @@
 // and binds them, on geocompact's library: rewrite_data_files is
 // engine.Rewrite; expire_snapshots, remove_orphan_files and
 // rewrite_manifests are engine/maintain's Expire, RemoveOrphans and
-// RewriteManifests. A script is checked whole before its first statement
-// runs, so a typo in the last statement changes nothing.
+// RewriteManifests. Delta Lake's VACUUM is delta.Table.Vacuum, the vacuum
+// command's own code; OPTIMIZE is checked and then refused with
+// ErrUnavailable, as there is no Delta rewrite yet. A script is checked
+// whole before its first statement runs, so a typo in the last statement
+// changes nothing.
 package procedure
 
 import (
@@ -15,6 +18,7 @@ import (
 
 	"github.com/apache/iceberg-go/catalog"
 
+	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/engine/sql"
@@ -32,7 +36,8 @@ var ErrCall = errors.New("procedure: bad call")
 type StatementError struct {
 	// Statement is the 1-based index of the statement, Line its line.
 	Statement, Line int
-	// Procedure is the procedure's name as written.
+	// Procedure is the procedure's name as written, or the command of a
+	// Delta statement (VACUUM, OPTIMIZE).
 	Procedure string
 	Err       error
 }
@@ -52,7 +57,10 @@ type Options struct {
 	// expire_snapshots and remove_orphan_files list what they would
 	// delete, and rewrite_manifests, which has no dry run, is skipped.
 	DryRun bool
-	// Force allows an older_than younger than maintain.MinRetention.
+	// Force allows an older_than younger than maintain.MinRetention, and
+	// a VACUUM RETAIN below the table's delta.deletedFileRetentionDuration
+	// (what Spark's spark.databricks.delta.retentionDurationCheck.enabled
+	// = false allows).
 	Force bool
 	// Logger receives the library's log lines; nil discards.
 	Logger *slog.Logger
@@ -69,12 +77,21 @@ type Script struct {
 	open  map[string]catalog.Catalog
 }
 
-// step is one statement with the catalog it runs on.
+// step is one statement with the catalog it runs on, or the Delta table.
 type step struct {
 	call    sql.Call
 	catalog string
 	spec    catalogs.Spec
 	cat     catalog.Catalog
+	delta   *delta.Table
+}
+
+// name is the step's procedure, or its command for a Delta statement.
+func (st *step) name() string {
+	if st.call.Procedure != "" {
+		return st.call.Procedure
+	}
+	return st.call.Statement.Command()
 }
 
 // Prepare parses src, binds every statement to its procedure, opens the
@@ -89,8 +106,21 @@ func Prepare(ctx context.Context, src string, cats Catalogs, opts Options) (*Scr
 	}
 	s := &Script{opts: opts, open: map[string]catalog.Catalog{}}
 	for _, st := range sts {
+		name := st.Procedure
+		if name == "" {
+			name = st.Command()
+		}
 		stErr := func(err error) error {
-			return &StatementError{Statement: st.Index, Line: st.Line, Procedure: st.Procedure, Err: err}
+			return &StatementError{Statement: st.Index, Line: st.Line, Procedure: name, Err: err}
+		}
+		if st.Command() != sql.CommandCall {
+			stp, err := s.prepareDelta(ctx, st)
+			if err != nil {
+				s.Close()
+				return nil, stErr(err)
+			}
+			s.steps = append(s.steps, stp)
+			continue
 		}
 		call, err := sql.Bind(st, src)
 		if err != nil {
@@ -158,7 +188,8 @@ func (s *Script) check(ctx context.Context, st *step) error {
 	return nil
 }
 
-// Calls returns the bound calls, in order.
+// Calls returns the bound calls, in order; a Delta statement's has only
+// its Statement set.
 func (s *Script) Calls() []sql.Call {
 	out := make([]sql.Call, len(s.steps))
 	for i, st := range s.steps {
@@ -185,7 +216,7 @@ func (s *Script) Run(ctx context.Context, emit func(*Result) error) error {
 		res, err := s.run(ctx, st)
 		if err != nil {
 			c := st.call.Statement
-			return &StatementError{Statement: c.Index, Line: c.Line, Procedure: st.call.Procedure, Err: err}
+			return &StatementError{Statement: c.Index, Line: c.Line, Procedure: st.name(), Err: err}
 		}
 		if err := emit(res); err != nil {
 			return err

@@ -18,15 +18,22 @@ type Result struct {
 	Statement int `json:"statement"`
 	Line      int `json:"line"`
 	// Catalog is the catalog the call ran on, by name
-	// (catalogs.EmbeddedName for the embedded one).
-	Catalog   string `json:"catalog"`
-	Procedure string `json:"procedure"`
-	Table     string `json:"table"`
-	DryRun    bool   `json:"dry_run"`
+	// (catalogs.EmbeddedName for the embedded one). Catalog, Procedure and
+	// Table are empty for a Delta statement, which has a Location instead.
+	Catalog   string `json:"catalog,omitempty"`
+	Procedure string `json:"procedure,omitempty"`
+	Table     string `json:"table,omitempty"`
+	// Command is the statement's command: CALL, VACUUM or OPTIMIZE.
+	Command string `json:"command"`
+	// Location is a Delta statement's table location.
+	Location string `json:"location,omitempty"`
+	DryRun   bool   `json:"dry_run"`
 	// Columns are the procedure's result columns, as Spark names them.
 	Columns []string `json:"columns"`
 	// Rows hold one value per column: one row per call, except
-	// remove_orphan_files, which has one row per orphan file as in Spark.
+	// remove_orphan_files, which has one row per orphan file as in Spark,
+	// and VACUUM, whose dry run has one row per file it would delete and
+	// whose real run has one row, the table's location, as in Delta.
 	// On a dry run the counts are what a real run would rewrite or delete.
 	Rows []Row `json:"rows"`
 	// NoopReason says why nothing was rewritten, when nothing was.
@@ -37,8 +44,8 @@ type Result struct {
 	// Ignored lists the arguments given that change nothing here, with why.
 	Ignored []string `json:"ignored,omitempty"`
 	// Detail is the library's result: *engine.Result,
-	// *maintain.ExpireResult, *maintain.OrphansResult or
-	// *maintain.ManifestsResult; nil when skipped.
+	// *maintain.ExpireResult, *maintain.OrphansResult,
+	// *maintain.ManifestsResult or *delta.VacuumResult; nil when skipped.
 	Detail any `json:"detail,omitempty"`
 }
 

@@ -14,7 +14,11 @@ import (
 func (s *Script) run(ctx context.Context, st *step) (*Result, error) {
 	c := st.call
 	res := &Result{Statement: c.Statement.Index, Line: c.Statement.Line, Catalog: st.catalog, Procedure: c.Procedure,
-		Table: c.Table, Columns: Columns(c.Procedure), Rows: []Row{}, Ignored: c.Ignored}
+		Table: c.Table, Command: c.Statement.Command(), Columns: Columns(c.Procedure), Rows: []Row{}, Ignored: c.Ignored}
+	if v := c.Statement.Vacuum; v != nil {
+		res.Location, res.Columns = v.Location, vacuumColumns
+		return res, s.runVacuum(ctx, st, res)
+	}
 	log := s.opts.Logger
 	switch c.Procedure {
 	case sql.RewriteDataFiles:

@@ -59,8 +59,12 @@ type Call struct {
 // call. src is the script st was parsed from, for error positions. An
 // unknown procedure or argument is refused by name, with the closest known
 // one; a Spark argument geocompact does not support is refused with why.
-// Errors are *Error.
+// Errors are *Error; a VACUUM or OPTIMIZE statement, which names no
+// procedure, is one.
 func Bind(st Statement, src string) (Call, error) {
+	if cmd := st.Command(); cmd != CommandCall {
+		return Call{}, newError(src, st.Pos, cmd+" is a Delta Lake statement, not a procedure call: it takes no binding")
+	}
 	proc, sig, err := lookupProcedure(st, src)
 	if err != nil {
 		return Call{}, err

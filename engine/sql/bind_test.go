@@ -122,7 +122,7 @@ func TestWhereText(t *testing.T) {
 
 // FuzzParse checks that Parse and Bind never panic, that every error is
 // an *Error with a position inside the script, and that parsing is
-// deterministic.
+// deterministic. The seeds cover CALL, VACUUM and OPTIMIZE.
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{
 		"CALL system.rewrite_data_files('a.b')",
@@ -131,6 +131,11 @@ func FuzzParse(f *testing.F) {
 		"call system.remove_orphan_files(table => \"a.b\", dry_run => true, location => 's3://b/p') ; CALL system.rewrite_manifests('a.b')",
 		"/* c /* d */ */ -- x\nCALL `c`.system.p(x => array(1L, 2.5D, -3e4))", "CALL system.p('\\u00e9\\101\\'')",
 		"CALL", "CALL system.p(", "'", "\"", "`", "/*", "CALL system.p(map('a'))", "\x00", "CALL system.p(TIMESTAMP '')",
+		"VACUUM delta.`/lake/pings` RETAIN 168 HOURS DRY RUN", "vacuum '/t' retain 1.5D hours;", "VACUUM '/t' USING INVENTORY x",
+		"VACUUM delta.`/t` RETAIN -1 HOURS", "VACUUM events", "VACUUM delta.", "VACUUM '/t' DRY",
+		"OPTIMIZE delta.`/t` WHERE region = 'emea' AND (x > 1 OR `y` == \"a;b\") ZORDER BY (bbox_minx, bbox_miny)",
+		"OPTIMIZE '/t' HILBERT BY bbox.xmin, bbox.ymin; VACUUM '/t'", "OPTIMIZE '/t' WHERE ((a) ZORDER BY (a)",
+		"OPTIMIZE '/t' WHERE /* zorder */ a = 1 -- x\n", "OPTIMIZE '/t' WHERE", "OPTIMIZE '/t' ZORDER BY (a, a)",
 	} {
 		f.Add(s)
 	}

@@ -1,9 +1,11 @@
 // Package sql parses Spark SQL CALL statements, the way Iceberg's stored
 // procedures are invoked from Spark, and binds them to the procedures
 // geocompact runs: rewrite_data_files, expire_snapshots,
-// remove_orphan_files and rewrite_manifests. It is a leaf: it knows the
-// statements and the procedures' signatures, nothing of catalogs or of the
-// rewrite; engine/procedure runs what it binds.
+// remove_orphan_files and rewrite_manifests. It also parses Delta Lake's
+// VACUUM and OPTIMIZE statements on a table named by location (with
+// geocompact's HILBERT BY beside ZORDER BY) into typed statements. It is a
+// leaf: it knows the statements and the procedures' signatures, nothing of
+// catalogs, tables or the rewrite; engine/procedure runs what it parses.
 package sql
 
 import (
@@ -39,11 +41,13 @@ func (e *Error) Error() string {
 // Unwrap returns ErrInvalid.
 func (e *Error) Unwrap() error { return ErrInvalid }
 
-// Statement is one CALL statement as written.
+// Statement is one statement as written: a CALL of a procedure, or Delta
+// Lake's VACUUM or OPTIMIZE (see Command).
 type Statement struct {
 	// Index is the statement's 1-based position in the script.
 	Index int
-	// Pos is the byte offset of CALL; Line its 1-based line.
+	// Pos is the byte offset of the statement's first keyword; Line its
+	// 1-based line.
 	Pos, Line int
 	// Catalog is the catalog part of the name, "" when the statement
 	// names only system.proc (the current catalog).
@@ -53,6 +57,11 @@ type Statement struct {
 	// Args are the arguments in order. Named arguments have a Name;
 	// Spark refuses a mix of named and positional ones, and so does Parse.
 	Args []Arg
+	// Vacuum is set for a VACUUM statement and Optimize for an OPTIMIZE
+	// statement; a CALL has neither, and they leave the fields of a CALL
+	// (Catalog, Procedure, Args) zero.
+	Vacuum   *Vacuum
+	Optimize *Optimize
 	// Text is the statement's source text, without the separator.
 	Text string
 }
@@ -70,16 +79,22 @@ type Arg struct {
 // memory: no maintenance script needs ten thousand calls.
 const maxStatements = 10000
 
-// Parse reads a script of CALL statements separated by semicolons:
+// Parse reads a script of statements separated by semicolons:
 //
 //	script    := [stmt] { ";" [stmt] }
-//	stmt      := CALL [catalog "."] system "." procedure "(" [args] ")"
+//	stmt      := call | vacuum | optimize
+//	call      := CALL [catalog "."] system "." procedure "(" [args] ")"
 //	args      := arg { "," arg }
 //	arg       := name "=>" value | value
 //	value     := string { string } | number | TRUE | FALSE
 //	           | TIMESTAMP string | DATE string
 //	           | MAP "(" [value "," value { "," value "," value }] ")"
 //	           | ARRAY "(" [value { "," value }] ")"
+//	vacuum    := VACUUM delta [RETAIN number HOURS] [DRY RUN]
+//	optimize  := OPTIMIZE delta [WHERE predicate]
+//	             [(ZORDER | HILBERT) BY ("(" cols ")" | cols)]
+//	delta     := DELTA "." `location` | 'location'
+//	cols      := col { "," col },  col := name { "." name }
 //
 // These are Spark SQL's rules: keywords and names are case-insensitive and
 // may be `back-quoted`; strings take single or double quotes (a
@@ -87,6 +102,11 @@ const maxStatements = 10000
 // and adjacent strings are concatenated; numbers may carry Spark's type
 // suffixes (10L, 2.5D). TIMESTAMP '2026-01-02 03:04:05' is UTC unless the
 // literal carries an offset. -- and /* */ comments are blanks.
+//
+// VACUUM and OPTIMIZE follow Delta Lake's grammar, on tables named by
+// location only. OPTIMIZE's predicate runs up to ZORDER, HILBERT, ";" or
+// the end, outside parentheses, and is translated by WhereText. HILBERT BY
+// is geocompact's; a curve takes at most cluster.MaxCurveDims columns.
 //
 // Errors are *Error, with the position of the offending token.
 func Parse(script string) ([]Statement, error) {
@@ -118,7 +138,7 @@ func Parse(script string) ([]Statement, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, newError(script, len(script), "no CALL statement in the script")
+		return nil, newError(script, len(script), "no statement in the script: want CALL, VACUUM or OPTIMIZE")
 	}
 	return out, nil
 }
@@ -157,10 +177,15 @@ func (p *parser) expect(k tokKind, want string) (token, error) {
 
 func (p *parser) statement() (Statement, error) {
 	start := p.tok
-	if !start.keyword("CALL") {
-		return Statement{}, p.unexpected("CALL (geocompact runs only CALL statements)")
-	}
 	st := Statement{Pos: start.pos, Line: newError(p.lex.src, start.pos, "").Line}
+	switch {
+	case start.keyword(CommandVacuum), start.keyword(CommandOptimize):
+		err := p.deltaStatement(&st, strings.ToUpper(start.text))
+		st.Text = strings.TrimSpace(p.lex.src[start.pos:p.tok.pos])
+		return st, err
+	case !start.keyword(CommandCall):
+		return st, p.unexpected("CALL, VACUUM or OPTIMIZE (geocompact runs only these statements)")
+	}
 	if err := p.advance(); err != nil {
 		return st, err
 	}

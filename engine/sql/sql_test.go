@@ -102,7 +102,7 @@ func TestParseRefusals(t *testing.T) {
 		line, col    int
 		want         string
 	}{
-		{"empty script", "  -- nothing\n", 2, 1, "no CALL statement"},
+		{"empty script", "  -- nothing\n", 2, 1, "no statement in the script"},
 		{"not a CALL", "SELECT 1", 1, 1, `unexpected "SELECT", want CALL`},
 		{"missing system", "CALL cat.rewrite_data_files('a.b')", 1, 6, `namespace "cat"`},
 		{"too many name parts", "CALL a.b.system.p()", 1, 6, "4 parts"},
@@ -129,14 +129,19 @@ func TestParseRefusals(t *testing.T) {
 		{"position on a later line", "CALL system.p();\n  CALL system.p(,)", 2, 17, `unexpected ","`},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := Parse(tc.script)
-			require.Error(t, err)
-			assert.ErrorIs(t, err, ErrInvalid)
-			e, ok := errors.AsType[*Error](err)
-			require.True(t, ok, "%v is not an *Error", err)
-			assert.Contains(t, e.Reason, tc.want)
-			assert.Equal(t, [2]int{tc.line, tc.col}, [2]int{e.Line, e.Col}, "position of %v", err)
-		})
+		t.Run(tc.name, func(t *testing.T) { assertRefused(t, tc.script, tc.line, tc.col, tc.want) })
 	}
+}
+
+// assertRefused checks that Parse refuses script with an *Error at line
+// and col whose reason contains want.
+func assertRefused(t *testing.T, script string, line, col int, want string) {
+	t.Helper()
+	_, err := Parse(script)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, ErrInvalid)
+	e, ok := errors.AsType[*Error](err)
+	require.True(t, ok, "%v is not an *Error", err)
+	assert.Contains(t, e.Reason, want)
+	assert.Equal(t, [2]int{line, col}, [2]int{e.Line, e.Col}, "position of %v", err)
 }

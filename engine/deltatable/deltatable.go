@@ -1,0 +1,281 @@
+// Package deltatable rewrites Delta tables with the engine: it describes
+// a Delta table's latest version as an engine.FormatTable, whose Format
+// reads live rows (deletion vectors applied), writes Parquet files with
+// per-file statistics, and commits an OPTIMIZE (remove and add actions
+// with dataChange=false) with Delta's put-if-absent of the next version.
+// The plan, layouts, sorts, validation and verification are the engine's.
+package deltatable
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"net/url"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/geocompact/geocompact/delta"
+	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/spatial"
+)
+
+// Rewrite compacts the Delta table at location (a directory, file: URL or
+// s3:// URL) as engine.Rewrite compacts an Iceberg table: an OPTIMIZE,
+// binpack or clustered by the request's layout or the one the table
+// records in its geocompact.layout property.
+func Rewrite(ctx context.Context, location string, req engine.Request) (*engine.Result, error) {
+	t, err := delta.Open(ctx, location)
+	if err != nil {
+		return nil, err
+	}
+	ft, err := Open(ctx, t, location, req.DryRun)
+	if err != nil {
+		return nil, err
+	}
+	return engine.RewriteTable(ctx, ft, req)
+}
+
+// Open describes the latest version of t, called name in messages, for
+// engine.RewriteTable. Unless dryRun, a table this package cannot write
+// (a protocol or feature it does not honour) is refused here, before
+// anything is written.
+func Open(ctx context.Context, t *delta.Table, name string, dryRun bool) (engine.FormatTable, error) {
+	snap, err := t.Snapshot(ctx)
+	if err != nil {
+		return engine.FormatTable{}, err
+	}
+	if !dryRun {
+		if err := delta.CheckWrite(snap.Protocol, snap.Metadata); err != nil {
+			return engine.FormatTable{}, fmt.Errorf("table %s: %w", name, err)
+		}
+	}
+	sc, err := snap.ArrowSchema()
+	if err != nil {
+		return engine.FormatTable{}, err
+	}
+	f := &format{t: t, snap: snap, name: name, sc: sc, props: properties(snap)}
+	f.cols, f.colsErr = spatial.DiscoverColumns(sc, nil, spatial.Hints{Props: f.props})
+	files, err := f.planFiles()
+	if err != nil {
+		return engine.FormatTable{}, err
+	}
+	var columns []string
+	for _, fl := range snap.Schema.Fields {
+		columns = append(columns, fl.Name)
+	}
+	return engine.FormatTable{Name: name, Properties: f.props, Columns: columns, Files: files, Format: f}, nil
+}
+
+// properties are the table's configuration, with Delta's target file
+// size standing for the engine's when the table sets only Delta's.
+func properties(s *delta.Snapshot) map[string]string {
+	props := map[string]string{}
+	for k, v := range s.Metadata.Configuration {
+		props[k] = v
+	}
+	if v, ok := props["delta.targetFileSize"]; ok && props[engine.PropTargetFileSize] == "" {
+		props[engine.PropTargetFileSize] = v
+	}
+	return props
+}
+
+// format is a Delta table at the version a rewrite planned on.
+type format struct {
+	t       *delta.Table
+	snap    *delta.Snapshot
+	name    string
+	sc      *arrow.Schema // logical, as rows are read
+	props   map[string]string
+	cols    spatial.Columns
+	colsErr error
+}
+
+// planFiles describes the snapshot's live files for the planner.
+func (f *format) planFiles() ([]engine.PlanFile, error) {
+	out := make([]engine.PlanFile, 0, len(f.snap.Files))
+	for _, add := range f.snap.Files {
+		p, err := add.DecodedPath()
+		if err != nil {
+			return nil, err
+		}
+		stats, err := add.ParsedStats()
+		if err != nil {
+			return nil, fmt.Errorf("stats of %s: %w", p, err)
+		}
+		pf := engine.PlanFile{Path: p, Size: add.Size, Partition: f.partition(add), File: add}
+		if add.DeletionVector != nil {
+			pf.DeleteFiles = 1
+		}
+		if stats != nil {
+			pf.Records = stats.NumRecords
+			pf.Bound, pf.HasBound = f.bound(stats)
+		}
+		out = append(out, pf)
+	}
+	return out, nil
+}
+
+// partition renders add's partition values as "col=value/…" in the
+// table's partition column order ("" for an unpartitioned table).
+func (f *format) partition(add *delta.Add) string {
+	mode := f.snap.ColumnMapping()
+	var parts []string
+	for _, name := range f.snap.Metadata.PartitionColumns {
+		v := "null"
+		if fl := f.snap.Schema.Field(name); fl != nil {
+			if p := add.PartitionValues[fl.PhysicalName(mode)]; p != nil {
+				v = *p
+			}
+		}
+		parts = append(parts, name+"="+v)
+	}
+	return strings.Join(parts, "/")
+}
+
+// bound is a file's box from the min and max statistics of the bbox
+// columns, when the table has them and the file's stats cover them.
+func (f *format) bound(stats *delta.Stats) (spatial.Bound, bool) {
+	if f.colsErr != nil || !f.cols.HasBBox() {
+		return spatial.Bound{}, false
+	}
+	var v [4]float64
+	for i, name := range f.cols.BBox {
+		fl := f.snap.Schema.Field(name)
+		if fl == nil {
+			return spatial.Bound{}, false
+		}
+		var raw any
+		var ok bool
+		if i < 2 {
+			raw, ok = stats.Min(fl.PhysicalName(f.snap.ColumnMapping()))
+		} else {
+			raw, ok = stats.Max(fl.PhysicalName(f.snap.ColumnMapping()))
+		}
+		if !ok {
+			return spatial.Bound{}, false
+		}
+		if v[i], ok = delta.Float(raw); !ok {
+			return spatial.Bound{}, false
+		}
+	}
+	return spatial.Bound{MinX: v[0], MinY: v[1], MaxX: v[2], MaxY: v[3]}, true
+}
+
+func add(f engine.PlanFile) *delta.Add { return f.File.(*delta.Add) }
+
+// errStop ends a read whose consumer stopped.
+var errStop = errors.New("stop")
+
+func (f *format) Read(ctx context.Context, _, files []engine.PlanFile, cols []string) (*arrow.Schema, iter.Seq2[arrow.RecordBatch, error], error) {
+	adds := make([]*delta.Add, len(files))
+	for i, pf := range files {
+		adds[i] = add(pf)
+	}
+	sc, idx, err := project(f.sc, cols)
+	if err != nil {
+		return nil, nil, err
+	}
+	return sc, f.read(ctx, adds, sc, idx), nil
+}
+
+// read streams the live rows of adds, columns idx of each batch (all
+// when idx is nil) as schema sc.
+func (f *format) read(ctx context.Context, adds []*delta.Add, sc *arrow.Schema, idx []int) iter.Seq2[arrow.RecordBatch, error] {
+	return func(yield func(arrow.RecordBatch, error) bool) {
+		for _, a := range adds {
+			err := f.t.ReadFile(ctx, f.snap, a, delta.ReadOptions{}, func(rec arrow.RecordBatch) error {
+				out := rec
+				if idx == nil {
+					rec.Retain()
+				} else {
+					cols := make([]arrow.Array, len(idx))
+					for i, c := range idx {
+						cols[i] = rec.Column(c)
+					}
+					out = array.NewRecordBatch(sc, cols, rec.NumRows())
+				}
+				if !yield(out, nil) {
+					return errStop
+				}
+				return nil
+			})
+			if errors.Is(err, errStop) {
+				return
+			}
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+		}
+	}
+}
+
+// project returns the schema of sc's columns cols (sc itself for nil)
+// and their indices (nil for all).
+func project(sc *arrow.Schema, cols []string) (*arrow.Schema, []int, error) {
+	if cols == nil {
+		return sc, nil, nil
+	}
+	idx := make([]int, len(cols))
+	fields := make([]arrow.Field, len(cols))
+	for i, c := range cols {
+		is := sc.FieldIndices(c)
+		if len(is) != 1 {
+			return nil, nil, fmt.Errorf("read: the table has no column %q", c)
+		}
+		idx[i], fields[i] = is[0], sc.Field(is[0])
+	}
+	return arrow.NewSchema(fields, nil), idx, nil
+}
+
+func (f *format) WriteSchema(_ []engine.PlanFile, sc *arrow.Schema) (*arrow.Schema, error) {
+	return sc, nil
+}
+
+func (f *format) ReadBack(ctx context.Context, _ []engine.PlanFile, written []engine.OutFile) (iter.Seq2[arrow.RecordBatch, error], error) {
+	adds := make([]*delta.Add, len(written))
+	for i, o := range written {
+		adds[i] = o.File.(*delta.Add)
+	}
+	return f.read(ctx, adds, f.sc, nil), nil
+}
+
+func (f *format) Remove(ctx context.Context, paths []string) error {
+	var errs []error
+	for _, p := range paths {
+		if err := f.t.Store.Delete(ctx, p); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", p, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// BrokenInput returns err: reading a Delta file names it already.
+func (f *format) BrokenInput(_ context.Context, _ []engine.PlanFile, err error) error { return err }
+
+func (f *format) Spatial() (spatial.Columns, map[string]string, error) {
+	return f.cols, f.props, f.colsErr
+}
+
+// partitionDir is the directory new files of a partition go in, by the
+// Hive-style convention Delta writers follow ("" for an unpartitioned
+// table).
+func (f *format) partitionDir(values map[string]*string) string {
+	mode := f.snap.ColumnMapping()
+	var dir strings.Builder
+	for _, name := range f.snap.Metadata.PartitionColumns {
+		fl := f.snap.Schema.Field(name)
+		if fl == nil {
+			continue
+		}
+		v := "__HIVE_DEFAULT_PARTITION__"
+		if p := values[fl.PhysicalName(mode)]; p != nil {
+			v = url.PathEscape(*p)
+		}
+		dir.WriteString(fl.PhysicalName(mode) + "=" + v + "/")
+	}
+	return dir.String()
+}
