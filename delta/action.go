@@ -121,6 +121,9 @@ type CommitInfo struct {
 	OperationMetrics    map[string]any `json:"operationMetrics,omitempty"`
 	EngineInfo          string         `json:"engineInfo,omitempty"`
 	TxnID               string         `json:"txnId,omitempty"`
+	// InCommitTimestamp is the commit's timestamp under the
+	// inCommitTimestamp table feature (milliseconds since the epoch).
+	InCommitTimestamp *int64 `json:"inCommitTimestamp,omitempty"`
 }
 
 // DomainMetadata is named configuration owned by a feature or an application.

@@ -23,6 +23,11 @@ type ReadOptions struct {
 	// BatchSize is the rows per Parquet read batch (default DefaultBatchSize);
 	// batches after deletion vectors are applied may be smaller.
 	BatchSize int64
+	// Columns, when set, limits the data columns read to these top-level
+	// logical names; the others come back as nulls of their type, so that
+	// batches keep the schema ArrowSchema gives. Partition columns are
+	// always filled in. Default: every column.
+	Columns []string
 }
 
 // Read streams the live rows of every file of the snapshot, file by file and
@@ -71,7 +76,7 @@ func (t *Table) readFile(ctx context.Context, s *Snapshot, add *Add, p string, o
 		return err
 	}
 	defer closer.Close()
-	b, err := newBatcher(s, add, fr)
+	b, err := newBatcher(s, add, fr, opts.Columns)
 	if err != nil {
 		return err
 	}
@@ -112,7 +117,7 @@ type batcher struct {
 	leaves     []int
 }
 
-func newBatcher(s *Snapshot, add *Add, fr *pqarrow.FileReader) (*batcher, error) {
+func newBatcher(s *Snapshot, add *Add, fr *pqarrow.FileReader, columns []string) (*batcher, error) {
 	b := &batcher{snap: s, mode: s.ColumnMapping(), partitions: map[string]PartitionValue{}}
 	for _, name := range s.Metadata.PartitionColumns {
 		f := s.Schema.Field(name)
@@ -131,7 +136,7 @@ func newBatcher(s *Snapshot, add *Add, fr *pqarrow.FileReader) (*batcher, error)
 		arrowFields[i] = *fields[i].Field
 	}
 	for _, f := range s.Schema.Fields {
-		if _, isPart := b.partitions[f.Name]; isPart {
+		if _, isPart := b.partitions[f.Name]; isPart || columns != nil && !slices.Contains(columns, f.Name) {
 			continue
 		}
 		if i := matchField(f, b.mode, arrowFields); i >= 0 {

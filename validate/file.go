@@ -38,14 +38,7 @@ func Reader(ctx context.Context, r parquet.ReaderAtSeeker, cfg Config) (rep *Rep
 	start := time.Now()
 	rr := newReport(cfg)
 	rep = &rr
-	defer func() {
-		// arrow-go's decoders can panic on a corrupt page; that is the
-		// file's defect, reported like any other corruption.
-		if p := recover(); p != nil {
-			rep.add(-1, CodeCorrupt, fmt.Sprintf("reading: %v", p))
-			err = nil
-		}
-	}()
+	defer recoverCorrupt(rep, &err)
 	pf, err := file.NewParquetReader(r)
 	if err != nil {
 		rep.add(-1, CodeCorrupt, "not a readable Parquet file: "+err.Error())
@@ -58,6 +51,16 @@ func Reader(ctx context.Context, r parquet.ReaderAtSeeker, cfg Config) (rep *Rep
 	}
 	cfg.logger().Debug("validate file done", "rows", rep.Rows, "violations", rep.Violations(), "duration", time.Since(start))
 	return rep, nil
+}
+
+// recoverCorrupt, deferred, turns a panic into a file.corrupt finding in rep
+// and clears *err: arrow-go's decoders can panic on a corrupt page, and that
+// is the file's defect, reported like any other corruption.
+func recoverCorrupt(rep *Report, err *error) {
+	if p := recover(); p != nil {
+		rep.add(-1, CodeCorrupt, fmt.Sprintf("reading: %v", p))
+		*err = nil
+	}
 }
 
 // readFile resolves pf's columns and checks its rows batch by batch,

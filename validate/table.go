@@ -51,12 +51,7 @@ func Table(ctx context.Context, tbl *table.Table, cfg Config) (*TableReport, err
 	}
 	cols, err := spatial.DiscoverTableColumns(tbl.Schema(), props, cfg.Column)
 	if err != nil {
-		code := CodeColumn
-		if ce, ok := errors.AsType[*spatial.ColumnError](err); ok {
-			code = ce.Code
-		}
-		rep.Metadata.add(-1, code, err.Error())
-		rep.Total.merge(rep.Metadata)
+		rep.columnProblem(err)
 		return rep, nil
 	}
 	checkTableMetadata(&rep.Metadata, cols, props, cfg)
@@ -83,7 +78,7 @@ func Table(ctx context.Context, tbl *table.Table, cfg Config) (*TableReport, err
 	fileCfg.Props[spatial.PropCRS] = cols.CRS
 	fileCfg.CRS = cols.CRS
 
-	if err := validateFiles(ctx, rep, fsys, tasks, fileCfg, max(cfg.Parallelism, 1)); err != nil {
+	if err := validateFiles(ctx, rep, fsys, tasks, fileCfg); err != nil {
 		return nil, err
 	}
 	for _, f := range rep.Files {
@@ -92,15 +87,46 @@ func Table(ctx context.Context, tbl *table.Table, cfg Config) (*TableReport, err
 	return rep, nil
 }
 
+// columnProblem records a table without a usable geometry column as a
+// metadata finding (the ColumnError's code, else geometry.column).
+func (r *TableReport) columnProblem(err error) {
+	code := CodeColumn
+	if ce, ok := errors.AsType[*spatial.ColumnError](err); ok {
+		code = ce.Code
+	}
+	r.Metadata.add(-1, code, err.Error())
+	r.Total.merge(r.Metadata)
+}
+
 // validateFiles validates the tasks' data files, par at a time, into
 // rep.Files in task order.
-func validateFiles(ctx context.Context, rep *TableReport, fsys iceio.IO, tasks []table.FileScanTask, cfg Config, par int) error {
-	rep.Files = make([]FileReport, len(tasks))
-	errs := make([]error, len(tasks))
-	sem := make(chan struct{}, par)
-	var wg sync.WaitGroup
+func validateFiles(ctx context.Context, rep *TableReport, fsys iceio.IO, tasks []table.FileScanTask, cfg Config) error {
+	paths := make([]string, len(tasks))
 	for i, task := range tasks {
-		path := task.File.FilePath()
+		paths[i] = task.File.FilePath()
+	}
+	return validateEach(ctx, rep, paths, cfg, func(i int) (*Report, error) {
+		f, err := fsys.Open(paths[i])
+		if err != nil {
+			return nil, fmt.Errorf("open %s: %w", paths[i], err)
+		}
+		defer f.Close()
+		r, err := Reader(ctx, f, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("validate %s: %w", paths[i], err)
+		}
+		return r, nil
+	})
+}
+
+// validateEach validates the files at paths with check, cfg.Parallelism at
+// a time, into rep.Files in paths order. check's errors name the file.
+func validateEach(ctx context.Context, rep *TableReport, paths []string, cfg Config, check func(i int) (*Report, error)) error {
+	rep.Files = make([]FileReport, len(paths))
+	errs := make([]error, len(paths))
+	sem := make(chan struct{}, max(cfg.Parallelism, 1))
+	var wg sync.WaitGroup
+	for i, path := range paths {
 		rep.Files[i].Path = path
 		wg.Go(func() {
 			sem <- struct{}{}
@@ -110,15 +136,9 @@ func validateFiles(ctx context.Context, rep *TableReport, fsys iceio.IO, tasks [
 				return
 			}
 			start := time.Now()
-			f, err := fsys.Open(path)
+			r, err := check(i)
 			if err != nil {
-				errs[i] = fmt.Errorf("open %s: %w", path, err)
-				return
-			}
-			defer f.Close()
-			r, err := Reader(ctx, f, cfg)
-			if err != nil {
-				errs[i] = fmt.Errorf("validate %s: %w", path, err)
+				errs[i] = err
 				return
 			}
 			rep.Files[i].Report = *r
@@ -142,7 +162,7 @@ func checkTableMetadata(r *Report, cols spatial.Columns, props map[string]string
 	if cfg.CRS != "" && cols.CRS != cfg.CRS {
 		r.add(-1, CodeCRSMismatch, fmt.Sprintf("table CRS %s differs from the expected %s", cols.CRS, cfg.CRS))
 	}
-	if cols.Encoding == spatial.EncodingWKB && cfg.RequireBBox && !cols.HasBBox() {
+	if cols.Encoding == spatial.EncodingWKB && cfg.RequireBBox && !cols.HasBBox() && cols.Covering == "" {
 		var missing []string
 		for i, n := range spatial.BBoxColumns {
 			if cols.BBox[i] == "" {

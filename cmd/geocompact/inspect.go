@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -28,13 +29,25 @@ func init() { register(newInspectCmd) }
 type inspectOptions struct {
 	g     *globalOptions
 	table string
+	delta string
 	kind  inspect.Kind
+}
+
+// check checks that exactly one of --table and --delta is given.
+func (o *inspectOptions) check() error {
+	switch {
+	case o.table == "" && o.delta == "":
+		return usageErrorf("--table or --delta is required")
+	case o.table != "" && o.delta != "":
+		return usageErrorf("give --table or --delta, not both")
+	}
+	return nil
 }
 
 func newInspectCmd(g *globalOptions) *cobra.Command {
 	o := &inspectOptions{g: g}
 	cmd := &cobra.Command{
-		Use:   "inspect (schema|files|snapshots|manifests|partitions|history) --table NS.T",
+		Use:   "inspect (schema|files|snapshots|manifests|partitions|history) (--table NS.T | --delta LOCATION)",
 		Short: "Show a table's schema or its Iceberg metadata tables",
 		Long: `Inspect schema prints the table's columns, geometry column, encoding, CRS,
 partition spec, sort order and properties.
@@ -42,32 +55,50 @@ partition spec, sort order and properties.
 The other subcommands print one of the table's Iceberg metadata tables: its live files (with
 record counts, sizes and bounding boxes), snapshots, manifests, partitions or
 snapshot history. --json writes a JSON array with one object per row, keyed
-by Iceberg's metadata table column names.`,
+by Iceberg's metadata table column names.
+
+With --delta, schema, files and history read a Delta table's log: files
+lists the live files of the latest version with their partition values,
+record counts, sizes, bbox from the bbox columns' statistics and the rows
+their deletion vectors remove; history lists the commits still in the log
+with their operation, parameters and metrics.`,
 		Example: `  $ geocompact inspect files --table demo.pings
-  $ geocompact inspect snapshots --table demo.pings --json | jq '.[].operation'`,
+  $ geocompact inspect snapshots --table demo.pings --json | jq '.[].operation'
+  $ geocompact inspect history --delta ./lake/pings`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return usageErrorf("inspect needs schema or a metadata table: files, snapshots, manifests, partitions or history")
 		},
 	}
-	cmd.PersistentFlags().StringVar(&o.table, "table", "", "table to inspect, NAMESPACE.TABLE (required)")
+	cmd.PersistentFlags().StringVar(&o.table, "table", "", "table to inspect, NAMESPACE.TABLE")
+	cmd.PersistentFlags().StringVar(&o.delta, "delta", "", "Delta table to inspect (schema, files, history): a directory, file: URL or s3://BUCKET/PREFIX")
 	cmd.AddCommand(newInspectSchemaCmd(o))
 	short := map[inspect.Kind]string{
 		inspect.Files:      "List the live data and delete files with their sizes and bounding boxes",
 		inspect.Snapshots:  "List the snapshots with their operations and summaries",
 		inspect.Manifests:  "List the current snapshot's manifests",
 		inspect.Partitions: "List the partitions with their file counts and sizes",
-		inspect.History:    "List the snapshots that were current, in order",
+		inspect.History:    "List the snapshots that were current, or a Delta table's commits, in order",
 	}
 	for _, kind := range inspect.Kinds {
+		use := string(kind) + " --table NS.T"
+		if slices.Contains(inspect.DeltaKinds, kind) {
+			use = string(kind) + " (--table NS.T | --delta LOCATION)"
+		}
 		cmd.AddCommand(&cobra.Command{
-			Use:   string(kind) + " --table NS.T",
+			Use:   use,
 			Short: short[kind],
 			Args:  cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
 				o.kind = kind
-				if o.table == "" {
-					return usageErrorf("--table is required")
+				if err := o.check(); err != nil {
+					return err
+				}
+				if o.delta != "" {
+					if !slices.Contains(inspect.DeltaKinds, kind) {
+						return usageErrorf("inspect %s is for Iceberg tables; a Delta table has schema, files and history", kind)
+					}
+					return runInspectDelta(cmd.Context(), o)
 				}
 				return runInspect(cmd.Context(), o)
 			},
@@ -151,7 +182,11 @@ type inspectColumn struct {
 }
 
 func writeInspectTable(out io.Writer, kind inspect.Kind, rows []inspect.Row, human bool) error {
-	cols := inspectColumns[kind]
+	return writeRows(out, inspectColumns[kind], rows, human)
+}
+
+// writeRows prints rows as a text table of cols, with a header row.
+func writeRows(out io.Writer, cols []inspectColumn, rows []inspect.Row, human bool) error {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	for i, c := range cols {
 		if i > 0 {
@@ -179,12 +214,7 @@ var inspectColumns = map[inspect.Kind][]inspectColumn{
 		{"PARTITION", partitionCell},
 		{"RECORDS", col("record_count")},
 		{"SIZE", bytesCol("file_size_in_bytes")},
-		{"BBOX", func(r inspect.Row, _ bool) string {
-			if b, ok := get(r, "bbox").(spatial.Bound); ok {
-				return formatBound(b)
-			}
-			return "-"
-		}},
+		{"BBOX", bboxCell},
 	},
 	inspect.Snapshots: {
 		{"COMMITTED AT", timeCol("committed_at")},
@@ -229,6 +259,14 @@ var inspectColumns = map[inspect.Kind][]inspectColumn{
 		{"PARENT ID", col("parent_id")},
 		{"CURRENT ANCESTOR", col("is_current_ancestor")},
 	},
+}
+
+// bboxCell renders a file's bbox; "-" when it has none.
+func bboxCell(r inspect.Row, _ bool) string {
+	if b, ok := get(r, "bbox").(spatial.Bound); ok {
+		return formatBound(b)
+	}
+	return "-"
 }
 
 func get(r inspect.Row, key string) any {

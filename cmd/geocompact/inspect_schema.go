@@ -19,15 +19,15 @@ import (
 // partition spec, sort order and properties.
 func newInspectSchemaCmd(o *inspectOptions) *cobra.Command {
 	return &cobra.Command{
-		Use:     "schema --table NS.T",
+		Use:     "schema (--table NS.T | --delta LOCATION)",
 		Aliases: []string{"describe"},
 		Short:   "Show the table's columns, geometry column, encoding, CRS, partition spec, sort order and properties",
 		Example: `  $ geocompact inspect schema --table demo.pings
   $ geocompact inspect schema --table demo.pings --json | jq .geometry`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.table == "" {
-				return usageErrorf("--table is required")
+			if err := o.check(); err != nil {
+				return err
 			}
 			return runInspectSchema(cmd.Context(), o)
 		},
@@ -35,12 +35,10 @@ func newInspectSchemaCmd(o *inspectOptions) *cobra.Command {
 }
 
 func runInspectSchema(ctx context.Context, o *inspectOptions) error {
-	tbl, done, err := loadTableForRead(ctx, o.g, o.table)
+	s, err := tableSchema(ctx, o)
 	if err != nil {
 		return err
 	}
-	defer done()
-	s := inspect.Schema(tbl)
 	if o.g.JSON {
 		enc := json.NewEncoder(o.g.IO.Out)
 		enc.SetIndent("", "  ")
@@ -49,11 +47,36 @@ func runInspectSchema(ctx context.Context, o *inspectOptions) error {
 	return writeTableSchema(o.g.IO.Out, s)
 }
 
+// tableSchema describes the --table or --delta table.
+func tableSchema(ctx context.Context, o *inspectOptions) (inspect.TableSchema, error) {
+	if o.delta != "" {
+		tbl, err := openDelta(ctx, o.delta)
+		if err != nil {
+			return inspect.TableSchema{}, err
+		}
+		snap, err := tbl.Snapshot(ctx)
+		if err != nil {
+			return inspect.TableSchema{}, fmt.Errorf("inspect %s: %w", o.delta, err)
+		}
+		return inspect.DeltaSchema(snap, o.delta), nil
+	}
+	tbl, done, err := loadTableForRead(ctx, o.g, o.table)
+	if err != nil {
+		return inspect.TableSchema{}, err
+	}
+	defer done()
+	return inspect.Schema(tbl), nil
+}
+
 // writeTableSchema prints s as a header block, the columns and the
 // properties.
 func writeTableSchema(out io.Writer, s inspect.TableSchema) error {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(w, "table:\t%s (format v%d)\n", s.Table, s.FormatVersion)
+	format := fmt.Sprintf("format v%d", s.FormatVersion)
+	if s.Format != "" {
+		format = s.Format
+	}
+	fmt.Fprintf(w, "table:\t%s (%s)\n", s.Table, format)
 	if g := s.Geometry; g != nil {
 		bbox := strings.Join(g.BBoxColumns, ", ")
 		if bbox == "" {

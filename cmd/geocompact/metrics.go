@@ -23,6 +23,7 @@ func init() { register(newMetricsCmd) }
 type metricsOptions struct {
 	g       *globalOptions
 	table   string
+	delta   string
 	format  string
 	windows string
 }
@@ -30,7 +31,7 @@ type metricsOptions struct {
 func newMetricsCmd(g *globalOptions) *cobra.Command {
 	o := &metricsOptions{g: g}
 	cmd := &cobra.Command{
-		Use:   "metrics --table NS.T [--format text|json|prometheus]",
+		Use:   "metrics (--table NS.T | --delta LOCATION) [--format text|json|prometheus]",
 		Short: "Report a table's file, size and snapshot figures",
 		Long: `Metrics reports what decides whether a table needs maintenance: its live data
 files (count, average and total size, records), snapshots (count, age of the
@@ -44,12 +45,21 @@ order has every file everywhere) and, with --windows (the JSON window
 format of bench), the mean files a window query plans there. They rise as
 arrivals land between compactions and fall after a sorted rewrite.
 
+With --delta, the figures of a Delta table's latest version come from its
+log: the live files' sizes and statistics (records before deletion vectors;
+delete files are the files carrying a deletion vector), the versions still
+in the log as snapshots, and no manifests. The layout figures use each
+file's minimum of bbox_minx and bbox_miny and maximum of bbox_maxx and
+bbox_maxy (or of a bbox struct's xmin, ymin, xmax, ymax): a file without
+those statistics is planned for every window.
+
 --format prometheus writes the text exposition format for a node-exporter
 textfile collector; write to a temporary file and rename it, so the
 collector never reads half a file.`,
 		Example: `  $ geocompact metrics --table demo.pings
   $ geocompact metrics --table demo.pings --format json
   $ geocompact metrics --table demo.pings --windows queries.json --format prometheus
+  $ geocompact metrics --delta ./lake/pings --windows queries.json
   $ geocompact metrics --table demo.pings --format prometheus > /var/lib/node_exporter/demo.prom.$$ && mv /var/lib/node_exporter/demo.prom.$$ /var/lib/node_exporter/demo.prom`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -60,10 +70,12 @@ collector never reads half a file.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.table, "table", "", "table to measure, NAMESPACE.TABLE (required)")
+	f.StringVar(&o.table, "table", "", "table to measure, NAMESPACE.TABLE")
+	f.StringVar(&o.delta, "delta", "", "Delta table to measure: a directory, file: URL or s3://BUCKET/PREFIX")
 	f.StringVar(&o.format, "format", "text", "output format: text, json or prometheus (--json means json)")
 	f.StringVar(&o.windows, "windows", "", `JSON file of query windows [{"minx":..,"miny":..,"maxx":..,"maxy":..}, ...]: report the files each plans per partition`)
-	_ = cmd.MarkFlagRequired("table")
+	cmd.MarkFlagsOneRequired("table", "delta")
+	cmd.MarkFlagsMutuallyExclusive("table", "delta")
 	return cmd
 }
 
@@ -84,18 +96,14 @@ func (o *metricsOptions) complete(cmd *cobra.Command) error {
 }
 
 func runMetrics(ctx context.Context, o *metricsOptions) error {
-	tbl, done, err := loadTableForRead(ctx, o.g, o.table)
-	if err != nil {
-		return err
-	}
-	defer done()
 	var windows []spatial.Bound
 	if o.windows != "" {
+		var err error
 		if windows, err = readWindowsFile(o.windows); err != nil {
 			return err
 		}
 	}
-	m, err := maintain.MetricsWindows(ctx, tbl, windows)
+	m, name, err := measure(ctx, o, windows)
 	if err != nil {
 		return err
 	}
@@ -105,9 +113,29 @@ func runMetrics(ctx context.Context, o *metricsOptions) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(m)
 	case "prometheus":
-		return writePrometheus(o.g.IO.Out, o.table, m)
+		return writePrometheus(o.g.IO.Out, name, m)
 	}
-	return writeMetricsTable(o.g.IO.Out, o.table, m, o.g.IO.OutTTY)
+	return writeMetricsTable(o.g.IO.Out, name, m, o.g.IO.OutTTY)
+}
+
+// measure returns the metrics of the --table or --delta table and the name
+// that labels them.
+func measure(ctx context.Context, o *metricsOptions, windows []spatial.Bound) (*maintain.TableMetrics, string, error) {
+	if o.delta != "" {
+		tbl, err := openDelta(ctx, o.delta)
+		if err != nil {
+			return nil, "", err
+		}
+		m, err := maintain.DeltaMetrics(ctx, tbl, windows)
+		return m, o.delta, err
+	}
+	tbl, done, err := loadTableForRead(ctx, o.g, o.table)
+	if err != nil {
+		return nil, "", err
+	}
+	defer done()
+	m, err := maintain.MetricsWindows(ctx, tbl, windows)
+	return m, o.table, err
 }
 
 func writeMetricsTable(out io.Writer, name string, m *maintain.TableMetrics, human bool) error {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/validate"
@@ -20,6 +21,7 @@ func init() { register(newValidateCmd) }
 type validateOptions struct {
 	g        *globalOptions
 	table    string
+	delta    string
 	files    []string
 	cfg      validate.Config
 	crs      string
@@ -29,7 +31,7 @@ type validateOptions struct {
 func newValidateCmd(g *globalOptions) *cobra.Command {
 	o := &validateOptions{g: g, cfg: validate.DefaultConfig()}
 	cmd := &cobra.Command{
-		Use:   "validate (FILE... | --table NS.T)",
+		Use:   "validate (FILE... | --table NS.T | --delta LOCATION)",
 		Short: "Check GeoParquet files or a table's data for bad geometry, CRS and bbox columns",
 		Long: `Validate reads GeoParquet files, or the data files of a table's current
 snapshot, and reports every row whose geometry is not valid WKB, whose bbox
@@ -46,11 +48,19 @@ paths that are flat column names, read as the bbox columns they name;
 geo.covering for an unusable covering, which is ignored; geo.bbox for a
 file bbox that is malformed or does not contain the data).
 
+With --delta, the live rows of a Delta table's latest version are checked
+(deletion vectors applied; row numbers count a file's live rows). The
+geometry column is --geometry-column, else the table property
+geocompact.geometry.column, else a binary column named geometry; the bbox
+columns are bbox_minx, bbox_miny, bbox_maxx and bbox_maxy, or a struct
+column bbox {xmin, ymin, xmax, ymax}.
+
 Exit status: 0 when clean, 3 when violations were found, 1 on I/O errors.
 Warnings (those codes and bbox.antimeridian) do not fail a run unless
 --strict is given.`,
 		Example: `  $ geocompact validate points.parquet
   $ geocompact validate --table gis.parcels --json
+  $ geocompact validate --delta s3://lake/parcels
   $ geocompact validate --tolerance 1e-4 --allow-null a.parquet b.parquet`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.files = args
@@ -62,6 +72,7 @@ Warnings (those codes and bbox.antimeridian) do not fail a run unless
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.table, "table", "", "validate this table, NAMESPACE.TABLE, instead of files")
+	f.StringVar(&o.delta, "delta", "", "validate this Delta table (a directory, file: URL or s3://BUCKET/PREFIX) instead of files")
 	f.Float64Var(&o.cfg.Tolerance, "tolerance", o.cfg.Tolerance, "largest allowed difference between a bbox column and the geometry's envelope")
 	f.BoolVar(&o.cfg.AllowNull, "allow-null", false, "accept null geometries")
 	f.IntVar(&o.cfg.MaxExamples, "max-examples", o.cfg.MaxExamples, "offending rows to show per input")
@@ -73,11 +84,17 @@ Warnings (those codes and bbox.antimeridian) do not fail a run unless
 }
 
 func (o *validateOptions) complete() error {
+	inputs := 0
+	for _, given := range []bool{o.table != "", o.delta != "", len(o.files) > 0} {
+		if given {
+			inputs++
+		}
+	}
 	switch {
-	case o.table == "" && len(o.files) == 0:
-		return usageErrorf("give FILE arguments or --table NS.T")
-	case o.table != "" && len(o.files) > 0:
-		return usageErrorf("give FILE arguments or --table, not both")
+	case inputs == 0:
+		return usageErrorf("give FILE arguments, --table NS.T or --delta LOCATION")
+	case inputs > 1:
+		return usageErrorf("give one of FILE arguments, --table or --delta")
 	}
 	if o.crs != "" {
 		crs, err := spatial.NormalizeCRS(o.crs)
@@ -113,7 +130,7 @@ type inputReport struct {
 
 func runValidate(ctx context.Context, o *validateOptions) error {
 	var res validateResult
-	if o.table != "" {
+	if o.table != "" || o.delta != "" {
 		ir, err := validateTable(ctx, o)
 		if err != nil {
 			return err
@@ -145,7 +162,27 @@ func runValidate(ctx context.Context, o *validateOptions) error {
 	return nil
 }
 
+// validateTable validates the --table or --delta table.
 func validateTable(ctx context.Context, o *validateOptions) (*inputReport, error) {
+	tr, err := validateTableReport(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	total := tr.Total
+	return &inputReport{
+		Input: tr.Table, OK: tr.OK(), Violations: total.Violations(), SnapshotID: tr.SnapshotID,
+		Report: &total, Metadata: &tr.Metadata, Files: tr.Files,
+	}, nil
+}
+
+func validateTableReport(ctx context.Context, o *validateOptions) (*validate.TableReport, error) {
+	if o.delta != "" {
+		tbl, err := openDelta(ctx, o.delta)
+		if err != nil {
+			return nil, err
+		}
+		return validate.Delta(ctx, tbl, o.delta, o.cfg)
+	}
 	cat, _, err := o.g.openCatalog(ctx)
 	if err != nil {
 		return nil, err
@@ -158,11 +195,25 @@ func validateTable(ctx context.Context, o *validateOptions) (*inputReport, error
 	if err != nil {
 		return nil, err
 	}
-	total := tr.Total
-	return &inputReport{
-		Input: o.table, OK: tr.OK(), Violations: total.Violations(), SnapshotID: tr.SnapshotID,
-		Report: &total, Metadata: &tr.Metadata, Files: tr.Files,
-	}, nil
+	tr.Table = o.table
+	return tr, nil
+}
+
+// openDelta opens the Delta table at location for a read-only command,
+// refusing a location that holds no Delta log.
+func openDelta(ctx context.Context, location string) (*delta.Table, error) {
+	tbl, err := delta.Open(ctx, location)
+	if err != nil {
+		return nil, fmt.Errorf("open Delta table %s: %w", location, err)
+	}
+	files, err := tbl.Store.List(ctx, delta.LogDir, false)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("open Delta table %s: %w", location, err)
+	case len(files) == 0:
+		return nil, fmt.Errorf("open Delta table %s: %w: give the table's root directory, the one holding %s", location, delta.ErrNotATable, delta.LogDir)
+	}
+	return tbl, nil
 }
 
 // writeValidateResult prints res as JSON or, by default, as one block per

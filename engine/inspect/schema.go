@@ -15,9 +15,12 @@ import (
 // TableSchema is a table's shape: its columns, where its geometry lives,
 // and how it is partitioned, sorted and laid out.
 type TableSchema struct {
-	Table         string   `json:"table"`
-	FormatVersion int      `json:"format_version"`
-	Columns       []Column `json:"columns"`
+	Table         string `json:"table"`
+	FormatVersion int    `json:"format_version"`
+	// Format names a table that is not Iceberg, with its protocol, e.g.
+	// "delta (reader v3, writer v7)"; empty for Iceberg.
+	Format  string   `json:"format,omitempty"`
+	Columns []Column `json:"columns"`
 	// Geometry is nil when the table has no usable geometry column;
 	// GeometryProblem then says why.
 	Geometry        *Geometry `json:"geometry,omitempty"`
@@ -71,13 +74,7 @@ func Schema(tbl *table.Table) TableSchema {
 	if err != nil {
 		out.GeometryProblem = err.Error()
 	} else {
-		g := &Geometry{Column: cols.Geometry, Encoding: cols.Encoding, CRS: cols.CRS, CRSSource: cols.CRSSource, BBoxColumns: []string{}}
-		for _, b := range cols.BBox {
-			if b != "" {
-				g.BBoxColumns = append(g.BBoxColumns, b)
-			}
-		}
-		out.Geometry = g
+		out.Geometry = geometryOf(cols)
 	}
 	if s := tbl.CurrentSnapshot(); s != nil && s.Summary != nil {
 		if st := s.Summary.Properties[engine.SummaryStrategy]; st != "" {

@@ -28,8 +28,10 @@ type LayoutHealth struct {
 	MeanFilesPlanned *float64 `json:"mean_files_planned,omitempty"`
 }
 
-// everywhere is the box of a file without statistics.
-var everywhere = spatial.Bound{MinX: math.Inf(-1), MinY: math.Inf(-1), MaxX: math.Inf(1), MaxY: math.Inf(1)}
+// Unbounded is the box of a file without usable statistics: it covers
+// every point, as scan planning cannot prune it. Pass it to Layout for such
+// files.
+var Unbounded = spatial.Bound{MinX: math.Inf(-1), MinY: math.Inf(-1), MaxX: math.Inf(1), MaxY: math.Inf(1)}
 
 // healthCollector gathers the file boxes of each partition of a table
 // with spatial columns; a nil collector (a table without them) gathers
@@ -53,8 +55,14 @@ func (h *healthCollector) add(partition string, df iceberg.DataFile) {
 		return
 	}
 	b, ok := spatial.FileBound(h.sc, h.cols, df.LowerBoundValues(), df.UpperBoundValues())
+	h.addBox(partition, b, ok)
+}
+
+// addBox records a file's box; ok false (no usable statistics) records
+// Unbounded.
+func (h *healthCollector) addBox(partition string, b spatial.Bound, ok bool) {
 	if !ok {
-		b = everywhere
+		b = Unbounded
 	}
 	h.boxes[partition] = append(h.boxes[partition], b)
 }
@@ -65,10 +73,18 @@ func (h *healthCollector) health(partition string, windows []spatial.Bound) *Lay
 	if h == nil {
 		return nil
 	}
-	boxes := h.boxes[partition]
+	return Layout(h.boxes[partition], windows)
+}
+
+// Layout returns the layout figures of a set of files (a partition) from
+// their boxes, Unbounded for a file without statistics; with windows it
+// counts the files each plans (MeanFilesPlanned). Any table format's file
+// statistics can feed it, so the figures of an Iceberg and a Delta table,
+// or of a table before and after a rewrite, are comparable.
+func Layout(boxes, windows []spatial.Bound) *LayoutHealth {
 	lh := &LayoutHealth{MeanOverlapDepth: spatial.MeanDepth(boxes), MaxOverlapDepth: spatial.MaxDepth(boxes)}
 	for _, b := range boxes {
-		if b == everywhere {
+		if b == Unbounded {
 			lh.FilesWithoutBounds++
 		}
 	}

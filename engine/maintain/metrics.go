@@ -107,7 +107,7 @@ func metricsAt(ctx context.Context, tbl *table.Table, now time.Time, windows []s
 		return nil, fmt.Errorf("metrics %s: read manifest list: %w", catalogs.TableName(tbl), err)
 	}
 	m.ManifestCount = len(manifests)
-	parts := map[string]*PartitionMetrics{}
+	tally := newFileTally(m)
 	health := newHealthCollector(tbl)
 	for _, mf := range manifests {
 		if err := ctx.Err(); err != nil {
@@ -123,28 +123,49 @@ func metricsAt(ctx context.Context, tbl *table.Table, now time.Time, windows []s
 				m.DeleteFileCount++
 				continue
 			}
-			m.FileCount++
-			m.TotalBytes += df.FileSizeBytes()
-			m.TotalRecords += df.Count()
 			key := engine.PartitionPath(meta, df)
-			p := parts[key]
-			if p == nil {
-				p = &PartitionMetrics{Partition: key}
-				parts[key] = p
-			}
-			p.FileCount++
-			p.TotalBytes += df.FileSizeBytes()
+			tally.add(key, df.FileSizeBytes(), df.Count())
 			health.add(key, df)
 		}
 	}
-	m.AvgFileBytes = metricsAvg(m.TotalBytes, m.FileCount)
-	for _, p := range parts {
+	tally.finish(health, windows)
+	return m, nil
+}
+
+// fileTally adds live data files up into a TableMetrics' file figures,
+// overall and per partition.
+type fileTally struct {
+	m     *TableMetrics
+	parts map[string]*PartitionMetrics
+}
+
+func newFileTally(m *TableMetrics) *fileTally {
+	return &fileTally{m: m, parts: map[string]*PartitionMetrics{}}
+}
+
+func (t *fileTally) add(partition string, bytes, records int64) {
+	t.m.FileCount++
+	t.m.TotalBytes += bytes
+	t.m.TotalRecords += records
+	p := t.parts[partition]
+	if p == nil {
+		p = &PartitionMetrics{Partition: partition}
+		t.parts[partition] = p
+	}
+	p.FileCount++
+	p.TotalBytes += bytes
+}
+
+// finish sets the averages and the partitions, ordered, with their layout
+// figures from health.
+func (t *fileTally) finish(health *healthCollector, windows []spatial.Bound) {
+	t.m.AvgFileBytes = metricsAvg(t.m.TotalBytes, t.m.FileCount)
+	for _, p := range t.parts {
 		p.AvgFileBytes = metricsAvg(p.TotalBytes, p.FileCount)
 		p.Layout = health.health(p.Partition, windows)
-		m.Partitions = append(m.Partitions, *p)
+		t.m.Partitions = append(t.m.Partitions, *p)
 	}
-	slices.SortFunc(m.Partitions, func(a, b PartitionMetrics) int { return cmp.Compare(a.Partition, b.Partition) })
-	return m, nil
+	slices.SortFunc(t.m.Partitions, func(a, b PartitionMetrics) int { return cmp.Compare(a.Partition, b.Partition) })
 }
 
 func snapshotAgeSeconds(now time.Time, tsMs int64) float64 {
