@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -56,7 +55,7 @@ func Open(ctx context.Context, t *delta.Table, name string, dryRun bool) (engine
 		return engine.FormatTable{}, err
 	}
 	f := &format{t: t, snap: snap, name: name, sc: sc, props: properties(snap)}
-	f.cols, f.colsErr = spatial.DiscoverColumns(sc, nil, spatial.Hints{Props: f.props})
+	f.cols, f.colsErr = snap.SpatialColumns("")
 	files, err := f.planFiles()
 	if err != nil {
 		return engine.FormatTable{}, err
@@ -104,63 +103,17 @@ func (f *format) planFiles() ([]engine.PlanFile, error) {
 		if err != nil {
 			return nil, fmt.Errorf("stats of %s: %w", p, err)
 		}
-		pf := engine.PlanFile{Path: p, Size: add.Size, Partition: f.partition(add), File: add}
+		pf := engine.PlanFile{Path: p, Size: add.Size, Partition: f.snap.PartitionPath(add), File: add}
 		if add.DeletionVector != nil {
 			pf.DeleteFiles = 1
 		}
 		if stats != nil {
 			pf.Records = stats.NumRecords
-			pf.Bound, pf.HasBound = f.bound(stats)
+			pf.Bound, pf.HasBound = f.snap.FileBound(add, f.cols)
 		}
 		out = append(out, pf)
 	}
 	return out, nil
-}
-
-// partition renders add's partition values as "col=value/…" in the
-// table's partition column order ("" for an unpartitioned table).
-func (f *format) partition(add *delta.Add) string {
-	mode := f.snap.ColumnMapping()
-	var parts []string
-	for _, name := range f.snap.Metadata.PartitionColumns {
-		v := "null"
-		if fl := f.snap.Schema.Field(name); fl != nil {
-			if p := add.PartitionValues[fl.PhysicalName(mode)]; p != nil {
-				v = *p
-			}
-		}
-		parts = append(parts, name+"="+v)
-	}
-	return strings.Join(parts, "/")
-}
-
-// bound is a file's box from the min and max statistics of the bbox
-// columns, when the table has them and the file's stats cover them.
-func (f *format) bound(stats *delta.Stats) (spatial.Bound, bool) {
-	if f.colsErr != nil || !f.cols.HasBBox() {
-		return spatial.Bound{}, false
-	}
-	var v [4]float64
-	for i, name := range f.cols.BBox {
-		fl := f.snap.Schema.Field(name)
-		if fl == nil {
-			return spatial.Bound{}, false
-		}
-		var raw any
-		var ok bool
-		if i < 2 {
-			raw, ok = stats.Min(fl.PhysicalName(f.snap.ColumnMapping()))
-		} else {
-			raw, ok = stats.Max(fl.PhysicalName(f.snap.ColumnMapping()))
-		}
-		if !ok {
-			return spatial.Bound{}, false
-		}
-		if v[i], ok = delta.Float(raw); !ok {
-			return spatial.Bound{}, false
-		}
-	}
-	return spatial.Bound{MinX: v[0], MinY: v[1], MaxX: v[2], MaxY: v[3]}, true
 }
 
 func add(f engine.PlanFile) *delta.Add { return f.File.(*delta.Add) }

@@ -46,7 +46,7 @@ type sink struct {
 	cur     *delta.FileWriter
 	curName string
 	geo     *spatial.GeoStats // of the current file's rows, when spatial
-	left    int64 // rows the current file still takes
+	left    int64             // rows the current file still takes
 	written []engine.OutFile
 	rows    []int64
 	err     error
