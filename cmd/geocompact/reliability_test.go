@@ -33,6 +33,9 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(envAsIcebergBinpack); spec != "" {
 		runIcebergBinpack(spec)
 	}
+	if spec := os.Getenv(envAsWindows); spec != "" {
+		writeBenchWindows(spec)
+	}
 	os.Exit(m.Run())
 }
 
