@@ -167,27 +167,38 @@ func (r *rewriter) plan(ctx context.Context, tbl *table.Table, filter iceberg.Bo
 		}
 		selected = slices.DeleteFunc(slices.Clone(all), func(t table.FileScanTask) bool { return !keep[t.File.FilePath()] })
 	}
+	tf := &icebergFormat{cat: r.cat, name: r.name, retries: r.cfg.CommitRetries, tbl: tbl, snapshotID: snap.SnapshotID, all: all}
+	if err := r.planSelected(ctx, res, tf, planFiles(tbl, selected), len(all)); err != nil {
+		return nil, nil, err
+	}
+	return res, tf, nil
+}
+
+// planSelected plans the rewrite of the selected files (of total in the
+// table) into res.Plan, saying why in res.NoopReason when it has no
+// groups, and for --curve auto chooses each group's layout from rows
+// tf reads.
+func (r *rewriter) planSelected(ctx context.Context, res *Result, tf Format, selected []PlanFile, total int) error {
 	opts := r.opts
 	opts.clustered = r.lay.spatial()
-	plan := opts.Plan(planFiles(tbl, selected))
-	res.Plan = plan
-	if len(plan.Groups) == 0 {
-		res.NoopReason = plan.Hint
-		if len(selected) == 0 && len(all) > 0 {
-			res.NoopReason = fmt.Sprintf("no data file may hold rows matching --where %q (%d files in the table)", r.cfg.Where, len(all))
+	res.Plan = opts.Plan(selected)
+	if len(res.Plan.Groups) == 0 {
+		res.NoopReason = res.Plan.Hint
+		if len(selected) == 0 && total > 0 {
+			res.NoopReason = fmt.Sprintf("no data file may hold rows matching --where %q (%d files in the table)", r.cfg.Where, total)
 		}
-		return res, nil, nil
+		return nil
 	}
-	tf := &icebergFormat{cat: r.cat, name: r.name, retries: r.cfg.CommitRetries, tbl: tbl, snapshotID: snap.SnapshotID, all: all}
 	if r.lay.auto {
-		if r.auto, err = r.chooseLayouts(ctx, tf, plan); err != nil {
-			return nil, nil, err
+		var err error
+		if r.auto, err = r.chooseLayouts(ctx, tf, res.Plan); err != nil {
+			return err
 		}
 		res.Auto = r.auto
 		r.lay.orderText = autoText(r.auto)
 		res.SortOrder = r.lay.orderText
 	}
-	return res, tf, nil
+	return nil
 }
 
 // planFiles turns scan tasks into the planner's view of them.

@@ -99,24 +99,8 @@ func (r *rewriter) planTable(ctx context.Context, t FormatTable, lt layoutTable)
 			return nil, err
 		}
 	}
-	opts := r.opts
-	opts.clustered = r.lay.spatial()
-	res.Plan = opts.Plan(selected)
-	if len(res.Plan.Groups) == 0 {
-		res.NoopReason = res.Plan.Hint
-		if len(selected) == 0 {
-			res.NoopReason = fmt.Sprintf("no data file matches --where %q (%d files in the table)", r.cfg.Where, len(t.Files))
-		}
-		return res, nil
-	}
-	if r.lay.auto {
-		var err error
-		if r.auto, err = r.chooseLayouts(ctx, t.Format, res.Plan); err != nil {
-			return nil, err
-		}
-		res.Auto = r.auto
-		r.lay.orderText = autoText(r.auto)
-		res.SortOrder = r.lay.orderText
+	if err := r.planSelected(ctx, res, t.Format, selected, len(t.Files)); err != nil {
+		return nil, err
 	}
 	return res, nil
 }
