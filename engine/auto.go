@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/geocompact/geocompact/cluster"
+	"github.com/geocompact/geocompact/engine/layouts"
 	"github.com/geocompact/geocompact/engine/verify"
 	"github.com/geocompact/geocompact/spatial"
 )
@@ -78,16 +79,16 @@ func (r *rewriter) groupOrder(i int) cluster.Order {
 // chose the same, else "auto: " and each group's curve.
 func autoText(choices []AutoChoice) string {
 	if len(choices) == 0 {
-		return CurveAuto
+		return layouts.CurveAuto
 	}
 	curves := make([]string, len(choices))
 	for i, c := range choices {
 		curves[i] = c.Curve
 	}
 	if len(slices.Compact(slices.Clone(curves))) == 1 {
-		return CurveAuto + ": " + choices[0].Order.String()
+		return layouts.CurveAuto + ": " + choices[0].Order.String()
 	}
-	return fmt.Sprintf("%s: %v", CurveAuto, curves)
+	return fmt.Sprintf("%s: %v", layouts.CurveAuto, curves)
 }
 
 // autoSummary encodes the choices for SummaryAuto.

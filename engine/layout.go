@@ -1,17 +1,15 @@
 package engine
 
 import (
-	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine/catalogs"
-	"github.com/geocompact/geocompact/internal/suggest"
+	"github.com/geocompact/geocompact/engine/layouts"
 	"github.com/geocompact/geocompact/spatial"
 )
 
@@ -30,40 +28,9 @@ type layout struct {
 	source string
 }
 
-// Where a rewrite's layout came from, as Result.LayoutSource says.
-const (
-	LayoutFromRequest   = "request"
-	LayoutFromProperty  = "table property " + PropLayout
-	LayoutFromSortOrder = "table sort order"
-	LayoutFromDefault   = "default"
-)
-
-// ErrLayoutChange marks a rewrite that would replace the layout a table
-// records with a different one without Request.AllowLayoutChange.
-var ErrLayoutChange = errors.New("engine: layout change")
-
-// LayoutChangeError says which recorded layout a rewrite would replace,
-// and with what.
-type LayoutChangeError struct {
-	Table string
-	// Recorded is the table's layout and Source where it is recorded.
-	Recorded, Source string
-	// Requested is the layout the rewrite asked for ("binpack" for none).
-	Requested string
-}
-
-func (e *LayoutChangeError) Error() string {
-	return fmt.Sprintf("table %s is laid out by %s (%s); this rewrite would lay it out by %s instead and lose that clustering: "+
-		"drop the layout flags to keep the table's layout, pass --allow-layout-change (in a maintain policy, rewrite.allow-layout-change: true) to rewrite it anyway, "+
-		"or record the new layout with geocompact alter --table %s", e.Table, e.Recorded, e.Source, e.Requested, e.Table)
-}
-
-// Unwrap returns ErrLayoutChange.
-func (e *LayoutChangeError) Unwrap() error { return ErrLayoutChange }
-
 // resolveLayout turns the strategy, curve and sort order of cfg into a
 // layout. A curve or a sort order implies the sort strategy. Without
-// either, the table's recorded layout (RecordedLayout) applies, else
+// either, the table's recorded layout (layouts.Of) applies, else
 // binpack; strategy sort without an order fails when the table records
 // none. (Whether the request may replace the recorded layout is checked
 // when the rewrite is planned: see checkLayoutChange.)
@@ -80,7 +47,7 @@ func resolveLayout(tbl *table.Table, cfg Request, opts Options) (layout, error) 
 type layoutTable struct {
 	name     string
 	geometry string
-	recorded TableLayout
+	recorded layouts.Record
 	columns  []string
 	// schema, when known, is the Arrow schema rows are read with: an
 	// order is checked against it (a curve's dimensions) when planned.
@@ -89,7 +56,7 @@ type layoutTable struct {
 
 // icebergLayoutTable describes tbl for choosing a layout.
 func icebergLayoutTable(tbl *table.Table) (layoutTable, error) {
-	rec, err := RecordedLayout(tbl)
+	rec, err := layouts.Of(tbl)
 	if err != nil {
 		return layoutTable{}, err
 	}
@@ -100,7 +67,7 @@ func icebergLayoutTable(tbl *table.Table) (layoutTable, error) {
 
 // resolve is resolveLayout for the table lt describes.
 func (lt layoutTable) resolve(cfg Request, opts Options) (layout, error) {
-	l := layout{strategy: cfg.Strategy, geometry: lt.geometry, source: LayoutFromRequest}
+	l := layout{strategy: cfg.Strategy, geometry: lt.geometry, source: layouts.FromRequest}
 	if err := checkRequestLayout(cfg); err != nil {
 		return l, err
 	}
@@ -108,19 +75,19 @@ func (lt layoutTable) resolve(cfg Request, opts Options) (layout, error) {
 	var err error
 	switch {
 	case cfg.Curve != "":
-		l.order, l.auto, err = ParseCurve(cfg.Curve)
+		l.order, l.auto, err = layouts.ParseCurve(cfg.Curve)
 	case cfg.SortOrder != "":
 		l.order, err = cluster.ParseOrder(cfg.SortOrder)
 	case cfg.Strategy == BinPack:
 		return l, nil
 	case rec.Text != "":
 		l.source = rec.Source
-		l.order, l.auto, err = ParseLayout(rec.Text)
+		l.order, l.auto, err = layouts.Parse(rec.Text)
 	case cfg.Strategy == Sort:
 		return l, fmt.Errorf("%w: strategy sort needs an order, and table %s has no sort order; pass --curve hilbert (or zorder, linear) or --sort-order EXPR",
 			ErrOption, lt.name)
 	default:
-		l.strategy, l.source = BinPack, LayoutFromDefault
+		l.strategy, l.source = BinPack, layouts.FromDefault
 		return l, nil
 	}
 	l.strategy = Sort
@@ -131,7 +98,7 @@ func (lt layoutTable) resolve(cfg Request, opts Options) (layout, error) {
 	if l.normalize, err = cluster.ParseNormalization(opts.Normalize); err != nil {
 		return l, fmt.Errorf("%w: %w", ErrOption, err)
 	}
-	l.orderText = LayoutText(l.order, l.auto)
+	l.orderText = layouts.Text(l.order, l.auto)
 	if err := lt.checkOrderColumns(l.order, l.auto); err != nil {
 		return l, err
 	}
@@ -166,7 +133,7 @@ func checkRequestLayout(cfg Request) error {
 	return nil
 }
 
-// checkLayoutChange fails with a *LayoutChangeError when l, asked for by
+// checkLayoutChange fails with a *layouts.ChangeError when l, asked for by
 // the request, differs from the layout the table records and the request
 // does not allow it. Planning checks it (a rewrite, a job's preparation);
 // a job's workers, which replay the plan, do not.
@@ -180,7 +147,7 @@ func checkLayoutChange(tbl *table.Table, l layout, cfg Request) error {
 
 // checkLayoutChange is checkLayoutChange for the table lt describes.
 func (lt layoutTable) checkLayoutChange(l layout, cfg Request) error {
-	if l.source != LayoutFromRequest || cfg.AllowLayoutChange {
+	if l.source != layouts.FromRequest || cfg.AllowLayoutChange {
 		return nil
 	}
 	rec := lt.recorded
@@ -194,52 +161,7 @@ func (lt layoutTable) checkLayoutChange(l layout, cfg Request) error {
 	if requested == rec.Text {
 		return nil
 	}
-	return &LayoutChangeError{Table: lt.name, Recorded: rec.Text, Source: rec.Source, Requested: requested}
-}
-
-// ParseCurve parses a --curve name, one of LayoutCurves (case-insensitive):
-// auto reports true and no order. An unknown name is an error wrapping
-// cluster.ErrSortOrder that lists the names and suggests the closest.
-func ParseCurve(name string) (cluster.Order, bool, error) {
-	n := strings.ToLower(strings.TrimSpace(name))
-	if n == CurveAuto {
-		return cluster.Order{}, true, nil
-	}
-	if !slices.Contains(cluster.CurveNames, n) {
-		return cluster.Order{}, false, fmt.Errorf("%w: unknown curve %q (want %s or %s)%s", cluster.ErrSortOrder, name,
-			strings.Join(LayoutCurves[:len(LayoutCurves)-1], ", "), LayoutCurves[len(LayoutCurves)-1], suggest.Hint(n, LayoutCurves))
-	}
-	o, err := cluster.CurveOrder(n)
-	return o, false, err
-}
-
-// TableSortOrder converts the table's Iceberg sort order into a linear order, or
-// reports false when the table is unsorted or sorts by a transform (bucket,
-// day, ...) that a rewrite cannot evaluate.
-func TableSortOrder(tbl *table.Table) (cluster.Order, bool) {
-	so := tbl.SortOrder()
-	if so.IsUnsorted() {
-		return cluster.Order{}, false
-	}
-	o := cluster.Order{Curve: cluster.CurveLinear}
-	for _, f := range so.Fields() {
-		if f.Transform.String() != "identity" {
-			return cluster.Order{}, false
-		}
-		name, ok := tbl.Schema().FindColumnName(f.SourceID())
-		if !ok {
-			return cluster.Order{}, false
-		}
-		field := cluster.Field{Column: name, Direction: cluster.Asc, Nulls: cluster.NullsFirst}
-		if f.Direction == table.SortDESC {
-			field.Direction = cluster.Desc
-		}
-		if f.NullOrder == table.NullsLast {
-			field.Nulls = cluster.NullsLast
-		}
-		o.Fields = append(o.Fields, field)
-	}
-	return o, len(o.Fields) > 0
+	return &layouts.ChangeError{Table: lt.name, Recorded: rec.Text, Source: rec.Source, Requested: requested}
 }
 
 // spatial reports whether the layout orders rows by their position: a

@@ -12,15 +12,15 @@ type Request struct {
 	// Strategy is binpack (default) or sort. A Curve or SortOrder implies sort.
 	Strategy Strategy
 	// Curve is the shorthand for a curve over the table's spatial columns:
-	// linear, zorder, hilbert, str, or auto (CurveAuto) to choose per group.
+	// linear, zorder, hilbert, str, or auto (layouts.CurveAuto) to choose per group.
 	Curve string
 	// SortOrder is an explicit sort order: "col [ASC|DESC] [NULLS FIRST|LAST], ...",
 	// "zorder(a, b)" or "hilbert(a, b)". Empty with strategy sort means the
 	// table's own sort order.
 	SortOrder string
 	// AllowLayoutChange lets a request whose strategy, curve or sort order
-	// differs from the layout the table records (RecordedLayout) rewrite
-	// it anyway; without it such a rewrite fails with a *LayoutChangeError.
+	// differs from the layout the table records (layouts.Of) rewrite
+	// it anyway; without it such a rewrite fails with a *layouts.ChangeError.
 	// Without strategy, curve and sort order a rewrite follows the
 	// table's layout.
 	AllowLayoutChange bool

@@ -1,5 +1,7 @@
 package engine
 
+import "github.com/geocompact/geocompact/engine/layouts"
+
 import "time"
 
 // Result is the outcome of one rewrite, the row Iceberg's
@@ -29,8 +31,8 @@ type Result struct {
 	// Strategy and SortOrder say how the rows were laid out.
 	Strategy  string `json:"strategy"`
 	SortOrder string `json:"sort_order,omitempty"`
-	// LayoutSource says where the layout came from: LayoutFromRequest,
-	// LayoutFromProperty, LayoutFromSortOrder or LayoutFromDefault.
+	// LayoutSource says where the layout came from: layouts.FromRequest,
+	// layouts.FromProperty, layouts.FromSortOrder or layouts.FromDefault.
 	LayoutSource string `json:"layout_source"`
 	// Auto holds what --curve auto chose for each group, with every
 	// candidate's estimate; nil for any other layout.
@@ -57,7 +59,7 @@ func (r *Result) LayoutText() string {
 	if r.SortOrder != "" {
 		s += " by " + r.SortOrder
 	}
-	if r.LayoutSource != "" && r.LayoutSource != LayoutFromRequest {
+	if r.LayoutSource != "" && r.LayoutSource != layouts.FromRequest {
 		s += " (" + r.LayoutSource + ")"
 	}
 	return s

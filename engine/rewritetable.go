@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/geocompact/geocompact/engine/layouts"
 )
 
 // FormatTable is a table of another format than Iceberg, at one version,
@@ -14,7 +16,7 @@ type FormatTable struct {
 	// Name names the table in messages (a Delta table's location).
 	Name string
 	// Properties are the table's properties: rewrite options default
-	// from them as from an Iceberg table's, and PropLayout records its
+	// from them as from an Iceberg table's, and layouts.Prop records its
 	// layout.
 	Properties map[string]string
 	// Columns are the table's top-level columns, and Schema the Arrow
@@ -66,7 +68,7 @@ func newTableRewriter(t FormatTable, cfg Request) (*rewriter, layoutTable, error
 	if cols, _, err := t.Format.Spatial(); err == nil {
 		lt.geometry = cols.Geometry
 	}
-	if lt.recorded, _, err = propertyLayout(t.Name, t.Properties); err != nil {
+	if lt.recorded, _, err = layouts.FromProperties(t.Name, t.Properties); err != nil {
 		return nil, lt, err
 	}
 	lay, err := lt.resolve(cfg, opts)

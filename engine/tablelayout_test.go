@@ -11,6 +11,7 @@ import (
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/alter"
 	"github.com/geocompact/geocompact/engine/job"
+	"github.com/geocompact/geocompact/engine/layouts"
 )
 
 // TestRewriteFollowsTableLayout: without strategy, curve or sort order a
@@ -22,7 +23,7 @@ func TestRewriteFollowsTableLayout(t *testing.T) {
 	require.NoError(t, err)
 
 	dry := rewrite(t, cat, name, engine.Request{DryRun: true, Options: opts(engine.OptRewriteAll, "true")})
-	assert.Equal(t, engine.LayoutFromProperty, dry.LayoutSource)
+	assert.Equal(t, layouts.FromProperty, dry.LayoutSource)
 	assert.Equal(t, "hilbert()", dry.SortOrder)
 	require.NotEmpty(t, dry.Plan.Groups)
 	var bytes int64
@@ -32,15 +33,15 @@ func TestRewriteFollowsTableLayout(t *testing.T) {
 	assert.Greater(t, dry.Plan.Groups[0].OutputFiles, 1, "the table's 40 KiB target splits %d bytes", bytes)
 
 	_, err = engine.Rewrite(t.Context(), cat, name, engine.Request{Strategy: engine.BinPack})
-	var lce *engine.LayoutChangeError
+	var lce *layouts.ChangeError
 	require.ErrorAs(t, err, &lce)
-	assert.ErrorIs(t, err, engine.ErrLayoutChange)
+	assert.ErrorIs(t, err, layouts.ErrChange)
 	assert.Equal(t, "hilbert()", lce.Recorded)
 	assert.Contains(t, err.Error(), "--allow-layout-change")
 	_, err = engine.Rewrite(t.Context(), cat, name, engine.Request{Curve: "zorder", DryRun: true})
-	assert.ErrorIs(t, err, engine.ErrLayoutChange)
+	assert.ErrorIs(t, err, layouts.ErrChange)
 	same := rewrite(t, cat, name, engine.Request{Curve: "hilbert", DryRun: true})
-	assert.Equal(t, engine.LayoutFromRequest, same.LayoutSource, "the recorded layout asked for again is no change")
+	assert.Equal(t, layouts.FromRequest, same.LayoutSource, "the recorded layout asked for again is no change")
 
 	res := rewrite(t, cat, name, engine.Request{Options: opts(engine.OptRewriteAll, "true")})
 	assert.Equal(t, "hilbert()", mustLoad(t, cat, name).CurrentSnapshot().Summary.Properties[engine.SummarySortOrder])
@@ -63,7 +64,7 @@ func TestRewriteDryRunChecksColumns(t *testing.T) {
 		require.ErrorIs(t, err, engine.ErrOption)
 		assert.Contains(t, err.Error(), "its columns are id, ts, device_id")
 	}
-	_, err := alter.Apply(t.Context(), cat, name, alter.Request{Set: map[string]string{engine.PropLayout: "linear"}})
+	_, err := alter.Apply(t.Context(), cat, name, alter.Request{Set: map[string]string{layouts.Prop: "linear"}})
 	require.NoError(t, err)
 	res := rewrite(t, cat, name, engine.Request{DryRun: true})
 	assert.Equal(t, "bbox_minx ASC NULLS LAST, bbox_miny ASC NULLS LAST", res.SortOrder)
@@ -112,7 +113,7 @@ func TestJobLayout(t *testing.T) {
 	_, err = alter.Apply(t.Context(), cat, name, alter.Request{Curve: "hilbert"})
 	require.NoError(t, err)
 	_, err = job.Prepare(t.Context(), cat, name, engine.Request{Strategy: engine.BinPack})
-	require.ErrorIs(t, err, engine.ErrLayoutChange)
+	require.ErrorIs(t, err, layouts.ErrChange)
 	jb, err := job.Prepare(t.Context(), cat, name, engine.Request{Strategy: engine.BinPack, AllowLayoutChange: true})
 	require.NoError(t, err)
 	require.NotEmpty(t, jb.Groups)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/alter"
+	"github.com/geocompact/geocompact/engine/layouts"
 	"github.com/geocompact/geocompact/internal/cli"
 )
 
@@ -41,7 +42,7 @@ A plain column order (--sort-order 'ts, device_id DESC', or --curve linear
 on a table with bbox columns) becomes the table's Iceberg sort order, so
 other engines honour it. A curve (zorder, hilbert, str), a curve expression
 ('hilbert(bbox_minx, bbox_miny)') and auto cannot be expressed by Iceberg's
-sort-order spec; they are recorded in the table property ` + engine.PropLayout + `
+sort-order spec; they are recorded in the table property ` + layouts.Prop + `
 and the Iceberg sort order is reset to unsorted.
 
 Sizes take units (--set write.target-file-size-bytes=128MiB) and are stored
@@ -49,7 +50,7 @@ as byte counts.`,
 		Example: `  $ geocompact alter --table gis.telemetry --curve hilbert --set write.target-file-size-bytes=128MiB
   $ geocompact alter --table gis.telemetry --sort-order 'ts, device_id'
   $ geocompact alter --table gis.telemetry --curve auto
-  $ geocompact alter --table gis.telemetry --unset ` + engine.PropLayout,
+  $ geocompact alter --table gis.telemetry --unset ` + layouts.Prop,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			req, err := o.request()
@@ -61,7 +62,7 @@ as byte counts.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.table, "table", "", "table to alter, NAMESPACE.TABLE (required)")
-	f.StringVar(&o.curve, "curve", "", "record a curve layout: "+strings.Join(engine.LayoutCurves, ", "))
+	f.StringVar(&o.curve, "curve", "", "record a curve layout: "+strings.Join(layouts.Curves, ", "))
 	f.StringVar(&o.order, "sort-order", "", "record a sort order: 'col [ASC|DESC] [NULLS FIRST|LAST], ...', 'zorder(a, b)' or 'hilbert(a, b)'")
 	f.StringArrayVar(&o.set, "set", nil, "set a table property KEY=VALUE (repeatable; sizes take units)")
 	f.StringArrayVar(&o.unset, "unset", nil, "remove a table property (repeatable)")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/alter"
+	"github.com/geocompact/geocompact/engine/layouts"
 )
 
 // TestAlterCLI records a layout and sizes with units, then a rewrite
@@ -22,7 +23,7 @@ func TestAlterCLI(t *testing.T) {
 	r = runCLI(t, wh, false, "alter", "--table", "geo.t", "--curve", "hilbert", "--set", "write.target-file-size-bytes=40KiB")
 	require.Equal(t, exitOK, r.Code, r.Stderr)
 	assert.Contains(t, r.Stdout, "hilbert()")
-	assert.Contains(t, r.Stdout, engine.LayoutFromProperty)
+	assert.Contains(t, r.Stdout, layouts.FromProperty)
 	assert.Contains(t, r.Stdout, "40960")
 
 	r = runCLI(t, wh, false, "--json", "alter", "--table", "geo.t", "--set", "owner=gis")

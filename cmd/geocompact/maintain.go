@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/layouts"
 	"github.com/geocompact/geocompact/engine/maintain"
 )
 
@@ -90,7 +90,7 @@ func runMaintain(ctx context.Context, o *maintainOptions, p maintain.Policy) err
 	if err == nil {
 		err = werr
 	}
-	if errors.Is(err, engine.ErrLayoutChange) {
+	if errors.Is(err, layouts.ErrChange) {
 		// The policy asks for another layout than the table records.
 		err = &usageError{err}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/deltatable"
+	"github.com/geocompact/geocompact/engine/layouts"
 	"github.com/geocompact/geocompact/internal/cli"
 )
 
@@ -33,7 +34,7 @@ queries open few files. Row count, bbox extent and a content checksum are
 verified before anything is committed.
 
 Without --strategy, --curve and --sort-order the table's recorded layout
-applies (see geocompact alter: the ` + engine.PropLayout + ` property, else the
+applies (see geocompact alter: the ` + layouts.Prop + ` property, else the
 Iceberg sort order, else binpack), with the table's
 write.target-file-size-bytes. A layout that differs from the recorded one
 is refused unless --allow-layout-change is given.

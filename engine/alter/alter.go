@@ -1,7 +1,7 @@
 // Package alter records a table's layout and properties, as Spark's
 // ALTER TABLE ... WRITE ORDERED BY and SET/UNSET TBLPROPERTIES do: the
 // layout a rewrite without --strategy, --curve or --sort-order applies
-// (see engine.RecordedLayout) and properties such as the target file size.
+// (see layouts.Of) and properties such as the target file size.
 package alter
 
 import (
@@ -19,6 +19,7 @@ import (
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/catalogs"
+	"github.com/geocompact/geocompact/engine/layouts"
 	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/internal/suggest"
 )
@@ -27,12 +28,12 @@ import (
 // as Spark's ALTER TABLE ... WRITE ORDERED BY and SET/UNSET
 // TBLPROPERTIES do.
 type Request struct {
-	// Curve records a curve layout by its --curve name (engine.LayoutCurves).
+	// Curve records a curve layout by its --curve name (layouts.Curves).
 	Curve string
 	// SortOrder records a sort order in cluster.ParseOrder's syntax.
 	// A plain column order becomes the table's Iceberg sort order; a
 	// curve, and a linear order over columns the table lacks, is kept in
-	// engine.PropLayout (see there).
+	// layouts.Prop (see there).
 	SortOrder string
 	// Set sets table properties. Values of size properties (IsSizeProperty)
 	// take units ("128MiB", "1GB") and are stored as byte counts.
@@ -45,7 +46,7 @@ type Request struct {
 type Result struct {
 	Table string `json:"table"`
 	// Layout is the layout the table records afterwards.
-	Layout engine.TableLayout `json:"layout"`
+	Layout layouts.Record `json:"layout"`
 	// SortOrder is the table's Iceberg sort order afterwards ("" unsorted).
 	SortOrder string `json:"sort_order"`
 	// Set holds the properties set, with their stored values.
@@ -57,7 +58,7 @@ type Result struct {
 // knownProperties are the table properties a --set key is checked
 // against for a likely misspelling; other keys are set as given.
 var knownProperties = []string{
-	engine.PropLayout, table.WriteTargetFileSizeBytesKey, table.ParquetRowGroupLimitKey, table.ParquetRowGroupSizeBytesKey,
+	layouts.Prop, table.WriteTargetFileSizeBytesKey, table.ParquetRowGroupLimitKey, table.ParquetRowGroupSizeBytesKey,
 	table.ParquetPageSizeBytesKey, table.ParquetCompressionKey, table.MetricsModeColumnConfPrefix + "default",
 	table.ManifestTargetSizeBytesKey, table.ManifestMinMergeCountKey, table.ManifestMergeEnabledKey,
 	"write.delete.target-file-size-bytes", "history.expire.max-snapshot-age-ms", "history.expire.min-snapshots-to-keep", "gc.enabled",
@@ -95,8 +96,8 @@ func (r Request) Check() (Request, error) {
 		}
 		set[k] = v
 	}
-	if _, ok := set[engine.PropLayout]; ok && (r.Curve != "" || r.SortOrder != "") {
-		return r, fmt.Errorf("%w: give the layout by --curve or --sort-order, or by --set %s, not both", engine.ErrOption, engine.PropLayout)
+	if _, ok := set[layouts.Prop]; ok && (r.Curve != "" || r.SortOrder != "") {
+		return r, fmt.Errorf("%w: give the layout by --curve or --sort-order, or by --set %s, not both", engine.ErrOption, layouts.Prop)
 	}
 	for _, k := range r.Unset {
 		if err := checkKey(k); err != nil {
@@ -126,8 +127,8 @@ func checkProperty(k, v string) (string, error) {
 		return "", err
 	}
 	switch {
-	case k == engine.PropLayout:
-		if _, _, err := engine.ParseLayout(v); err != nil {
+	case k == layouts.Prop:
+		if _, _, err := layouts.Parse(v); err != nil {
 			return "", fmt.Errorf("%w: %s=%q: %w", engine.ErrOption, k, v, err)
 		}
 	case IsSizeProperty(k):
@@ -147,19 +148,19 @@ func checkProperty(k, v string) (string, error) {
 func (r Request) layout() (text string, ok bool, err error) {
 	switch {
 	case r.Curve != "":
-		o, auto, err := engine.ParseCurve(r.Curve)
-		return engine.LayoutText(o, auto), err == nil, err
+		o, auto, err := layouts.ParseCurve(r.Curve)
+		return layouts.Text(o, auto), err == nil, err
 	case r.SortOrder != "":
-		o, auto, err := engine.ParseLayout(r.SortOrder)
-		return engine.LayoutText(o, auto), err == nil, err
+		o, auto, err := layouts.Parse(r.SortOrder)
+		return layouts.Text(o, auto), err == nil, err
 	}
 	return "", false, nil
 }
 
 // Apply records the request's layout and properties on the table called
 // name in one commit. A layout replaces the recorded one: a plain column
-// order becomes the Iceberg sort order (and engine.PropLayout is removed); any
-// other layout goes into engine.PropLayout, and the Iceberg sort order is reset
+// order becomes the Iceberg sort order (and layouts.Prop is removed); any
+// other layout goes into layouts.Prop, and the Iceberg sort order is reset
 // to unsorted so that writers do not re-sort the curve's files by another
 // order. A sort order naming a column the table lacks is refused, listing
 // the table's columns.
@@ -187,25 +188,25 @@ func Apply(ctx context.Context, cat catalog.Catalog, name string, req Request) (
 	if tbl, err = tx.Commit(ctx); err != nil {
 		return nil, fmt.Errorf("alter %s: commit: %w", name, err)
 	}
-	rec, err := engine.RecordedLayout(tbl)
+	rec, err := layouts.Of(tbl)
 	if err != nil {
 		return nil, err
 	}
 	res := &Result{Table: name, Layout: rec, Set: set, Unset: unset}
-	if o, ok := engine.TableSortOrder(tbl); ok {
+	if o, ok := layouts.SortOrderOf(tbl); ok {
 		res.SortOrder = o.String()
 	}
 	return res, nil
 }
 
 // stageLayout adds the request's layout to tx: the Iceberg sort order or
-// engine.PropLayout (into set, or its removal into unset).
+// layouts.Prop (into set, or its removal into unset).
 func stageLayout(tbl *table.Table, tx *table.Transaction, req Request, set map[string]string, unset *[]string) error {
 	text, ok, err := req.layout()
 	if !ok || err != nil {
 		return err
 	}
-	o, auto, err := engine.ParseLayout(text)
+	o, auto, err := layouts.Parse(text)
 	if err != nil {
 		return fmt.Errorf("%w: %w", engine.ErrOption, err)
 	}
@@ -217,11 +218,11 @@ func stageLayout(tbl *table.Table, tx *table.Transaction, req Request, set map[s
 		so, plain = icebergSortOrder(tbl.Schema(), o)
 	}
 	if plain {
-		if _, has := tbl.Properties()[engine.PropLayout]; has {
-			*unset = append(*unset, engine.PropLayout)
+		if _, has := tbl.Properties()[layouts.Prop]; has {
+			*unset = append(*unset, layouts.Prop)
 		}
 	} else {
-		set[engine.PropLayout] = text
+		set[layouts.Prop] = text
 	}
 	if err := tx.ReplaceSortOrder(so); err != nil {
 		return fmt.Errorf("alter %s: sort order: %w", catalogs.TableName(tbl), err)

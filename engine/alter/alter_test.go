@@ -12,6 +12,7 @@ import (
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/alter"
 	"github.com/geocompact/geocompact/engine/catalogs"
+	"github.com/geocompact/geocompact/engine/layouts"
 	"github.com/geocompact/geocompact/internal/testenv"
 )
 
@@ -26,7 +27,7 @@ func TestAlterRoundTrip(t *testing.T) {
 		Set: map[string]string{"write.target-file-size-bytes": "128MiB", "commit.manifest.target-size-bytes": "1GB", "owner": "gis"}})
 	require.NoError(t, err)
 	assert.Equal(t, "bbox_minx DESC NULLS LAST, id ASC NULLS FIRST", res.SortOrder)
-	assert.Equal(t, engine.TableLayout{Text: res.SortOrder, Source: engine.LayoutFromSortOrder}, res.Layout)
+	assert.Equal(t, layouts.Record{Text: res.SortOrder, Source: layouts.FromSortOrder}, res.Layout)
 	tbl := load(t, cat, name)
 	assert.Equal(t, "134217728", tbl.Properties()["write.target-file-size-bytes"])
 	assert.Equal(t, "1000000000", tbl.Properties()["commit.manifest.target-size-bytes"])
@@ -34,13 +35,13 @@ func TestAlterRoundTrip(t *testing.T) {
 	so := tbl.SortOrder()
 	require.Equal(t, 2, so.Len())
 	assert.Equal(t, table.SortDESC, so.Field(0).Direction)
-	assert.NotContains(t, tbl.Properties(), engine.PropLayout)
+	assert.NotContains(t, tbl.Properties(), layouts.Prop)
 
 	res, err = alter.Apply(ctx, cat, name, alter.Request{Curve: "Hilbert", Unset: []string{"owner"}})
 	require.NoError(t, err)
-	assert.Equal(t, engine.TableLayout{Text: "hilbert()", Source: engine.LayoutFromProperty}, res.Layout)
+	assert.Equal(t, layouts.Record{Text: "hilbert()", Source: layouts.FromProperty}, res.Layout)
 	tbl = load(t, cat, name)
-	assert.Equal(t, "hilbert()", tbl.Properties()[engine.PropLayout])
+	assert.Equal(t, "hilbert()", tbl.Properties()[layouts.Prop])
 	assert.True(t, tbl.SortOrder().IsUnsorted(), "a curve resets the Iceberg sort order")
 	assert.NotContains(t, tbl.Properties(), "owner")
 
@@ -50,18 +51,18 @@ func TestAlterRoundTrip(t *testing.T) {
 
 	res, err = alter.Apply(ctx, cat, name, alter.Request{SortOrder: "zorder(bbox_minx, bbox_maxy)"})
 	require.NoError(t, err)
-	assert.Equal(t, "zorder(bbox_minx, bbox_maxy)", load(t, cat, name).Properties()[engine.PropLayout])
+	assert.Equal(t, "zorder(bbox_minx, bbox_maxy)", load(t, cat, name).Properties()[layouts.Prop])
 
 	res, err = alter.Apply(ctx, cat, name, alter.Request{Curve: "linear"})
 	require.NoError(t, err)
-	assert.Equal(t, engine.LayoutFromSortOrder, res.Layout.Source, "linear over the bbox columns is a plain sort order")
-	assert.NotContains(t, load(t, cat, name).Properties(), engine.PropLayout)
+	assert.Equal(t, layouts.FromSortOrder, res.Layout.Source, "linear over the bbox columns is a plain sort order")
+	assert.NotContains(t, load(t, cat, name).Properties(), layouts.Prop)
 
-	_, err = alter.Apply(ctx, cat, name, alter.Request{Unset: []string{engine.PropLayout}, Set: map[string]string{"gc.enabled": "true"}})
+	_, err = alter.Apply(ctx, cat, name, alter.Request{Unset: []string{layouts.Prop}, Set: map[string]string{"gc.enabled": "true"}})
 	require.NoError(t, err)
-	rec, err := engine.RecordedLayout(load(t, cat, name))
+	rec, err := layouts.Of(load(t, cat, name))
 	require.NoError(t, err)
-	assert.Equal(t, engine.LayoutFromSortOrder, rec.Source, "unsetting the property leaves the Iceberg sort order")
+	assert.Equal(t, layouts.FromSortOrder, rec.Source, "unsetting the property leaves the Iceberg sort order")
 }
 
 // TestAlterRefusesBadInput names the problem and changes nothing.
@@ -82,7 +83,7 @@ func TestAlterRefusesBadInput(t *testing.T) {
 		{"zero size", alter.Request{Set: map[string]string{"write.target-file-size-bytes": "0"}}, "positive"},
 		{"misspelt key", alter.Request{Set: map[string]string{"write.target-file-size": "1MiB"}}, "did you mean write.target-file-size-bytes?"},
 		{"set and unset", alter.Request{Set: map[string]string{"owner": "a"}, Unset: []string{"owner"}}, "both set and unset"},
-		{"bad layout property", alter.Request{Set: map[string]string{engine.PropLayout: "hilbert("}}, engine.PropLayout},
+		{"bad layout property", alter.Request{Set: map[string]string{layouts.Prop: "hilbert("}}, layouts.Prop},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := alter.Apply(t.Context(), cat, name, tc.req)

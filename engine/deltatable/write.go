@@ -14,6 +14,7 @@ import (
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/layouts"
 	"github.com/geocompact/geocompact/spatial"
 )
 
@@ -209,7 +210,7 @@ func optimizeParams(summary map[string]string) map[string]any {
 // zorderColumns returns the columns of a Z-order layout's text (its
 // bbox columns when it names none), and whether it is one.
 func zorderColumns(text string) ([]string, bool) {
-	o, auto, err := engine.ParseLayout(text)
+	o, auto, err := layouts.Parse(text)
 	if err != nil || auto || o.Curve != cluster.CurveZOrder {
 		return nil, false
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/alter"
+	"github.com/geocompact/geocompact/engine/layouts"
 	"github.com/geocompact/geocompact/engine/maintain"
 )
 
@@ -27,7 +28,7 @@ func TestMaintainFollowsTableLayout(t *testing.T) {
 	assert.Contains(t, rep.Gate.Reason, "average below "+engine.FormatBytes(16<<10))
 	require.NotNil(t, rep.Rewrite)
 	assert.Equal(t, "hilbert()", rep.Rewrite.SortOrder)
-	assert.Equal(t, engine.LayoutFromProperty, rep.Rewrite.LayoutSource)
+	assert.Equal(t, layouts.FromProperty, rep.Rewrite.LayoutSource)
 	assert.Greater(t, rep.Rewrite.AddedDataFilesCount, 1, "64 KiB files, not one: %+v", rep.Before)
 	assert.Equal(t, "hilbert()", load(t, cat, name).CurrentSnapshot().Summary.Properties[engine.SummarySortOrder])
 }
@@ -44,7 +45,7 @@ func TestMaintainRefusesLayoutChange(t *testing.T) {
 	before := load(t, cat, name).CurrentSnapshot().SnapshotID
 
 	rep, err := maintain.Run(t.Context(), cat, name, maintain.Config{Policy: p, Owner: "test"})
-	require.ErrorIs(t, err, engine.ErrLayoutChange)
+	require.ErrorIs(t, err, layouts.ErrChange)
 	assert.Equal(t, maintain.StepFailed, stepStatus(rep)["rewrite"])
 	assert.Equal(t, before, load(t, cat, name).CurrentSnapshot().SnapshotID)
 	assert.False(t, hasLeaseTag(load(t, cat, name)), "the lease is released")

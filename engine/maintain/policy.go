@@ -15,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/layouts"
 	"github.com/geocompact/geocompact/internal/suggest"
 )
 
@@ -301,7 +302,7 @@ func (p Policy) Validate() error {
 		return fmt.Errorf("%w: rewrite.strategy %q: want binpack or sort", ErrPolicy, p.Rewrite.Strategy)
 	}
 	if p.Rewrite.Curve != "" {
-		if _, _, err := engine.ParseCurve(p.Rewrite.Curve); err != nil {
+		if _, _, err := layouts.ParseCurve(p.Rewrite.Curve); err != nil {
 			return fmt.Errorf("%w: rewrite.curve: %w", ErrPolicy, err)
 		}
 	}

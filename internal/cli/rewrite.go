@@ -21,6 +21,7 @@ import (
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/layouts"
 	"github.com/geocompact/geocompact/engine/where"
 	"github.com/geocompact/geocompact/spatial"
 )
@@ -70,7 +71,7 @@ func (f *RewriteFlags) Request() (engine.Request, error) {
 		return engine.Request{}, err
 	}
 	if f.Curve != "" {
-		if _, _, err := engine.ParseCurve(f.Curve); err != nil {
+		if _, _, err := layouts.ParseCurve(f.Curve); err != nil {
 			return engine.Request{}, fmt.Errorf("--curve: %w", err)
 		}
 	}
@@ -87,7 +88,7 @@ func (f *RewriteFlags) Request() (engine.Request, error) {
 	req := engine.Request{Strategy: engine.Strategy(f.Strategy), Curve: f.Curve, SortOrder: f.SortOrder, Where: f.Where,
 		Options: kv, DryRun: f.DryRun, AllowLayoutChange: f.AllowLayoutChange}
 	if f.Windows != "" {
-		if !strings.EqualFold(f.Curve, engine.CurveAuto) {
+		if !strings.EqualFold(f.Curve, layouts.CurveAuto) {
 			return req, errors.New("--windows chooses the layout of --curve auto; add --curve auto or drop --windows")
 		}
 		ws, err := readWindowsFile(f.Windows)
@@ -130,7 +131,7 @@ func ParseKV(pairs []string) (map[string]string, error) {
 // IsUsage reports whether a rewrite failed on the command line's values
 // (an option or --where the table cannot take) rather than on the table.
 func IsUsage(err error) bool {
-	return errors.Is(err, engine.ErrOption) || errors.Is(err, where.ErrInvalid) || errors.Is(err, engine.ErrLayoutChange)
+	return errors.Is(err, engine.ErrOption) || errors.Is(err, where.ErrInvalid) || errors.Is(err, layouts.ErrChange)
 }
 
 // Column is a column a binary adds to the result table, before DURATION.
