@@ -5,27 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/geocompact/geocompact/spatial"
 )
-
-// PlanFile is what the planner needs to know of one data file.
-type PlanFile struct {
-	Path      string `json:"path"`
-	Size      int64  `json:"size_bytes"`
-	Records   int64  `json:"records"`
-	Partition string `json:"partition"`
-	// DeleteFiles is the number of delete files that apply to the file.
-	DeleteFiles int `json:"delete_files"`
-	// Bound is the file's box from its statistics, when HasBound; the
-	// overlap-aware selection uses it (see overlapSelect).
-	Bound    spatial.Bound `json:"-"`
-	HasBound bool          `json:"-"`
-
-	// File is the format's own description of the file (an Iceberg scan
-	// task, a Delta add action).
-	File any `json:"-"`
-}
 
 // Group is a set of files of one partition rewritten together.
 type Group struct {
