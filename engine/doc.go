@@ -1,13 +1,19 @@
 // Package engine is geocompact's rewrite core: it compacts a spatial
-// Iceberg table into target-size files, clustered by a sort order or a
-// space-filling curve, and commits the result as one replace snapshot (or,
-// with partial progress, a few). Maintenance (engine/maintain), the
+// table into target-size files, clustered by a sort order or a
+// space-filling curve, and commits the result as one replace (or, with
+// partial progress, a few). The core works through a table format
+// (engine/format's Format: read a group, write its files, read them back,
+// commit, remove): engine/icebergtable is the Iceberg table Rewrite works
+// on, engine/deltatable the Delta table RewriteTable works on; the
+// execution of a plan never asks which. Maintenance (engine/maintain), the
 // metadata tables (engine/inspect), ingest and table creation
 // (engine/ingest), the config file (engine/config),
 // recording a table's layout and properties (engine/alter) and distributed
 // jobs (engine/job) are packages of their own that use the core; the core
-// imports none of them. It uses seven leaf packages: the --where language
-// (engine/where), the spill directory and its bucket files
+// imports none of them. It uses nine leaf packages: the --where language
+// (engine/where), the format seam (engine/format), layout names and the
+// layout a table records (engine/layouts), the spill directory and its
+// bucket files
 // (engine/spill), the order-independent digest of rows (engine/verify),
 // GeoParquet writing of data files and the file sink (engine/geowrite),
 // where a group's rows are cut into files (engine/cuts), option values
@@ -17,15 +23,17 @@
 // The files read in the order a rewrite runs:
 //
 //	plan.go, options.go, layout.go   pure: which files, in which groups, in which order, and why the rest are skipped
-//	tablelayout.go                   the layout a table records (geocompact.layout, else its sort order); engine/alter records it
+//	tablelayout.go                   checking an order against the table's columns (engine/layouts reads the recorded layout)
 //	rewrite.go                       Rewrite: plan the table, run the groups, commit them batch by batch, clean up
+//	rewritetable.go                  RewriteTable: the same for a table of another format (FormatTable)
 //	auto.go                          --curve auto: each group's layout chosen from a sample of its row boxes
 //	group.go                         one group: read (deletes applied), sort in memory, cut and write target-size files
 //	extsort.go                       a group larger than its memory budget: sample, scatter to spill files, sort unit by unit
 //	sink.go                          the file writer both sorts and binpack stream into, one file at a time per lane
 //	verify.go                        the digest of the rows read and of the rows written, compared per group
 //	pieces.go                        the same steps as plain functions for another process (plan and sample, scatter, write, commit)
-//	commit.go                        the replace snapshot on a fresh base, with its conflict checks and retries
+//	commit.go                        the commit through the format (Iceberg: a replace snapshot on a fresh base,
+//	                                 with its conflict checks and retries, in engine/icebergtable)
 //
 // # Invariants
 //
@@ -44,7 +52,8 @@
 // again; the commit then checks, on the fresh base it commits on, that
 // every replaced file is still live with exactly the delete files that
 // were applied when it was read, and fails with ErrConflict otherwise
-// (execution.checkBase in commit.go). A delete file is dropped only when
+// (Table.checkBase in engine/icebergtable; a Delta table's commit checks
+// the commits that won the race the same way, in engine/deltatable). A delete file is dropped only when
 // every live data file it applies to is replaced. Tested by
 // TestRewriteConcurrentDeleteConflicts and TestRewriteMergeOnReadDeletes,
 // and under load by cmd/geocompact's TestDeletesRacingRewrite.

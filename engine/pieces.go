@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/geocompact/geocompact/cluster"
+	"github.com/geocompact/geocompact/engine/icebergtable"
 	"github.com/geocompact/geocompact/engine/spill"
 	"github.com/geocompact/geocompact/engine/verify"
 )
@@ -25,7 +26,7 @@ import (
 // with OpenPieces), and verify and commit (Commit, on the driver).
 type Pieces struct {
 	ex     *execution
-	ice    *icebergFormat
+	ice    *icebergtable.Table
 	groups []GroupSpec
 	tasks  map[string]*table.FileScanTask
 }
@@ -156,7 +157,7 @@ func OpenPieces(ctx context.Context, cat catalog.Catalog, name string, req Reque
 	if err != nil {
 		return nil, fmt.Errorf("plan files of %s at snapshot %d: %w", name, snapshotID, err)
 	}
-	tf := &icebergFormat{cat: r.cat, name: r.name, retries: r.cfg.CommitRetries, tbl: tbl, snapshotID: snapshotID, all: all}
+	tf := r.icebergTable(tbl, snapshotID, all)
 	p := &Pieces{groups: groups, ice: tf, ex: &execution{r: r, tf: tf, groups: len(groups),
 		lanes: max(1, runtime.NumCPU()/2), writeID: po.WriteID}}
 	p.index()
@@ -171,9 +172,9 @@ func OpenPieces(ctx context.Context, cat catalog.Catalog, name string, req Reque
 }
 
 func (p *Pieces) index() {
-	p.tasks = make(map[string]*table.FileScanTask, len(p.ice.all))
-	for i := range p.ice.all {
-		p.tasks[p.ice.all[i].File.FilePath()] = &p.ice.all[i]
+	p.tasks = make(map[string]*table.FileScanTask, len(p.ice.All))
+	for i := range p.ice.All {
+		p.tasks[p.ice.All[i].File.FilePath()] = &p.ice.All[i]
 	}
 }
 
@@ -181,10 +182,10 @@ func (p *Pieces) index() {
 func (p *Pieces) Groups() []GroupSpec { return p.groups }
 
 // SnapshotID is the snapshot the pieces read.
-func (p *Pieces) SnapshotID() int64 { return p.ice.snapshotID }
+func (p *Pieces) SnapshotID() int64 { return p.ice.SnapshotID }
 
 // Table is the table as loaded when the pieces were planned or opened.
-func (p *Pieces) Table() *table.Table { return p.ice.tbl }
+func (p *Pieces) Table() *table.Table { return p.ice.Table }
 
 // group returns a fresh groupOut for group i.
 func (p *Pieces) group(i int) *groupOut { return p.groupOut(i, &p.groups[i]) }
@@ -288,9 +289,9 @@ func (p *Pieces) RewriteGroup(ctx context.Context, group int) ([]iceberg.DataFil
 	o := p.group(group)
 	if err := p.ex.rewriteGroupErr(ctx, o); err != nil {
 		err = p.ex.tf.BrokenInput(ctx, o.files, err)
-		return dataFiles(o.newFiles), o.in, o.out, fmt.Errorf("rewrite group %d (%s): %w", group+1, PartitionLabel(o.group.Partition), err)
+		return icebergtable.DataFiles(o.newFiles), o.in, o.out, fmt.Errorf("rewrite group %d (%s): %w", group+1, PartitionLabel(o.group.Partition), err)
 	}
-	return dataFiles(o.newFiles), o.in, o.out, nil
+	return icebergtable.DataFiles(o.newFiles), o.in, o.out, nil
 }
 
 // FileRows returns the row count of the group's i-th output file when it
@@ -375,10 +376,10 @@ func (w *PieceWriter) Close(ctx context.Context) ([]iceberg.DataFile, verify.Dig
 	d := verify.NewDigest()
 	files, err := w.sink.Close()
 	if err != nil {
-		return dataFiles(files), d, fmt.Errorf("write: %w", err)
+		return icebergtable.DataFiles(files), d, fmt.Errorf("write: %w", err)
 	}
 	err = w.p.ex.readBack(ctx, w.g.o.files, files, w.g.geom, w.g.bbox, &d)
-	return dataFiles(files), d, err
+	return icebergtable.DataFiles(files), d, err
 }
 
 // Commit verifies what was written for every group (the digests of the
@@ -399,7 +400,7 @@ func (p *Pieces) Commit(ctx context.Context, res *Result, files [][]iceberg.Data
 			return fmt.Errorf("group %d (%s): %w: %s; nothing was committed", i+1, PartitionLabel(p.groups[i].Partition), ErrVerify, d)
 		}
 		outs[i] = p.group(i)
-		outs[i].newFiles, outs[i].in, outs[i].out = icebergOut(files[i]), in[i], out[i]
+		outs[i].newFiles, outs[i].in, outs[i].out = icebergtable.Out(files[i]), in[i], out[i]
 	}
 	id, removedDeletes, err := p.ex.commit(ctx, outs)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine/catalogs"
+	"github.com/geocompact/geocompact/engine/icebergtable"
 	"github.com/geocompact/geocompact/engine/spill"
 	"github.com/geocompact/geocompact/engine/verify"
 	"github.com/geocompact/geocompact/engine/where"
@@ -134,7 +135,7 @@ func (r *rewriter) execute(ctx context.Context, res *Result, tf Format) (*Result
 
 // plan lists the table's files at its current snapshot and plans which to
 // rewrite. A result with no groups says why in NoopReason.
-func (r *rewriter) plan(ctx context.Context, tbl *table.Table, filter iceberg.BooleanExpression) (*Result, *icebergFormat, error) {
+func (r *rewriter) plan(ctx context.Context, tbl *table.Table, filter iceberg.BooleanExpression) (*Result, *icebergtable.Table, error) {
 	if err := checkLayoutChange(tbl, r.lay, r.cfg); err != nil {
 		return nil, nil, err
 	}
@@ -167,8 +168,8 @@ func (r *rewriter) plan(ctx context.Context, tbl *table.Table, filter iceberg.Bo
 		}
 		selected = slices.DeleteFunc(slices.Clone(all), func(t table.FileScanTask) bool { return !keep[t.File.FilePath()] })
 	}
-	tf := &icebergFormat{cat: r.cat, name: r.name, retries: r.cfg.CommitRetries, tbl: tbl, snapshotID: snap.SnapshotID, all: all}
-	if err := r.planSelected(ctx, res, tf, planFiles(tbl, selected), len(all)); err != nil {
+	tf := r.icebergTable(tbl, snap.SnapshotID, all)
+	if err := r.planSelected(ctx, res, tf, icebergtable.PlanFiles(tbl, selected), len(all)); err != nil {
 		return nil, nil, err
 	}
 	return res, tf, nil
@@ -201,36 +202,11 @@ func (r *rewriter) planSelected(ctx context.Context, res *Result, tf Format, sel
 	return nil
 }
 
-// planFiles turns scan tasks into the planner's view of them.
-func planFiles(tbl *table.Table, tasks []table.FileScanTask) []PlanFile {
-	out := make([]PlanFile, len(tasks))
-	cols, colsErr := spatial.DiscoverTableColumns(tbl.Schema(), tbl.Properties(), "")
-	for i := range tasks {
-		t := &tasks[i]
-		out[i] = PlanFile{
-			Path:        t.File.FilePath(),
-			Size:        t.File.FileSizeBytes(),
-			Records:     t.File.Count(),
-			Partition:   partitionKey(tbl, t.File),
-			DeleteFiles: len(t.DeleteFiles) + len(t.EqualityDeleteFiles) + len(t.DeletionVectorFiles),
-			File:        t,
-		}
-		if colsErr == nil {
-			out[i].Bound, out[i].HasBound = spatial.FileBound(tbl.Schema(), cols, t.File.LowerBoundValues(), t.File.UpperBoundValues())
-		}
-	}
-	return out
-}
-
-// partitionKey is PartitionPath's text for df. Files of an older spec
-// are prefixed with it so they never share a group with the current
-// spec's.
-func partitionKey(tbl *table.Table, df iceberg.DataFile) string {
-	key := PartitionPath(tbl.Metadata(), df)
-	if key != "" && int(df.SpecID()) != tbl.Metadata().DefaultPartitionSpec() {
-		key = "spec-" + strconv.Itoa(int(df.SpecID())) + ":" + key
-	}
-	return key
+// icebergTable is tbl at snapshot snapshotID, whose live files are all,
+// as the rewrite reads, writes and commits it.
+func (r *rewriter) icebergTable(tbl *table.Table, snapshotID int64, all []table.FileScanTask) *icebergtable.Table {
+	return &icebergtable.Table{Catalog: r.cat, Name: r.name, Retries: r.cfg.CommitRetries, Table: tbl, SnapshotID: snapshotID, All: all,
+		BeforeCommit: testHookBeforeCommit}
 }
 
 // summary is the snapshot summary a rewrite commit records.

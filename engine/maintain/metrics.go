@@ -10,8 +10,8 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/catalogs"
+	"github.com/geocompact/geocompact/engine/icebergtable"
 	"github.com/geocompact/geocompact/spatial"
 )
 
@@ -123,7 +123,7 @@ func metricsAt(ctx context.Context, tbl *table.Table, now time.Time, windows []s
 				m.DeleteFileCount++
 				continue
 			}
-			key := engine.PartitionPath(meta, df)
+			key := icebergtable.PartitionPath(meta, df)
 			tally.add(key, df.FileSizeBytes(), df.Count())
 			health.add(key, df)
 		}
