@@ -175,7 +175,8 @@ func (s *Snapshot) vacuumRetention(cfg VacuumConfig) (time.Duration, error) {
 }
 
 // referencedFiles is every path the snapshot and the tombstones removed after
-// cutoff still need, with their deletion vector files.
+// cutoff still need, with their deletion vector files. A tombstone without a
+// deletionTimestamp counts as removed at time 0.
 func referencedFiles(s *Snapshot, cutoff time.Time) (map[string]bool, error) {
 	keep := map[string]bool{}
 	addRef := func(p string, dv *DeletionVector) error {
@@ -199,7 +200,9 @@ func referencedFiles(s *Snapshot, cutoff time.Time) (map[string]bool, error) {
 		}
 	}
 	for _, r := range s.Tombstones {
-		if r.DeletionTimestamp != nil && time.UnixMilli(*r.DeletionTimestamp).Before(cutoff) {
+		// A remove without deletionTimestamp reads as removed at 0, as in
+		// Delta's own reader: past any retention.
+		if r.DeletionTimestamp == nil || time.UnixMilli(*r.DeletionTimestamp).Before(cutoff) {
 			continue
 		}
 		if err := addRef(r.Path, r.DeletionVector); err != nil {
