@@ -1,6 +1,8 @@
 package delta
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -31,4 +33,28 @@ func TestVacuumTombstoneWithoutTimestamp(t *testing.T) {
 		names = append(names, f.Path)
 	}
 	assert.Equal(t, []string{"part=1/f-0-10.parquet"}, names)
+}
+
+// TestVacuumDeletesTempFilesOfKilledWriters vacuums a data file a killed
+// writer left half written under its temporary name: it is deleted once
+// past the retention, as any unreferenced file, while other hidden files
+// and anything under _delta_log stay.
+func TestVacuumDeletesTempFilesOfKilledWriters(t *testing.T) {
+	tbl := newTestTable(t, "none", nil)
+	w, err := tbl.Store.Create(t.Context(), "part=1/part-00000-killed.parquet")
+	require.NoError(t, err)
+	_, err = w.Write([]byte("PAR1"))
+	require.NoError(t, err) // never closed: the writer was killed
+	root := tbl.Store.(*LocalStorage).Root
+	for _, p := range []string{"part=1/.hidden.crc", "_delta_log/.00000000000000000001.json.tmp-1"} {
+		require.NoError(t, os.WriteFile(filepath.Join(root, filepath.FromSlash(p)), []byte("x"), 0o644))
+	}
+	all, err := tbl.Store.List(t.Context(), "part=1", false)
+	require.NoError(t, err)
+	require.Len(t, all, 2)
+
+	plan, err := tbl.PlanVacuum(t.Context(), VacuumConfig{Retain: time.Hour, Force: true, Now: time.Now().Add(2 * time.Hour)})
+	require.NoError(t, err)
+	require.Len(t, plan.Files, 1)
+	assert.Regexp(t, `^part=1/\.part-00000-killed\.parquet\.tmp-\d+$`, plan.Files[0].Path)
 }
