@@ -114,9 +114,10 @@ func conflictIn(v int64, acts []Action, paths map[string]bool) error {
 }
 
 // CommitRewrite commits a data-preserving rewrite planned on readVersion. On
-// losing a race it checks the winning commits with CheckRewriteConflicts and,
-// when they do not conflict, retries on the next version, up to maxAttempts
-// times. It returns the committed version.
+// losing a race it checks every commit since readVersion, up to the latest,
+// with CheckRewriteConflicts and, when none conflicts, retries after the
+// latest; it puts at most maxAttempts times. It returns the committed
+// version.
 func CommitRewrite(ctx context.Context, t *Table, readVersion int64, actions []Action, maxAttempts int) (int64, error) {
 	var removed []*Remove
 	for _, a := range actions {
@@ -131,10 +132,16 @@ func CommitRewrite(ctx context.Context, t *Table, readVersion int64, actions []A
 		if !errors.As(err, &ve) {
 			return v, err
 		}
-		if err := CheckRewriteConflicts(ctx, t, v-1, v, removed); err != nil {
+		ll, err := listLog(ctx, t.Store)
+		if err != nil {
+			return 0, fmt.Errorf("commit rewrite: %w", err)
+		}
+		latest, _ := ll.latestCommit()
+		latest = max(latest, v)
+		if err := CheckRewriteConflicts(ctx, t, v-1, latest, removed); err != nil {
 			return 0, err
 		}
-		v++
+		v = latest + 1
 	}
 	return 0, fmt.Errorf("commit rewrite: gave up after %d attempts: %w", maxAttempts, &VersionExistsError{Version: v - 1})
 }

@@ -103,7 +103,7 @@ type VacuumPlan struct {
 // vectors), not removed inside the retention window, and last modified
 // before it (so in-flight writes are kept). _delta_log and other
 // underscore- or dot-prefixed files and directories are never touched, except
-// partition directories. Vacuum writes to the table, so the writer-side
+// partition directories and the temporary files of killed writers. Vacuum writes to the table, so the writer-side
 // protocol checks must pass when the table has vacuumProtocolCheck; otherwise
 // the reader checks suffice, as in Delta.
 func (t *Table) PlanVacuum(ctx context.Context, cfg VacuumConfig) (*VacuumPlan, error) {
@@ -175,7 +175,8 @@ func (s *Snapshot) vacuumRetention(cfg VacuumConfig) (time.Duration, error) {
 }
 
 // referencedFiles is every path the snapshot and the tombstones removed after
-// cutoff still need, with their deletion vector files.
+// cutoff still need, with their deletion vector files. A tombstone without a
+// deletionTimestamp counts as removed at time 0.
 func referencedFiles(s *Snapshot, cutoff time.Time) (map[string]bool, error) {
 	keep := map[string]bool{}
 	addRef := func(p string, dv *DeletionVector) error {
@@ -199,7 +200,9 @@ func referencedFiles(s *Snapshot, cutoff time.Time) (map[string]bool, error) {
 		}
 	}
 	for _, r := range s.Tombstones {
-		if r.DeletionTimestamp != nil && time.UnixMilli(*r.DeletionTimestamp).Before(cutoff) {
+		// A remove without deletionTimestamp reads as removed at 0, as in
+		// Delta's own reader: past any retention.
+		if r.DeletionTimestamp == nil || time.UnixMilli(*r.DeletionTimestamp).Before(cutoff) {
 			continue
 		}
 		if err := addRef(r.Path, r.DeletionVector); err != nil {
@@ -210,10 +213,15 @@ func referencedFiles(s *Snapshot, cutoff time.Time) (map[string]bool, error) {
 }
 
 // hiddenPath says whether any element of p is hidden from vacuum: a name
-// starting with '_' or '.', unless it is a partition directory ("col=value").
+// starting with '_' or '.', unless it is a partition directory ("col=value")
+// or a data file a killed writer left under LocalStorage's temporary name.
 func hiddenPath(p string, partitionCols []string) bool {
-	for _, seg := range strings.Split(p, "/") {
+	segs := strings.Split(p, "/")
+	for i, seg := range segs {
 		if !strings.HasPrefix(seg, "_") && !strings.HasPrefix(seg, ".") {
+			continue
+		}
+		if i == len(segs)-1 && isTempName(seg) {
 			continue
 		}
 		isPartition := false
@@ -248,4 +256,19 @@ func (p *VacuumPlan) execute(ctx context.Context, t *Table, deleted func(FileInf
 		}
 	}
 	return len(p.Files), nil
+}
+
+// isTempName reports whether name is a temporary file LocalStorage writes
+// before publishing an object (".NAME.tmp-DIGITS", see Create and put).
+func isTempName(name string) bool {
+	i := strings.LastIndex(name, ".tmp-")
+	if !strings.HasPrefix(name, ".") || i <= 1 || i+len(".tmp-") == len(name) {
+		return false
+	}
+	for _, c := range name[i+len(".tmp-"):] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
