@@ -100,7 +100,7 @@ func BenchmarkDeltaOptimize(b *testing.B) {
 func benchOptimizeWay(b *testing.B, pristine, format, windows string, layout []string) {
 	var wall time.Duration
 	var peak int64
-	var before, after float64
+	var before, after, files float64
 	for b.Loop() {
 		b.StopTimer()
 		wh := filepath.Join(b.TempDir(), "wh")
@@ -111,7 +111,7 @@ func benchOptimizeWay(b *testing.B, pristine, format, windows string, layout []s
 		if format == "delta" {
 			target = []string{"--delta", filepath.Join(wh, "lake")}
 		}
-		before = plannedPerWindow(b, wh, target, windows)
+		before, _ = plannedPerWindow(b, wh, target, windows)
 		args := append(append([]string{"--warehouse", wh, "rewrite"}, target...), "--option", "rewrite-all=true",
 			"--option", "target-file-size-bytes=1048576", "--allow-layout-change")
 		cmd := childCLI(b.Context(), append(args, layout...)...)
@@ -124,18 +124,20 @@ func benchOptimizeWay(b *testing.B, pristine, format, windows string, layout []s
 			b.Fatalf("rewrite: %v\n%s", err, out)
 		}
 		peak = max(peak, cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss<<10)
-		after = plannedPerWindow(b, wh, target, windows)
+		after, files = plannedPerWindow(b, wh, target, windows)
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
 	b.ReportMetric(wall.Seconds()/float64(b.N), "s/rewrite")
 	b.ReportMetric(before, "planned-before")
 	b.ReportMetric(after, "planned-after")
+	b.ReportMetric(files, "files-after")
 }
 
 // plannedPerWindow is the mean number of files a window of the windows
-// file plans in the (unpartitioned) table target, by metrics --windows.
-func plannedPerWindow(b *testing.B, wh string, target []string, windows string) float64 {
+// file plans in the (unpartitioned) table target, by metrics --windows,
+// and the table's file count.
+func plannedPerWindow(b *testing.B, wh string, target []string, windows string) (planned, files float64) {
 	b.Helper()
 	args := append(append([]string{"--warehouse", wh, "--json", "metrics"}, target...), "--windows", windows)
 	out, err := childCLI(b.Context(), args...).Output()
@@ -143,6 +145,7 @@ func plannedPerWindow(b *testing.B, wh string, target []string, windows string) 
 		b.Fatalf("metrics: %v\n%s", err, out)
 	}
 	var m struct {
+		Files      int `json:"file_count"`
 		Partitions []struct {
 			Layout struct {
 				MeanFilesPlanned *float64 `json:"mean_files_planned"`
@@ -152,5 +155,5 @@ func plannedPerWindow(b *testing.B, wh string, target []string, windows string) 
 	if err := json.Unmarshal(out, &m); err != nil || len(m.Partitions) != 1 || m.Partitions[0].Layout.MeanFilesPlanned == nil {
 		b.Fatalf("metrics: %v, output %s", err, out)
 	}
-	return *m.Partitions[0].Layout.MeanFilesPlanned
+	return *m.Partitions[0].Layout.MeanFilesPlanned, float64(m.Files)
 }
