@@ -1,0 +1,62 @@
+package main
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/geocompact/geocompact/delta"
+	"github.com/geocompact/geocompact/delta/deltatest"
+	"github.com/geocompact/geocompact/engine"
+)
+
+// spatialDelta makes a spatial Delta table of n one-file appends of 40
+// points each and returns its location.
+func spatialDelta(t *testing.T, n int) (*delta.Table, string) {
+	t.Helper()
+	dir := t.TempDir()
+	tbl := deltatest.Create(t, dir, deltatest.Options{})
+	for i := range n {
+		rows := make([]deltatest.Row, 40)
+		for j := range rows {
+			rows[j] = deltatest.Point(t, float64((i*37+j*11)%100), float64((i*13+j*7)%100))
+		}
+		deltatest.Append(t, tbl, deltatest.WriteFile(t, tbl, fmt.Sprintf("f%d.parquet", i), "", int64(i*40), rows...))
+	}
+	return tbl, dir
+}
+
+// TestAlterDeltaCLI records a curve and Delta's target file size on a
+// Delta table, a rewrite --delta without layout flags follows it, and
+// protocol properties and --table with --delta are usage errors.
+func TestAlterDeltaCLI(t *testing.T) {
+	tbl, dir := spatialDelta(t, 3)
+	r := runCLI(t, "", false, "alter", "--delta", dir, "--curve", "zorder", "--set", "delta.targetFileSize=2MiB")
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	assert.Contains(t, r.Stdout, "zorder()")
+	assert.Contains(t, r.Stdout, "VERSION")
+	assert.Contains(t, r.Stdout, "2097152")
+	assert.Equal(t, "2097152", deltatest.Snapshot(t, tbl).Metadata.Configuration["delta.targetFileSize"])
+
+	r = runCLI(t, "", false, "rewrite", "--delta", dir, "--option", "rewrite-all", "--dry-run")
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	assert.Contains(t, r.Stdout, "by zorder() (table property "+engine.PropLayout+")")
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--set", "delta.enableDeletionVectors=true"}, "protocol upgrade"},
+		{[]string{"--unset", "delta.columnMapping.mode"}, "protocol upgrade"},
+		{[]string{"--set", "write.target-file-size-bytes=1MiB"}, "delta.targetFileSize"},
+		{[]string{"--sort-order", "nope"}, "its columns are"},
+		{[]string{"--table", "a.b", "--curve", "hilbert"}, "table"},
+	} {
+		r := runCLI(t, "", false, append([]string{"alter", "--delta", dir}, tc.args...)...)
+		assert.Equal(t, exitUsage, r.Code, "%v: %s", tc.args, r.Stderr)
+		assert.Contains(t, r.Stderr, tc.want, "%v", tc.args)
+	}
+	assert.Equal(t, int64(4), deltatest.Snapshot(t, tbl).Version, "refusals commit nothing")
+}
