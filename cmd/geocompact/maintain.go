@@ -17,8 +17,8 @@ import (
 func init() { register(newMaintainCmd) }
 
 type maintainOptions struct {
-	g      *globalOptions
-	table  string
+	g     *globalOptions
+	table string
 	// delta is the location of a Delta table to maintain instead.
 	delta  string
 	policy string
