@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -17,15 +16,7 @@ import (
 func spatialDelta(t *testing.T, n int) (*delta.Table, string) {
 	t.Helper()
 	dir := t.TempDir()
-	tbl := deltatest.Create(t, dir, deltatest.Options{})
-	for i := range n {
-		rows := make([]deltatest.Row, 40)
-		for j := range rows {
-			rows[j] = deltatest.Point(t, float64((i*37+j*11)%100), float64((i*13+j*7)%100))
-		}
-		deltatest.Append(t, tbl, deltatest.WriteFile(t, tbl, fmt.Sprintf("f%d.parquet", i), "", int64(i*40), rows...))
-	}
-	return tbl, dir
+	return deltatest.Fragmented(t, dir, n, 40, deltatest.Options{}), dir
 }
 
 // TestAlterDeltaCLI records a curve and Delta's target file size on a

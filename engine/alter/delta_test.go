@@ -1,7 +1,6 @@
 package alter_test
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -18,15 +17,7 @@ import (
 func smallDeltaTable(t *testing.T) (*delta.Table, string) {
 	t.Helper()
 	dir := t.TempDir()
-	tbl := deltatest.Create(t, dir, deltatest.Options{})
-	for i := range 4 {
-		var rows []deltatest.Row
-		for j := range 50 {
-			rows = append(rows, deltatest.Point(t, float64((i*37+j*11)%100), float64((i*13+j*7)%100)))
-		}
-		deltatest.Append(t, tbl, deltatest.WriteFile(t, tbl, fmt.Sprintf("f%d.parquet", i), "", int64(i*50), rows...))
-	}
-	return tbl, dir
+	return deltatest.Fragmented(t, dir, 4, 50, deltatest.Options{}), dir
 }
 
 // TestApplyDelta records a curve and Delta's target file size, a rewrite

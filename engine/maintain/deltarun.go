@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/geocompact/geocompact/delta"
@@ -25,14 +24,9 @@ import (
 // version within the retention needs. A failed or unverified optimize
 // stops the run before the vacuum.
 func RunDelta(ctx context.Context, location string, cfg Config) (*Report, error) {
-	p := cfg.Policy
-	p.fillDefaults()
-	if err := p.Validate(); err != nil {
+	p, log, err := cfg.prepare()
+	if err != nil {
 		return nil, err
-	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
 	}
 	t, err := delta.Open(ctx, location)
 	if err != nil {

@@ -1,7 +1,6 @@
 package maintain_test
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -22,14 +21,7 @@ import (
 func fragmentedDelta(t *testing.T) (*delta.Table, string) {
 	t.Helper()
 	dir := t.TempDir()
-	tbl := deltatest.Create(t, dir, deltatest.Options{Properties: map[string]string{engine.PropLayout: "hilbert"}})
-	for i := range 6 {
-		rows := make([]deltatest.Row, 30)
-		for j := range rows {
-			rows[j] = deltatest.Point(t, float64((i*37+j*11)%100), float64((i*13+j*7)%100))
-		}
-		deltatest.Append(t, tbl, deltatest.WriteFile(t, tbl, fmt.Sprintf("f%d.parquet", i), "", int64(i*30), rows...))
-	}
+	tbl := deltatest.Fragmented(t, dir, 6, 30, deltatest.Options{Properties: map[string]string{engine.PropLayout: "hilbert"}})
 	stray := filepath.Join(dir, "stray.parquet")
 	require.NoError(t, os.WriteFile(stray, []byte("never committed"), 0o644))
 	old := time.Now().Add(-30 * 24 * time.Hour)

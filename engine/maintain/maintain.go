@@ -134,6 +134,21 @@ type Config struct {
 	Progress func(Progress)
 }
 
+// prepare returns the run's policy, its defaults filled in and checked,
+// and its logger.
+func (cfg Config) prepare() (Policy, *slog.Logger, error) {
+	p := cfg.Policy
+	p.fillDefaults()
+	if err := p.Validate(); err != nil {
+		return p, nil, err
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return p, log, nil
+}
+
 // Progress says where a maintain run is: step Index of Steps, and for the
 // rewrite step the rewrite's own progress (nil otherwise).
 type Progress struct {
@@ -172,14 +187,9 @@ func (r *Report) step(name, status, detail string, start time.Time) {
 // Another run holding the table returns a *LeaseError (retryable).
 func Run(ctx context.Context, cat catalog.Catalog, name string, cfg Config) (rep *Report, err error) {
 	cat = catalogs.Wrap(cat)
-	p := cfg.Policy
-	p.fillDefaults()
-	if err := p.Validate(); err != nil {
+	p, log, err := cfg.prepare()
+	if err != nil {
 		return nil, err
-	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
 	}
 	owner := cfg.Owner
 	if owner == "" {
