@@ -51,10 +51,12 @@ func ApplyDelta(ctx context.Context, location string, req Request, commitAttempt
 	}
 	set, unset := maps.Clone(req.Set), slices.Clone(req.Unset)
 	if text, ok, _ := req.layout(); ok {
+		set[engine.PropLayout] = text
+	}
+	if text, ok := set[engine.PropLayout]; ok {
 		if err := checkDeltaLayout(ctx, t, location, text); err != nil {
 			return nil, err
 		}
-		set[engine.PropLayout] = text
 	}
 	if commitAttempts <= 0 {
 		commitAttempts = 5
@@ -98,8 +100,12 @@ func checkDeltaLayout(ctx context.Context, t *delta.Table, location, text string
 	ft.Properties = maps.Clone(ft.Properties)
 	delete(ft.Properties, engine.PropLayout) // the layout replaces the recorded one
 	req := engine.Request{SortOrder: text, DryRun: true, AllowLayoutChange: true}
-	if text == engine.CurveAuto {
-		req.SortOrder, req.Curve = "", text
+	if o, auto, err := engine.ParseLayout(text); err == nil {
+		// As the property records it: a curve name reads as that curve.
+		req.SortOrder = engine.LayoutText(o, auto)
+		if auto {
+			req.SortOrder, req.Curve = "", engine.CurveAuto
+		}
 	}
 	_, err = engine.RewriteTable(ctx, ft, req)
 	return err

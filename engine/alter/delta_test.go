@@ -76,6 +76,7 @@ func TestApplyDeltaRefusals(t *testing.T) {
 		{alter.Request{Set: map[string]string{delta.PropTargetFileSize: "big"}}, "delta.targetFileSize"},
 		{alter.Request{SortOrder: "bbox_minx, nope"}, "its columns are id, geometry, bbox_minx"},
 		{alter.Request{SortOrder: "hilbert(id)"}, "hilbert"},
+		{alter.Request{Set: map[string]string{engine.PropLayout: "zorder(nope, id)"}}, "has no column \"nope\""},
 	} {
 		_, err := alter.ApplyDelta(t.Context(), dir, tc.req, 0)
 		require.ErrorIs(t, err, engine.ErrOption, "%+v", tc.req)
