@@ -54,9 +54,9 @@ func RunDelta(ctx context.Context, location string, cfg Config) (*Report, error)
 		{"measure", m.measureBefore},
 		{"gate", m.gate},
 		{"rewrite", m.rewrite},
-		{"manifests", notApplicable(m, "manifests", "a Delta table has no manifests: its log is checkpointed on delta.checkpointInterval")},
-		{"expire", notApplicable(m, "expire", "Delta versions leave the log after delta.logRetentionDuration, at checkpoints; the vacuum step deletes the files they held")},
-		{"orphans", notApplicable(m, "orphans", "the vacuum step deletes the files no version within the retention references")},
+		{"manifests", notApplicable(m, "manifests", "a Delta table has no manifests; its log is checkpointed on delta.checkpointInterval")},
+		{"expire", notApplicable(m, "expire", "a Delta table has no snapshots to expire: versions leave its log after delta.logRetentionDuration, and the vacuum step deletes the files they held")},
+		{"orphans", notApplicable(m, "orphans", "on a Delta table the vacuum step deletes the files no version within the retention references")},
 		{"vacuum", dm.vacuum},
 		{"measure", m.measureAfter},
 	})
@@ -64,7 +64,7 @@ func RunDelta(ctx context.Context, location string, cfg Config) (*Report, error)
 
 func notApplicable(m *maintainer, name, why string) func(context.Context) error {
 	return func(context.Context) error {
-		m.rep.step(name, StepNotApplicable, "not applicable to a Delta table: "+why, time.Now())
+		m.rep.step(name, StepNotApplicable, why, time.Now())
 		return nil
 	}
 }
