@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/alter"
 	"github.com/geocompact/geocompact/engine/layouts"
@@ -22,6 +23,8 @@ func init() { register(newAlterCmd) }
 type alterOptions struct {
 	g     *globalOptions
 	table string
+	// delta is the location of a Delta table to alter instead.
+	delta string
 	curve string
 	order string
 	set   []string
@@ -31,7 +34,7 @@ type alterOptions struct {
 func newAlterCmd(g *globalOptions) *cobra.Command {
 	o := &alterOptions{g: g}
 	cmd := &cobra.Command{
-		Use:   "alter --table NS.T [--curve C | --sort-order EXPR] [--set K=V]... [--unset K]...",
+		Use:   "alter (--table NS.T | --delta LOCATION) [--curve C | --sort-order EXPR] [--set K=V]... [--unset K]...",
 		Short: "Record a table's layout and set or unset its properties",
 		Long: `Alter records how a table is laid out and sets its properties, as Spark's
 ALTER TABLE ... WRITE ORDERED BY and SET/UNSET TBLPROPERTIES do. A rewrite
@@ -46,11 +49,18 @@ sort-order spec; they are recorded in the table property ` + layouts.Prop + `
 and the Iceberg sort order is reset to unsorted.
 
 Sizes take units (--set write.target-file-size-bytes=128MiB) and are stored
-as byte counts.`,
+as byte counts.
+
+--delta LOCATION alters a Delta table (a directory, file: URL or
+s3://BUCKET/PREFIX) in one SET TBLPROPERTIES commit: any layout is recorded
+in ` + layouts.Prop + ` (Delta has no sort order), the target file size is
+Delta's own delta.targetFileSize, and of the delta.* properties only those
+that need no protocol upgrade may change (` + strings.Join(delta.SettableProperties, ", ") + `).`,
 		Example: `  $ geocompact alter --table gis.telemetry --curve hilbert --set write.target-file-size-bytes=128MiB
   $ geocompact alter --table gis.telemetry --sort-order 'ts, device_id'
   $ geocompact alter --table gis.telemetry --curve auto
-  $ geocompact alter --table gis.telemetry --unset ` + layouts.Prop,
+  $ geocompact alter --table gis.telemetry --unset ` + layouts.Prop + `
+  $ geocompact alter --delta ./lake/pings --curve hilbert --set delta.targetFileSize=128MiB`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			req, err := o.request()
@@ -61,12 +71,14 @@ as byte counts.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.table, "table", "", "table to alter, NAMESPACE.TABLE (required)")
+	f.StringVar(&o.table, "table", "", "table to alter, NAMESPACE.TABLE")
 	f.StringVar(&o.curve, "curve", "", "record a curve layout: "+strings.Join(layouts.Curves, ", "))
 	f.StringVar(&o.order, "sort-order", "", "record a sort order: 'col [ASC|DESC] [NULLS FIRST|LAST], ...', 'zorder(a, b)' or 'hilbert(a, b)'")
 	f.StringArrayVar(&o.set, "set", nil, "set a table property KEY=VALUE (repeatable; sizes take units)")
 	f.StringArrayVar(&o.unset, "unset", nil, "remove a table property (repeatable)")
-	_ = cmd.MarkFlagRequired("table")
+	f.StringVar(&o.delta, "delta", "", "alter the Delta table at this location (a directory, file: URL or s3://BUCKET/PREFIX) instead of a catalog table")
+	cmd.MarkFlagsOneRequired("table", "delta")
+	cmd.MarkFlagsMutuallyExclusive("table", "delta")
 	return cmd
 }
 
@@ -81,7 +93,12 @@ func (o *alterOptions) request() (alter.Request, error) {
 		}
 		set[strings.TrimSpace(k)] = strings.TrimSpace(v)
 	}
-	req, err := alter.Request{Curve: o.curve, SortOrder: o.order, Set: set, Unset: o.unset}.Check()
+	req := alter.Request{Curve: o.curve, SortOrder: o.order, Set: set, Unset: o.unset}
+	check := req.Check
+	if o.delta != "" {
+		check = req.CheckDelta
+	}
+	req, err := check()
 	if err != nil {
 		return req, &usageError{err}
 	}
@@ -89,11 +106,7 @@ func (o *alterOptions) request() (alter.Request, error) {
 }
 
 func runAlter(ctx context.Context, o *alterOptions, req alter.Request) error {
-	cat, _, err := o.g.openCatalog(ctx)
-	if err != nil {
-		return err
-	}
-	res, err := alter.Apply(ctx, cat, o.table, req)
+	res, err := applyAlter(ctx, o, req)
 	if err != nil {
 		if errors.Is(err, engine.ErrOption) {
 			return &usageError{err}
@@ -104,8 +117,13 @@ func runAlter(ctx context.Context, o *alterOptions, req alter.Request) error {
 		return writeIndentedJSON(o.g.IO.Out, res)
 	}
 	w := tabwriter.NewWriter(o.g.IO.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "TABLE\tLAYOUT\tRECORDED IN\tICEBERG SORT ORDER")
-	fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", res.Table, orDefault(res.Layout.Text, "none (binpack)"), cli.OrDash(res.Layout.Source), orDefault(res.SortOrder, "unsorted"))
+	if res.Version != nil {
+		fmt.Fprintln(w, "TABLE\tLAYOUT\tRECORDED IN\tVERSION")
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\n", res.Table, orDefault(res.Layout.Text, "none (binpack)"), cli.OrDash(res.Layout.Source), *res.Version)
+	} else {
+		fmt.Fprintln(w, "TABLE\tLAYOUT\tRECORDED IN\tICEBERG SORT ORDER")
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", res.Table, orDefault(res.Layout.Text, "none (binpack)"), cli.OrDash(res.Layout.Source), orDefault(res.SortOrder, "unsorted"))
+	}
 	if err := w.Flush(); err != nil {
 		return err
 	}
@@ -122,6 +140,18 @@ func runAlter(ctx context.Context, o *alterOptions, req alter.Request) error {
 		fmt.Fprintf(w, "%s\t(unset)\n", k)
 	}
 	return w.Flush()
+}
+
+// applyAlter alters the Delta table or the catalog table the flags name.
+func applyAlter(ctx context.Context, o *alterOptions, req alter.Request) (*alter.Result, error) {
+	if o.delta != "" {
+		return alter.ApplyDelta(ctx, o.delta, req, 0)
+	}
+	cat, _, err := o.g.openCatalog(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return alter.Apply(ctx, cat, o.table, req)
 }
 
 func orDefault(s, def string) string {

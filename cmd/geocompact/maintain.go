@@ -17,8 +17,10 @@ import (
 func init() { register(newMaintainCmd) }
 
 type maintainOptions struct {
-	g      *globalOptions
-	table  string
+	g     *globalOptions
+	table string
+	// delta is the location of a Delta table to maintain instead.
+	delta  string
 	policy string
 	dryRun bool
 }
@@ -26,7 +28,7 @@ type maintainOptions struct {
 func newMaintainCmd(g *globalOptions) *cobra.Command {
 	o := &maintainOptions{g: g}
 	cmd := &cobra.Command{
-		Use:   "maintain --table NS.T [--policy FILE]",
+		Use:   "maintain (--table NS.T | --delta LOCATION) [--policy FILE] [--dry-run]",
 		Short: "Run one maintenance pass over a table, for schedulers",
 		Long: `Maintain is the command a scheduler runs: measure the table, compact it if the
 policy's gate says fragmentation justifies it (rewrite, then verify), merge
@@ -46,10 +48,19 @@ the policy names one, and the gate's size floor is a quarter of the table's
 target file size unless the policy sets min-avg-file-bytes. --dry-run prints
 what each step would do and changes nothing (no lease either).
 
-Without --policy the defaults of docs/policy.md apply.`,
+Without --policy the defaults of docs/policy.md apply.
+
+--delta LOCATION maintains a Delta table (a directory, file: URL or
+s3://BUCKET/PREFIX): measure it from its log, optimize when the gate fires
+(the recorded layout and delta.targetFileSize by default), verify, and
+vacuum on the policy's vacuum cadence with the table's
+delta.deletedFileRetentionDuration (a policy may only keep files longer).
+It takes no lease; manifests, expire and orphans are reported as not
+applicable.`,
 		Example: `  $ geocompact maintain --table gis.telemetry --policy maintain.yaml
   $ geocompact maintain --table gis.telemetry --dry-run
-  $ geocompact maintain --table gis.telemetry --json`,
+  $ geocompact maintain --table gis.telemetry --json
+  $ geocompact maintain --delta ./lake/pings --dry-run`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p, err := maintain.LoadPolicy(o.policy)
@@ -60,20 +71,33 @@ Without --policy the defaults of docs/policy.md apply.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.table, "table", "", "table to maintain, NAMESPACE.TABLE (required)")
+	f.StringVar(&o.table, "table", "", "table to maintain, NAMESPACE.TABLE")
+	f.StringVar(&o.delta, "delta", "", "maintain the Delta table at this location (a directory, file: URL or s3://BUCKET/PREFIX) instead of a catalog table")
 	f.StringVar(&o.policy, "policy", "", "policy file (YAML; see docs/policy.md)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "print what each step would do and change nothing")
-	_ = cmd.MarkFlagRequired("table")
+	cmd.MarkFlagsOneRequired("table", "delta")
+	cmd.MarkFlagsMutuallyExclusive("table", "delta")
 	return cmd
 }
 
 func runMaintain(ctx context.Context, o *maintainOptions, p maintain.Policy) error {
-	cat, spec, err := o.g.openCatalog(ctx)
-	if err != nil {
-		return err
+	cfg := maintain.Config{Policy: p, Logger: o.g.Logger(), DryRun: o.dryRun}
+	run := func(ctx context.Context, cfg maintain.Config) (*maintain.Report, error) {
+		return maintain.RunDelta(ctx, o.delta, cfg)
+	}
+	if o.delta == "" {
+		cat, spec, err := o.g.openCatalog(ctx)
+		if err != nil {
+			return err
+		}
+		cfg.CommitRetries = spec.Retries()
+		run = func(ctx context.Context, cfg maintain.Config) (*maintain.Report, error) {
+			return maintain.Run(ctx, cat, o.table, cfg)
+		}
 	}
 	prog := newProgress(o.g, "maintain", "")
-	rep, err := maintain.Run(ctx, cat, o.table, maintain.Config{Policy: p, CommitRetries: spec.Retries(), Logger: o.g.Logger(), Progress: maintainProgress(prog), DryRun: o.dryRun})
+	cfg.Progress = maintainProgress(prog)
+	rep, err := run(ctx, cfg)
 	prog.Done()
 	if rep == nil || len(rep.Steps) == 0 {
 		if errors.Is(err, maintain.ErrPolicy) {
@@ -90,8 +114,9 @@ func runMaintain(ctx context.Context, o *maintainOptions, p maintain.Policy) err
 	if err == nil {
 		err = werr
 	}
-	if errors.Is(err, layouts.ErrChange) {
-		// The policy asks for another layout than the table records.
+	if errors.Is(err, layouts.ErrChange) || errors.Is(err, maintain.ErrPolicy) {
+		// The policy asks for another layout than the table records, or
+		// a vacuum retention below the table's.
 		err = &usageError{err}
 	}
 	return err

@@ -53,6 +53,9 @@ type Result struct {
 	Set map[string]string `json:"set"`
 	// Unset lists the properties removed.
 	Unset []string `json:"unset"`
+	// Version is the Delta table version the change was committed as
+	// (nil for an Iceberg table).
+	Version *int64 `json:"version,omitempty"`
 }
 
 // knownProperties are the table properties a --set key is checked
@@ -75,7 +78,21 @@ func IsSizeProperty(key string) bool {
 // are well formed and not misspelt known ones, size values parse, and a
 // key is not both set and unset. It returns the request with size values
 // as byte counts. Errors wrap engine.ErrOption.
-func (r Request) Check() (Request, error) {
+func (r Request) Check() (Request, error) { return r.check(icebergRules) }
+
+// keyRules are a table format's rules for property keys and values.
+type keyRules struct {
+	// known are the keys a key is checked against for a misspelling.
+	known []string
+	// isSize says whether a key's value is a size (stored in bytes).
+	isSize func(key string) bool
+	// check, when set, checks a key (and value, unless unset) further.
+	check func(key, value string, unset bool) error
+}
+
+var icebergRules = keyRules{known: knownProperties, isSize: IsSizeProperty}
+
+func (r Request) check(rules keyRules) (Request, error) {
 	if r.Curve != "" && r.SortOrder != "" {
 		return r, fmt.Errorf("%w: give --curve or --sort-order, not both", engine.ErrOption)
 	}
@@ -87,7 +104,7 @@ func (r Request) Check() (Request, error) {
 	}
 	set := make(map[string]string, len(r.Set))
 	for _, k := range slices.Sorted(maps.Keys(r.Set)) {
-		v, err := checkProperty(k, r.Set[k])
+		v, err := rules.property(k, r.Set[k])
 		if err != nil {
 			return r, err
 		}
@@ -100,7 +117,7 @@ func (r Request) Check() (Request, error) {
 		return r, fmt.Errorf("%w: give the layout by --curve or --sort-order, or by --set %s, not both", engine.ErrOption, layouts.Prop)
 	}
 	for _, k := range r.Unset {
-		if err := checkKey(k); err != nil {
+		if err := rules.key(k, "", true); err != nil {
 			return r, err
 		}
 	}
@@ -108,30 +125,33 @@ func (r Request) Check() (Request, error) {
 	return r, nil
 }
 
-// checkKey refuses an empty key or a likely misspelling of a known one.
-func checkKey(k string) error {
+// key refuses an empty key, a likely misspelling of a known one, and
+// what the format's own check refuses.
+func (rules keyRules) key(k, v string, unset bool) error {
 	if strings.TrimSpace(k) == "" || strings.ContainsAny(k, " \t\n=") {
-		return fmt.Errorf("%w: property key %q: want a name such as %s", engine.ErrOption, k, table.WriteTargetFileSizeBytesKey)
+		return fmt.Errorf("%w: property key %q: want a name such as %s", engine.ErrOption, k, rules.known[1])
 	}
-	if !slices.Contains(knownProperties, k) {
-		if hint := suggest.Hint(k, knownProperties); hint != "" {
+	if !slices.Contains(rules.known, k) {
+		if hint := suggest.Hint(k, rules.known); hint != "" {
 			return fmt.Errorf("%w: unknown property %q%s", engine.ErrOption, k, hint)
+		}
+	}
+	if rules.check != nil {
+		if err := rules.check(k, v, unset); err != nil {
+			return fmt.Errorf("%w: %w", engine.ErrOption, err)
 		}
 	}
 	return nil
 }
 
-// checkProperty checks one --set pair and returns the value to store.
-func checkProperty(k, v string) (string, error) {
-	if err := checkKey(k); err != nil {
-		return "", err
-	}
+// property checks one --set pair and returns the value to store.
+func (rules keyRules) property(k, v string) (string, error) {
 	switch {
 	case k == layouts.Prop:
 		if _, _, err := layouts.Parse(v); err != nil {
 			return "", fmt.Errorf("%w: %s=%q: %w", engine.ErrOption, k, v, err)
 		}
-	case IsSizeProperty(k):
+	case rules.isSize(k):
 		n, err := optval.ParseSize(v)
 		if err == nil && n <= 0 {
 			err = fmt.Errorf("want a positive size")
@@ -139,9 +159,9 @@ func checkProperty(k, v string) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("%w: %s=%q: %w", engine.ErrOption, k, v, err)
 		}
-		return strconv.FormatInt(n, 10), nil
+		v = strconv.FormatInt(n, 10)
 	}
-	return v, nil
+	return v, rules.key(k, v, false)
 }
 
 // layout parses the request's layout; ok is false when it gives none.

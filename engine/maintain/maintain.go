@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/iceberg-go/catalog"
 
+	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/catalogs"
 )
@@ -98,6 +99,10 @@ const (
 	// StepWouldRun marks a step a dry run found work for; its detail says
 	// what a real run would do.
 	StepWouldRun = "would run"
+	// StepNotApplicable marks a step the table's format has no use for
+	// (manifests, expiry and orphans on a Delta table); its detail says
+	// why.
+	StepNotApplicable = "not applicable"
 )
 
 // StepReport is one step of a maintain run.
@@ -129,6 +134,21 @@ type Config struct {
 	Progress func(Progress)
 }
 
+// prepare returns the run's policy, its defaults filled in and checked,
+// and its logger.
+func (cfg Config) prepare() (Policy, *slog.Logger, error) {
+	p := cfg.Policy
+	p.fillDefaults()
+	if err := p.Validate(); err != nil {
+		return p, nil, err
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return p, log, nil
+}
+
 // Progress says where a maintain run is: step Index of Steps, and for the
 // rewrite step the rewrite's own progress (nil otherwise).
 type Progress struct {
@@ -150,7 +170,9 @@ type Report struct {
 	Manifests *ManifestsResult `json:"manifests,omitempty"`
 	Expire    *ExpireResult    `json:"expire,omitempty"`
 	Orphans   *OrphansResult   `json:"orphans,omitempty"`
-	After     *TableMetrics    `json:"after,omitempty"`
+	// Vacuum is a Delta table's vacuum (RunDelta).
+	Vacuum *delta.VacuumResult `json:"vacuum,omitempty"`
+	After  *TableMetrics       `json:"after,omitempty"`
 }
 
 func (r *Report) step(name, status, detail string, start time.Time) {
@@ -165,14 +187,9 @@ func (r *Report) step(name, status, detail string, start time.Time) {
 // Another run holding the table returns a *LeaseError (retryable).
 func Run(ctx context.Context, cat catalog.Catalog, name string, cfg Config) (rep *Report, err error) {
 	cat = catalogs.Wrap(cat)
-	p := cfg.Policy
-	p.fillDefaults()
-	if err := p.Validate(); err != nil {
+	p, log, err := cfg.prepare()
+	if err != nil {
 		return nil, err
-	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
 	}
 	owner := cfg.Owner
 	if owner == "" {
@@ -182,8 +199,8 @@ func Run(ctx context.Context, cat catalog.Catalog, name string, cfg Config) (rep
 	start := time.Now()
 	if cfg.DryRun {
 		rep.step("lease", StepSkipped, "dry run: no lease taken, nothing is changed", start)
-		m := &maintainer{cat: cat, name: name, p: p, cfg: cfg, rep: rep, log: log, props: map[string]string{}}
-		return rep, m.run(ctx)
+		m := newIcebergMaintainer(cat, name, p, cfg, rep, log)
+		return rep, m.run(ctx, m.icebergSteps())
 	}
 	lease, err := AcquireLease(ctx, cat, name, owner, time.Duration(p.Lease.TTL))
 	if errors.Is(err, ErrNoSnapshot) {
@@ -200,7 +217,8 @@ func Run(ctx context.Context, cat catalog.Catalog, name string, cfg Config) (rep
 	}
 	rep.step("lease", StepDone, detail, start)
 	log.Info("maintain lease taken", "table", name, "owner", owner, "took_over_from", lease.TookOverFrom)
-	m := &maintainer{cat: cat, name: name, p: p, cfg: cfg, lease: lease, rep: rep, log: log, props: map[string]string{}}
+	m := newIcebergMaintainer(cat, name, p, cfg, rep, log)
+	m.lease = lease
 	defer func() {
 		if rerr := lease.Release(context.WithoutCancel(ctx), m.props); rerr != nil {
 			log.Warn("maintain lease release failed", "table", name, "err", rerr)
@@ -209,7 +227,7 @@ func Run(ctx context.Context, cat catalog.Catalog, name string, cfg Config) (rep
 			}
 		}
 	}()
-	return rep, m.run(ctx)
+	return rep, m.run(ctx, m.icebergSteps())
 }
 
 type maintainer struct {
@@ -224,16 +242,61 @@ type maintainer struct {
 	props map[string]string
 	// at is the step running, for progress.
 	at Progress
+	// table is the format the steps measure, gate and rewrite through.
+	table formatOps
 }
 
-// run runs the steps in order; the first error stops the run. Every
-// error names its step, as the report does.
-func (m *maintainer) run(ctx context.Context) error {
-	steps := []struct {
-		name string
-		run  func(context.Context) error
-	}{
-		{"measure", func(ctx context.Context) (err error) { m.rep.Before, err = m.measure(ctx); return err }},
+// formatOps are what the shared steps (measure, gate, rewrite) ask of
+// the table's format.
+type formatOps struct {
+	// metrics measures the table; summary describes them for the report.
+	metrics func(context.Context) (*TableMetrics, error)
+	summary func(*TableMetrics) string
+	// properties are the table's properties, as rewrite options default
+	// from them.
+	properties func(context.Context) (map[string]string, error)
+	// rewrite runs the rewrite the policy asks for.
+	rewrite func(context.Context, engine.Request) (*engine.Result, error)
+}
+
+func newIcebergMaintainer(cat catalog.Catalog, name string, p Policy, cfg Config, rep *Report, log *slog.Logger) *maintainer {
+	m := &maintainer{cat: cat, name: name, p: p, cfg: cfg, rep: rep, log: log, props: map[string]string{}}
+	m.table = formatOps{
+		metrics: func(ctx context.Context) (*TableMetrics, error) {
+			tbl, err := catalogs.LoadTable(ctx, cat, name)
+			if err != nil {
+				return nil, err
+			}
+			return Metrics(ctx, tbl)
+		},
+		summary: func(met *TableMetrics) string {
+			return fmt.Sprintf("%d files, average %s, %d snapshots, %d manifests",
+				met.FileCount, engine.FormatBytes(met.AvgFileBytes), met.SnapshotCount, met.ManifestCount)
+		},
+		properties: func(ctx context.Context) (map[string]string, error) {
+			tbl, err := catalogs.LoadTable(ctx, cat, name)
+			if err != nil {
+				return nil, err
+			}
+			return tbl.Properties(), nil
+		},
+		rewrite: func(ctx context.Context, rc engine.Request) (*engine.Result, error) {
+			return engine.Rewrite(ctx, cat, name, rc)
+		},
+	}
+	return m
+}
+
+// step is one step of a run.
+type step struct {
+	name string
+	run  func(context.Context) error
+}
+
+// icebergSteps are the steps of an Iceberg table's run.
+func (m *maintainer) icebergSteps() []step {
+	return []step{
+		{"measure", m.measureBefore},
 		{"gate", m.gate},
 		{"rewrite", m.rewrite},
 		{"manifests", m.manifests},
@@ -241,6 +304,16 @@ func (m *maintainer) run(ctx context.Context) error {
 		{"orphans", m.orphans},
 		{"measure", m.measureAfter},
 	}
+}
+
+func (m *maintainer) measureBefore(ctx context.Context) (err error) {
+	m.rep.Before, err = m.measure(ctx)
+	return err
+}
+
+// run runs the steps in order; the first error stops the run. Every
+// error names its step, as the report does.
+func (m *maintainer) run(ctx context.Context, steps []step) error {
 	for i, st := range steps {
 		m.at = Progress{Step: st.name, Index: i + 1, Steps: len(steps)}
 		if m.cfg.Progress != nil {
@@ -267,17 +340,12 @@ func (m *maintainer) measureAfter(ctx context.Context) (err error) {
 // measure records the table's metrics as a step.
 func (m *maintainer) measure(ctx context.Context) (*TableMetrics, error) {
 	start := time.Now()
-	tbl, err := catalogs.LoadTable(ctx, m.cat, m.name)
-	if err != nil {
-		return nil, err
-	}
-	met, err := Metrics(ctx, tbl)
+	met, err := m.table.metrics(ctx)
 	if err != nil {
 		m.rep.step("measure", StepFailed, err.Error(), start)
 		return nil, err
 	}
-	m.rep.step("measure", StepDone, fmt.Sprintf("%d files, average %s, %d snapshots, %d manifests",
-		met.FileCount, engine.FormatBytes(met.AvgFileBytes), met.SnapshotCount, met.ManifestCount), start)
+	m.rep.step("measure", StepDone, m.table.summary(met), start)
 	return met, nil
 }
 
@@ -289,11 +357,11 @@ func (m *maintainer) gate(ctx context.Context) error {
 	start := time.Now()
 	g := m.p.Gate
 	if g.MinAvgFileBytes == 0 {
-		tbl, err := catalogs.LoadTable(ctx, m.cat, m.name)
+		props, err := m.table.properties(ctx)
 		if err != nil {
 			return err
 		}
-		opts, err := engine.ParseOptions(m.p.Rewrite.Options, tbl.Properties())
+		opts, err := engine.ParseOptions(m.p.Rewrite.Options, props)
 		if err != nil {
 			m.rep.step("gate", StepFailed, err.Error(), start)
 			return err
@@ -322,7 +390,7 @@ func (m *maintainer) rewrite(ctx context.Context) error {
 			m.cfg.Progress(at)
 		}
 	}
-	res, err := engine.Rewrite(ctx, m.cat, m.name, rc)
+	res, err := m.table.rewrite(ctx, rc)
 	rep.Rewrite = res
 	if err != nil {
 		rep.step("rewrite", StepFailed, err.Error(), start)
@@ -360,9 +428,9 @@ func (m *maintainer) rewrite(ctx context.Context) error {
 
 // renew moves the lease to the new head, records the last-run times so
 // far, and checks the lease is still held before the next step. A dry run
-// holds no lease and records nothing.
+// holds no lease and records nothing, nor does a run on a Delta table.
 func (m *maintainer) renew(ctx context.Context) error {
-	if m.cfg.DryRun {
+	if m.cfg.DryRun || m.lease == nil {
 		return nil
 	}
 	if err := m.lease.Renew(ctx, m.props); err != nil {

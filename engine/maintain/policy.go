@@ -164,6 +164,7 @@ type Policy struct {
 	Expire    ExpirePolicy    `yaml:"expire"`
 	Orphans   OrphansPolicy   `yaml:"orphans"`
 	Lease     LeasePolicy     `yaml:"lease"`
+	Vacuum    VacuumPolicy    `yaml:"vacuum"`
 }
 
 // GatePolicy decides whether a run compacts. A partition (or the whole of
@@ -230,6 +231,23 @@ type OrphansPolicy struct {
 	OlderThan Duration `yaml:"older-than"`
 }
 
+// VacuumPolicy says how often and how carefully a run on a Delta table
+// vacuums it (RunDelta); Iceberg tables expire snapshots and remove
+// orphans instead.
+type VacuumPolicy struct {
+	// Enabled turns the step off when false (default true).
+	Enabled *bool `yaml:"enabled"`
+	// Every is the cadence: the step runs when the last vacuum the
+	// table's log records (a VACUUM END commit) is at least this old
+	// (default 24h; 0 every run).
+	Every *Duration `yaml:"every"`
+	// Retain keeps files removed less than this long ago (default: the
+	// table's delta.deletedFileRetentionDuration, 7 days unless set). It
+	// may only be longer than the table's retention: a run asking for
+	// less fails, as there is no force for a policy.
+	Retain Duration `yaml:"retain,omitempty"`
+}
+
 // LeasePolicy configures the lease that keeps runs on one table apart.
 type LeasePolicy struct {
 	// TTL is how long a lease holds without renewal; a run that crashes
@@ -272,6 +290,12 @@ func (p *Policy) fillDefaults() {
 	if p.Orphans.OlderThan == 0 {
 		p.Orphans.OlderThan = Duration(DefaultOrphansOlderThan)
 	}
+	if p.Vacuum.Enabled == nil {
+		p.Vacuum.Enabled = ptr(true)
+	}
+	if p.Vacuum.Every == nil {
+		p.Vacuum.Every = ptr(Duration(24 * time.Hour))
+	}
 	if p.Lease.TTL == 0 {
 		p.Lease.TTL = Duration(2 * time.Hour)
 	}
@@ -295,6 +319,10 @@ func (p Policy) Validate() error {
 	if err := CheckRetention("orphans", time.Duration(p.Orphans.OlderThan), false); err != nil {
 		return fmt.Errorf("%w: orphans.older-than %s is below the %s retention floor: a younger file may belong to a writer that has not committed yet",
 			ErrPolicy, FormatDuration(time.Duration(p.Orphans.OlderThan)), FormatDuration(MinRetention))
+	}
+	if r := time.Duration(p.Vacuum.Retain); r != 0 && r < MinRetention {
+		return fmt.Errorf("%w: vacuum.retain %s is below the %s retention floor: readers and writers may still need the files it would delete",
+			ErrPolicy, FormatDuration(r), FormatDuration(MinRetention))
 	}
 	switch engine.Strategy(p.Rewrite.Strategy) {
 	case "", engine.BinPack, engine.Sort:
@@ -333,7 +361,7 @@ func ParsePolicy(b []byte, name string) (Policy, error) {
 // messages about unknown fields.
 var policySections = map[string]string{
 	"Policy": "the top level", "GatePolicy": "gate", "RewritePolicy": "rewrite", "ManifestsPolicy": "manifests",
-	"ExpirePolicy": "expire", "OrphansPolicy": "orphans", "LeasePolicy": "lease",
+	"ExpirePolicy": "expire", "OrphansPolicy": "orphans", "LeasePolicy": "lease", "VacuumPolicy": "vacuum",
 }
 
 // policyFields lists the YAML keys of each policy section, by Go type

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/geocompact/geocompact/delta/deltatest"
+	"github.com/geocompact/geocompact/engine/maintain"
+)
+
+// TestMaintainDeltaCLI: a dry run prints the optimize it would do and the
+// Iceberg steps as not applicable; a run optimizes and keeps every row; a
+// second run has nothing to do; a policy vacuuming with less than the
+// table's retention is a usage error.
+func TestMaintainDeltaCLI(t *testing.T) {
+	tbl, dir := spatialDelta(t, 6)
+	rows := deltatest.LiveRows(t, tbl)
+
+	r := runCLI(t, "", false, "maintain", "--delta", dir, "--dry-run")
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	assert.Contains(t, r.Stdout, "would rewrite 6 files")
+	assert.Contains(t, r.Stdout, "a Delta table has no manifests")
+	assert.Equal(t, int64(6), deltatest.Snapshot(t, tbl).Version)
+
+	var rep maintain.Report
+	r = runCLI(t, "", false, "--json", "maintain", "--delta", dir)
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	require.NoError(t, json.Unmarshal([]byte(r.Stdout), &rep), r.Stdout)
+	require.NotNil(t, rep.After)
+	assert.Equal(t, int64(1), rep.After.FileCount)
+	assert.True(t, rep.Rewrite.Verified)
+	assert.Equal(t, rows, deltatest.LiveRows(t, tbl))
+
+	r = runCLI(t, "", false, "--json", "maintain", "--delta", dir)
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	require.NoError(t, json.Unmarshal([]byte(r.Stdout), &rep), r.Stdout)
+	for _, s := range rep.Steps {
+		assert.Contains(t, []string{maintain.StepDone, maintain.StepNoop, maintain.StepSkipped, maintain.StepNotApplicable}, s.Status, s.Step)
+		if s.Step == "rewrite" || s.Step == "vacuum" {
+			assert.Equal(t, maintain.StepSkipped, s.Status, "%s: %s", s.Step, s.Detail)
+		}
+	}
+
+	policy := filepath.Join(t.TempDir(), "p.yaml")
+	writeFile(t, policy, "vacuum:\n  retain: 1d\n  every: 0d\n")
+	r = runCLI(t, "", false, "maintain", "--delta", dir, "--policy", policy)
+	assert.Equal(t, exitUsage, r.Code, r.Stderr)
+	assert.Contains(t, r.Stderr, "delta.deletedFileRetentionDuration")
+	r = runCLI(t, "", false, "maintain", "--delta", dir, "--table", "a.b")
+	assert.Equal(t, exitUsage, r.Code)
+}

@@ -1,0 +1,113 @@
+package alter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/geocompact/geocompact/delta"
+	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/deltatable"
+	"github.com/geocompact/geocompact/engine/layouts"
+)
+
+// deltaRules are the property rules of a Delta table: its own delta.*
+// properties as delta.CheckProperty allows them, delta.targetFileSize
+// taking units, and the target file size by Delta's name only.
+var deltaRules = keyRules{
+	known:  append([]string{layouts.Prop}, delta.SettableProperties...),
+	isSize: func(k string) bool { return k == delta.PropTargetFileSize },
+	check: func(k, v string, unset bool) error {
+		if k == engine.PropTargetFileSize {
+			return fmt.Errorf("a Delta table's target file size is %s, which other Delta writers honour too: use --set %s=128MiB",
+				delta.PropTargetFileSize, delta.PropTargetFileSize)
+		}
+		return delta.CheckProperty(k, v, unset)
+	},
+}
+
+// CheckDelta is Check for a Delta table: the delta.* properties other
+// than those delta.CheckProperty allows are refused (changing most needs
+// a protocol upgrade), and the target file size is delta.targetFileSize.
+func (r Request) CheckDelta() (Request, error) { return r.check(deltaRules) }
+
+// ApplyDelta records the request's layout and properties on the Delta
+// table at location in one commit (delta.Table.SetProperties): Delta has
+// no sort order, so any layout is kept in layouts.Prop, checked
+// first against the table's columns as a rewrite checks it. Properties go
+// into the table's configuration. A concurrent change of the table's
+// metadata fails with engine.ErrConflict, committing nothing; a
+// concurrent append is not a conflict.
+func ApplyDelta(ctx context.Context, location string, req Request, commitAttempts int) (*Result, error) {
+	req, err := req.CheckDelta()
+	if err != nil {
+		return nil, err
+	}
+	t, err := delta.Open(ctx, location)
+	if err != nil {
+		return nil, err
+	}
+	set, unset := maps.Clone(req.Set), slices.Clone(req.Unset)
+	if text, ok, _ := req.layout(); ok {
+		set[layouts.Prop] = text
+	}
+	if text, ok := set[layouts.Prop]; ok {
+		if err := checkDeltaLayout(ctx, t, location, text); err != nil {
+			return nil, err
+		}
+	}
+	if commitAttempts <= 0 {
+		commitAttempts = 5
+	}
+	pc, err := t.SetProperties(ctx, set, unset, commitAttempts)
+	if err != nil {
+		var ce *delta.ConflictError
+		if errors.As(err, &ce) {
+			return nil, fmt.Errorf("%w: alter %s: %w; nothing was committed, run alter again", engine.ErrConflict, location, err)
+		}
+		return nil, fmt.Errorf("alter %s: %w", location, err)
+	}
+	res := &Result{Table: location, Set: set, Unset: unset, Version: &pc.Version}
+	res.Layout, err = DeltaLayout(location, pc.Configuration)
+	return res, err
+}
+
+// DeltaLayout is the layout a Delta table with the given configuration
+// records (layouts.Prop; a Delta table has no sort order).
+func DeltaLayout(location string, conf map[string]string) (layouts.Record, error) {
+	v := strings.TrimSpace(conf[layouts.Prop])
+	if v == "" {
+		return layouts.Record{}, nil
+	}
+	o, auto, err := layouts.Parse(v)
+	if err != nil {
+		return layouts.Record{}, fmt.Errorf("%w: table %s: property %s=%q: %w", engine.ErrOption, location, layouts.Prop, v, err)
+	}
+	return layouts.Record{Text: layouts.Text(o, auto), Source: layouts.FromProperty}, nil
+}
+
+// checkDeltaLayout checks layout text against the Delta table's columns
+// and schema as a rewrite does: the rewrite is planned over no files, in
+// a dry run, so only its layout checks run and nothing is read or written.
+func checkDeltaLayout(ctx context.Context, t *delta.Table, location, text string) error {
+	ft, err := deltatable.Open(ctx, t, location, true)
+	if err != nil {
+		return err
+	}
+	ft.Files = nil
+	ft.Properties = maps.Clone(ft.Properties)
+	delete(ft.Properties, layouts.Prop) // the layout replaces the recorded one
+	req := engine.Request{SortOrder: text, DryRun: true, AllowLayoutChange: true}
+	if o, auto, err := layouts.Parse(text); err == nil {
+		// As the property records it: a curve name reads as that curve.
+		req.SortOrder = layouts.Text(o, auto)
+		if auto {
+			req.SortOrder, req.Curve = "", layouts.CurveAuto
+		}
+	}
+	_, err = engine.RewriteTable(ctx, ft, req)
+	return err
+}
