@@ -8,7 +8,6 @@ import (
 
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/delta/deltatest"
-	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/layouts"
 )
 

@@ -11,7 +11,6 @@ import (
 
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/delta/deltatest"
-	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/layouts"
 	"github.com/geocompact/geocompact/engine/maintain"
 )
