@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine/layouts"
 )
 
@@ -64,10 +65,7 @@ func newTableRewriter(t FormatTable, cfg Request) (*rewriter, layoutTable, error
 	if err != nil {
 		return nil, layoutTable{}, err
 	}
-	lt := layoutTable{name: t.Name, columns: t.Columns, schema: t.Schema}
-	if cols, _, err := t.Format.Spatial(); err == nil {
-		lt.geometry = cols.Geometry
-	}
+	lt := t.layoutTable()
 	if lt.recorded, _, err = layouts.FromProperties(t.Name, t.Properties); err != nil {
 		return nil, lt, err
 	}
@@ -76,6 +74,27 @@ func newTableRewriter(t FormatTable, cfg Request) (*rewriter, layoutTable, error
 		return nil, lt, err
 	}
 	return &rewriter{name: t.Name, cfg: cfg, opts: opts, lay: lay, log: cfg.logger().With("table", t.Name)}, lt, nil
+}
+
+// layoutTable describes t for choosing and checking a layout.
+func (t FormatTable) layoutTable() layoutTable {
+	lt := layoutTable{name: t.Name, columns: t.Columns, schema: t.Schema}
+	if cols, _, err := t.Format.Spatial(); err == nil {
+		lt.geometry = cols.Geometry
+	}
+	return lt
+}
+
+// CheckTableLayout fails when layout o (auto: the automatic choice)
+// cannot order t's rows, as a rewrite's plan would: a column t does not
+// hold, a curve over one dimension. It is CheckLayoutColumns for a table
+// of another format.
+func CheckTableLayout(t FormatTable, o cluster.Order, auto bool) error {
+	lt := t.layoutTable()
+	if err := lt.checkOrderColumns(o, auto); err != nil {
+		return err
+	}
+	return lt.checkOrder(layout{strategy: Sort, order: o, auto: auto})
 }
 
 // planTable plans the rewrite of t's files. A result with no groups says

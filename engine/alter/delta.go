@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/engine"
@@ -78,36 +77,20 @@ func ApplyDelta(ctx context.Context, location string, req Request, commitAttempt
 // DeltaLayout is the layout a Delta table with the given configuration
 // records (layouts.Prop; a Delta table has no sort order).
 func DeltaLayout(location string, conf map[string]string) (layouts.Record, error) {
-	v := strings.TrimSpace(conf[layouts.Prop])
-	if v == "" {
-		return layouts.Record{}, nil
-	}
-	o, auto, err := layouts.Parse(v)
-	if err != nil {
-		return layouts.Record{}, fmt.Errorf("%w: table %s: property %s=%q: %w", engine.ErrOption, location, layouts.Prop, v, err)
-	}
-	return layouts.Record{Text: layouts.Text(o, auto), Source: layouts.FromProperty}, nil
+	rec, _, err := layouts.FromProperties(location, conf)
+	return rec, err
 }
 
 // checkDeltaLayout checks layout text against the Delta table's columns
-// and schema as a rewrite does: the rewrite is planned over no files, in
-// a dry run, so only its layout checks run and nothing is read or written.
+// and schema as a rewrite's plan does.
 func checkDeltaLayout(ctx context.Context, t *delta.Table, location, text string) error {
 	ft, err := deltatable.Open(ctx, t, location, true)
 	if err != nil {
 		return err
 	}
-	ft.Files = nil
-	ft.Properties = maps.Clone(ft.Properties)
-	delete(ft.Properties, layouts.Prop) // the layout replaces the recorded one
-	req := engine.Request{SortOrder: text, DryRun: true, AllowLayoutChange: true}
-	if o, auto, err := layouts.Parse(text); err == nil {
-		// As the property records it: a curve name reads as that curve.
-		req.SortOrder = layouts.Text(o, auto)
-		if auto {
-			req.SortOrder, req.Curve = "", layouts.CurveAuto
-		}
+	o, auto, err := layouts.Parse(text)
+	if err != nil {
+		return fmt.Errorf("%w: %w", engine.ErrOption, err)
 	}
-	_, err = engine.RewriteTable(ctx, ft, req)
-	return err
+	return engine.CheckTableLayout(ft, o, auto)
 }
