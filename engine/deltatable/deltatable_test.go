@@ -345,3 +345,28 @@ func TestOptimizeWherePartitions(t *testing.T) {
 	assert.Zero(t, res.RewrittenDataFilesCount)
 	assert.Contains(t, res.NoopReason, "no data file may hold rows matching --where")
 }
+
+// TestOptimizeAutoAndPartialProgress rewrites a two-partition table with
+// --curve auto (each group's layout chosen from a sample of its rows) and
+// with partial progress (one OPTIMIZE commit per group): the rows stay,
+// the choice is recorded in the commit, and each group commits on its own
+// version.
+func TestOptimizeAutoAndPartialProgress(t *testing.T) {
+	tbl, dir := newTable(t, "none")
+	appendPoints(t, tbl, "2026-01-01", 0, 4, 300)
+	appendPoints(t, tbl, "2026-01-02", 10000, 4, 300)
+	before := rows(t, tbl)
+	s, err := tbl.Snapshot(t.Context())
+	require.NoError(t, err)
+
+	res, err := deltatable.Rewrite(t.Context(), dir, engine.Request{Curve: "auto",
+		Options: opts("rewrite-all", "true", "partial-progress.enabled", "true", "partial-progress.max-commits", "2")})
+	require.NoError(t, err)
+	require.Len(t, res.Auto, 2)
+	assert.Equal(t, 2, res.SnapshotsCommitted)
+	assert.Equal(t, []int64{s.Version + 1, s.Version + 2}, res.SnapshotIDs)
+	assert.Equal(t, before, rows(t, tbl))
+	acts := lastCommit(t, tbl)
+	require.NotNil(t, acts[0].CommitInfo)
+	assert.Contains(t, acts[0].CommitInfo.OperationParameters, engine.SummaryAuto)
+}
