@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -213,4 +214,46 @@ func TestJobFailureLeavesNothing(t *testing.T) {
 	_, res, err := runJob(t, cat, name, cfg, false)
 	require.NoError(t, err)
 	assert.True(t, res.Verified)
+}
+
+// TestJobPartialProgress commits a job's groups batch by batch under
+// partial progress, as a local rewrite does: a group whose files do not
+// verify fails alone, the other batches commit, and the result says how
+// many groups did; without partial progress the same failure commits
+// nothing.
+func TestJobPartialProgress(t *testing.T) {
+	for _, partial := range []bool{true, false} {
+		t.Run(fmt.Sprint("partial=", partial), func(t *testing.T) {
+			c := sqlite(t)
+			cat, name := newTable(t, c, bench.GenerateConfig{Rows: 9000, Commits: 6, PartitionBy: "day(ts)"})
+			tbl := mustLoad(t, cat, name)
+			before, snap := tableDigest(t, tbl), tbl.CurrentSnapshot().SnapshotID
+			o := opts("rewrite-all", "true", "partial-progress.enabled", fmt.Sprint(partial), "partial-progress.max-commits", "10")
+			driver, err := job.Prepare(t.Context(), cat, name, engine.Request{Curve: "hilbert", Options: o})
+			require.NoError(t, err)
+			n := len(driver.Groups)
+			require.GreaterOrEqual(t, n, 3)
+			files := make([][]iceberg.DataFile, n)
+			in, out := make([]verify.Digest, n), make([]verify.Digest, n)
+			for gi, g := range driver.Groups {
+				require.True(t, g.Whole)
+				files[gi], in[gi], out[gi], err = driver.RewriteGroup(t.Context(), gi)
+				require.NoError(t, err)
+			}
+			out[1].Rows++ // group 2's files do not verify
+			res, err := driver.Commit(t.Context(), cat, files, in, out)
+			require.ErrorIs(t, err, engine.ErrVerify)
+			_, aerr := driver.Abort(t.Context(), cat)
+			require.NoError(t, aerr)
+			tbl = mustLoad(t, cat, name)
+			assert.Empty(t, before.Diff(tableDigest(t, tbl)), "rows unchanged")
+			if !partial {
+				assert.Equal(t, snap, tbl.CurrentSnapshot().SnapshotID, "nothing committed")
+				return
+			}
+			assert.Contains(t, err.Error(), fmt.Sprintf("partial progress: %d of %d groups committed", n-1, n))
+			assert.Equal(t, n-1, res.SnapshotsCommitted)
+			assert.Equal(t, len(driver.Groups[1].Files), res.FailedDataFilesCount)
+		})
+	}
 }

@@ -98,9 +98,6 @@ func PlanPieces(ctx context.Context, cat catalog.Catalog, name string, req Reque
 	if r.opts.CutWindowFraction > 0 && r.lay.strategy == Sort {
 		r.log.Warn("cut-window-fraction is not applied to the groups a distributed rewrite scatters across workers: their files are cut at equal row counts")
 	}
-	if r.opts.PartialProgress {
-		r.log.Warn("partial-progress is not applied by a distributed rewrite: it commits every group at once, or nothing")
-	}
 	p := &Pieces{ice: tf, ex: &execution{r: r, tf: tf, groups: len(res.Plan.Groups), lanes: 1, writeID: po.WriteID}}
 	p.index()
 	for i := range res.Plan.Groups {
@@ -197,7 +194,9 @@ func (p *Pieces) groupOut(i int, s *GroupSpec) *groupOut {
 	for _, f := range s.Files {
 		t := p.tasks[f]
 		o.files = append(o.files, PlanFile{Path: f, Size: t.File.FileSizeBytes(), Records: t.File.Count(), File: t})
+		o.group.Bytes += t.File.FileSizeBytes()
 	}
+	o.group.Files = o.files
 	return o
 }
 
@@ -384,46 +383,34 @@ func (w *PieceWriter) Close(ctx context.Context) ([]iceberg.DataFile, verify.Dig
 
 // Commit verifies what was written for every group (the digests of the
 // rows read, in, against those of the files written read back, out), then
-// replaces the planned files with files in one snapshot, with the local
-// engine's conflict handling, and adds what it did to res (whose plan is
-// the one the pieces were planned with). The replaced files come from the
-// plan, never from the workers. On error nothing is committed.
+// replaces the planned files with files, with the local engine's commit
+// batches and conflict handling, and adds what it did to res (whose plan
+// is the one the pieces were planned with). The replaced files come from
+// the plan, never from the workers. Without partial progress one snapshot
+// commits every group, or nothing is committed; with it each batch of
+// groups commits on its own, and a group that fails verification, or a
+// batch that fails to commit, fails alone, as in a local rewrite.
 func (p *Pieces) Commit(ctx context.Context, res *Result, files [][]iceberg.DataFile, in, out []verify.Digest) error {
 	n := len(p.groups)
 	if len(files) != n || len(in) != n || len(out) != n {
 		return fmt.Errorf("commit: %d groups, got files for %d and digests for %d and %d", n, len(files), len(in), len(out))
 	}
 	outs := make([]*groupOut, n)
+	done := make([]chan struct{}, n)
 	for i := range p.groups {
-		if d := in[i].Diff(out[i]); d != "" {
-			res.FailedDataFilesCount += len(p.groups[i].Files)
-			return fmt.Errorf("group %d (%s): %w: %s; nothing was committed", i+1, PartitionLabel(p.groups[i].Partition), ErrVerify, d)
-		}
 		outs[i] = p.group(i)
 		outs[i].newFiles, outs[i].in, outs[i].out = icebergtable.Out(files[i]), in[i], out[i]
-	}
-	id, removedDeletes, err := p.ex.commit(ctx, outs)
-	if err != nil {
-		for _, o := range outs {
-			res.FailedDataFilesCount += len(o.files)
+		if d := in[i].Diff(out[i]); d != "" {
+			outs[i].err = fmt.Errorf("group %d (%s): %w: %s; nothing was committed", i+1, PartitionLabel(p.groups[i].Partition), ErrVerify, d)
 		}
-		return err
+		done[i] = make(chan struct{})
+		close(done[i])
 	}
-	res.SnapshotIDs = append(res.SnapshotIDs, id)
-	res.SnapshotsCommitted++
-	for i, o := range outs {
-		res.RewrittenDataFilesCount += len(o.files)
-		if i < len(res.Plan.Groups) {
-			res.RewrittenBytesCount += res.Plan.Groups[i].Bytes
-		}
-		res.AddedDataFilesCount += len(o.newFiles)
-		for _, f := range o.newFiles {
-			res.AddedBytesCount += f.Size
+	st := &runState{committed: map[string]bool{}}
+	for _, b := range p.ex.r.batches(n) {
+		if !p.ex.runBatch(ctx, b, outs, done, res, st) {
+			break
 		}
 	}
-	res.RemovedDeleteFilesCount += removedDeletes
-	res.Verified = true
-	res.FilesAfter = res.FilesBefore - res.RewrittenDataFilesCount + res.AddedDataFilesCount
-	res.BytesAfter = res.BytesBefore - res.RewrittenBytesCount + res.AddedBytesCount
-	return nil
+	return st.finish(res, n)
 }

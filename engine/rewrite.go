@@ -319,6 +319,13 @@ func (ex *execution) run(ctx context.Context, plan *Plan, res *Result) error {
 		<-done[i]
 	}
 	ex.cleanup(context.WithoutCancel(ctx), st.committed)
+	return st.finish(res, len(plan.Groups))
+}
+
+// finish completes res after the last batch of a run of groups groups,
+// and returns the run's error: the first failure, or, when some batches
+// committed, a partial-progress error that says how many groups did.
+func (st *runState) finish(res *Result, groups int) error {
 	res.Verified = res.SnapshotsCommitted > 0 && res.FailedDataFilesCount == 0
 	res.FilesAfter = res.FilesBefore - res.RewrittenDataFilesCount + res.AddedDataFilesCount
 	res.BytesAfter = res.BytesBefore - res.RewrittenBytesCount + res.AddedBytesCount
@@ -326,7 +333,7 @@ func (ex *execution) run(ctx context.Context, plan *Plan, res *Result) error {
 		if res.SnapshotsCommitted == 0 {
 			return st.firstErr
 		}
-		return fmt.Errorf("partial progress: %d of %d groups committed; %w", st.groups, len(plan.Groups), st.firstErr)
+		return fmt.Errorf("partial progress: %d of %d groups committed; %w", st.groups, groups, st.firstErr)
 	}
 	return nil
 }
