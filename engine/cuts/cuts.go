@@ -1,7 +1,8 @@
 // Package cuts chooses where a group's rows, in their written order, are
 // cut into files: even counts, or window-aware cuts that minimise how many
-// files an expected query window plans. It reads rows only for their
-// boxes and knows nothing of tables.
+// files an expected query window plans; and Sink cuts a stream of batches
+// at those counts and writes the files, several at once, through a
+// format's own file writer. It knows nothing of tables.
 package cuts
 
 import (

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"strconv"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/cuts"
 	"github.com/geocompact/geocompact/engine/layouts"
 	"github.com/geocompact/geocompact/spatial"
 )
@@ -31,113 +33,67 @@ func (f *format) NewSink(ctx context.Context, group []engine.PlanFile, _ *arrow.
 	if dir != "" {
 		dir += "/"
 	}
-	return &sink{ctx: ctx, f: f, values: values, dir: dir, cfg: cfg}
+	w := &fileWriter{f: f, values: values, dir: dir, writeID: cfg.WriteID}
+	return cuts.NewSink(ctx, cuts.SinkConfig[engine.OutFile]{FileRows: cfg.FileRows, Lanes: cfg.Lanes, Queue: cfg.Queue, Write: w.write})
 }
 
-// sink writes a group's rows into files of cfg.FileRows rows, one file at
-// a time; on a table with a geometry column each file carries GeoParquet
-// metadata of its rows, as ingest --delta writes it.
-type sink struct {
-	ctx    context.Context
-	f      *format
-	values map[string]*string
-	dir    string
-	cfg    engine.SinkConfig
-
-	cur     *delta.FileWriter
-	curName string
-	geo     *spatial.GeoStats // of the current file's rows, when spatial
-	left    int64             // rows the current file still takes
-	written []engine.OutFile
-	rows    []int64
-	err     error
+// fileWriter writes the data files of one group's partition; on a table
+// with a geometry column each file carries GeoParquet metadata of its
+// rows, as ingest --delta writes it.
+type fileWriter struct {
+	f       *format
+	values  map[string]*string
+	dir     string
+	writeID func() uuid.UUID
 }
 
-func (s *sink) Write(rec arrow.RecordBatch) error {
-	defer rec.Release()
-	if s.err != nil {
-		return s.err
-	}
-	for off := int64(0); off < rec.NumRows(); {
-		if s.cur == nil {
-			if s.err = s.open(); s.err != nil {
-				return s.err
-			}
-		}
-		n := min(s.left, rec.NumRows()-off)
-		part := rec.NewSlice(off, off+n)
-		s.err = s.cur.Write(part)
-		if s.err == nil && s.geo != nil {
-			s.geo.AddArray(part.Column(part.Schema().FieldIndices(s.f.cols.Geometry)[0]))
-		}
-		part.Release()
-		if s.err != nil {
-			return s.err
-		}
-		off += n
-		s.left -= n
-		if s.left == 0 {
-			if s.err = s.finish(); s.err != nil {
-				return s.err
-			}
-		}
-	}
-	return nil
-}
-
-// open starts the next file.
-func (s *sink) open() error {
+// write writes file i of the group from rows.
+func (w *fileWriter) write(ctx context.Context, i int, rows iter.Seq2[arrow.RecordBatch, error]) ([]engine.OutFile, error) {
 	id := uuid.New()
-	if s.cfg.WriteID != nil {
-		id = s.cfg.WriteID()
+	if w.writeID != nil {
+		id = w.writeID()
 	}
-	i := len(s.written)
-	s.curName = fmt.Sprintf("%spart-%05d-%s-c000.zstd.parquet", s.dir, i, id)
-	w, err := s.f.t.NewFileWriter(s.ctx, s.f.snap, s.curName, s.values, nil)
+	name := fmt.Sprintf("%spart-%05d-%s-c000.zstd.parquet", w.dir, i, id)
+	fw, err := w.f.t.NewFileWriter(ctx, w.f.snap, name, w.values, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	s.cur, s.left = w, max(s.cfg.FileRows(i), 1)
-	if s.f.colsErr == nil && len(s.f.sc.FieldIndices(s.f.cols.Geometry)) == 1 {
-		s.geo = spatial.NewGeoStats()
+	var geo *spatial.GeoStats
+	if w.f.colsErr == nil && w.f.cols.Geometry != "" {
+		geo = spatial.NewGeoStats()
 	}
-	s.rows = append(s.rows, 0)
-	return nil
-}
-
-// finish closes the current file and records it.
-func (s *sink) finish() error {
-	var err error
-	if s.geo != nil {
-		var doc []byte
-		if doc, err = s.geo.Metadata(s.f.cols).Marshal(); err == nil {
-			err = s.cur.SetFileMetadata("geo", string(doc))
+	failed := func(err error) ([]engine.OutFile, error) {
+		fw.Close()
+		return []engine.OutFile{{Path: name}}, err
+	}
+	for rec := range rows { // the sink yields no errors
+		err := fw.Write(rec)
+		if idx := rec.Schema().FieldIndices(w.f.cols.Geometry); err == nil && geo != nil && len(idx) == 1 {
+			geo.AddArray(rec.Column(idx[0]))
+		}
+		rec.Release()
+		if err != nil {
+			return failed(err)
 		}
 	}
-	a, cerr := s.cur.Close()
-	if err == nil {
-		err = cerr
+	if geo != nil {
+		doc, err := geo.Metadata(w.f.cols).Marshal()
+		if err == nil {
+			err = fw.SetFileMetadata("geo", string(doc))
+		}
+		if err != nil {
+			return failed(err)
+		}
 	}
-	s.cur = nil
+	a, err := fw.Close()
 	if err != nil {
-		s.written = append(s.written, engine.OutFile{Path: s.curName})
-		return err
+		return []engine.OutFile{{Path: name}}, err
 	}
 	var records int64
 	if st, err := a.ParsedStats(); err == nil && st != nil {
 		records = st.NumRecords
 	}
-	s.written = append(s.written, engine.OutFile{Path: s.curName, Size: a.Size, Records: records, File: a})
-	return nil
-}
-
-func (s *sink) Close() ([]engine.OutFile, error) {
-	if s.cur != nil {
-		if err := s.finish(); err != nil && s.err == nil {
-			s.err = err
-		}
-	}
-	return s.written, s.err
+	return []engine.OutFile{{Path: name, Size: a.Size, Records: records, File: a}}, nil
 }
 
 // Commit commits the groups as one OPTIMIZE: a commitInfo, then a remove
