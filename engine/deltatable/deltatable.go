@@ -13,7 +13,6 @@ import (
 	"iter"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/engine"
@@ -118,9 +117,6 @@ func (f *format) planFiles() ([]engine.PlanFile, error) {
 
 func add(f engine.PlanFile) *delta.Add { return f.File.(*delta.Add) }
 
-// errStop ends a read whose consumer stopped.
-var errStop = errors.New("stop")
-
 func (f *format) Read(ctx context.Context, _, files []engine.PlanFile, cols []string) (*arrow.Schema, iter.Seq2[arrow.RecordBatch, error], error) {
 	adds := make([]*delta.Add, len(files))
 	for i, pf := range files {
@@ -131,38 +127,6 @@ func (f *format) Read(ctx context.Context, _, files []engine.PlanFile, cols []st
 		return nil, nil, err
 	}
 	return sc, f.read(ctx, adds, sc, idx), nil
-}
-
-// read streams the live rows of adds, columns idx of each batch (all
-// when idx is nil) as schema sc.
-func (f *format) read(ctx context.Context, adds []*delta.Add, sc *arrow.Schema, idx []int) iter.Seq2[arrow.RecordBatch, error] {
-	return func(yield func(arrow.RecordBatch, error) bool) {
-		for _, a := range adds {
-			err := f.t.ReadFile(ctx, f.snap, a, delta.ReadOptions{}, func(rec arrow.RecordBatch) error {
-				out := rec
-				if idx == nil {
-					rec.Retain()
-				} else {
-					cols := make([]arrow.Array, len(idx))
-					for i, c := range idx {
-						cols[i] = rec.Column(c)
-					}
-					out = array.NewRecordBatch(sc, cols, rec.NumRows())
-				}
-				if !yield(out, nil) {
-					return errStop
-				}
-				return nil
-			})
-			if errors.Is(err, errStop) {
-				return
-			}
-			if err != nil {
-				yield(nil, err)
-				return
-			}
-		}
-	}
 }
 
 // project returns the schema of sc's columns cols (sc itself for nil)
