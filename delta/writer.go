@@ -147,7 +147,7 @@ func (t *Table) NewFileWriter(ctx context.Context, s *Snapshot, name string, par
 		return nil, err
 	}
 	if props == nil {
-		props = parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd))
+		props = defaultWriterProperties(phys)
 	}
 	out, err := t.Store.Create(ctx, name)
 	if err != nil {
@@ -171,6 +171,22 @@ func (t *Table) NewFileWriter(ctx context.Context, s *Snapshot, name string, par
 		}
 	}
 	return w, nil
+}
+
+// defaultWriterProperties are the Parquet settings of the files a
+// FileWriter writes when its caller gives none: zstd, and dictionary
+// encoding only where it pays: each column falls back to plain encoding
+// when its dictionary would not be smaller, so that columns of unique
+// values (WKB, coordinates, ids) are not dictionary-encoded in vain.
+func defaultWriterProperties(phys *arrow.Schema) *parquet.WriterProperties {
+	props := []parquet.WriterProperty{parquet.WithCompression(compress.Codecs.Zstd)}
+	ps, err := pqarrow.ToParquet(phys, parquet.NewWriterProperties(props...), pqarrow.DefaultWriterProps())
+	if err == nil {
+		for i := range ps.NumColumns() {
+			props = append(props, parquet.WithDictionaryCostFallbackFor(ps.Column(i).Path(), true))
+		}
+	}
+	return parquet.NewWriterProperties(props...)
 }
 
 // Write appends a batch; columns are found by logical name.

@@ -42,6 +42,10 @@ func (f *format) read(ctx context.Context, adds []*delta.Add, sc *arrow.Schema, 
 		for i := range queues {
 			queues[i] = make(chan batchOrErr, readQueue)
 		}
+		// A file holds a slot from when its read starts until the consumer
+		// has taken its last batch, so at most readAhead files are decoded
+		// ahead, however small they are.
+		slots := make(chan struct{}, readAhead)
 		var wg sync.WaitGroup
 		defer func() {
 			cancel()
@@ -54,7 +58,7 @@ func (f *format) read(ctx context.Context, adds []*delta.Add, sc *arrow.Schema, 
 				}
 			}
 		}()
-		wg.Go(func() { f.readFiles(ctx, adds, opts, sc, idx, queues, &wg) })
+		wg.Go(func() { f.readFiles(ctx, adds, opts, sc, idx, queues, slots, &wg) })
 		for _, q := range queues {
 			for b := range q {
 				if b.err != nil {
@@ -65,14 +69,15 @@ func (f *format) read(ctx context.Context, adds []*delta.Add, sc *arrow.Schema, 
 					return
 				}
 			}
+			<-slots
 		}
 	}
 }
 
-// readFiles reads adds into their queues, readAhead files at a time, and
-// closes each queue when its file is read (or the read is cancelled).
-func (f *format) readFiles(ctx context.Context, adds []*delta.Add, opts delta.ReadOptions, sc *arrow.Schema, idx []int, queues []chan batchOrErr, wg *sync.WaitGroup) {
-	slots := make(chan struct{}, readAhead)
+// readFiles reads adds into their queues, starting each file when it
+// gets one of the slots (the consumer frees them), and closes each queue
+// when its file is read (or the read is cancelled).
+func (f *format) readFiles(ctx context.Context, adds []*delta.Add, opts delta.ReadOptions, sc *arrow.Schema, idx []int, queues []chan batchOrErr, slots chan struct{}, wg *sync.WaitGroup) {
 	for i, a := range adds {
 		select {
 		case slots <- struct{}{}:
@@ -83,7 +88,6 @@ func (f *format) readFiles(ctx context.Context, adds []*delta.Add, opts delta.Re
 			return
 		}
 		wg.Go(func() {
-			defer func() { <-slots }()
 			defer close(queues[i])
 			err := f.t.ReadFile(ctx, f.snap, a, opts, func(rec arrow.RecordBatch) error {
 				out := projectBatch(rec, sc, idx)
