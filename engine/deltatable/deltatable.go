@@ -73,7 +73,7 @@ func properties(s *delta.Snapshot) map[string]string {
 	for k, v := range s.Metadata.Configuration {
 		props[k] = v
 	}
-	if v, ok := props["delta.targetFileSize"]; ok && props[engine.PropTargetFileSize] == "" {
+	if v, ok := props[delta.PropTargetFileSize]; ok && props[engine.PropTargetFileSize] == "" {
 		props[engine.PropTargetFileSize] = v
 	}
 	return props
