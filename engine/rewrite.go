@@ -139,7 +139,7 @@ func (r *rewriter) plan(ctx context.Context, tbl *table.Table, filter iceberg.Bo
 	if err := checkLayoutChange(tbl, r.lay, r.cfg); err != nil {
 		return nil, nil, err
 	}
-	res := &Result{Strategy: string(r.lay.strategy), SortOrder: r.lay.orderText, LayoutSource: r.lay.source, DryRun: r.cfg.DryRun, Plan: &Plan{}}
+	res := r.newResult()
 	snap := tbl.CurrentSnapshot()
 	if snap == nil {
 		res.NoopReason = "the table has no snapshot yet: there is no data to rewrite"
@@ -173,6 +173,11 @@ func (r *rewriter) plan(ctx context.Context, tbl *table.Table, filter iceberg.Bo
 		return nil, nil, err
 	}
 	return res, tf, nil
+}
+
+// newResult is the result of a rewrite that has done nothing yet.
+func (r *rewriter) newResult() *Result {
+	return &Result{Strategy: string(r.lay.strategy), SortOrder: r.lay.orderText, LayoutSource: r.lay.source, DryRun: r.cfg.DryRun, Plan: &Plan{}}
 }
 
 // planSelected plans the rewrite of the selected files (of total in the

@@ -103,7 +103,7 @@ func (r *rewriter) planTable(ctx context.Context, t FormatTable, lt layoutTable)
 	if err := lt.checkLayoutChange(r.lay, r.cfg); err != nil {
 		return nil, err
 	}
-	res := &Result{Strategy: string(r.lay.strategy), SortOrder: r.lay.orderText, LayoutSource: r.lay.source, DryRun: r.cfg.DryRun, Plan: &Plan{}}
+	res := r.newResult()
 	for _, f := range t.Files {
 		res.FilesBefore++
 		res.BytesBefore += f.Size

@@ -63,26 +63,16 @@ func writeBenchWindows(spec string) {
 //
 //	GEOCOMPACT_BENCH_ROWS=1500000 go test ./cmd/geocompact -run '^$' -bench BenchmarkDeltaOptimize -benchtime 1x
 func BenchmarkDeltaOptimize(b *testing.B) {
-	rows := int64(300_000)
-	if v, err := strconv.ParseInt(os.Getenv("GEOCOMPACT_BENCH_ROWS"), 10, 64); err == nil && v > 0 {
-		rows = v
-	}
-	const name, commits, seed = "bench.pings", 300, 3
-	pristine := filepath.Join(b.TempDir(), "pristine")
+	rows := benchRows()
+	pristine := generateBenchTable(b, rows)
 	lake := filepath.Join(pristine, "lake")
 	windows := filepath.Join(b.TempDir(), "windows.json")
-	steps := [][]string{
-		{"--warehouse", pristine, "generate", "--table", name, "--rows", strconv.FormatInt(rows, 10),
-			"--commits", strconv.Itoa(commits), "--distribution", "clustered", "--seed", strconv.Itoa(seed)},
-		{"--warehouse", pristine, "ingest", "--delta", lake, "--create", filepath.Join(pristine, "bench.db", "pings", "data")},
-	}
-	for _, args := range steps {
-		if out, err := childCLI(b.Context(), args...).CombinedOutput(); err != nil {
-			b.Fatalf("%s: %v\n%s", args[2], err, out)
-		}
+	ingest := childCLI(b.Context(), "--warehouse", pristine, "ingest", "--delta", lake, "--create", filepath.Join(pristine, "bench.db", "pings", "data"))
+	if out, err := ingest.CombinedOutput(); err != nil {
+		b.Fatalf("ingest: %v\n%s", err, out)
 	}
 	win := exec.CommandContext(b.Context(), os.Args[0])
-	win.Env = append(os.Environ(), envAsWindows+"="+fmt.Sprintf("%d|%d|%d|%s", rows, commits, seed, windows))
+	win.Env = append(os.Environ(), envAsWindows+"="+fmt.Sprintf("%d|%d|%d|%s", rows, benchCommits, benchSeed, windows))
 	if out, err := win.CombinedOutput(); err != nil {
 		b.Fatalf("windows: %v\n%s", err, out)
 	}
@@ -107,7 +97,7 @@ func benchOptimizeWay(b *testing.B, pristine, format, windows string, layout []s
 		if err := os.CopyFS(wh, os.DirFS(pristine)); err != nil {
 			b.Fatal(err)
 		}
-		target := []string{"--table", "bench.pings"}
+		target := []string{"--table", benchTable}
 		if format == "delta" {
 			target = []string{"--delta", filepath.Join(wh, "lake")}
 		}

@@ -70,15 +70,9 @@ func ApplyDelta(ctx context.Context, location string, req Request, commitAttempt
 		return nil, fmt.Errorf("alter %s: %w", location, err)
 	}
 	res := &Result{Table: location, Set: set, Unset: unset, Version: &pc.Version}
-	res.Layout, err = DeltaLayout(location, pc.Configuration)
+	// A Delta table has no sort order: the property is its only record.
+	res.Layout, _, err = layouts.FromProperties(location, pc.Configuration)
 	return res, err
-}
-
-// DeltaLayout is the layout a Delta table with the given configuration
-// records (layouts.Prop; a Delta table has no sort order).
-func DeltaLayout(location string, conf map[string]string) (layouts.Record, error) {
-	rec, _, err := layouts.FromProperties(location, conf)
-	return rec, err
 }
 
 // checkDeltaLayout checks layout text against the Delta table's columns
