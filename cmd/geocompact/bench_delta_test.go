@@ -15,6 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/bench"
+	"github.com/geocompact/geocompact/delta"
+	"github.com/geocompact/geocompact/delta/deltatest"
+	"github.com/geocompact/geocompact/internal/reliability"
 	"github.com/geocompact/geocompact/validate/validatetest"
 )
 
@@ -190,4 +193,31 @@ func TestBenchDeltaDefaultsAndErrors(t *testing.T) {
 		assert.Equal(t, exitUsage, r.Code, "%v: %s", args, r.Stderr)
 	}
 	assert.True(t, slices.Contains(bench.AllLayouts, bench.Current))
+}
+
+// TestBenchDeltaS3 benches a partitioned Delta table on the loopback S3
+// server: the scratch copies keep its partitions, and the table is only
+// read.
+func TestBenchDeltaS3(t *testing.T) {
+	srv := reliability.UseS3(t)
+	t.Setenv("AWS_ENDPOINT_URL_S3", srv.Endpoint)
+	loc := "s3://" + srv.Bucket + "/" + srv.Prefix + "/pings"
+	st, err := delta.NewS3Storage(t.Context(), loc)
+	require.NoError(t, err)
+	tbl := &delta.Table{Store: st}
+	deltatest.CreateIn(t, tbl, deltatest.Options{Partitioned: true})
+	p := func(x, y float64) deltatest.Row { return deltatest.Point(t, x, y) }
+	deltatest.Append(t, tbl,
+		deltatest.WriteFile(t, tbl, "a.parquet", "x", 0, p(1, 2), p(3, 4), p(5, 5)),
+		deltatest.WriteFile(t, tbl, "b.parquet", "y", 3, p(5, 6), p(7, 7)))
+	version := deltatest.Snapshot(t, tbl).Version
+
+	rep := benchJSON(t, "", "--delta", loc, "--layouts", "current,unsorted,hilbert", "--window-count", "4")
+	assert.Equal(t, int64(5), rep.Rows)
+	require.Len(t, rep.Layouts, 3)
+	for _, l := range rep.Layouts {
+		assert.Equal(t, 2, l.Files, "%s: one file per partition", l.Layout)
+		assert.Equal(t, int64(5), l.Rows)
+	}
+	assert.Equal(t, version, deltatest.Snapshot(t, tbl).Version, "no commit")
 }
