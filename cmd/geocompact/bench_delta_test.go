@@ -199,12 +199,7 @@ func TestBenchDeltaDefaultsAndErrors(t *testing.T) {
 // server: the scratch copies keep its partitions, and the table is only
 // read.
 func TestBenchDeltaS3(t *testing.T) {
-	srv := reliability.UseS3(t)
-	t.Setenv("AWS_ENDPOINT_URL_S3", srv.Endpoint)
-	loc := "s3://" + srv.Bucket + "/" + srv.Prefix + "/pings"
-	st, err := delta.NewS3Storage(t.Context(), loc)
-	require.NoError(t, err)
-	tbl := &delta.Table{Store: st}
+	loc, tbl := s3DeltaTable(t)
 	deltatest.CreateIn(t, tbl, deltatest.Options{Partitioned: true})
 	p := func(x, y float64) deltatest.Row { return deltatest.Point(t, x, y) }
 	deltatest.Append(t, tbl,
@@ -220,4 +215,16 @@ func TestBenchDeltaS3(t *testing.T) {
 		assert.Equal(t, int64(5), l.Rows)
 	}
 	assert.Equal(t, version, deltatest.Snapshot(t, tbl).Version, "no commit")
+}
+
+// s3DeltaTable returns the location of a Delta table, not yet created, on
+// the loopback S3 server, and the table there.
+func s3DeltaTable(t *testing.T) (string, *delta.Table) {
+	t.Helper()
+	srv := reliability.UseS3(t)
+	t.Setenv("AWS_ENDPOINT_URL_S3", srv.Endpoint)
+	loc := "s3://" + srv.Bucket + "/" + srv.Prefix + "/pings"
+	st, err := delta.NewS3Storage(t.Context(), loc)
+	require.NoError(t, err)
+	return loc, &delta.Table{Store: st}
 }
