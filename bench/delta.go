@@ -78,9 +78,12 @@ func deltaSource(ctx context.Context, tbl *delta.Table, name string) (*source, e
 	if err != nil {
 		return nil, fmt.Errorf("bench %s: %w", name, err)
 	}
+	if _, err := snap.ArrowSchema(); err != nil {
+		return nil, fmt.Errorf("bench %s: %w", name, err)
+	}
 	dcols, _ := snap.SpatialColumns("") // the bbox columns suffice
 	if !dcols.HasBBox() {
-		return nil, fmt.Errorf("%w: write them with the rows (ingest --delta adds them) or measure the table with metrics --delta", ErrDeltaBBoxColumns)
+		return nil, fmt.Errorf("bench %s: %w: write them with the rows (ingest --delta adds them) or measure the table with metrics --delta", name, ErrDeltaBBoxColumns)
 	}
 	scratch, err := deltaScratch(snap, dcols)
 	if err != nil {
