@@ -128,16 +128,16 @@ func clusteredWithArrivals(t *testing.T, cat catalog.Catalog, src *table.Table, 
 		bytes += b.File.FileSizeBytes()
 	}
 	target := bytes / DefaultTargetFiles
-	dst, err := createScratch(ctx, cat, src, catalogs.TableName(src), name, target, 1<<30)
+	dst, err := createScratch(ctx, cat, scratchOf(src), catalogs.TableName(src), name, target, 1<<30)
 	require.NoError(t, err)
-	_, err = copyRows(ctx, src, base, dst, 1<<16)
+	_, err = copyRows(ctx, icebergRows(src, base), catalogs.TableName(src), dst, 1<<16)
 	require.NoError(t, err)
 	_, err = engine.Rewrite(ctx, cat, name, engine.Request{Curve: "hilbert", Options: map[string]string{engine.OptRewriteAll: "true"}})
 	require.NoError(t, err)
 	for _, a := range arrivals {
 		dst, err = catalogs.LoadTable(ctx, cat, name)
 		require.NoError(t, err)
-		_, err = copyRows(context.WithoutCancel(ctx), src, []table.FileScanTask{a}, dst, 1<<16)
+		_, err = copyRows(context.WithoutCancel(ctx), icebergRows(src, []table.FileScanTask{a}), catalogs.TableName(src), dst, 1<<16)
 		require.NoError(t, err)
 	}
 	dst, err = catalogs.LoadTable(ctx, cat, name)

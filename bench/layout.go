@@ -53,12 +53,13 @@ const (
 	Auto Layout = "auto"
 )
 
-// AllLayouts are the layouts measured when none are named, in report order.
-var AllLayouts = []Layout{Unsorted, BinPack, Linear, ZOrder, Hilbert}
+// AllLayouts are the layouts measured when none are named, in report
+// order: the table as it is first, then what each layout would make of it.
+var AllLayouts = []Layout{Current, Unsorted, BinPack, Linear, ZOrder, Hilbert}
 
 // KnownLayouts are the layouts ParseLayouts accepts: the default ones,
-// STR, Current and Auto.
-var KnownLayouts = append(slices.Clone(AllLayouts), STR, Current, Auto)
+// STR and Auto.
+var KnownLayouts = append(slices.Clone(AllLayouts), STR, Auto)
 
 // ParseLayouts parses a comma-separated layout list. Duplicates are
 // refused, since each layout gets one scratch table.
@@ -147,13 +148,12 @@ func arrivalOrder(ctx context.Context, tbl *table.Table, tasks []table.FileScanT
 	return nil
 }
 
-// createScratch creates the scratch table name with src's schema,
-// partition spec, format version and properties (not its sort order: a
-// table sort order would reorder the copied batches). The copy rolls files
-// at target bytes; rowGroupRows bounds its row groups so that it can.
-// An earlier scratch copy of the same source is replaced; any other table
-// of that name is left alone and reported.
-func createScratch(ctx context.Context, cat catalog.Catalog, src *table.Table, srcName, name string, target, rowGroupRows int64) (*table.Table, error) {
+// createScratch creates the scratch table name with spec's schema,
+// partition spec, format version and properties. The copy rolls files at
+// target bytes; rowGroupRows bounds its row groups so that it can. An
+// earlier scratch copy of the same source is replaced; any other table of
+// that name is left alone and reported.
+func createScratch(ctx context.Context, cat catalog.Catalog, spec scratchSpec, srcName, name string, target, rowGroupRows int64) (*table.Table, error) {
 	ident, err := catalogs.ParseIdentifier(name)
 	if err != nil {
 		return nil, err
@@ -169,33 +169,33 @@ func createScratch(ctx context.Context, cat catalog.Catalog, src *table.Table, s
 		return nil, fmt.Errorf("look up %s: %w", name, err)
 	}
 	props := iceberg.Properties{}
-	for k, v := range src.Properties() {
+	for k, v := range spec.props {
 		props[k] = v
 	}
-	props[table.PropertyFormatVersion] = strconv.Itoa(src.Metadata().Version())
+	props[table.PropertyFormatVersion] = strconv.Itoa(spec.version)
 	props[table.WriteTargetFileSizeBytesKey] = strconv.FormatInt(target, 10)
 	props[table.ParquetRowGroupLimitKey] = strconv.FormatInt(rowGroupRows, 10)
 	props["gc.enabled"] = "true" // it is ours to purge
 	props[propBenchSource] = srcName
-	spec := src.Spec()
-	tbl, err := cat.CreateTable(ctx, ident, src.Schema(), catalog.WithPartitionSpec(&spec), catalog.WithProperties(props))
+	tbl, err := cat.CreateTable(ctx, ident, spec.schema, catalog.WithPartitionSpec(&spec.spec), catalog.WithProperties(props))
 	if err != nil {
 		return nil, fmt.Errorf("create %s: %w", name, err)
 	}
 	return tbl, nil
 }
 
-// copyRows appends the rows of tasks, in their order, to dst in one commit,
-// in batches of at most chunk rows: the writer checks the file size only
-// between batches, so large batches would overshoot the target.
-func copyRows(ctx context.Context, src *table.Table, tasks []table.FileScanTask, dst *table.Table, chunk int64) (*table.Table, error) {
-	sc, recs, err := src.Scan().ReadTasks(ctx, tasks)
+// copyRows appends the rows rows reads, in their order, to dst in one
+// commit, in batches of at most chunk rows: the writer checks the file
+// size only between batches, so large batches would overshoot the target.
+// The snapshot records srcName as its source.
+func copyRows(ctx context.Context, rows rowReader, srcName string, dst *table.Table, chunk int64) (*table.Table, error) {
+	sc, recs, err := rows(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", src.Identifier(), err)
+		return nil, err
 	}
 	rdr := array.ReaderFromIter(sc, chunked(recs, chunk))
 	defer rdr.Release()
-	out, err := dst.Append(ctx, rdr, iceberg.Properties{propBenchSource: catalogs.TableName(src)})
+	out, err := dst.Append(ctx, rdr, iceberg.Properties{propBenchSource: srcName})
 	if err != nil {
 		return nil, fmt.Errorf("copy rows into %s: %w", catalogs.TableName(dst), err)
 	}

@@ -134,11 +134,11 @@ type WindowResult struct {
 	LowerBound int64 `json:"lower_bound"`
 }
 
-// measureWindows plans every window on tbl with iceberg-go's scan planning
-// and counts, from the rows already read into files, the rows and files
-// that truly match. A file holding a matching row that planning pruned is
-// an error: the statistics would be lying, and no figure could be trusted.
-func measureWindows(ctx context.Context, tbl *table.Table, cols spatialColumns, files []fileInfo, windows []spatial.Bound) ([]WindowResult, error) {
+// measureWindows plans every window with plan and counts, from the rows
+// already read into files, the rows and files that truly match. A file
+// holding a matching row that planning pruned is an error: the statistics
+// would be lying, and no figure could be trusted.
+func measureWindows(ctx context.Context, plan planner, files []fileInfo, windows []spatial.Bound) ([]WindowResult, error) {
 	byPath := make(map[string]int, len(files))
 	var maxRows int64
 	for i, f := range files {
@@ -148,24 +148,23 @@ func measureWindows(ctx context.Context, tbl *table.Table, cols spatialColumns, 
 	out := make([]WindowResult, len(windows))
 	planned := make([]bool, len(files))
 	for wi, w := range windows {
-		wb := w
-		tasks, err := planWindow(ctx, tbl, cols, wi, wb)
+		paths, err := plan(ctx, wi, w)
 		if err != nil {
 			return nil, err
 		}
 		clear(planned)
 		res := &out[wi]
-		for _, t := range tasks {
-			i, ok := byPath[t.File.FilePath()]
+		for _, p := range paths {
+			i, ok := byPath[p]
 			if !ok {
-				return nil, fmt.Errorf("plan window %d: file %s is not in the table's file list", wi, t.File.FilePath())
+				return nil, fmt.Errorf("plan window %d: file %s is not in the table's file list", wi, p)
 			}
 			planned[i] = true
 			res.Planned++
-			res.PlannedBytes += t.File.FileSizeBytes()
+			res.PlannedBytes += files[i].size
 		}
 		for i, f := range files {
-			n := countMatches(f, wb)
+			n := countMatches(f, w)
 			if n == 0 {
 				continue
 			}

@@ -147,7 +147,7 @@ func TestMeasureWindowsExact(t *testing.T) {
 					t.Fatalf("file %s bound %+v (stats %v), want a 3x3 box", f.path, f.bound, f.hasBound)
 				}
 			}
-			got, err := measureWindows(t.Context(), tbl, cols, files, windows)
+			got, err := measureWindows(t.Context(), icebergPlanner(tbl, cols), files, windows)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go/catalog"
-	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/catalogs"
@@ -117,58 +116,54 @@ type LayoutReport struct {
 // target-size files, then rewritten by engine.Rewrite (except Unsorted,
 // which is that copy). The source table is never written.
 func Run(ctx context.Context, cat catalog.Catalog, cfg Config) (*Report, error) {
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	start := time.Now()
+	src, err := icebergSource(ctx, cat, cfg.Table)
+	if err != nil {
+		return nil, err
 	}
+	return run(ctx, cat, cfg, src, start)
+}
+
+// logger is cfg.Logger, or one that discards.
+func (cfg Config) logger() *slog.Logger {
+	if cfg.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return cfg.Logger
+}
+
+// run measures cfg's layouts of src, read since start, writing scratch
+// copies into cat.
+func run(ctx context.Context, cat catalog.Catalog, cfg Config, src *source, start time.Time) (*Report, error) {
+	log := cfg.logger()
 	layouts := cfg.Layouts
 	if len(layouts) == 0 {
 		layouts = AllLayouts
 	}
-	src, err := catalogs.LoadTable(ctx, cat, cfg.Table)
-	if err != nil {
-		return nil, err
+	rep := &Report{Table: src.name, SourceFiles: len(src.files), Filter: "bbox_columns", Options: cfg.Options}
+	if !src.cols.HasBBox() {
+		rep.Filter = "bbox_intersects(" + src.cols.Geometry + ")"
 	}
-	cols, err := columnsOf(src.Schema(), src.Properties())
-	if err != nil {
-		return nil, fmt.Errorf("bench %s: %w", cfg.Table, err)
-	}
-	start := time.Now()
-	srcFiles, err := readFiles(ctx, src, cols)
-	if err != nil {
-		return nil, err
-	}
-	rep := &Report{Table: cfg.Table, SourceFiles: len(srcFiles), Filter: "bbox_columns", Options: cfg.Options}
-	if !cols.HasBBox() {
-		rep.Filter = "bbox_intersects(" + cols.Geometry + ")"
-	}
-	rows := summarizeSource(rep, srcFiles)
-	extent := rep.Extent
-	log.Info("bench source read", "table", cfg.Table, "files", len(srcFiles), "rows", rep.Rows, "duration", time.Since(start))
-	if rep.Windows, err = chooseWindows(cfg, extent, rows, rep); err != nil {
+	rows := summarizeSource(rep, src.files)
+	log.Info("bench source read", "table", src.name, "files", len(src.files), "rows", rep.Rows, "duration", time.Since(start))
+	var err error
+	if rep.Windows, err = chooseWindows(cfg, rep.Extent, rows, rep); err != nil {
 		return nil, err
 	}
 	rows = nil
-	rep.TargetFileSize = DefaultTargetFileSize(rep.SourceBytes)
-	if v, ok := cfg.Options[engine.OptTargetFileSize]; ok {
-		if rep.TargetFileSize, err = strconv.ParseInt(v, 10, 64); err != nil || rep.TargetFileSize <= 0 {
-			return nil, fmt.Errorf("%w: %s=%q: want a positive integer", engine.ErrOption, engine.OptTargetFileSize, v)
-		}
+	if rep.TargetFileSize, err = targetFileSize(cfg, rep.SourceBytes); err != nil {
+		return nil, err
 	}
 	// Row groups of about 1/16 of a file let the copy roll files near the
 	// target (files roll only at row-group boundaries).
 	rowGroupRows := max(rep.Rows*rep.TargetFileSize/max(rep.SourceBytes, 1)/16, 100)
-	current, err := src.Scan().PlanFiles(ctx)
+	arrival, order, err := src.arrival(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("plan %s: %w", cfg.Table, err)
+		return nil, fmt.Errorf("order %s by arrival: %w", src.name, err)
 	}
-	tasks, arrival, err := arrivalTasks(ctx, src, current)
-	if err != nil {
-		return nil, fmt.Errorf("order %s by arrival: %w", cfg.Table, err)
-	}
-	rep.ArrivalOrder = arrival
-	if arrival != ArrivalHistory {
-		log.Warn("bench: the snapshot history does not give the rows' arrival order; unsorted and binpack copy the current files in sequence order", "table", cfg.Table)
+	rep.ArrivalOrder = order
+	if order != ArrivalHistory {
+		log.Warn("bench: the history does not give the rows' arrival order; unsorted and binpack copy the current files in the order they were added", "table", src.name)
 	}
 	for i, l := range layouts {
 		if cfg.Progress != nil {
@@ -176,9 +171,9 @@ func Run(ctx context.Context, cat catalog.Catalog, cfg Config) (*Report, error) 
 		}
 		var lr *LayoutReport
 		if l == Current {
-			lr, err = measureCurrent(ctx, src, cols, srcFiles, rep)
+			lr, err = measureCurrent(ctx, src, rep)
 		} else {
-			lr, err = runLayout(ctx, cat, src, tasks, cols, cfg, l, rep, rowGroupRows, log)
+			lr, err = runLayout(ctx, cat, src, arrival, cfg, l, rep, rowGroupRows)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("bench layout %s: %w", l, err)
@@ -189,6 +184,20 @@ func Run(ctx context.Context, cat catalog.Catalog, cfg Config) (*Report, error) 
 		cfg.Progress(len(layouts), len(layouts))
 	}
 	return rep, nil
+}
+
+// targetFileSize is the target-file-size-bytes option of cfg, by default
+// DefaultTargetFileSize of the source's bytes.
+func targetFileSize(cfg Config, sourceBytes int64) (int64, error) {
+	v, ok := cfg.Options[engine.OptTargetFileSize]
+	if !ok {
+		return DefaultTargetFileSize(sourceBytes), nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%w: %s=%q: want a positive integer", engine.ErrOption, engine.OptTargetFileSize, v)
+	}
+	return n, nil
 }
 
 // summarizeSource records the source's rows, bytes, extent and a sample of
@@ -226,13 +235,14 @@ func chooseWindows(cfg Config, extent spatial.Bound, rows []spatial.Bound, rep *
 	return len(ws), nil
 }
 
-// runLayout writes layout l into its scratch table, measures it and drops
-// the table unless cfg.Keep.
-func runLayout(ctx context.Context, cat catalog.Catalog, src *table.Table, tasks []table.FileScanTask, cols spatialColumns,
-	cfg Config, l Layout, rep *Report, rowGroupRows int64, log *slog.Logger) (lr *LayoutReport, err error) {
-	name := ScratchName(cfg.Table, l)
+// runLayout writes layout l into its scratch table, a copy of the rows
+// arrival reads, measures it and drops the table unless cfg.Keep.
+func runLayout(ctx context.Context, cat catalog.Catalog, src *source, arrival rowReader,
+	cfg Config, l Layout, rep *Report, rowGroupRows int64) (lr *LayoutReport, err error) {
+	log := cfg.logger()
+	name := ScratchName(src.scratchBase, l)
 	start := time.Now()
-	dst, err := createScratch(ctx, cat, src, cfg.Table, name, rep.TargetFileSize, rowGroupRows)
+	dst, err := createScratch(ctx, cat, src.scratch, src.scratchBase, name, rep.TargetFileSize, rowGroupRows)
 	if err != nil {
 		return nil, err
 	}
@@ -243,7 +253,7 @@ func runLayout(ctx context.Context, cat catalog.Catalog, src *table.Table, tasks
 			}
 		}()
 	}
-	if dst, err = copyRows(ctx, src, tasks, dst, rowGroupRows); err != nil {
+	if dst, err = copyRows(ctx, arrival, src.scratchBase, dst, rowGroupRows); err != nil {
 		return nil, err
 	}
 	if rc := rewriteRequest(l, cfg.Options, rep.TargetFileSize); rc != nil {
@@ -261,11 +271,11 @@ func runLayout(ctx context.Context, cat catalog.Catalog, src *table.Table, tasks
 	}
 	written := time.Since(start)
 	log.Info("bench layout written", "layout", l, "table", name, "duration", written)
-	files, err := readFiles(ctx, dst, cols)
+	files, err := readFiles(ctx, dst, src.cols)
 	if err != nil {
 		return nil, err
 	}
-	per, err := measureWindows(ctx, dst, cols, files, rep.WindowList)
+	per, err := measureWindows(ctx, icebergPlanner(dst, src.cols), files, rep.WindowList)
 	if err != nil {
 		return nil, err
 	}
@@ -282,12 +292,12 @@ func runLayout(ctx context.Context, cat catalog.Catalog, src *table.Table, tasks
 }
 
 // measureCurrent measures the source table's own files as they are.
-func measureCurrent(ctx context.Context, src *table.Table, cols spatialColumns, files []fileInfo, rep *Report) (*LayoutReport, error) {
-	per, err := measureWindows(ctx, src, cols, files, rep.WindowList)
+func measureCurrent(ctx context.Context, src *source, rep *Report) (*LayoutReport, error) {
+	per, err := measureWindows(ctx, src.plan, src.files, rep.WindowList)
 	if err != nil {
 		return nil, err
 	}
-	return summarize(Current, files, per), nil
+	return summarize(Current, src.files, per), nil
 }
 
 // summarize computes a layout's figures from its files and window results.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -21,6 +22,7 @@ func init() { register(newBenchCmd) }
 type benchOptions struct {
 	g         *globalOptions
 	table     string
+	delta     string
 	layouts   string
 	windows   string
 	count     int
@@ -36,7 +38,7 @@ type benchOptions struct {
 func newBenchCmd(g *globalOptions) *cobra.Command {
 	o := &benchOptions{g: g}
 	cmd := &cobra.Command{
-		Use:   "bench --table NS.T",
+		Use:   "bench (--table NS.T | --delta LOCATION)",
 		Short: "Measure how many files bbox queries plan under each layout",
 		Long: `Bench writes each layout of the table's current rows into a scratch copy
 (NS.T__bench_<layout>, dropped afterwards unless --keep) with the rewrite
@@ -53,12 +55,30 @@ table's own files as they are, with nothing written. Arrival order is the order 
 appended in, read from the snapshot history, so unsorted stays the
 do-nothing baseline after compactions; when the history cannot give it
 (expired snapshots, deleted rows) the current files are copied in sequence
-order and a warning says so. The source table is only read.`,
+order and a warning says so. The source table is only read. By default
+bench measures current, unsorted, binpack, linear, zorder and hilbert.
+
+With --delta, the table is a Delta table (a directory, file: URL or
+s3://BUCKET/PREFIX) and its latest version is measured, with the same flags
+and output. Its live rows (deletion vectors applied, column mapping
+honoured) are copied into scratch Iceberg tables in a temporary catalog,
+removed afterwards (so --keep does not apply), and every layout but current
+is written and planned exactly as for an Iceberg table of the same rows.
+Current is the Delta files as they are, planned by their own statistics: a
+file is opened for a window its bbox columns' minimum and maximum meet, as
+metrics --delta counts. Arrival order is the order commits added the rows
+(version, then position in the commit, then row), read from the log's
+appends, so OPTIMIZE commits do not change it; when the log cannot give it
+(cleaned-up commits, deletes, vacuumed files) the current files are read in
+the order they were committed and a warning says so. The Delta table needs
+the four bbox columns bbox_minx, bbox_miny, bbox_maxx and bbox_maxy, and is
+never written.`,
 		Example: `  $ geocompact bench --table demo.pings
   $ geocompact bench --table demo.pings --layouts current,unsorted,hilbert
   $ geocompact bench --table demo.pings --layouts zorder,hilbert --window-area 0.001 --svg pics/
   $ geocompact bench --table demo.pings --layouts hilbert --option normalize=quantile --json
-  $ geocompact bench --table demo.pings --windows queries.json --csv`,
+  $ geocompact bench --table demo.pings --windows queries.json --csv
+  $ geocompact bench --delta ./lake/pings --layouts current,unsorted,hilbert`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := o.config()
@@ -69,8 +89,9 @@ order and a warning says so. The source table is only read.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.table, "table", "", "table to measure, NAMESPACE.TABLE (required; only read)")
-	f.StringVar(&o.layouts, "layouts", "unsorted,binpack,linear,zorder,hilbert", "layouts to measure, comma-separated: current, unsorted, binpack, linear, zorder, hilbert, str, auto")
+	f.StringVar(&o.table, "table", "", "table to measure, NAMESPACE.TABLE (only read)")
+	f.StringVar(&o.delta, "delta", "", "Delta table to measure: a directory, file: URL or s3://BUCKET/PREFIX (only read)")
+	f.StringVar(&o.layouts, "layouts", joinLayouts(bench.AllLayouts), "layouts to measure, comma-separated: "+strings.ReplaceAll(joinLayouts(bench.KnownLayouts), ",", ", "))
 	f.StringVar(&o.windows, "windows", "", `JSON file of windows [{"minx":..,"miny":..,"maxx":..,"maxy":..}, ...] (default: generated)`)
 	f.IntVar(&o.count, "window-count", bench.DefaultWindowCount, "number of generated windows")
 	f.Float64Var(&o.area, "window-area", bench.DefaultWindowArea, "area of each generated window as a fraction of the extent's")
@@ -78,10 +99,20 @@ order and a warning says so. The source table is only read.`,
 	f.Uint64Var(&o.seed, "seed", 1, "seed of the generated windows")
 	f.StringArrayVar(&o.options, "option", nil, "rewrite option K=V by Iceberg's name, for every layout (repeatable)")
 	f.StringVar(&o.svgDir, "svg", "", "write one SVG picture per layout into this directory")
-	f.BoolVar(&o.keep, "keep", false, "keep the scratch tables")
+	f.BoolVar(&o.keep, "keep", false, "keep the scratch tables (not with --delta)")
 	f.BoolVar(&o.csv, "csv", false, "write one CSV row per layout")
-	_ = cmd.MarkFlagRequired("table")
+	cmd.MarkFlagsOneRequired("table", "delta")
+	cmd.MarkFlagsMutuallyExclusive("table", "delta")
 	return cmd
+}
+
+// joinLayouts joins layout names with commas.
+func joinLayouts(ls []bench.Layout) string {
+	names := make([]string, len(ls))
+	for i, l := range ls {
+		names[i] = string(l)
+	}
+	return strings.Join(names, ",")
 }
 
 // config checks the flags and builds the bench config before anything is
@@ -89,6 +120,9 @@ order and a warning says so. The source table is only read.`,
 func (o *benchOptions) config() (bench.Config, error) {
 	if o.csv && o.g.JSON {
 		return bench.Config{}, usageErrorf("--csv and --json exclude each other")
+	}
+	if o.keep && o.delta != "" {
+		return bench.Config{}, usageErrorf("--keep does not apply to --delta: a Delta table's scratch copies live in a temporary catalog that is always removed")
 	}
 	layouts, err := bench.ParseLayouts(o.layouts)
 	if err != nil {
@@ -121,14 +155,7 @@ func (o *benchOptions) config() (bench.Config, error) {
 }
 
 func runBench(ctx context.Context, o *benchOptions, cfg bench.Config) error {
-	cat, _, err := o.g.openCatalog(ctx)
-	if err != nil {
-		return err
-	}
-	p := newProgress(o.g, "bench", "layouts")
-	cfg.Progress = p.Update
-	rep, err := bench.Run(ctx, cat, cfg)
-	p.Done()
+	rep, err := measureLayouts(ctx, o, cfg)
 	if err != nil {
 		if errors.Is(err, engine.ErrOption) {
 			return &usageError{err}
@@ -153,6 +180,25 @@ func runBench(ctx context.Context, o *benchOptions, cfg bench.Config) error {
 		return writeBenchCSV(o.g.IO.Out, rep)
 	}
 	return writeBenchTable(o.g, rep)
+}
+
+// measureLayouts runs the bench of the --table or --delta table.
+func measureLayouts(ctx context.Context, o *benchOptions, cfg bench.Config) (*bench.Report, error) {
+	p := newProgress(o.g, "bench", "layouts")
+	cfg.Progress = p.Update
+	defer p.Done()
+	if o.delta != "" {
+		tbl, err := openDelta(ctx, o.delta)
+		if err != nil {
+			return nil, err
+		}
+		return bench.RunDelta(ctx, tbl, o.delta, cfg)
+	}
+	cat, _, err := o.g.openCatalog(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return bench.Run(ctx, cat, cfg)
 }
 
 // benchColumns are the per-layout figures of the table and CSV forms, in

@@ -7,20 +7,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/delta/deltatest"
-	"github.com/geocompact/geocompact/internal/reliability"
 )
 
 // TestDeltaReadCommandsS3 runs validate, inspect and metrics on a Delta
 // table on the loopback S3 server.
 func TestDeltaReadCommandsS3(t *testing.T) {
-	srv := reliability.UseS3(t)
-	t.Setenv("AWS_ENDPOINT_URL_S3", srv.Endpoint)
-	loc := "s3://" + srv.Bucket + "/" + srv.Prefix + "/pings"
-	st, err := delta.NewS3Storage(t.Context(), loc)
-	require.NoError(t, err)
-	tbl := &delta.Table{Store: st}
+	loc, tbl := s3DeltaTable(t)
 	deltatest.CreateIn(t, tbl, deltatest.Options{Partitioned: true})
 	deltatest.Append(t, tbl,
 		deltatest.WriteFile(t, tbl, "a.parquet", "x", 0, deltatest.Point(t, 1, 2), deltatest.Point(t, 3, 4)),

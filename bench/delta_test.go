@@ -1,0 +1,114 @@
+package bench
+
+import (
+	"path"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/geocompact/geocompact/delta"
+	"github.com/geocompact/geocompact/delta/deltatest"
+)
+
+// deltaArrivals creates a Delta table at a temporary directory whose files
+// sort by path unlike their arrival: z1 and a1 in version 1, m2 in
+// version 2, each of n points on its own stretch of the diagonal.
+func deltaArrivals(t *testing.T, o deltatest.Options, n int) (*delta.Table, string) {
+	t.Helper()
+	dir := t.TempDir()
+	tbl := deltatest.Create(t, dir, o)
+	rows := func(from int) []deltatest.Row {
+		out := make([]deltatest.Row, n)
+		for i := range out {
+			out[i] = deltatest.Point(t, float64(from+i), float64(from+i))
+		}
+		return out
+	}
+	z1 := deltatest.WriteFile(t, tbl, "z1.parquet", "p", 0, rows(0)...)
+	a1 := deltatest.WriteFile(t, tbl, "a1.parquet", "p", int64(n), rows(n)...)
+	deltatest.Append(t, tbl, z1, a1)
+	deltatest.Append(t, tbl, deltatest.WriteFile(t, tbl, "m2.parquet", "p", int64(2*n), rows(2*n)...))
+	return tbl, dir
+}
+
+func arrivalNames(t *testing.T, tbl *delta.Table) ([]string, ArrivalSource, int64) {
+	t.Helper()
+	snap := deltatest.Snapshot(t, tbl)
+	cols := spatialColumns{}
+	cols.Columns, _ = snap.SpatialColumns("")
+	files, err := readDeltaFiles(t.Context(), tbl, snap, cols, cols.Columns)
+	require.NoError(t, err)
+	adds, order, err := deltaArrival(t.Context(), tbl, snap, files)
+	require.NoError(t, err)
+	var names []string
+	for _, a := range adds {
+		names = append(names, path.Base(a.Path))
+	}
+	sc, recs, err := deltaRows(tbl, snap, adds)(t.Context())
+	require.NoError(t, err)
+	require.NotNil(t, sc)
+	var rows int64
+	for rec, err := range recs {
+		require.NoError(t, err)
+		rows += rec.NumRows()
+		rec.Release()
+	}
+	return names, order, rows
+}
+
+func TestDeltaArrival(t *testing.T) {
+	tbl, _ := deltaArrivals(t, deltatest.Options{ColumnMapping: "name"}, 10)
+	names, order, rows := arrivalNames(t, tbl)
+	assert.Equal(t, ArrivalHistory, order)
+	assert.Equal(t, []string{"z1.parquet", "a1.parquet", "m2.parquet"}, names, "by version, then position in the commit")
+	assert.Equal(t, int64(30), rows)
+
+	// A delete leaves a deletion vector: the history no longer stands for
+	// the rows, and the current files are read in the order their adds
+	// were committed (a1's again by the delete), deletes applied.
+	snap := deltatest.Snapshot(t, tbl)
+	for _, a := range snap.Files {
+		if path.Base(a.Path) == "a1.parquet" {
+			deltatest.DeleteRows(t, tbl, a, 0, 3)
+		}
+	}
+	names, order, rows = arrivalNames(t, tbl)
+	assert.Equal(t, ArrivalFiles, order)
+	assert.Equal(t, []string{"z1.parquet", "m2.parquet", "a1.parquet"}, names)
+	assert.Equal(t, int64(28), rows)
+}
+
+func TestRunDeltaDeletionVectors(t *testing.T) {
+	tbl, dir := deltaArrivals(t, deltatest.Options{ColumnMapping: "name"}, 50)
+	snap := deltatest.Snapshot(t, tbl)
+	deltatest.DeleteRows(t, tbl, snap.Files[0], 1, 2, 3, 4)
+	version := deltatest.Snapshot(t, tbl).Version
+
+	rep, err := RunDelta(t.Context(), tbl, dir, Config{Layouts: []Layout{Current, Unsorted, Hilbert},
+		WindowConfig: WindowConfig{Count: 10, Seed: 1}, Options: map[string]string{"target-file-size-bytes": "2000"}})
+	require.NoError(t, err)
+	assert.Equal(t, int64(146), rep.Rows)
+	assert.Equal(t, ArrivalFiles, rep.ArrivalOrder)
+	require.Len(t, rep.Layouts, 3)
+	for _, l := range rep.Layouts {
+		assert.Equal(t, int64(146), l.Rows, "%s holds the live rows", l.Layout)
+	}
+	assert.Equal(t, 3, rep.Layouts[0].Files, "current: the table's own files")
+	assert.Greater(t, rep.Layouts[2].Files, 1, "hilbert: cut at the target size")
+	assert.Equal(t, version, deltatest.Snapshot(t, tbl).Version, "no commit")
+}
+
+func TestRunDeltaRefusals(t *testing.T) {
+	for name, o := range map[string]deltatest.Options{"no bbox": {NoBBox: true}, "covering": {Covering: true}} {
+		t.Run(name, func(t *testing.T) {
+			tbl, dir := deltaArrivals(t, o, 3)
+			_, err := RunDelta(t.Context(), tbl, dir, Config{})
+			require.ErrorIs(t, err, ErrDeltaBBoxColumns)
+			assert.Contains(t, err.Error(), "bbox_minx")
+		})
+	}
+	tbl, dir := deltaArrivals(t, deltatest.Options{}, 3)
+	_, err := RunDelta(t.Context(), tbl, dir, Config{Keep: true})
+	require.ErrorIs(t, err, ErrDeltaKeep)
+}
