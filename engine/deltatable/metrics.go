@@ -156,45 +156,50 @@ func (m *fileMetrics) VisitNotNull(t iceberg.BoundTerm) bool { return !m.column(
 func (m *fileMetrics) VisitIsNan(t iceberg.BoundTerm) bool { return !m.column(t).allNull }
 func (m *fileMetrics) VisitNotNan(iceberg.BoundTerm) bool  { return true }
 
-func (m *fileMetrics) VisitLess(t iceberg.BoundTerm, lit iceberg.Literal) bool {
+// mayMatch is a comparison's test on t's column: false when its values
+// are all null or the bounds rule lit out.
+func (m *fileMetrics) mayMatch(t iceberg.BoundTerm, rulesOut func(colStats) bool) bool {
 	cs := m.column(t)
-	return !cs.allNull && !above(cs.lower, lit, true)
+	return !cs.allNull && !rulesOut(cs)
+}
+
+func (m *fileMetrics) VisitLess(t iceberg.BoundTerm, lit iceberg.Literal) bool {
+	return m.mayMatch(t, func(cs colStats) bool { return above(cs.lower, lit, true) })
 }
 
 func (m *fileMetrics) VisitLessEqual(t iceberg.BoundTerm, lit iceberg.Literal) bool {
-	cs := m.column(t)
-	return !cs.allNull && !above(cs.lower, lit, false)
+	return m.mayMatch(t, func(cs colStats) bool { return above(cs.lower, lit, false) })
 }
 
 func (m *fileMetrics) VisitGreater(t iceberg.BoundTerm, lit iceberg.Literal) bool {
-	cs := m.column(t)
-	return !cs.allNull && !below(cs.upper, lit, true)
+	return m.mayMatch(t, func(cs colStats) bool { return below(cs.upper, lit, true) })
 }
 
 func (m *fileMetrics) VisitGreaterEqual(t iceberg.BoundTerm, lit iceberg.Literal) bool {
-	cs := m.column(t)
-	return !cs.allNull && !below(cs.upper, lit, false)
+	return m.mayMatch(t, func(cs colStats) bool { return below(cs.upper, lit, false) })
 }
 
 func (m *fileMetrics) VisitEqual(t iceberg.BoundTerm, lit iceberg.Literal) bool {
-	cs := m.column(t)
-	return !cs.allNull && !above(cs.lower, lit, false) && !below(cs.upper, lit, false)
+	return m.mayMatch(t, func(cs colStats) bool { return outside(cs, lit) })
+}
+
+// outside reports whether lit is known to lie outside cs's bounds.
+func outside(cs colStats, lit iceberg.Literal) bool {
+	return above(cs.lower, lit, false) || below(cs.upper, lit, false)
 }
 
 // VisitNotEqual may match: bounds cannot show every value equals lit.
 func (m *fileMetrics) VisitNotEqual(iceberg.BoundTerm, iceberg.Literal) bool { return true }
 
 func (m *fileMetrics) VisitIn(t iceberg.BoundTerm, s iceberg.Set[iceberg.Literal]) bool {
-	cs := m.column(t)
-	if cs.allNull {
-		return false
-	}
-	for _, lit := range s.Members() {
-		if !above(cs.lower, lit, false) && !below(cs.upper, lit, false) {
-			return true
+	return m.mayMatch(t, func(cs colStats) bool {
+		for _, lit := range s.Members() {
+			if !outside(cs, lit) {
+				return false
+			}
 		}
-	}
-	return false
+		return true
+	})
 }
 
 func (m *fileMetrics) VisitNotIn(iceberg.BoundTerm, iceberg.Set[iceberg.Literal]) bool { return true }

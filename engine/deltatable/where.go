@@ -27,6 +27,9 @@ func (f *format) scope(files []engine.PlanFile, text string) ([]engine.PlanFile,
 	if err != nil {
 		return nil, fmt.Errorf("%w: --where on Delta table %s: %w", engine.ErrOption, f.name, err)
 	}
+	if _, all := expr.(iceberg.AlwaysTrue); all {
+		return files, nil // as an Iceberg rewrite scans unfiltered
+	}
 	if f.partitionsOnly(sc, expr, cols) {
 		if out, err := f.scopePartitions(files, text, now); !errors.Is(err, errNoPartitionSchema) {
 			return out, err

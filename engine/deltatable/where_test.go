@@ -164,6 +164,8 @@ func TestWhereDataColumns(t *testing.T) {
 		{"day = '2026-01-02' OR m.v < 1", []string{"a", "e", "nostats"}},
 		{"day = '2026-01-02'", []string{"e"}},
 		{"day = '2026-01-01' AND ts >= '2026-01-02'", []string{"nostats"}},
+		{"TRUE", []string{"a", "b", "c", "d", "e", "nostats"}},
+		{"FALSE", nil},
 	} {
 		t.Run(c.where, func(t *testing.T) {
 			res, err := deltatable.Rewrite(t.Context(), dir, engine.Request{Where: c.where, DryRun: true,
