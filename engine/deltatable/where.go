@@ -151,8 +151,8 @@ func (f *format) partitionSchema() (*iceberg.Schema, []string, error) {
 	return iceberg.NewSchema(0, fields...), types, nil
 }
 
-// icebergTypes are the Iceberg types of the Delta partition column types
-// --where compares.
+// icebergTypes are the Iceberg types of the Delta primitive types --where
+// compares.
 var icebergTypes = map[string]iceberg.Type{
 	"string": iceberg.PrimitiveTypes.String, "boolean": iceberg.PrimitiveTypes.Bool,
 	"byte": iceberg.PrimitiveTypes.Int32, "short": iceberg.PrimitiveTypes.Int32, "integer": iceberg.PrimitiveTypes.Int32,
