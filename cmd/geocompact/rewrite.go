@@ -48,7 +48,10 @@ snapshot summary records the choice (` + engine.SummaryAuto + `).
 --delta LOCATION rewrites a Delta table (a directory, file: URL or
 s3://BUCKET/PREFIX) the same way, as an OPTIMIZE commit (remove and add
 actions that change no data); its layout is recorded in the same table
-property, and --where is not available for it yet.
+property. --where scopes it as it scopes an Iceberg rewrite: a file is
+rewritten (whole) when its partition values and Delta statistics (min, max,
+null count) may hold a matching row, and a file without statistics for a
+column the predicate names always may.
 
 Options take Iceberg's names (--option K=V, repeatable): ` + strings.Join(engine.KnownOptions(), ", ") + `.`,
 		Example: `  $ geocompact rewrite --table gis.telemetry --curve hilbert --dry-run
@@ -57,7 +60,8 @@ Options take Iceberg's names (--option K=V, repeatable): ` + strings.Join(engine
   $ geocompact rewrite --table gis.parcels --sort-order 'zorder(bbox_minx, bbox_miny)' --json
   $ geocompact rewrite --table gis.telemetry --curve auto --dry-run
   $ geocompact rewrite --table gis.telemetry --strategy binpack --allow-layout-change
-  $ geocompact rewrite --delta ./lake/pings --curve hilbert`,
+  $ geocompact rewrite --delta ./lake/pings --curve hilbert
+  $ geocompact rewrite --delta ./lake/pings --where "ts >= '2026-11-01' AND bbox(5, 45, 10, 50)" --dry-run`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := o.config()

@@ -14,8 +14,8 @@ import (
 // TestRewriteDelta rewrites a copy of a golden Delta table with deletion
 // vectors across ten partitions: a dry run writes nothing; the rewrite
 // sorted by a column keeps every live row and commits an OPTIMIZE with
-// fewer files; a curve over columns the table lacks and a --where,
-// which Delta tables do not take yet, are usage errors.
+// fewer files; a curve over columns the table lacks and a --where on a
+// column it lacks are usage errors.
 func TestRewriteDelta(t *testing.T) {
 	dir := copyDeltaTable(t, "dv-partitioned-with-checkpoint", time.Hour)
 	rows := deltaRows(t, dir)
@@ -52,6 +52,37 @@ func TestRewriteDelta(t *testing.T) {
 	r = runCLI(t, "", false, "rewrite", "--delta", dir, "--where", "value > 1")
 	assert.Equal(t, exitUsage, r.Code)
 	assert.Contains(t, r.Stderr, "--where")
+	assert.Contains(t, r.Stderr, `unknown column "value"`)
 	r = runCLI(t, "", false, "rewrite", "--delta", dir, "--table", "a.b")
 	assert.Equal(t, exitUsage, r.Code)
+}
+
+// TestRewriteDeltaWhereDryRun scopes a dry run of a Delta rewrite by a
+// data column: the plan lists exactly the files whose id statistics may
+// hold a match (Spark's statistics of the golden table: ids 0-4, 10-14,
+// …, 40-44, 50-59 and 60-65), and nothing is written.
+func TestRewriteDeltaWhereDryRun(t *testing.T) {
+	dir := copyDeltaTable(t, "basic-with-inserts-deletes-checkpoint", time.Hour)
+	before := parquetNames(t, dir)
+	r := runCLI(t, "", false, "--json", "rewrite", "--delta", dir, "--where", "id BETWEEN 12 AND 33 OR id IS NULL",
+		"--option", "rewrite-all=true", "--dry-run")
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	var res struct {
+		Plan struct {
+			Groups []struct {
+				Files []struct {
+					Path string `json:"path"`
+				} `json:"files"`
+			} `json:"groups"`
+		} `json:"plan"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.Stdout), &res), r.Stdout)
+	require.Len(t, res.Plan.Groups, 1)
+	var got []string
+	for _, f := range res.Plan.Groups[0].Files {
+		got = append(got, f.Path[:len("part-00000-c92cba9e")])
+	}
+	assert.ElementsMatch(t, []string{"part-00000-c92cba9e", "part-00000-1b0098ea", "part-00000-f80053c6"}, got,
+		"the files of ids 10-14, 20-24 and 30-34; no file has a null id")
+	assert.Equal(t, before, parquetNames(t, dir), "a dry run writes nothing")
 }

@@ -166,9 +166,9 @@ func TestSQLCLIDelta(t *testing.T) {
 	assert.Contains(t, r.Stderr, "--force")
 	assert.Equal(t, before, parquetNames(t, dir), "a refused vacuum deletes nothing")
 
-	r = runCLI(t, "", false, "sql", "OPTIMIZE delta.`"+dir+"` WHERE id > 1 HILBERT BY (id)")
+	r = runCLI(t, "", false, "sql", "OPTIMIZE delta.`"+dir+"` WHERE idd > 1 HILBERT BY (id)")
 	assert.Equal(t, exitUsage, r.Code)
-	assert.Contains(t, r.Stderr, "not partitioned")
+	assert.Contains(t, r.Stderr, `unknown column "idd" (columns: id)`)
 	assert.Empty(t, r.Stdout)
 
 	r = runCLI(t, "", false, "sql", "VACUUM '"+dir+"' DRY RUN")

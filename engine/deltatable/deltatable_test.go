@@ -300,8 +300,8 @@ func TestOptimizeConcurrentCommits(t *testing.T) {
 }
 
 // TestOptimizeRefusals checks what a Delta rewrite refuses before it
-// writes anything: a --where on a column that is not a partition column,
-// an unknown option, a sort column the table lacks.
+// writes anything: a --where on a column the table lacks, an unknown
+// option, a sort column the table lacks.
 func TestOptimizeRefusals(t *testing.T) {
 	tbl, dir := newTable(t, "none")
 	appendPoints(t, tbl, "2026-01-01", 0, 3, 50)
@@ -309,7 +309,7 @@ func TestOptimizeRefusals(t *testing.T) {
 		req  engine.Request
 		want string
 	}{
-		{engine.Request{Where: "id > 3"}, "partition columns only (day)"},
+		{engine.Request{Where: "nope > 3"}, `unknown column "nope"`},
 		{engine.Request{Options: opts("no-such-option", "1")}, "no-such-option"},
 		{engine.Request{SortOrder: "zorder(nope, id)"}, `"nope"`},
 	} {

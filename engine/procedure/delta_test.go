@@ -119,9 +119,9 @@ func TestDeltaVacuumFloor(t *testing.T) {
 
 // TestDeltaOptimize runs OPTIMIZE on a copy of a golden table through a
 // script: the files become one, the rows stay, the result row names the
-// table and the counts; refusals (a WHERE on an unpartitioned table, a
-// column the table lacks, a path that is no Delta table) stop the script
-// before its first statement runs.
+// table and the counts; refusals (a WHERE on a column the table lacks, a
+// curve column the table lacks, a path that is no Delta table) stop the
+// script before its first statement runs.
 func TestDeltaOptimize(t *testing.T) {
 	dir := deltaTable(t)
 	_, rows := deltaState(t, dir)
@@ -130,7 +130,7 @@ func TestDeltaOptimize(t *testing.T) {
 		is           error
 		want         string
 	}{
-		{"where unpartitioned", "OPTIMIZE delta.`" + dir + "` WHERE id > 3 ZORDER BY (id)", engine.ErrOption, "not partitioned"},
+		{"where unknown column", "OPTIMIZE delta.`" + dir + "` WHERE nope > 3 ZORDER BY (id)", engine.ErrOption, `unknown column "nope" (columns: id)`},
 		{"unknown column", "OPTIMIZE '" + dir + "' HILBERT BY (id, nope)", procedure.ErrCall, "the table has no column nope"},
 		{"not a Delta table", "VACUUM '" + t.TempDir() + "'", nil, "_delta_log"},
 	}
@@ -155,4 +155,31 @@ func TestDeltaOptimize(t *testing.T) {
 	assert.Equal(t, []any{dir, int64(7), int64(1), res[0].Detail.(*engine.Result).RewrittenBytesCount, int64(0), int64(0)}, res[0].Rows[0].Values)
 	_, after := deltaState(t, dir)
 	assert.Equal(t, rows, after)
+}
+
+// TestDeltaOptimizeWhereData runs OPTIMIZE WHERE on a data column, as
+// rewrite --delta --where does: of the golden table's seven files (ids
+// 0-4, 10-14, …, 40-44, 50-59, 60-65 by Spark's statistics), the five
+// whose id ranges may hold 22 <= id < 61 are rewritten into one, the two
+// others stay, and the rows are unchanged.
+func TestDeltaOptimizeWhereData(t *testing.T) {
+	dir := deltaTable(t)
+	_, rows := deltaState(t, dir)
+	res, err := run(t, "OPTIMIZE delta.`"+dir+"` WHERE id >= 22 AND id < 61 ZORDER BY (id)", procedure.Catalogs{}, procedure.Options{})
+	require.NoError(t, err)
+	require.Len(t, res, 1)
+	require.Len(t, res[0].Rows, 1)
+	assert.Equal(t, []any{dir, int64(5), int64(1)}, res[0].Rows[0].Values[:3], res[0].NoopReason)
+	_, after := deltaState(t, dir)
+	assert.Equal(t, rows, after)
+	tbl, err := delta.OpenLocal(dir)
+	require.NoError(t, err)
+	s, err := tbl.Snapshot(t.Context())
+	require.NoError(t, err)
+	require.Len(t, s.Files, 3, "two untouched files and the rewritten one")
+	var kept []string
+	for _, a := range s.Files {
+		kept = append(kept, a.Path[:len("part-00000-ca2d0b26")])
+	}
+	assert.Subset(t, kept, []string{"part-00000-ca2d0b26", "part-00000-c92cba9e"}, "the files of ids 0-4 and 10-14")
 }
