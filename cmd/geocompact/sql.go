@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/alter"
 	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/engine/config"
 	"github.com/geocompact/geocompact/engine/maintain"
@@ -180,15 +183,7 @@ func sqlPrepareError(err error) error {
 // writeSQLResult prints one statement's result: a line naming the call,
 // then Spark's columns and rows.
 func writeSQLResult(out io.Writer, r *procedure.Result, human bool) error {
-	mode := ""
-	if r.DryRun {
-		mode = " (dry run)"
-	}
-	if r.Command == sql.CommandCall {
-		fmt.Fprintf(out, "statement %d (line %d): %s.system.%s on %s%s\n", r.Statement, r.Line, r.Catalog, r.Procedure, r.Table, mode)
-	} else {
-		fmt.Fprintf(out, "statement %d (line %d): %s on Delta table %s%s\n", r.Statement, r.Line, r.Command, r.Location, mode)
-	}
+	fmt.Fprintln(out, sqlHeader(r))
 	if r.Skipped != "" {
 		_, err := fmt.Fprintf(out, "skipped: %s\n", r.Skipped)
 		return err
@@ -213,13 +208,34 @@ func writeSQLResult(out io.Writer, r *procedure.Result, human bool) error {
 			return err
 		}
 	}
-	if v, ok := r.Detail.(*delta.VacuumResult); ok {
-		if _, err := fmt.Fprintln(out, vacuumSummary(v)); err != nil {
-			return err
+	switch v := r.Detail.(type) {
+	case *delta.VacuumResult:
+		fmt.Fprintln(out, vacuumSummary(v))
+	case *alter.Result:
+		for _, k := range slices.Sorted(maps.Keys(v.Set)) {
+			fmt.Fprintf(out, "set %s = %s\n", k, v.Set[k])
+		}
+		for _, k := range v.Unset {
+			fmt.Fprintf(out, "unset %s\n", k)
 		}
 	}
 	_, err := fmt.Fprintf(out, "(%d %s)\n", len(r.Rows), plural(len(r.Rows), "row"))
 	return err
+}
+
+// sqlHeader is the line naming a statement's call and table.
+func sqlHeader(r *procedure.Result) string {
+	mode := ""
+	if r.DryRun {
+		mode = " (dry run)"
+	}
+	switch {
+	case r.Command == sql.CommandCall:
+		return fmt.Sprintf("statement %d (line %d): %s.system.%s on %s%s", r.Statement, r.Line, r.Catalog, r.Procedure, r.Table, mode)
+	case r.Location == "":
+		return fmt.Sprintf("statement %d (line %d): %s %s.%s%s", r.Statement, r.Line, r.Command, r.Catalog, r.Table, mode)
+	}
+	return fmt.Sprintf("statement %d (line %d): %s on Delta table %s%s", r.Statement, r.Line, r.Command, r.Location, mode)
 }
 
 func plural(n int, word string) string {
