@@ -20,6 +20,7 @@ import (
 	"github.com/geocompact/geocompact/engine/alter"
 	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/engine/config"
+	"github.com/geocompact/geocompact/engine/layouts"
 	"github.com/geocompact/geocompact/engine/maintain"
 	"github.com/geocompact/geocompact/engine/procedure"
 	"github.com/geocompact/geocompact/engine/sql"
@@ -40,7 +41,7 @@ func newSQLCmd(g *globalOptions) *cobra.Command {
 	o := &sqlOptions{g: g}
 	cmd := &cobra.Command{
 		Use:   `sql ("CALL …; …" | -f FILE)`,
-		Short: "Run Iceberg's Spark procedures as Spark SQL CALL statements, and Delta Lake's VACUUM",
+		Short: "Run Spark SQL CALL procedures, ALTER TABLE, and Delta Lake's OPTIMIZE and VACUUM",
 		Long: `Sql runs the CALL statements that Spark jobs and notebooks send to Iceberg, in
 Spark's syntax, one after the other:
 
@@ -71,8 +72,22 @@ Delta tables, named by location, take Delta Lake's statements:
 VACUUM does what geocompact vacuum --delta does: RETAIN below the table's
 delta.deletedFileRetentionDuration (7 days when unset) needs --force, which
 stands for Spark's spark.databricks.delta.retentionDurationCheck.enabled=false.
-OPTIMIZE is parsed and checked, but Delta tables cannot be rewritten yet:
-it is refused before anything runs.
+OPTIMIZE is rewrite --delta: bin-packing, clustered by ZORDER BY or HILBERT
+BY, or by the table's recorded layout when it names neither.
+
+ALTER TABLE records a table's properties and layout, as geocompact alter
+does (the same code, so sizes take units and the same keys are refused):
+
+  ALTER TABLE ns.t SET TBLPROPERTIES ('write.target-file-size-bytes' = '128MiB', ...)
+  ALTER TABLE ns.t UNSET TBLPROPERTIES [IF EXISTS] ('owner', ...)
+  ALTER TABLE ns.t WRITE ORDERED BY ts, id DESC [NULLS FIRST|LAST]   (alter --sort-order)
+  ALTER TABLE ns.t WRITE ORDERED BY hilbert(bbox_minx, bbox_miny)    (zorder, hilbert, str)
+  ALTER TABLE ns.t WRITE UNORDERED                                   (alter --unsorted)
+
+The table is ns.t (cat.ns.t on catalog cat), or delta.` + "`/path`" + ` for a Delta
+table, whose layout goes to ` + layouts.Prop + `. UNSET without IF EXISTS refuses
+a key the table does not hold. ALTER TABLE has no dry run: --dry-run checks
+it and skips it.
 
 --dry-run runs every statement as a dry run (rewrite_data_files plans,
 expire_snapshots and remove_orphan_files list, rewrite_manifests is skipped);
@@ -82,7 +97,8 @@ older_than younger than 1h needs --force. --dry-run makes VACUUM a DRY RUN.`,
   $ geocompact sql --catalog lake "CALL lake.system.expire_snapshots('gis.parcels', TIMESTAMP '2026-01-01 00:00:00', 10)"
   $ geocompact sql -f nightly.sql --json
   $ geocompact sql --dry-run -f nightly.sql
-  $ geocompact sql "VACUUM delta.` + "`./lake/pings`" + ` RETAIN 336 HOURS DRY RUN"`,
+  $ geocompact sql "VACUUM delta.` + "`./lake/pings`" + ` RETAIN 336 HOURS DRY RUN"
+  $ geocompact sql "ALTER TABLE gis.parcels WRITE ORDERED BY hilbert(); ALTER TABLE gis.parcels SET TBLPROPERTIES ('write.target-file-size-bytes' = '128MiB')"`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			src, err := o.script(args)
