@@ -37,12 +37,8 @@ type sqlOptions struct {
 	force  bool
 }
 
-func newSQLCmd(g *globalOptions) *cobra.Command {
-	o := &sqlOptions{g: g}
-	cmd := &cobra.Command{
-		Use:   `sql ("CALL …; …" | -f FILE)`,
-		Short: "Run Spark SQL CALL procedures, ALTER TABLE, and Delta Lake's OPTIMIZE and VACUUM",
-		Long: `Sql runs the CALL statements that Spark jobs and notebooks send to Iceberg, in
+// sqlLong is the sql command's help.
+const sqlLong = `Sql runs the CALL statements that Spark jobs and notebooks send to Iceberg, in
 Spark's syntax, one after the other:
 
   rewrite_data_files   (table, strategy, sort_order, options, where)
@@ -92,7 +88,14 @@ it and skips it.
 --dry-run runs every statement as a dry run (rewrite_data_files plans,
 expire_snapshots and remove_orphan_files list, rewrite_manifests is skipped);
 expire_snapshots also takes dry_run => true, as remove_orphan_files does.
-older_than younger than 1h needs --force. --dry-run makes VACUUM a DRY RUN.`,
+older_than younger than 1h needs --force. --dry-run makes VACUUM a DRY RUN.`
+
+func newSQLCmd(g *globalOptions) *cobra.Command {
+	o := &sqlOptions{g: g}
+	cmd := &cobra.Command{
+		Use:   `sql ("CALL …; …" | -f FILE)`,
+		Short: "Run Spark SQL CALL procedures, ALTER TABLE, and Delta Lake's OPTIMIZE and VACUUM",
+		Long:  sqlLong,
 		Example: `  $ geocompact sql "CALL system.rewrite_data_files(table => 'gis.parcels', strategy => 'sort', sort_order => 'hilbert(bbox_minx, bbox_miny)')"
   $ geocompact sql --catalog lake "CALL lake.system.expire_snapshots('gis.parcels', TIMESTAMP '2026-01-01 00:00:00', 10)"
   $ geocompact sql -f nightly.sql --json
