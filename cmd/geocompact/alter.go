@@ -27,14 +27,16 @@ type alterOptions struct {
 	delta string
 	curve string
 	order string
-	set   []string
-	unset []string
+	// unsorted records no layout (Spark's WRITE UNORDERED).
+	unsorted bool
+	set      []string
+	unset    []string
 }
 
 func newAlterCmd(g *globalOptions) *cobra.Command {
 	o := &alterOptions{g: g}
 	cmd := &cobra.Command{
-		Use:   "alter (--table NS.T | --delta LOCATION) [--curve C | --sort-order EXPR] [--set K=V]... [--unset K]...",
+		Use:   "alter (--table NS.T | --delta LOCATION) [--curve C | --sort-order EXPR | --unsorted] [--set K=V]... [--unset K]...",
 		Short: "Record a table's layout and set or unset its properties",
 		Long: `Alter records how a table is laid out and sets its properties, as Spark's
 ALTER TABLE ... WRITE ORDERED BY and SET/UNSET TBLPROPERTIES do. A rewrite
@@ -48,17 +50,23 @@ other engines honour it. A curve (zorder, hilbert, str), a curve expression
 sort-order spec; they are recorded in the table property ` + layouts.Prop + `
 and the Iceberg sort order is reset to unsorted.
 
+--unsorted records no layout, as Spark's ALTER TABLE ... WRITE UNORDERED
+does: it resets the Iceberg sort order to unsorted and removes
+` + layouts.Prop + ` in the same commit, so a rewrite without layout flags
+bin-packs, as on a table that never recorded a layout.
+
 Sizes take units (--set write.target-file-size-bytes=128MiB) and are stored
 as byte counts.
 
 --delta LOCATION alters a Delta table (a directory, file: URL or
 s3://BUCKET/PREFIX) in one SET TBLPROPERTIES commit: any layout is recorded
-in ` + layouts.Prop + ` (Delta has no sort order), the target file size is
+in ` + layouts.Prop + ` (Delta has no sort order; --unsorted removes it), the target file size is
 Delta's own delta.targetFileSize, and of the delta.* properties only those
 that need no protocol upgrade may change (` + strings.Join(delta.SettableProperties, ", ") + `).`,
 		Example: `  $ geocompact alter --table gis.telemetry --curve hilbert --set write.target-file-size-bytes=128MiB
   $ geocompact alter --table gis.telemetry --sort-order 'ts, device_id'
   $ geocompact alter --table gis.telemetry --curve auto
+  $ geocompact alter --table gis.telemetry --unsorted
   $ geocompact alter --table gis.telemetry --unset ` + layouts.Prop + `
   $ geocompact alter --delta ./lake/pings --curve hilbert --set delta.targetFileSize=128MiB`,
 		Args: cobra.NoArgs,
@@ -74,6 +82,7 @@ that need no protocol upgrade may change (` + strings.Join(delta.SettablePropert
 	f.StringVar(&o.table, "table", "", "table to alter, NAMESPACE.TABLE")
 	f.StringVar(&o.curve, "curve", "", "record a curve layout: "+strings.Join(layouts.Curves, ", "))
 	f.StringVar(&o.order, "sort-order", "", "record a sort order: 'col [ASC|DESC] [NULLS FIRST|LAST], ...', 'zorder(a, b)' or 'hilbert(a, b)'")
+	f.BoolVar(&o.unsorted, "unsorted", false, "record no layout: reset the Iceberg sort order to unsorted and remove "+layouts.Prop)
 	f.StringArrayVar(&o.set, "set", nil, "set a table property KEY=VALUE (repeatable; sizes take units)")
 	f.StringArrayVar(&o.unset, "unset", nil, "remove a table property (repeatable)")
 	f.StringVar(&o.delta, "delta", "", "alter the Delta table at this location (a directory, file: URL or s3://BUCKET/PREFIX) instead of a catalog table")
@@ -93,7 +102,7 @@ func (o *alterOptions) request() (alter.Request, error) {
 		}
 		set[strings.TrimSpace(k)] = strings.TrimSpace(v)
 	}
-	req := alter.Request{Curve: o.curve, SortOrder: o.order, Set: set, Unset: o.unset}
+	req := alter.Request{Curve: o.curve, SortOrder: o.order, Unsorted: o.unsorted, Set: set, Unset: o.unset}
 	check := req.Check
 	if o.delta != "" {
 		check = req.CheckDelta

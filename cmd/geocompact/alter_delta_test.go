@@ -51,3 +51,18 @@ func TestAlterDeltaCLI(t *testing.T) {
 	}
 	assert.Equal(t, int64(4), deltatest.Snapshot(t, tbl).Version, "refusals commit nothing")
 }
+
+// TestAlterDeltaCLIUnsorted removes a Delta table's recorded layout.
+func TestAlterDeltaCLIUnsorted(t *testing.T) {
+	tbl, dir := spatialDelta(t, 2)
+	require.Equal(t, exitOK, runCLI(t, "", false, "alter", "--delta", dir, "--curve", "hilbert").Code)
+	r := runCLI(t, "", false, "alter", "--delta", dir, "--unsorted", "--sort-order", "id")
+	assert.Equal(t, exitUsage, r.Code, r.Stderr)
+	assert.Equal(t, "hilbert()", deltatest.Snapshot(t, tbl).Metadata.Configuration[layouts.Prop])
+	r = runCLI(t, "", false, "alter", "--delta", dir, "--unsorted")
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	assert.NotContains(t, deltatest.Snapshot(t, tbl).Metadata.Configuration, layouts.Prop)
+	r = runCLI(t, "", false, "rewrite", "--delta", dir, "--option", "rewrite-all", "--dry-run")
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	assert.NotContains(t, r.Stdout, "hilbert")
+}

@@ -123,3 +123,34 @@ func TestMaintainCLILayoutChange(t *testing.T) {
 	assert.Contains(t, r.Stdout, "STEP")
 	assert.Contains(t, r.Stderr, "allow-layout-change")
 }
+
+// TestAlterCLIUnsorted: --unsorted clears a recorded curve, so a rewrite
+// without layout flags bin-packs without --allow-layout-change; with
+// --curve or --sort-order it is a usage error that commits nothing.
+func TestAlterCLIUnsorted(t *testing.T) {
+	wh := t.TempDir()
+	require.Equal(t, exitOK, runCLI(t, wh, false, "generate", "--table", "geo.t", "--rows", "400", "--commits", "4").Code)
+	require.Equal(t, exitOK, runCLI(t, wh, false, "alter", "--table", "geo.t", "--curve", "hilbert").Code)
+	for _, args := range [][]string{{"--curve", "zorder"}, {"--sort-order", "id"}, {"--set", layouts.Prop + "=str()"}} {
+		r := runCLI(t, wh, false, append([]string{"alter", "--table", "geo.t", "--unsorted"}, args...)...)
+		assert.Equal(t, exitUsage, r.Code, "%v: %s", args, r.Stderr)
+		assert.Contains(t, r.Stderr, "--unsorted", "%v", args)
+	}
+	r := runCLI(t, wh, false, "--json", "alter", "--table", "geo.t", "--set", "owner=gis")
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	var res alter.Result
+	require.NoError(t, json.Unmarshal([]byte(r.Stdout), &res))
+	assert.Equal(t, "hilbert()", res.Layout.Text, "the refusals committed nothing")
+
+	r = runCLI(t, wh, false, "alter", "--table", "geo.t", "--unsorted")
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	assert.Contains(t, r.Stdout, "none (binpack)")
+	assert.Contains(t, r.Stdout, layouts.Prop+"  (unset)")
+
+	r = runCLI(t, wh, false, "--json", "rewrite", "--table", "geo.t", "--option", "rewrite-all")
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	var rw engine.Result
+	require.NoError(t, json.Unmarshal([]byte(r.Stdout), &rw))
+	assert.Equal(t, string(engine.BinPack), rw.Strategy)
+	assert.Equal(t, layouts.FromDefault, rw.LayoutSource)
+}

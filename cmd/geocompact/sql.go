@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -15,8 +17,10 @@ import (
 
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/alter"
 	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/engine/config"
+	"github.com/geocompact/geocompact/engine/layouts"
 	"github.com/geocompact/geocompact/engine/maintain"
 	"github.com/geocompact/geocompact/engine/procedure"
 	"github.com/geocompact/geocompact/engine/sql"
@@ -33,12 +37,8 @@ type sqlOptions struct {
 	force  bool
 }
 
-func newSQLCmd(g *globalOptions) *cobra.Command {
-	o := &sqlOptions{g: g}
-	cmd := &cobra.Command{
-		Use:   `sql ("CALL …; …" | -f FILE)`,
-		Short: "Run Iceberg's Spark procedures as Spark SQL CALL statements, and Delta Lake's VACUUM",
-		Long: `Sql runs the CALL statements that Spark jobs and notebooks send to Iceberg, in
+// sqlLong is the sql command's help.
+const sqlLong = `Sql runs the CALL statements that Spark jobs and notebooks send to Iceberg, in
 Spark's syntax, one after the other:
 
   rewrite_data_files   (table, strategy, sort_order, options, where)
@@ -68,18 +68,40 @@ Delta tables, named by location, take Delta Lake's statements:
 VACUUM does what geocompact vacuum --delta does: RETAIN below the table's
 delta.deletedFileRetentionDuration (7 days when unset) needs --force, which
 stands for Spark's spark.databricks.delta.retentionDurationCheck.enabled=false.
-OPTIMIZE is parsed and checked, but Delta tables cannot be rewritten yet:
-it is refused before anything runs.
+OPTIMIZE is rewrite --delta: bin-packing, clustered by ZORDER BY or HILBERT
+BY, or by the table's recorded layout when it names neither.
+
+ALTER TABLE records a table's properties and layout, as geocompact alter
+does (the same code, so sizes take units and the same keys are refused):
+
+  ALTER TABLE ns.t SET TBLPROPERTIES ('write.target-file-size-bytes' = '128MiB', ...)
+  ALTER TABLE ns.t UNSET TBLPROPERTIES [IF EXISTS] ('owner', ...)
+  ALTER TABLE ns.t WRITE ORDERED BY ts, id DESC [NULLS FIRST|LAST]   (alter --sort-order)
+  ALTER TABLE ns.t WRITE ORDERED BY hilbert(bbox_minx, bbox_miny)    (zorder, hilbert, str)
+  ALTER TABLE ns.t WRITE UNORDERED                                   (alter --unsorted)
+
+The table is ns.t (cat.ns.t on catalog cat), or delta.` + "`/path`" + ` for a Delta
+table, whose layout goes to ` + layouts.Prop + `. UNSET without IF EXISTS refuses
+a key the table does not hold. ALTER TABLE has no dry run: --dry-run checks
+it and skips it.
 
 --dry-run runs every statement as a dry run (rewrite_data_files plans,
 expire_snapshots and remove_orphan_files list, rewrite_manifests is skipped);
 expire_snapshots also takes dry_run => true, as remove_orphan_files does.
-older_than younger than 1h needs --force. --dry-run makes VACUUM a DRY RUN.`,
+older_than younger than 1h needs --force. --dry-run makes VACUUM a DRY RUN.`
+
+func newSQLCmd(g *globalOptions) *cobra.Command {
+	o := &sqlOptions{g: g}
+	cmd := &cobra.Command{
+		Use:   `sql ("CALL …; …" | -f FILE)`,
+		Short: "Run Spark SQL CALL procedures, ALTER TABLE, and Delta Lake's OPTIMIZE and VACUUM",
+		Long:  sqlLong,
 		Example: `  $ geocompact sql "CALL system.rewrite_data_files(table => 'gis.parcels', strategy => 'sort', sort_order => 'hilbert(bbox_minx, bbox_miny)')"
   $ geocompact sql --catalog lake "CALL lake.system.expire_snapshots('gis.parcels', TIMESTAMP '2026-01-01 00:00:00', 10)"
   $ geocompact sql -f nightly.sql --json
   $ geocompact sql --dry-run -f nightly.sql
-  $ geocompact sql "VACUUM delta.` + "`./lake/pings`" + ` RETAIN 336 HOURS DRY RUN"`,
+  $ geocompact sql "VACUUM delta.` + "`./lake/pings`" + ` RETAIN 336 HOURS DRY RUN"
+  $ geocompact sql "ALTER TABLE gis.parcels WRITE ORDERED BY hilbert(); ALTER TABLE gis.parcels SET TBLPROPERTIES ('write.target-file-size-bytes' = '128MiB')"`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			src, err := o.script(args)
@@ -180,15 +202,7 @@ func sqlPrepareError(err error) error {
 // writeSQLResult prints one statement's result: a line naming the call,
 // then Spark's columns and rows.
 func writeSQLResult(out io.Writer, r *procedure.Result, human bool) error {
-	mode := ""
-	if r.DryRun {
-		mode = " (dry run)"
-	}
-	if r.Command == sql.CommandCall {
-		fmt.Fprintf(out, "statement %d (line %d): %s.system.%s on %s%s\n", r.Statement, r.Line, r.Catalog, r.Procedure, r.Table, mode)
-	} else {
-		fmt.Fprintf(out, "statement %d (line %d): %s on Delta table %s%s\n", r.Statement, r.Line, r.Command, r.Location, mode)
-	}
+	fmt.Fprintln(out, sqlHeader(r))
 	if r.Skipped != "" {
 		_, err := fmt.Fprintf(out, "skipped: %s\n", r.Skipped)
 		return err
@@ -213,13 +227,34 @@ func writeSQLResult(out io.Writer, r *procedure.Result, human bool) error {
 			return err
 		}
 	}
-	if v, ok := r.Detail.(*delta.VacuumResult); ok {
-		if _, err := fmt.Fprintln(out, vacuumSummary(v)); err != nil {
-			return err
+	switch v := r.Detail.(type) {
+	case *delta.VacuumResult:
+		fmt.Fprintln(out, vacuumSummary(v))
+	case *alter.Result:
+		for _, k := range slices.Sorted(maps.Keys(v.Set)) {
+			fmt.Fprintf(out, "set %s = %s\n", k, v.Set[k])
+		}
+		for _, k := range v.Unset {
+			fmt.Fprintf(out, "unset %s\n", k)
 		}
 	}
 	_, err := fmt.Fprintf(out, "(%d %s)\n", len(r.Rows), plural(len(r.Rows), "row"))
 	return err
+}
+
+// sqlHeader is the line naming a statement's call and table.
+func sqlHeader(r *procedure.Result) string {
+	mode := ""
+	if r.DryRun {
+		mode = " (dry run)"
+	}
+	switch {
+	case r.Command == sql.CommandCall:
+		return fmt.Sprintf("statement %d (line %d): %s.system.%s on %s%s", r.Statement, r.Line, r.Catalog, r.Procedure, r.Table, mode)
+	case r.Location == "":
+		return fmt.Sprintf("statement %d (line %d): %s %s.%s%s", r.Statement, r.Line, r.Command, r.Catalog, r.Table, mode)
+	}
+	return fmt.Sprintf("statement %d (line %d): %s on Delta table %s%s", r.Statement, r.Line, r.Command, r.Location, mode)
 }
 
 func plural(n int, word string) string {

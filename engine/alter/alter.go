@@ -35,6 +35,11 @@ type Request struct {
 	// curve, and a linear order over columns the table lacks, is kept in
 	// layouts.Prop (see there).
 	SortOrder string
+	// Unsorted records no layout, as Spark's ALTER TABLE ... WRITE
+	// UNORDERED does: the Iceberg sort order becomes unsorted and
+	// layouts.Prop is removed, so a rewrite without --strategy, --curve or
+	// --sort-order bin-packs. It excludes Curve and SortOrder.
+	Unsorted bool
 	// Set sets table properties. Values of size properties (IsSizeProperty)
 	// take units ("128MiB", "1GB") and are stored as byte counts.
 	Set map[string]string
@@ -96,8 +101,11 @@ func (r Request) check(rules keyRules) (Request, error) {
 	if r.Curve != "" && r.SortOrder != "" {
 		return r, fmt.Errorf("%w: give --curve or --sort-order, not both", engine.ErrOption)
 	}
-	if r.Curve == "" && r.SortOrder == "" && len(r.Set) == 0 && len(r.Unset) == 0 {
-		return r, fmt.Errorf("%w: nothing to alter: give --curve, --sort-order, --set KEY=VALUE or --unset KEY", engine.ErrOption)
+	if r.Unsorted && (r.Curve != "" || r.SortOrder != "") {
+		return r, fmt.Errorf("%w: --unsorted records no layout, --curve and --sort-order record one: give one of them", engine.ErrOption)
+	}
+	if !r.Unsorted && r.Curve == "" && r.SortOrder == "" && len(r.Set) == 0 && len(r.Unset) == 0 {
+		return r, fmt.Errorf("%w: nothing to alter: give --curve, --sort-order, --unsorted, --set KEY=VALUE or --unset KEY", engine.ErrOption)
 	}
 	if _, _, err := r.layout(); err != nil {
 		return r, fmt.Errorf("%w: %w", engine.ErrOption, err)
@@ -115,6 +123,9 @@ func (r Request) check(rules keyRules) (Request, error) {
 	}
 	if _, ok := set[layouts.Prop]; ok && (r.Curve != "" || r.SortOrder != "") {
 		return r, fmt.Errorf("%w: give the layout by --curve or --sort-order, or by --set %s, not both", engine.ErrOption, layouts.Prop)
+	}
+	if _, ok := set[layouts.Prop]; ok && r.Unsorted {
+		return r, fmt.Errorf("%w: --unsorted removes %s: do not --set it too", engine.ErrOption, layouts.Prop)
 	}
 	for _, k := range r.Unset {
 		if err := rules.key(k, "", true); err != nil {
@@ -182,69 +193,95 @@ func (r Request) layout() (text string, ok bool, err error) {
 // order becomes the Iceberg sort order (and layouts.Prop is removed); any
 // other layout goes into layouts.Prop, and the Iceberg sort order is reset
 // to unsorted so that writers do not re-sort the curve's files by another
-// order. A sort order naming a column the table lacks is refused, listing
-// the table's columns.
+// order. Unsorted resets the sort order and removes layouts.Prop. A sort
+// order naming a column the table lacks is refused, listing the table's
+// columns.
 func Apply(ctx context.Context, cat catalog.Catalog, name string, req Request) (*Result, error) {
-	req, err := req.Check()
+	st, err := stage(ctx, cat, name, req)
 	if err != nil {
 		return nil, err
 	}
-	cat = catalogs.Wrap(cat)
-	tbl, err := catalogs.LoadTable(ctx, cat, name)
+	tbl, err := st.tx.Commit(ctx)
 	if err != nil {
-		return nil, err
-	}
-	tx := tbl.NewTransaction()
-	set, unset := maps.Clone(req.Set), slices.Clone(req.Unset)
-	if err := stageLayout(tbl, tx, req, set, &unset); err != nil {
-		return nil, err
-	}
-	if err := tx.SetProperties(iceberg.Properties(set)); err != nil {
-		return nil, fmt.Errorf("alter %s: set properties: %w", name, err)
-	}
-	if err := tx.RemoveProperties(unset); err != nil {
-		return nil, fmt.Errorf("alter %s: unset properties: %w", name, err)
-	}
-	if tbl, err = tx.Commit(ctx); err != nil {
 		return nil, fmt.Errorf("alter %s: commit: %w", name, err)
 	}
 	rec, err := layouts.Of(tbl)
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Table: name, Layout: rec, Set: set, Unset: unset}
+	res := &Result{Table: name, Layout: rec, Set: st.set, Unset: st.unset}
 	if o, ok := layouts.SortOrderOf(tbl); ok {
 		res.SortOrder = o.String()
 	}
 	return res, nil
 }
 
-// stageLayout adds the request's layout to tx: the Iceberg sort order or
-// layouts.Prop (into set, or its removal into unset).
-func stageLayout(tbl *table.Table, tx *table.Transaction, req Request, set map[string]string, unset *[]string) error {
-	text, ok, err := req.layout()
-	if !ok || err != nil {
-		return err
-	}
-	o, auto, err := layouts.Parse(text)
+// Validate checks the request against the table called name as Apply
+// does (the request, the table, the layout's columns) and commits
+// nothing, so that a script can check all its statements before the
+// first one runs.
+func Validate(ctx context.Context, cat catalog.Catalog, name string, req Request) error {
+	_, err := stage(ctx, cat, name, req)
+	return err
+}
+
+// staged is a change Apply has checked and staged, not yet committed.
+type staged struct {
+	tx    *table.Transaction
+	set   map[string]string
+	unset []string
+}
+
+// stage checks req, loads the table and stages the change in a
+// transaction.
+func stage(ctx context.Context, cat catalog.Catalog, name string, req Request) (*staged, error) {
+	req, err := req.Check()
 	if err != nil {
-		return fmt.Errorf("%w: %w", engine.ErrOption, err)
+		return nil, err
 	}
-	if err := engine.CheckLayoutColumns(tbl, o, auto); err != nil {
+	tbl, err := catalogs.LoadTable(ctx, catalogs.Wrap(cat), name)
+	if err != nil {
+		return nil, err
+	}
+	st := &staged{tx: tbl.NewTransaction(), set: maps.Clone(req.Set), unset: slices.Clone(req.Unset)}
+	if err := stageLayout(tbl, st, req); err != nil {
+		return nil, err
+	}
+	if err := st.tx.SetProperties(iceberg.Properties(st.set)); err != nil {
+		return nil, fmt.Errorf("alter %s: set properties: %w", name, err)
+	}
+	if err := st.tx.RemoveProperties(st.unset); err != nil {
+		return nil, fmt.Errorf("alter %s: unset properties: %w", name, err)
+	}
+	return st, nil
+}
+
+// stageLayout adds the request's layout to st: the Iceberg sort order or
+// layouts.Prop (into set, or its removal into unset).
+func stageLayout(tbl *table.Table, st *staged, req Request) error {
+	text, ok, err := req.layout()
+	if err != nil || !ok && !req.Unsorted {
 		return err
 	}
-	so, plain := table.UnsortedSortOrder, false
-	if !auto {
-		so, plain = icebergSortOrder(tbl.Schema(), o)
-	}
-	if plain {
-		if _, has := tbl.Properties()[layouts.Prop]; has {
-			*unset = append(*unset, layouts.Prop)
+	so, plain := table.UnsortedSortOrder, req.Unsorted
+	if ok {
+		o, auto, err := layouts.Parse(text)
+		if err != nil {
+			return fmt.Errorf("%w: %w", engine.ErrOption, err)
 		}
-	} else {
-		set[layouts.Prop] = text
+		if err := engine.CheckLayoutColumns(tbl, o, auto); err != nil {
+			return err
+		}
+		if !auto {
+			so, plain = icebergSortOrder(tbl.Schema(), o)
+		}
 	}
-	if err := tx.ReplaceSortOrder(so); err != nil {
+	if !plain {
+		so, st.set[layouts.Prop] = table.UnsortedSortOrder, text
+	} else if _, has := tbl.Properties()[layouts.Prop]; has && !slices.Contains(st.unset, layouts.Prop) {
+		st.unset = append(st.unset, layouts.Prop)
+	}
+	if err := st.tx.ReplaceSortOrder(so); err != nil {
 		return fmt.Errorf("alter %s: sort order: %w", catalogs.TableName(tbl), err)
 	}
 	return nil

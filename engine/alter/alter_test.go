@@ -118,3 +118,62 @@ func load(t *testing.T, cat catalog.Catalog, name string) *table.Table {
 	require.NoError(t, err)
 	return tbl
 }
+
+// TestAlterUnsorted resets a sort order and a recorded curve to no
+// layout in one commit each, and a rewrite without layout flags then
+// bin-packs as on a table that never recorded one.
+func TestAlterUnsorted(t *testing.T) {
+	cat, name := newTable(t, bench.GenerateConfig{Rows: 300, Commits: 3})
+	ctx := t.Context()
+
+	_, err := alter.Apply(ctx, cat, name, alter.Request{SortOrder: "bbox_minx DESC, id"})
+	require.NoError(t, err)
+	require.False(t, load(t, cat, name).SortOrder().IsUnsorted())
+	res, err := alter.Apply(ctx, cat, name, alter.Request{Unsorted: true, Set: map[string]string{"owner": "gis"}})
+	require.NoError(t, err)
+	assert.Equal(t, layouts.Record{}, res.Layout)
+	assert.Empty(t, res.SortOrder)
+	assert.Empty(t, res.Unset, "no property to remove")
+	tbl := load(t, cat, name)
+	assert.True(t, tbl.SortOrder().IsUnsorted())
+	assert.Equal(t, "gis", tbl.Properties()["owner"], "properties go in the same commit")
+
+	_, err = alter.Apply(ctx, cat, name, alter.Request{Curve: "hilbert"})
+	require.NoError(t, err)
+	snaps := len(load(t, cat, name).Metadata().Snapshots())
+	res, err = alter.Apply(ctx, cat, name, alter.Request{Unsorted: true})
+	require.NoError(t, err)
+	assert.Equal(t, []string{layouts.Prop}, res.Unset)
+	tbl = load(t, cat, name)
+	assert.NotContains(t, tbl.Properties(), layouts.Prop)
+	assert.True(t, tbl.SortOrder().IsUnsorted())
+	assert.Len(t, tbl.Metadata().Snapshots(), snaps, "alter adds no snapshot")
+
+	rw, err := engine.Rewrite(ctx, cat, name, engine.Request{Options: map[string]string{"rewrite-all": "true"}})
+	require.NoError(t, err, "no recorded layout to protect: binpack needs no --allow-layout-change")
+	assert.Equal(t, string(engine.BinPack), rw.Strategy)
+	assert.Equal(t, layouts.FromDefault, rw.LayoutSource)
+	assert.Empty(t, rw.SortOrder)
+}
+
+// TestAlterUnsortedConflicts: --unsorted with a layout is refused before
+// the table is touched.
+func TestAlterUnsortedConflicts(t *testing.T) {
+	cat, name := newTable(t, bench.GenerateConfig{Rows: 100, Commits: 1})
+	_, err := alter.Apply(t.Context(), cat, name, alter.Request{Curve: "hilbert"})
+	require.NoError(t, err)
+	before := load(t, cat, name).Metadata()
+	for _, req := range []alter.Request{
+		{Unsorted: true, Curve: "zorder"},
+		{Unsorted: true, SortOrder: "id"},
+		{Unsorted: true, Set: map[string]string{layouts.Prop: "zorder()"}},
+	} {
+		_, err := alter.Apply(t.Context(), cat, name, req)
+		require.ErrorIs(t, err, engine.ErrOption, "%+v", req)
+		assert.Contains(t, err.Error(), "--unsorted", "%+v", req)
+		require.ErrorIs(t, alter.Validate(t.Context(), cat, name, req), engine.ErrOption)
+	}
+	after := load(t, cat, name)
+	assert.Equal(t, before.LastUpdatedMillis(), after.Metadata().LastUpdatedMillis(), "nothing was committed")
+	assert.Equal(t, "hilbert()", after.Properties()[layouts.Prop])
+}

@@ -36,27 +36,15 @@ func (r Request) CheckDelta() (Request, error) { return r.check(deltaRules) }
 // ApplyDelta records the request's layout and properties on the Delta
 // table at location in one commit (delta.Table.SetProperties): Delta has
 // no sort order, so any layout is kept in layouts.Prop, checked
-// first against the table's columns as a rewrite checks it. Properties go
-// into the table's configuration. A concurrent change of the table's
-// metadata fails with engine.ErrConflict, committing nothing; a
-// concurrent append is not a conflict.
+// first against the table's columns as a rewrite checks it, and Unsorted
+// removes layouts.Prop. Properties go into the table's configuration. A
+// concurrent change of the table's metadata fails with
+// engine.ErrConflict, committing nothing; a concurrent append is not a
+// conflict.
 func ApplyDelta(ctx context.Context, location string, req Request, commitAttempts int) (*Result, error) {
-	req, err := req.CheckDelta()
+	t, set, unset, err := stageDelta(ctx, location, req)
 	if err != nil {
 		return nil, err
-	}
-	t, err := delta.Open(ctx, location)
-	if err != nil {
-		return nil, err
-	}
-	set, unset := maps.Clone(req.Set), slices.Clone(req.Unset)
-	if text, ok, _ := req.layout(); ok {
-		set[layouts.Prop] = text
-	}
-	if text, ok := set[layouts.Prop]; ok {
-		if err := checkDeltaLayout(ctx, t, location, text); err != nil {
-			return nil, err
-		}
 	}
 	if commitAttempts <= 0 {
 		commitAttempts = 5
@@ -73,6 +61,39 @@ func ApplyDelta(ctx context.Context, location string, req Request, commitAttempt
 	// A Delta table has no sort order: the property is its only record.
 	res.Layout, _, err = layouts.FromProperties(location, pc.Configuration)
 	return res, err
+}
+
+// ValidateDelta checks the request against the Delta table at location
+// as ApplyDelta does and commits nothing.
+func ValidateDelta(ctx context.Context, location string, req Request) error {
+	_, _, _, err := stageDelta(ctx, location, req)
+	return err
+}
+
+// stageDelta checks req, opens the table and returns the properties to
+// set and unset.
+func stageDelta(ctx context.Context, location string, req Request) (*delta.Table, map[string]string, []string, error) {
+	req, err := req.CheckDelta()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	t, err := delta.Open(ctx, location)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	set, unset := maps.Clone(req.Set), slices.Clone(req.Unset)
+	if text, ok, _ := req.layout(); ok {
+		set[layouts.Prop] = text
+	}
+	if req.Unsorted && !slices.Contains(unset, layouts.Prop) {
+		unset = append(unset, layouts.Prop)
+	}
+	if text, ok := set[layouts.Prop]; ok {
+		if err := checkDeltaLayout(ctx, t, location, text); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	return t, set, unset, nil
 }
 
 // checkDeltaLayout checks layout text against the Delta table's columns

@@ -85,3 +85,31 @@ func TestApplyDeltaRefusals(t *testing.T) {
 	}
 	assert.Equal(t, v, deltatest.Snapshot(t, tbl).Version, "nothing was committed")
 }
+
+// TestApplyDeltaUnsorted removes the recorded layout, keeps the other
+// properties, and a rewrite without layout flags then bin-packs; with a
+// layout it is refused and nothing is committed.
+func TestApplyDeltaUnsorted(t *testing.T) {
+	tbl, dir := smallDeltaTable(t)
+	_, err := alter.ApplyDelta(t.Context(), dir, alter.Request{Curve: "hilbert", Set: map[string]string{"team": "maps"}}, 0)
+	require.NoError(t, err)
+	v := deltatest.Snapshot(t, tbl).Version
+
+	_, err = alter.ApplyDelta(t.Context(), dir, alter.Request{Unsorted: true, SortOrder: "id"}, 0)
+	require.ErrorIs(t, err, engine.ErrOption)
+	require.ErrorIs(t, alter.ValidateDelta(t.Context(), dir, alter.Request{Unsorted: true, Curve: "zorder"}), engine.ErrOption)
+	assert.Equal(t, v, deltatest.Snapshot(t, tbl).Version, "nothing was committed")
+
+	require.NoError(t, alter.ValidateDelta(t.Context(), dir, alter.Request{Unsorted: true}))
+	assert.Equal(t, v, deltatest.Snapshot(t, tbl).Version, "validation commits nothing")
+	res, err := alter.ApplyDelta(t.Context(), dir, alter.Request{Unsorted: true}, 0)
+	require.NoError(t, err)
+	assert.Equal(t, layouts.Record{}, res.Layout)
+	assert.Equal(t, []string{layouts.Prop}, res.Unset)
+	assert.Equal(t, map[string]string{"team": "maps"}, deltatest.Snapshot(t, tbl).Metadata.Configuration)
+
+	rw, err := deltatable.Rewrite(t.Context(), dir, engine.Request{Options: map[string]string{"rewrite-all": "true"}})
+	require.NoError(t, err)
+	assert.Equal(t, layouts.FromDefault, rw.LayoutSource)
+	assert.Equal(t, string(engine.BinPack), rw.Strategy)
+}

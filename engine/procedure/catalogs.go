@@ -53,6 +53,25 @@ func (c Catalogs) Spec(name string) (catalogs.Spec, error) {
 		ErrCall, name, strings.Join(known, ", "), suggest.Hint(name, known))
 }
 
+// Has reports whether name names a catalog Spec resolves: one of the
+// config file's (matched as Spec matches it) or the embedded one. ALTER
+// TABLE a.b.c runs on catalog a when Has(a), else on table b.c of
+// namespace a in the current catalog, as Spark resolves a name.
+func (c Catalogs) Has(name string) bool {
+	if strings.EqualFold(name, catalogs.EmbeddedName) {
+		return true
+	}
+	if c.Config == nil {
+		return false
+	}
+	for n := range c.Config.Catalogs {
+		if strings.EqualFold(n, name) {
+			return true
+		}
+	}
+	return false
+}
+
 // specName is the name results report for spec's catalog.
 func specName(spec catalogs.Spec) string {
 	if spec.Name == "" {

@@ -4,8 +4,9 @@
 // rewrite_manifests are engine/maintain's Expire, RemoveOrphans and
 // RewriteManifests. Delta Lake's VACUUM is delta.Table.Vacuum, the vacuum
 // command's own code; OPTIMIZE is engine/deltatable's rewrite, as
-// rewrite --delta runs it. A script is checked
-// whole before its first statement runs, so a typo in the last statement
+// rewrite --delta runs it. ALTER TABLE is engine/alter's Apply or
+// ApplyDelta, the alter command's own code. A script is checked whole
+// before its first statement runs, so a typo in the last statement
 // changes nothing.
 package procedure
 
@@ -55,7 +56,8 @@ func (e *StatementError) Unwrap() error { return e.Err }
 type Options struct {
 	// DryRun runs every statement as a dry run: rewrite_data_files plans,
 	// expire_snapshots and remove_orphan_files list what they would
-	// delete, and rewrite_manifests, which has no dry run, is skipped.
+	// delete, and rewrite_manifests and ALTER TABLE, which have no dry
+	// run, are checked and skipped.
 	DryRun bool
 	// Force allows an older_than younger than maintain.MinRetention, and
 	// a VACUUM RETAIN below the table's delta.deletedFileRetentionDuration
@@ -106,38 +108,37 @@ func Prepare(ctx context.Context, src string, cats Catalogs, opts Options) (*Scr
 	}
 	s := &Script{opts: opts, open: map[string]catalog.Catalog{}}
 	for _, st := range sts {
-		name := st.Procedure
-		if name == "" {
-			name = st.Command()
-		}
-		stErr := func(err error) error {
-			return &StatementError{Statement: st.Index, Line: st.Line, Procedure: name, Err: err}
-		}
-		if st.Command() != sql.CommandCall {
-			stp, err := s.prepareDelta(ctx, st)
-			if err != nil {
-				s.Close()
-				return nil, stErr(err)
+		stp, err := s.prepare(ctx, st, src, cats)
+		if err != nil {
+			s.Close()
+			name := st.Procedure
+			if name == "" {
+				name = st.Command()
 			}
-			s.steps = append(s.steps, stp)
-			continue
-		}
-		call, err := sql.Bind(st, src)
-		if err != nil {
-			s.Close()
-			return nil, stErr(err)
-		}
-		stp, err := s.resolve(ctx, call, cats)
-		if err == nil {
-			err = s.check(ctx, stp)
-		}
-		if err != nil {
-			s.Close()
-			return nil, stErr(err)
+			return nil, &StatementError{Statement: st.Index, Line: st.Line, Procedure: name, Err: err}
 		}
 		s.steps = append(s.steps, stp)
 	}
 	return s, nil
+}
+
+// prepare binds and checks one statement.
+func (s *Script) prepare(ctx context.Context, st sql.Statement, src string, cats Catalogs) (*step, error) {
+	switch st.Command() {
+	case sql.CommandAlter:
+		return s.prepareAlter(ctx, st, cats)
+	case sql.CommandVacuum, sql.CommandOptimize:
+		return s.prepareDelta(ctx, st)
+	}
+	call, err := sql.Bind(st, src)
+	if err != nil {
+		return nil, err
+	}
+	stp, err := s.resolve(ctx, call, cats)
+	if err != nil {
+		return nil, err
+	}
+	return stp, s.check(ctx, stp)
 }
 
 // resolve finds and opens the catalog of call, once per catalog.

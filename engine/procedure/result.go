@@ -19,11 +19,13 @@ type Result struct {
 	Line      int `json:"line"`
 	// Catalog is the catalog the call ran on, by name
 	// (catalogs.EmbeddedName for the embedded one). Catalog, Procedure and
-	// Table are empty for a Delta statement, which has a Location instead.
+	// Table are empty for a Delta statement, which has a Location instead;
+	// an ALTER TABLE of an Iceberg table has no Procedure.
 	Catalog   string `json:"catalog,omitempty"`
 	Procedure string `json:"procedure,omitempty"`
 	Table     string `json:"table,omitempty"`
-	// Command is the statement's command: CALL, VACUUM or OPTIMIZE.
+	// Command is the statement's command: CALL, VACUUM, OPTIMIZE or
+	// ALTER TABLE.
 	Command string `json:"command"`
 	// Location is a Delta statement's table location.
 	Location string `json:"location,omitempty"`
@@ -45,7 +47,8 @@ type Result struct {
 	Ignored []string `json:"ignored,omitempty"`
 	// Detail is the library's result: *engine.Result,
 	// *maintain.ExpireResult, *maintain.OrphansResult,
-	// *maintain.ManifestsResult or *delta.VacuumResult; nil when skipped.
+	// *maintain.ManifestsResult, *delta.VacuumResult or *alter.Result;
+	// nil when skipped.
 	Detail any `json:"detail,omitempty"`
 }
 

@@ -23,6 +23,13 @@ func (s *Script) run(ctx context.Context, st *step) (*Result, error) {
 		res.Location, res.Columns = o.Location, optimizeColumns
 		return res, s.runOptimize(ctx, st, res)
 	}
+	if a := c.Statement.Alter; a != nil {
+		res.Location, res.Columns = a.Location, alterColumns
+		if a.Location != "" {
+			res.Columns = alterDeltaColumns
+		}
+		return res, s.runAlter(ctx, st, res)
+	}
 	log := s.opts.Logger
 	switch c.Procedure {
 	case sql.RewriteDataFiles:

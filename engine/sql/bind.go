@@ -59,10 +59,13 @@ type Call struct {
 // call. src is the script st was parsed from, for error positions. An
 // unknown procedure or argument is refused by name, with the closest known
 // one; a Spark argument geocompact does not support is refused with why.
-// Errors are *Error; a VACUUM or OPTIMIZE statement, which names no
-// procedure, is one.
+// Errors are *Error; a VACUUM, OPTIMIZE or ALTER TABLE statement, which
+// names no procedure, is one.
 func Bind(st Statement, src string) (Call, error) {
-	if cmd := st.Command(); cmd != CommandCall {
+	switch cmd := st.Command(); cmd {
+	case CommandAlter:
+		return Call{}, newError(src, st.Pos, cmd+" is not a procedure call: it takes no binding")
+	case CommandVacuum, CommandOptimize:
 		return Call{}, newError(src, st.Pos, cmd+" is a Delta Lake statement, not a procedure call: it takes no binding")
 	}
 	proc, sig, err := lookupProcedure(st, src)

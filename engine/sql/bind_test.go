@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/geocompact/geocompact/cluster"
 )
 
 func TestBind(t *testing.T) {
@@ -122,7 +124,8 @@ func TestWhereText(t *testing.T) {
 
 // FuzzParse checks that Parse and Bind never panic, that every error is
 // an *Error with a position inside the script, and that parsing is
-// deterministic. The seeds cover CALL, VACUUM and OPTIMIZE.
+// deterministic; an ALTER TABLE's order is one cluster.ParseOrder reads.
+// The seeds cover CALL, VACUUM, OPTIMIZE and ALTER TABLE.
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{
 		"CALL system.rewrite_data_files('a.b')",
@@ -136,6 +139,10 @@ func FuzzParse(f *testing.F) {
 		"OPTIMIZE delta.`/t` WHERE region = 'emea' AND (x > 1 OR `y` == \"a;b\") ZORDER BY (bbox_minx, bbox_miny)",
 		"OPTIMIZE '/t' HILBERT BY bbox.xmin, bbox.ymin; VACUUM '/t'", "OPTIMIZE '/t' WHERE ((a) ZORDER BY (a)",
 		"OPTIMIZE '/t' WHERE /* zorder */ a = 1 -- x\n", "OPTIMIZE '/t' WHERE", "OPTIMIZE '/t' ZORDER BY (a, a)",
+		"ALTER TABLE a.b SET TBLPROPERTIES ('k' = 'v', x.y 1, z TRUE)", "ALTER TABLE a.b UNSET TBLPROPERTIES IF EXISTS ('k', x.y)",
+		"ALTER TABLE c.a.`b` WRITE LOCALLY ORDERED BY (ts DESC NULLS FIRST, `x y`)", "ALTER TABLE delta.`/t` WRITE ORDERED BY hilbert(a, b)",
+		"ALTER TABLE '/t' WRITE UNORDERED;", "ALTER TABLE a.b WRITE ORDERED BY str()", "ALTER TABLE a.b SET TBLPROPERTIES ('k' =)",
+		"ALTER TABLE a.b WRITE ORDERED BY zorder(a, b), c", "ALTER TABLE a", "ALTER TABLE a.b WRITE DISTRIBUTED BY PARTITION",
 	} {
 		f.Add(s)
 	}
@@ -151,6 +158,10 @@ func FuzzParse(f *testing.F) {
 		for _, st := range sts {
 			if _, err := Bind(st, s); err != nil {
 				checkFuzzError(t, s, err)
+			}
+			if st.Alter != nil && st.Alter.SortOrder != "" {
+				_, err := cluster.ParseOrder(st.Alter.SortOrder)
+				require.NoError(t, err, "Parse(%q): order %q", s, st.Alter.SortOrder)
 			}
 		}
 	})

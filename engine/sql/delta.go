@@ -72,10 +72,12 @@ func (o *Optimize) SortOrder() string {
 	return ""
 }
 
-// Command returns the statement's command: CommandCall, CommandVacuum or
-// CommandOptimize.
+// Command returns the statement's command: CommandCall, CommandVacuum,
+// CommandOptimize or CommandAlter.
 func (s Statement) Command() string {
 	switch {
+	case s.Alter != nil:
+		return CommandAlter
 	case s.Vacuum != nil:
 		return CommandVacuum
 	case s.Optimize != nil:

@@ -129,7 +129,7 @@ func TestParseDeltaRefusals(t *testing.T) {
 		{"dotted back-quoted column", "OPTIMIZE '/t' ZORDER BY (`a.b`)", 1, 26, "holding a dot"},
 		{"both curves", "OPTIMIZE '/t' ZORDER BY (a) HILBERT BY (b)", 1, 29, `unexpected "HILBERT"`},
 		{"full", "OPTIMIZE '/t' FULL", 1, 15, `unexpected "FULL", want WHERE`},
-		{"other statement", "DELETE FROM t", 1, 1, "want CALL, VACUUM or OPTIMIZE"},
+		{"other statement", "DELETE FROM t", 1, 1, "want CALL, VACUUM, OPTIMIZE or ALTER TABLE"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) { assertRefused(t, tc.script, tc.line, tc.col, tc.want) })

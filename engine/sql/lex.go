@@ -21,6 +21,7 @@ const (
 	tokDot            // .
 	tokSemi           // ;
 	tokArrow          // =>
+	tokEq             // =
 )
 
 // token is one lexeme: text is the value (unescaped for strings and quoted
@@ -68,6 +69,8 @@ func (l *lexer) next() (token, error) {
 	switch {
 	case c == '=' && strings.HasPrefix(s[i:], "=>"):
 		return l.emit(tokArrow, i+2, "=>"), nil
+	case c == '=':
+		return l.emit(tokEq, i+1, "="), nil
 	case c == '.' && i+1 < len(s) && isDigit(s[i+1]):
 		return l.number()
 	case single[c] != 0:

@@ -3,7 +3,9 @@
 // geocompact runs: rewrite_data_files, expire_snapshots,
 // remove_orphan_files and rewrite_manifests. It also parses Delta Lake's
 // VACUUM and OPTIMIZE statements on a table named by location (with
-// geocompact's HILBERT BY beside ZORDER BY) into typed statements. It is a
+// geocompact's HILBERT BY beside ZORDER BY), and Spark's ALTER TABLE ...
+// SET/UNSET TBLPROPERTIES and WRITE ORDERED BY/UNORDERED (Iceberg's
+// extension) on an Iceberg or Delta table, into typed statements. It is a
 // leaf: it knows the statements and the procedures' signatures, nothing of
 // catalogs, tables or the rewrite; engine/procedure runs what it parses.
 package sql
@@ -41,8 +43,8 @@ func (e *Error) Error() string {
 // Unwrap returns ErrInvalid.
 func (e *Error) Unwrap() error { return ErrInvalid }
 
-// Statement is one statement as written: a CALL of a procedure, or Delta
-// Lake's VACUUM or OPTIMIZE (see Command).
+// Statement is one statement as written: a CALL of a procedure, Delta
+// Lake's VACUUM or OPTIMIZE, or ALTER TABLE (see Command).
 type Statement struct {
 	// Index is the statement's 1-based position in the script.
 	Index int
@@ -58,10 +60,12 @@ type Statement struct {
 	// Spark refuses a mix of named and positional ones, and so does Parse.
 	Args []Arg
 	// Vacuum is set for a VACUUM statement and Optimize for an OPTIMIZE
-	// statement; a CALL has neither, and they leave the fields of a CALL
-	// (Catalog, Procedure, Args) zero.
+	// statement; a CALL has neither, and they (and Alter) leave the fields
+	// of a CALL (Catalog, Procedure, Args) zero.
 	Vacuum   *Vacuum
 	Optimize *Optimize
+	// Alter is set for an ALTER TABLE statement.
+	Alter *Alter
 	// Text is the statement's source text, without the separator.
 	Text string
 }
@@ -82,7 +86,7 @@ const maxStatements = 10000
 // Parse reads a script of statements separated by semicolons:
 //
 //	script    := [stmt] { ";" [stmt] }
-//	stmt      := call | vacuum | optimize
+//	stmt      := call | vacuum | optimize | alter
 //	call      := CALL [catalog "."] system "." procedure "(" [args] ")"
 //	args      := arg { "," arg }
 //	arg       := name "=>" value | value
@@ -93,6 +97,13 @@ const maxStatements = 10000
 //	vacuum    := VACUUM delta [RETAIN number HOURS] [DRY RUN]
 //	optimize  := OPTIMIZE delta [WHERE predicate]
 //	             [(ZORDER | HILBERT) BY ("(" cols ")" | cols)]
+//	alter     := ALTER TABLE (name | delta) action
+//	action    := SET TBLPROPERTIES "(" key ["="] pvalue { "," key ["="] pvalue } ")"
+//	           | UNSET TBLPROPERTIES [IF EXISTS] "(" key { "," key } ")"
+//	           | WRITE [LOCALLY] ORDERED BY order | WRITE UNORDERED
+//	key       := string | name { "." name },  pvalue := string | number | TRUE | FALSE
+//	order     := fields | "(" fields ")" | curve "(" [cols] ")",  curve := ZORDER | HILBERT | STR
+//	fields    := col [ASC | DESC] [NULLS (FIRST | LAST)] { "," … }
 //	delta     := DELTA "." `location` | 'location'
 //	cols      := col { "," col },  col := name { "." name }
 //
@@ -107,6 +118,11 @@ const maxStatements = 10000
 // location only. OPTIMIZE's predicate runs up to ZORDER, HILBERT, ";" or
 // the end, outside parentheses, and is translated by WhereText. HILBERT BY
 // is geocompact's; a curve takes at most cluster.MaxCurveDims columns.
+//
+// ALTER TABLE follows Spark's grammar with Iceberg's WRITE ORDERED BY and
+// WRITE UNORDERED; ORDERED BY takes geocompact's curves as --sort-order
+// does. delta.`location` (back-quoted) names a Delta table, delta.name an
+// Iceberg table in namespace delta. See Alter.
 //
 // Errors are *Error, with the position of the offending token.
 func Parse(script string) ([]Statement, error) {
@@ -138,7 +154,7 @@ func Parse(script string) ([]Statement, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, newError(script, len(script), "no statement in the script: want CALL, VACUUM or OPTIMIZE")
+		return nil, newError(script, len(script), "no statement in the script: want CALL, VACUUM, OPTIMIZE or ALTER TABLE")
 	}
 	return out, nil
 }
@@ -183,8 +199,12 @@ func (p *parser) statement() (Statement, error) {
 		err := p.deltaStatement(&st, strings.ToUpper(start.text))
 		st.Text = strings.TrimSpace(p.lex.src[start.pos:p.tok.pos])
 		return st, err
+	case start.keyword("ALTER"):
+		a, err := p.alterStatement()
+		st.Alter, st.Text = a, strings.TrimSpace(p.lex.src[start.pos:p.tok.pos])
+		return st, err
 	case !start.keyword(CommandCall):
-		return st, p.unexpected("CALL, VACUUM or OPTIMIZE (geocompact runs only these statements)")
+		return st, p.unexpected("CALL, VACUUM, OPTIMIZE or ALTER TABLE (geocompact runs only these statements)")
 	}
 	if err := p.advance(); err != nil {
 		return st, err
