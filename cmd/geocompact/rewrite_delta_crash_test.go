@@ -200,8 +200,7 @@ func checkDeltaAfterCrash(t *testing.T, dir string, st deltaCrashState) crashOut
 		}
 	}
 
-	r := runChild(t, "vacuum", "--delta", dir, "--retain", "0h", "--force")
-	require.Equal(t, exitOK, r.Code, "vacuum after the kill: %s", r.Stderr)
+	vacuumAfterKill(t, dir)
 	assert.Equal(t, ref, tableFiles(t, dir), "vacuum leaves exactly the referenced files")
 	require.Equal(t, st.rows, deltaContent(t, dir), "the table reads its original rows after vacuum")
 	switch {
@@ -211,6 +210,20 @@ func checkDeltaAfterCrash(t *testing.T, dir string, st deltaCrashState) crashOut
 		return killedBeforeWriting
 	}
 	return killedBeforeCommit
+}
+
+// vacuumAfterKill ages every file under the Delta table at dir past
+// delta.MinTempFileAge, so the killed run's temporary files count as a
+// killed writer's, and vacuums it with a forced zero retention: it must
+// delete every unreferenced file and leave no temporary file in the log.
+func vacuumAfterKill(t *testing.T, dir string) {
+	t.Helper()
+	backdate(t, dir, 2*delta.MinTempFileAge)
+	r := runChild(t, "vacuum", "--delta", dir, "--retain", "0h", "--force")
+	require.Equal(t, exitOK, r.Code, "vacuum after the kill: %s", r.Stderr)
+	hidden, err := filepath.Glob(filepath.Join(dir, delta.LogDir, ".*"))
+	require.NoError(t, err)
+	assert.Empty(t, hidden, "vacuum deletes the temporary log files of the killed run")
 }
 
 // latestVersion is the latest version of the Delta table at dir.
