@@ -97,12 +97,7 @@ func TestRewriteDeltaSurvivesSIGKILL(t *testing.T) {
 	if longRun() {
 		kills = 10
 	}
-	seed := uint64(1)
-	if s := os.Getenv("GEOCOMPACT_CRASH_SEED"); s != "" {
-		var err error
-		seed, err = strconv.ParseUint(s, 10, 64)
-		require.NoError(t, err, "GEOCOMPACT_CRASH_SEED")
-	}
+	seed := crashSeed(t)
 	t.Logf("seed %d (GEOCOMPACT_CRASH_SEED), %d kills per variant", seed, kills)
 	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
 	counts := map[crashOutcome]int{}
@@ -117,17 +112,11 @@ func TestRewriteDeltaSurvivesSIGKILL(t *testing.T) {
 
 			args := append([]string{"--config", noConfig(t), "rewrite", "--delta", dir, "--option", "rewrite-all=true"}, v.args...)
 			took := calibrateDeltaCrash(t, dir, args, &st)
-			for i, killed := 0, 0; killed < kills && i < 2*kills; i++ {
-				frac := (float64(i) + rng.Float64()) / float64(kills)
-				if i >= kills {
-					frac = 0.4 + 0.5*rng.Float64() // a retry aims at writing and committing
-				}
-				delay := time.Duration(frac * float64(took))
+			killLoop(rng, kills, took, func(i int, delay time.Duration) bool {
 				restoreTree(t, pristine, dir)
 				out := killAfter(t, delay, args...)
 				if out != finishedBeforeKill {
 					out = checkDeltaAfterCrash(t, dir, st)
-					killed++
 				} else {
 					checkDeltaAfterCrash(t, dir, st)
 				}
@@ -137,10 +126,40 @@ func TestRewriteDeltaSurvivesSIGKILL(t *testing.T) {
 				require.Equal(t, exitOK, r.Code, "rerun after attempt %d: %s", i, r.Stderr)
 				assert.Equal(t, st.rows, deltaContent(t, dir), "rerun after attempt %d", i)
 				assert.Equal(t, "OPTIMIZE", commitOperation(t, dir, latestVersion(t, dir)))
-			}
+				return out != finishedBeforeKill
+			})
 		})
 	}
 	t.Logf("SUMMARY outcomes %v, rows checked per run: %d", counts, deltaCrashFiles*deltaCrashRowsPer-4)
+}
+
+// crashSeed is the kill tests' seed: GEOCOMPACT_CRASH_SEED, else 1.
+func crashSeed(t *testing.T) uint64 {
+	t.Helper()
+	s := os.Getenv("GEOCOMPACT_CRASH_SEED")
+	if s == "" {
+		return 1
+	}
+	seed, err := strconv.ParseUint(s, 10, 64)
+	require.NoError(t, err, "GEOCOMPACT_CRASH_SEED")
+	return seed
+}
+
+// killLoop calls attempt with delays spread over took, a calibration
+// run's duration, until it reports kills kills, up to 2*kills attempts.
+// Attempt i of the first kills waits in its own slice of [0, took)
+// (stratified); later ones, retrying runs that finished before their
+// signal, aim at 40-90% of took, where writing and committing happen.
+func killLoop(rng *rand.Rand, kills int, took time.Duration, attempt func(i int, delay time.Duration) (killed bool)) {
+	for i, killed := 0, 0; killed < kills && i < 2*kills; i++ {
+		frac := (float64(i) + rng.Float64()) / float64(kills)
+		if i >= kills {
+			frac = 0.4 + 0.5*rng.Float64()
+		}
+		if attempt(i, time.Duration(frac*float64(took))) {
+			killed++
+		}
+	}
 }
 
 // calibrateDeltaCrash runs the rewrite to completion on the table at dir,
