@@ -209,13 +209,7 @@ func (b ingestCrashBatch) rowsOfFiles(n int) []string {
 // GEOCOMPACT_LONG=1 kills 10 times per variant; otherwise once, in the
 // writing phase.
 func TestIngestDeltaSurvivesSIGKILL(t *testing.T) {
-	kills := 1
-	if longRun() {
-		kills = 10
-	}
-	seed := crashSeed(t)
-	t.Logf("seed %d (GEOCOMPACT_CRASH_SEED), %d kills per variant", seed, kills)
-	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+	kills, seed, rng := crashSchedule(t, 10)
 	batch := newIngestCrashBatch(t, t.TempDir(), seed)
 	counts := map[crashOutcome]int{}
 	for _, v := range ingestCrashVariants {

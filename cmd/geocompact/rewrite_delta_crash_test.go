@@ -93,13 +93,7 @@ type deltaCrashState struct {
 // replaced) and nothing else, and a rerun succeeds with the same rows.
 // GEOCOMPACT_LONG=1 kills 10 times per variant; otherwise once.
 func TestRewriteDeltaSurvivesSIGKILL(t *testing.T) {
-	kills := 1
-	if longRun() {
-		kills = 10
-	}
-	seed := crashSeed(t)
-	t.Logf("seed %d (GEOCOMPACT_CRASH_SEED), %d kills per variant", seed, kills)
-	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+	kills, seed, rng := crashSchedule(t, 10)
 	counts := map[crashOutcome]int{}
 	for _, v := range deltaCrashVariants {
 		t.Run(v.name, func(t *testing.T) {
@@ -133,16 +127,22 @@ func TestRewriteDeltaSurvivesSIGKILL(t *testing.T) {
 	t.Logf("SUMMARY outcomes %v, rows checked per run: %d", counts, deltaCrashFiles*deltaCrashRowsPer-4)
 }
 
-// crashSeed is the kill tests' seed: GEOCOMPACT_CRASH_SEED, else 1.
-func crashSeed(t *testing.T) uint64 {
+// crashSchedule sets up a kill test: kills per variant (one, or
+// longKills with GEOCOMPACT_LONG=1), the seed (GEOCOMPACT_CRASH_SEED,
+// default 1) and a random source drawn from it.
+func crashSchedule(t *testing.T, longKills int) (kills int, seed uint64, rng *rand.Rand) {
 	t.Helper()
-	s := os.Getenv("GEOCOMPACT_CRASH_SEED")
-	if s == "" {
-		return 1
+	kills, seed = 1, 1
+	if longRun() {
+		kills = longKills
 	}
-	seed, err := strconv.ParseUint(s, 10, 64)
-	require.NoError(t, err, "GEOCOMPACT_CRASH_SEED")
-	return seed
+	if s := os.Getenv("GEOCOMPACT_CRASH_SEED"); s != "" {
+		var err error
+		seed, err = strconv.ParseUint(s, 10, 64)
+		require.NoError(t, err, "GEOCOMPACT_CRASH_SEED")
+	}
+	t.Logf("seed %d (GEOCOMPACT_CRASH_SEED), %d kills per variant", seed, kills)
+	return kills, seed, rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
 }
 
 // killLoop calls attempt with delays spread over took, a calibration
