@@ -91,12 +91,14 @@ type VacuumConfig struct {
 	Deleted func(FileInfo)
 }
 
-// MinTempFileAge is the least age at which a vacuum deletes a temporary
-// file (see isTempName), whatever the retention, even a forced zero: a
-// writer publishes its temporary file within seconds of creating it, so
-// one an hour old belongs to a writer that was killed, while a younger one
-// may belong to a live writer, which deleting it would make fail. A
-// temporary file is never read, so keeping one longer only costs space.
+// MinTempFileAge is the least age (since its last modification) at which
+// a vacuum deletes a temporary file (see vacuumClassOf), whatever the
+// retention, even a forced zero. A live writer keeps writing to its
+// temporary file, which keeps it fresh, and publishes it once complete (a
+// log file within a second of creating it), so one left unmodified for an
+// hour belongs to a killed writer, while a younger one may belong to a
+// live writer, which deleting it would make fail. A temporary file is
+// never read, so keeping one longer only costs space.
 const MinTempFileAge = time.Hour
 
 // VacuumPlan lists the files a vacuum deletes.
