@@ -77,7 +77,8 @@ type VacuumConfig struct {
 	// Retain keeps files removed less than Retain ago, and untracked files
 	// younger than that. TableRetention (negative) means the table's
 	// retention; zero keeps nothing and, like any value below the table's
-	// floor, needs Force.
+	// floor, needs Force. Temporary files of killed writers are kept for
+	// at least MinTempFileAge, whatever Retain.
 	Retain time.Duration
 	// Force allows Retain below the table's delta.deletedFileRetentionDuration.
 	Force bool
@@ -90,12 +91,25 @@ type VacuumConfig struct {
 	Deleted func(FileInfo)
 }
 
+// MinTempFileAge is the least age (since its last modification) at which
+// a vacuum deletes a temporary file (see vacuumClassOf), whatever the
+// retention, even a forced zero. A live writer keeps writing to its
+// temporary file, which keeps it fresh, and publishes it once complete (a
+// log file within a second of creating it), so one left unmodified for an
+// hour belongs to a killed writer, while a younger one may belong to a
+// live writer, which deleting it would make fail. A temporary file is
+// never read, so keeping one longer only costs space.
+const MinTempFileAge = time.Hour
+
 // VacuumPlan lists the files a vacuum deletes.
 type VacuumPlan struct {
 	Version int64
 	Retain  time.Duration
 	Files   []FileInfo
 	Bytes   int64
+	// TempFiles is how many of Files are temporary files killed writers
+	// left (data files, commits, checkpoints, _last_checkpoint).
+	TempFiles int
 }
 
 // PlanVacuum lists the files under the table that no longer belong to it:
@@ -103,7 +117,9 @@ type VacuumPlan struct {
 // vectors), not removed inside the retention window, and last modified
 // before it (so in-flight writes are kept). _delta_log and other
 // underscore- or dot-prefixed files and directories are never touched, except
-// partition directories and the temporary files of killed writers. Vacuum writes to the table, so the writer-side
+// partition directories and the temporary files killed writers left (see
+// vacuumClassOf), which go once older than both the retention and
+// MinTempFileAge. Vacuum writes to the table, so the writer-side
 // protocol checks must pass when the table has vacuumProtocolCheck; otherwise
 // the reader checks suffice, as in Delta.
 func (t *Table) PlanVacuum(ctx context.Context, cfg VacuumConfig) (*VacuumPlan, error) {
@@ -128,10 +144,20 @@ func (t *Table) PlanVacuum(ctx context.Context, cfg VacuumConfig) (*VacuumPlan, 
 		return nil, err
 	}
 	plan := &VacuumPlan{Version: s.Version, Retain: retain}
-	cutoff := now.Add(-retain)
+	cutoff, tempCutoff := now.Add(-retain), now.Add(-max(retain, MinTempFileAge))
 	for _, f := range files {
-		if keep[f.Path] || hiddenPath(f.Path, s.Metadata.PartitionColumns) || !f.ModTime.Before(cutoff) {
+		switch vacuumClassOf(f.Path, s.Metadata.PartitionColumns) {
+		case vacuumHidden:
 			continue
+		case vacuumTemp:
+			if !f.ModTime.Before(tempCutoff) {
+				continue
+			}
+			plan.TempFiles++
+		default:
+			if keep[f.Path] || !f.ModTime.Before(cutoff) {
+				continue
+			}
 		}
 		plan.Files = append(plan.Files, f)
 		plan.Bytes += f.Size
@@ -212,25 +238,55 @@ func referencedFiles(s *Snapshot, cutoff time.Time) (map[string]bool, error) {
 	return keep, nil
 }
 
-// hiddenPath says whether any element of p is hidden from vacuum: a name
-// starting with '_' or '.', unless it is a partition directory ("col=value")
-// or a data file a killed writer left under LocalStorage's temporary name.
-func hiddenPath(p string, partitionCols []string) bool {
-	segs := strings.Split(p, "/")
-	for i, seg := range segs {
-		if !strings.HasPrefix(seg, "_") && !strings.HasPrefix(seg, ".") {
-			continue
+// vacuumClass is how a vacuum treats a file by its path.
+type vacuumClass int
+
+const (
+	// vacuumData is a file the vacuum deletes once unreferenced and past
+	// the retention.
+	vacuumData vacuumClass = iota
+	// vacuumHidden is a file the vacuum never touches.
+	vacuumHidden
+	// vacuumTemp is a temporary file a killed writer left, deleted once
+	// past the retention and MinTempFileAge.
+	vacuumTemp
+)
+
+// vacuumClassOf classifies the table-relative path p. A path with an
+// element starting with '_' or '.' is hidden, except partition directories
+// ("col=value") and temporary files: those of data files, and those of
+// the log files geocompact writes directly under _delta_log (a commit, a
+// checkpoint or _last_checkpoint; see isLogTempName). Committed log files
+// and everything else under _delta_log are hidden.
+func vacuumClassOf(p string, partitionCols []string) vacuumClass {
+	dir, name := path.Split(p)
+	if dir == LogDir+"/" {
+		if isLogTempName(name) {
+			return vacuumTemp
 		}
-		if i == len(segs)-1 && isTempName(seg) {
-			continue
+		return vacuumHidden
+	}
+	for _, seg := range strings.Split(strings.TrimSuffix(dir, "/"), "/") {
+		if hiddenName(seg) && !isPartitionDir(seg, partitionCols) {
+			return vacuumHidden
 		}
-		isPartition := false
-		for _, c := range partitionCols {
-			if strings.HasPrefix(seg, c+"=") {
-				isPartition = true
-			}
-		}
-		if !isPartition {
+	}
+	switch {
+	case isTempName(name):
+		return vacuumTemp
+	case hiddenName(name):
+		return vacuumHidden
+	}
+	return vacuumData
+}
+
+func hiddenName(name string) bool {
+	return strings.HasPrefix(name, "_") || strings.HasPrefix(name, ".")
+}
+
+func isPartitionDir(seg string, partitionCols []string) bool {
+	for _, c := range partitionCols {
+		if strings.HasPrefix(seg, c+"=") {
 			return true
 		}
 	}
@@ -261,14 +317,34 @@ func (p *VacuumPlan) execute(ctx context.Context, t *Table, deleted func(FileInf
 // isTempName reports whether name is a temporary file LocalStorage writes
 // before publishing an object (".NAME.tmp-DIGITS", see Create and put).
 func isTempName(name string) bool {
+	_, ok := tempTarget(name)
+	return ok
+}
+
+// tempTarget returns the name of the object the temporary file name was
+// to publish, and whether name is one (".NAME.tmp-DIGITS").
+func tempTarget(name string) (string, bool) {
 	i := strings.LastIndex(name, ".tmp-")
 	if !strings.HasPrefix(name, ".") || i <= 1 || i+len(".tmp-") == len(name) {
-		return false
+		return "", false
 	}
 	for _, c := range name[i+len(".tmp-"):] {
 		if c < '0' || c > '9' {
-			return false
+			return "", false
 		}
 	}
-	return true
+	return name[1:i], true
+}
+
+// isLogTempName reports whether name, in _delta_log, is the temporary file
+// of a log file geocompact writes there: a commit (put-if-absent), a
+// classic or multi-part checkpoint, or _last_checkpoint. Other writers'
+// temporary files, whose naming we do not know, are left alone.
+func isLogTempName(name string) bool {
+	target, ok := tempTarget(name)
+	if !ok {
+		return false
+	}
+	return target == path.Base(lastCheckpointName) || commitRe.MatchString(target) ||
+		classicRe.MatchString(target) || multipartRe.MatchString(target)
 }

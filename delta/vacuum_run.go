@@ -26,6 +26,10 @@ type VacuumResult struct {
 	DeletedCount int `json:"deleted_files_count"`
 	// Bytes is the size of Files.
 	Bytes int64 `json:"bytes"`
+	// TempFiles is how many of Files are temporary files killed writers
+	// left (of data files, commits, checkpoints and _last_checkpoint),
+	// planned only once older than the retention and delta.MinTempFileAge.
+	TempFiles int `json:"temp_files_count"`
 }
 
 // VacuumFile is one file a vacuum deletes, by its table-relative path.
@@ -53,7 +57,7 @@ func (t *Table) Vacuum(ctx context.Context, location string, cfg VacuumConfig) (
 		return nil, err
 	}
 	res := &VacuumResult{Location: location, Version: plan.Version, RetainMillis: plan.Retain.Milliseconds(),
-		Cutoff: cfg.Now.Add(-plan.Retain).UTC(), DryRun: cfg.DryRun, Bytes: plan.Bytes, Files: []VacuumFile{}}
+		Cutoff: cfg.Now.Add(-plan.Retain).UTC(), DryRun: cfg.DryRun, Bytes: plan.Bytes, TempFiles: plan.TempFiles, Files: []VacuumFile{}}
 	for _, f := range plan.Files {
 		res.Files = append(res.Files, VacuumFile{Path: f.Path, Bytes: f.Size})
 	}

@@ -142,6 +142,11 @@ func writeMaintainReport(out io.Writer, rep *maintain.Report, human bool) error 
 		}
 		return f(after)
 	}
+	// A Delta table's history is the versions in its log, not snapshots.
+	history := "snapshot"
+	if rep.Format == maintain.FormatDelta {
+		history = "version"
+	}
 	rows := []struct {
 		name string
 		f    func(*maintain.TableMetrics) string
@@ -151,8 +156,8 @@ func writeMaintainReport(out io.Writer, rep *maintain.Report, human bool) error 
 		{"total bytes", func(m *maintain.TableMetrics) string { return formatBytes(m.TotalBytes, human) }},
 		{"records", func(m *maintain.TableMetrics) string { return fmt.Sprint(m.TotalRecords) }},
 		{"partitions", func(m *maintain.TableMetrics) string { return fmt.Sprint(len(m.Partitions)) }},
-		{"snapshots", func(m *maintain.TableMetrics) string { return fmt.Sprint(m.SnapshotCount) }},
-		{"oldest snapshot age", func(m *maintain.TableMetrics) string { return formatAge(m.OldestSnapshotAgeSeconds, human) }},
+		{history + "s", func(m *maintain.TableMetrics) string { return fmt.Sprint(m.SnapshotCount) }},
+		{"oldest " + history + " age", func(m *maintain.TableMetrics) string { return formatAge(m.OldestSnapshotAgeSeconds, human) }},
 		{"manifests", func(m *maintain.TableMetrics) string { return fmt.Sprint(m.ManifestCount) }},
 		{"delete files", func(m *maintain.TableMetrics) string { return fmt.Sprint(m.DeleteFileCount) }},
 	}

@@ -24,6 +24,9 @@ func TestMaintainDeltaCLI(t *testing.T) {
 	require.Equal(t, exitOK, r.Code, r.Stderr)
 	assert.Contains(t, r.Stdout, "would rewrite 6 files")
 	assert.Contains(t, r.Stdout, "a Delta table has no manifests")
+	assert.Regexp(t, `\nversions +7 +- *\n`, r.Stdout, "the log's versions, by their name")
+	assert.Regexp(t, `\noldest version age +[0-9.]+ +- *\n`, r.Stdout)
+	assert.NotRegexp(t, `\n(oldest )?snapshots? `, r.Stdout)
 	assert.Equal(t, int64(6), deltatest.Snapshot(t, tbl).Version)
 
 	var rep maintain.Report
@@ -32,6 +35,14 @@ func TestMaintainDeltaCLI(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(r.Stdout), &rep), r.Stdout)
 	require.NotNil(t, rep.After)
 	assert.Equal(t, int64(1), rep.After.FileCount)
+	assert.Equal(t, maintain.FormatDelta, rep.Format)
+	assert.Equal(t, 7, rep.Before.SnapshotCount, "versions 0 to 6")
+	assert.Equal(t, 9, rep.After.SnapshotCount, "and the OPTIMIZE and VACUUM END commits")
+	assert.Contains(t, r.Stdout, `"version_count": 9`)
+	assert.Contains(t, r.Stdout, `"oldest_version_age_seconds"`)
+	assert.NotContains(t, r.Stdout, "snapshot_count")
+	assert.Contains(t, r.Stdout, "in 1 version(s)")
+	assert.NotContains(t, r.Stdout, "snapshot_age")
 	assert.True(t, rep.Rewrite.Verified)
 	assert.Equal(t, rows, deltatest.LiveRows(t, tbl))
 

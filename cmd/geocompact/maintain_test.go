@@ -21,7 +21,8 @@ func TestMaintainCLI(t *testing.T) {
 	if r.Code != exitOK {
 		t.Fatalf("exit %d:\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
-	for _, want := range []string{"STEP", "gate       done", "min-avg-file-bytes fired", "rewrite    done", "verify     done", "expire     done", "orphans    done", "METRIC", "data files           8"} {
+	for _, want := range []string{"STEP", "gate       done", "min-avg-file-bytes fired", "rewrite    done", "verify     done", "expire     done", "orphans    done", "METRIC", "data files           8",
+		"\nsnapshots ", "\noldest snapshot age "} {
 		if !strings.Contains(r.Stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, r.Stdout)
 		}
@@ -37,6 +38,9 @@ func TestMaintainCLI(t *testing.T) {
 	}
 	if rep.Gate.Compact || rep.Before.FileCount != 1 || rep.After == nil {
 		t.Fatalf("second run: gate %+v, files %d; want a quiet gate on one file", rep.Gate, rep.Before.FileCount)
+	}
+	if !strings.Contains(r.Stdout, `"snapshot_count"`) || strings.Contains(r.Stdout, "version_count") || strings.Contains(r.Stdout, `"format"`) {
+		t.Errorf("an Iceberg report counts snapshots, without a format:\n%s", r.Stdout)
 	}
 }
 

@@ -93,18 +93,7 @@ type deltaCrashState struct {
 // replaced) and nothing else, and a rerun succeeds with the same rows.
 // GEOCOMPACT_LONG=1 kills 10 times per variant; otherwise once.
 func TestRewriteDeltaSurvivesSIGKILL(t *testing.T) {
-	kills := 1
-	if longRun() {
-		kills = 10
-	}
-	seed := uint64(1)
-	if s := os.Getenv("GEOCOMPACT_CRASH_SEED"); s != "" {
-		var err error
-		seed, err = strconv.ParseUint(s, 10, 64)
-		require.NoError(t, err, "GEOCOMPACT_CRASH_SEED")
-	}
-	t.Logf("seed %d (GEOCOMPACT_CRASH_SEED), %d kills per variant", seed, kills)
-	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+	kills, seed, rng := crashSchedule(t, 10)
 	counts := map[crashOutcome]int{}
 	for _, v := range deltaCrashVariants {
 		t.Run(v.name, func(t *testing.T) {
@@ -117,17 +106,11 @@ func TestRewriteDeltaSurvivesSIGKILL(t *testing.T) {
 
 			args := append([]string{"--config", noConfig(t), "rewrite", "--delta", dir, "--option", "rewrite-all=true"}, v.args...)
 			took := calibrateDeltaCrash(t, dir, args, &st)
-			for i, killed := 0, 0; killed < kills && i < 2*kills; i++ {
-				frac := (float64(i) + rng.Float64()) / float64(kills)
-				if i >= kills {
-					frac = 0.4 + 0.5*rng.Float64() // a retry aims at writing and committing
-				}
-				delay := time.Duration(frac * float64(took))
+			killLoop(rng, kills, took, func(i int, delay time.Duration) bool {
 				restoreTree(t, pristine, dir)
 				out := killAfter(t, delay, args...)
 				if out != finishedBeforeKill {
 					out = checkDeltaAfterCrash(t, dir, st)
-					killed++
 				} else {
 					checkDeltaAfterCrash(t, dir, st)
 				}
@@ -137,10 +120,46 @@ func TestRewriteDeltaSurvivesSIGKILL(t *testing.T) {
 				require.Equal(t, exitOK, r.Code, "rerun after attempt %d: %s", i, r.Stderr)
 				assert.Equal(t, st.rows, deltaContent(t, dir), "rerun after attempt %d", i)
 				assert.Equal(t, "OPTIMIZE", commitOperation(t, dir, latestVersion(t, dir)))
-			}
+				return out != finishedBeforeKill
+			})
 		})
 	}
 	t.Logf("SUMMARY outcomes %v, rows checked per run: %d", counts, deltaCrashFiles*deltaCrashRowsPer-4)
+}
+
+// crashSchedule sets up a kill test: kills per variant (one, or
+// longKills with GEOCOMPACT_LONG=1), the seed (GEOCOMPACT_CRASH_SEED,
+// default 1) and a random source drawn from it.
+func crashSchedule(t *testing.T, longKills int) (kills int, seed uint64, rng *rand.Rand) {
+	t.Helper()
+	kills, seed = 1, 1
+	if longRun() {
+		kills = longKills
+	}
+	if s := os.Getenv("GEOCOMPACT_CRASH_SEED"); s != "" {
+		var err error
+		seed, err = strconv.ParseUint(s, 10, 64)
+		require.NoError(t, err, "GEOCOMPACT_CRASH_SEED")
+	}
+	t.Logf("seed %d (GEOCOMPACT_CRASH_SEED), %d kills per variant", seed, kills)
+	return kills, seed, rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+}
+
+// killLoop calls attempt with delays spread over took, a calibration
+// run's duration, until it reports kills kills, up to 2*kills attempts.
+// Attempt i of the first kills waits in its own slice of [0, took)
+// (stratified); later ones, retrying runs that finished before their
+// signal, aim at 40-90% of took, where writing and committing happen.
+func killLoop(rng *rand.Rand, kills int, took time.Duration, attempt func(i int, delay time.Duration) (killed bool)) {
+	for i, killed := 0, 0; killed < kills && i < 2*kills; i++ {
+		frac := (float64(i) + rng.Float64()) / float64(kills)
+		if i >= kills {
+			frac = 0.4 + 0.5*rng.Float64()
+		}
+		if attempt(i, time.Duration(frac*float64(took))) {
+			killed++
+		}
+	}
 }
 
 // calibrateDeltaCrash runs the rewrite to completion on the table at dir,
@@ -200,8 +219,7 @@ func checkDeltaAfterCrash(t *testing.T, dir string, st deltaCrashState) crashOut
 		}
 	}
 
-	r := runChild(t, "vacuum", "--delta", dir, "--retain", "0h", "--force")
-	require.Equal(t, exitOK, r.Code, "vacuum after the kill: %s", r.Stderr)
+	vacuumAfterKill(t, dir)
 	assert.Equal(t, ref, tableFiles(t, dir), "vacuum leaves exactly the referenced files")
 	require.Equal(t, st.rows, deltaContent(t, dir), "the table reads its original rows after vacuum")
 	switch {
@@ -211,6 +229,20 @@ func checkDeltaAfterCrash(t *testing.T, dir string, st deltaCrashState) crashOut
 		return killedBeforeWriting
 	}
 	return killedBeforeCommit
+}
+
+// vacuumAfterKill ages every file under the Delta table at dir past
+// delta.MinTempFileAge, so the killed run's temporary files count as a
+// killed writer's, and vacuums it with a forced zero retention: it must
+// delete every unreferenced file and leave no temporary file in the log.
+func vacuumAfterKill(t *testing.T, dir string) {
+	t.Helper()
+	backdate(t, dir, 2*delta.MinTempFileAge)
+	r := runChild(t, "vacuum", "--delta", dir, "--retain", "0h", "--force")
+	require.Equal(t, exitOK, r.Code, "vacuum after the kill: %s", r.Stderr)
+	hidden, err := filepath.Glob(filepath.Join(dir, delta.LogDir, ".*"))
+	require.NoError(t, err)
+	assert.Empty(t, hidden, "vacuum deletes the temporary log files of the killed run")
 }
 
 // latestVersion is the latest version of the Delta table at dir.

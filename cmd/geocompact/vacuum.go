@@ -37,7 +37,10 @@ location and deletes those that the current version does not reference and
 that were removed (or, for files no commit ever added, last written) longer
 ago than the retention. The transaction log and every file or directory whose
 name starts with '_' or '.' (other than partition directories) are never
-touched.
+touched, except the temporary files a killed writer leaves (".NAME.tmp-N" of
+a data file, a commit, a checkpoint or _last_checkpoint): those are deleted
+once older than both the retention and one hour, so that even a forced
+--retain 0h never deletes a file a live writer is still writing.
 
 The retention defaults to the table's delta.deletedFileRetentionDuration
 (7 days when unset). That is also the floor: a shorter --retain needs --force,
@@ -136,7 +139,16 @@ func vacuumSummary(res *delta.VacuumResult) string {
 	case len(res.Files) == 0:
 		return fmt.Sprintf("nothing to vacuum %s: every file is referenced or inside the retention", cut)
 	case res.DryRun:
-		return fmt.Sprintf("dry run: %d files (%s) would be deleted %s; nothing was deleted", len(res.Files), formatBytes(res.Bytes, true), cut)
+		return fmt.Sprintf("dry run: %d files (%s%s) would be deleted %s; nothing was deleted", len(res.Files), formatBytes(res.Bytes, true), tempNote(res), cut)
 	}
-	return fmt.Sprintf("deleted %d files (%s) %s", res.DeletedCount, formatBytes(res.Bytes, true), cut)
+	return fmt.Sprintf("deleted %d files (%s%s) %s", res.DeletedCount, formatBytes(res.Bytes, true), tempNote(res), cut)
+}
+
+// tempNote says how many of a vacuum's files are temporary files killed
+// writers left; "" when none are.
+func tempNote(res *delta.VacuumResult) string {
+	if res.TempFiles == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d of them temporary files of killed writers", res.TempFiles)
 }

@@ -162,3 +162,45 @@ func TestVacuumDeltaRefusals(t *testing.T) {
 	assert.Equal(t, exitUsage, r.Code)
 	assert.Contains(t, r.Stderr, "--retain")
 }
+
+// TestVacuumDeltaLeftovers: the temporary commit and checkpoint files a
+// killed writer left in _delta_log are listed by a dry run, counted and
+// deleted by a vacuum once past the retention; a fresh one, which a live
+// writer may own, stays even with a forced zero retention.
+func TestVacuumDeltaLeftovers(t *testing.T) {
+	dir := copyDeltaTable(t, "basic-with-inserts-deletes-checkpoint", 30*24*time.Hour)
+	old := time.Now().Add(-30 * 24 * time.Hour)
+	logDir := filepath.Join(dir, "_delta_log")
+	leftovers := []string{".00000000000000000014.json.tmp-8812", ".00000000000000000020.checkpoint.parquet.tmp-3"}
+	for _, name := range leftovers {
+		p := filepath.Join(logDir, name)
+		require.NoError(t, os.WriteFile(p, []byte("{}"), 0o644))
+		require.NoError(t, os.Chtimes(p, old, old))
+	}
+	fresh := filepath.Join(logDir, ".00000000000000000014.json.tmp-9")
+	require.NoError(t, os.WriteFile(fresh, []byte("{}"), 0o644))
+	rows := deltaRows(t, dir)
+
+	r := runCLI(t, "", false, "vacuum", "--delta", dir, "--dry-run")
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	assert.Contains(t, r.Stdout, "dry run: 9 files")
+	assert.Contains(t, r.Stdout, "2 of them temporary files of killed writers")
+	for _, name := range leftovers {
+		assert.Contains(t, r.Stdout, "_delta_log/"+name)
+		assert.FileExists(t, filepath.Join(logDir, name), "a dry run deletes nothing")
+	}
+	assert.NotContains(t, r.Stdout, filepath.Base(fresh))
+
+	r = runCLI(t, "", false, "--json", "vacuum", "--delta", dir, "--retain", "0h", "--force")
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	var res delta.VacuumResult
+	require.NoError(t, json.Unmarshal([]byte(r.Stdout), &res))
+	assert.Equal(t, 9, res.DeletedCount)
+	assert.Equal(t, 2, res.TempFiles)
+	for _, name := range leftovers {
+		assert.NoFileExists(t, filepath.Join(logDir, name))
+	}
+	assert.FileExists(t, fresh, "a fresh temporary file may be a live writer's")
+	assert.FileExists(t, filepath.Join(logDir, "00000000000000000013.json"))
+	assert.Equal(t, rows, deltaRows(t, dir))
+}

@@ -32,9 +32,10 @@ func RunDelta(ctx context.Context, location string, cfg Config) (*Report, error)
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Table: location, Steps: []StepReport{}, DryRun: cfg.DryRun}
+	rep := &Report{Table: location, Format: FormatDelta, Steps: []StepReport{}, DryRun: cfg.DryRun}
 	m := &maintainer{name: location, p: p, cfg: cfg, rep: rep, log: log, props: map[string]string{}}
 	m.table = formatOps{
+		commit: "version", cleanup: "the vacuum",
 		metrics: func(ctx context.Context) (*TableMetrics, error) { return DeltaMetrics(ctx, t, nil) },
 		summary: func(met *TableMetrics) string {
 			return fmt.Sprintf("%d files, average %s, %d versions in the log", met.FileCount, engine.FormatBytes(met.AvgFileBytes), met.SnapshotCount)
@@ -99,6 +100,9 @@ func (m *deltaMaintainer) vacuum(ctx context.Context) error {
 		return err
 	}
 	what := fmt.Sprintf("%d unreferenced files (%s) removed from the table more than %s ago", len(res.Files), engine.FormatBytes(res.Bytes), FormatDuration(res.Retain()))
+	if res.TempFiles > 0 {
+		what += fmt.Sprintf(", %d of them temporary files of killed writers", res.TempFiles)
+	}
 	switch {
 	case m.cfg.DryRun && len(res.Files) > 0:
 		m.rep.step("vacuum", StepWouldRun, "would delete "+what, start)

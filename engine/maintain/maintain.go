@@ -160,7 +160,11 @@ type Progress struct {
 // Report is what a maintain run did, step by step, with the
 // table's metrics before and after.
 type Report struct {
-	Table     string           `json:"table"`
+	Table string `json:"table"`
+	// Format is FormatDelta for a Delta table's run, whose metrics count
+	// the versions in its log where an Iceberg table's count snapshots
+	// (see MarshalJSON); empty for an Iceberg table.
+	Format    string           `json:"format,omitempty"`
 	DryRun    bool             `json:"dry_run"`
 	Lease     *Lease           `json:"lease,omitempty"`
 	Steps     []StepReport     `json:"steps"`
@@ -249,6 +253,9 @@ type maintainer struct {
 // formatOps are what the shared steps (measure, gate, rewrite) ask of
 // the table's format.
 type formatOps struct {
+	// commit names what a rewrite commits ("snapshot" or "version"), and
+	// cleanup the step a failed verification stops the run before.
+	commit, cleanup string
 	// metrics measures the table; summary describes them for the report.
 	metrics func(context.Context) (*TableMetrics, error)
 	summary func(*TableMetrics) string
@@ -262,6 +269,7 @@ type formatOps struct {
 func newIcebergMaintainer(cat catalog.Catalog, name string, p Policy, cfg Config, rep *Report, log *slog.Logger) *maintainer {
 	m := &maintainer{cat: cat, name: name, p: p, cfg: cfg, rep: rep, log: log, props: map[string]string{}}
 	m.table = formatOps{
+		commit: "snapshot", cleanup: "expiry",
 		metrics: func(ctx context.Context) (*TableMetrics, error) {
 			tbl, err := catalogs.LoadTable(ctx, cat, name)
 			if err != nil {
@@ -411,13 +419,13 @@ func (m *maintainer) rewrite(ctx context.Context) error {
 		rep.step("verify", StepSkipped, "dry run: nothing is written", start)
 		return nil
 	}
-	rep.step("rewrite", StepDone, fmt.Sprintf("%d files (%s) rewritten into %d (%s) in %d snapshot(s), %s",
+	rep.step("rewrite", StepDone, fmt.Sprintf("%d files (%s) rewritten into %d (%s) in %d %s(s), %s",
 		res.RewrittenDataFilesCount, engine.FormatBytes(res.RewrittenBytesCount), res.AddedDataFilesCount, engine.FormatBytes(res.AddedBytesCount), res.SnapshotsCommitted,
-		res.LayoutText()), start)
+		m.table.commit, res.LayoutText()), start)
 	start = time.Now()
 	if !res.Verified {
-		err := fmt.Errorf("verify: the rewrite committed %d snapshot(s) but did not verify (%d files failed); stopping before expiry",
-			res.SnapshotsCommitted, res.FailedDataFilesCount)
+		err := fmt.Errorf("verify: the rewrite committed %d %s(s) but did not verify (%d files failed); stopping before %s",
+			res.SnapshotsCommitted, m.table.commit, res.FailedDataFilesCount, m.table.cleanup)
 		rep.step("verify", StepFailed, err.Error(), start)
 		return err
 	}
