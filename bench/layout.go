@@ -43,6 +43,9 @@ const (
 	// STR is the engine's sort-tile-recursive rewrite: vertical slabs,
 	// rows by y within each.
 	STR Layout = "str"
+	// KD is the engine's kd rewrite: a k-d tree of files, each split's
+	// axis chosen by its cost for sample windows.
+	KD Layout = "kd"
 	// Current is the source table's own files as they are: nothing is
 	// copied or rewritten.
 	Current Layout = "current"
@@ -57,8 +60,8 @@ const (
 var AllLayouts = []Layout{Unsorted, BinPack, Linear, ZOrder, Hilbert}
 
 // KnownLayouts are the layouts ParseLayouts accepts: the default ones,
-// STR, Current and Auto.
-var KnownLayouts = append(slices.Clone(AllLayouts), STR, Current, Auto)
+// STR, KD, Current and Auto.
+var KnownLayouts = append(slices.Clone(AllLayouts), STR, KD, Current, Auto)
 
 // ParseLayouts parses a comma-separated layout list. Duplicates are
 // refused, since each layout gets one scratch table.
@@ -67,7 +70,7 @@ func ParseLayouts(s string) ([]Layout, error) {
 	for _, p := range strings.Split(s, ",") {
 		l := Layout(strings.ToLower(strings.TrimSpace(p)))
 		if !slices.Contains(KnownLayouts, l) {
-			return nil, fmt.Errorf("bench: unknown layout %q: want current, unsorted, binpack, linear, zorder, hilbert, str or auto", p)
+			return nil, fmt.Errorf("bench: unknown layout %q: want current, unsorted, binpack, linear, zorder, hilbert, str, kd or auto", p)
 		}
 		if slices.Contains(out, l) {
 			return nil, fmt.Errorf("bench: layout %q given twice", l)
