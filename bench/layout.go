@@ -43,6 +43,9 @@ const (
 	// STR is the engine's sort-tile-recursive rewrite: vertical slabs,
 	// rows by y within each.
 	STR Layout = "str"
+	// KD is the engine's kd rewrite: a k-d tree of files, each split's
+	// axis chosen by its cost for sample windows.
+	KD Layout = "kd"
 	// Current is the source table's own files as they are: nothing is
 	// copied or rewritten.
 	Current Layout = "current"
@@ -55,7 +58,7 @@ const (
 
 // AllLayouts are the layouts measured when none are named, in report
 // order: the table as it is first, then what each layout would make of it.
-var AllLayouts = []Layout{Current, Unsorted, BinPack, Linear, ZOrder, Hilbert}
+var AllLayouts = []Layout{Current, Unsorted, BinPack, Linear, ZOrder, Hilbert, KD}
 
 // KnownLayouts are the layouts ParseLayouts accepts: the default ones,
 // STR and Auto.
@@ -68,7 +71,7 @@ func ParseLayouts(s string) ([]Layout, error) {
 	for _, p := range strings.Split(s, ",") {
 		l := Layout(strings.ToLower(strings.TrimSpace(p)))
 		if !slices.Contains(KnownLayouts, l) {
-			return nil, fmt.Errorf("bench: unknown layout %q: want current, unsorted, binpack, linear, zorder, hilbert, str or auto", p)
+			return nil, fmt.Errorf("bench: unknown layout %q: want current, unsorted, binpack, linear, zorder, hilbert, str, kd or auto", p)
 		}
 		if slices.Contains(out, l) {
 			return nil, fmt.Errorf("bench: layout %q given twice", l)

@@ -10,7 +10,7 @@ import (
 
 // AutoCandidates are the layouts Choose weighs by default, in the order
 // that breaks ties.
-var AutoCandidates = []string{"linear", "zorder", "hilbert", "str"}
+var AutoCandidates = []string{"linear", "zorder", "hilbert", "str", "kd"}
 
 // The window sets Choose measures with when given none: AutoWindows
 // data-placed windows (DataWindows) of each area in AutoAreas, a fraction

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"math"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -25,6 +26,8 @@ type dimNorm struct {
 	// slabs, for str's x axis only, are the cells where slabs 1, 2, ...
 	// start (ascending).
 	slabs []uint32
+	// kd, for kd's x axis only, is the tree whose leaves key the rows.
+	kd *kdTree
 }
 
 // dimStats accumulates what normalisation needs about one dimension.
@@ -59,6 +62,10 @@ func (s *Sorter) finish(st []dimStats, extent spatial.Bound) []dimNorm {
 	if extent.IsEmpty() {
 		extent = s.opts.Extent
 	}
+	var kdx, kdy []float64 // paired: quantiles sort the samples in place
+	if s.order.Curve == CurveKD {
+		kdx, kdy = slices.Clone(st[0].sample), slices.Clone(st[1].sample)
+	}
 	norms := make([]dimNorm, len(s.dims))
 	for d, dim := range s.dims {
 		if quantile {
@@ -83,8 +90,11 @@ func (s *Sorter) finish(st []dimStats, extent spatial.Bound) []dimNorm {
 		}
 		norms[d] = dimNorm{kind: normAxis, ax: newAxis(lo, hi, s.bits)}
 	}
-	if s.order.Curve == CurveSTR {
+	switch s.order.Curve {
+	case CurveSTR:
 		norms[0].slabs = slabCells(st[0].sample, norms[0], s.opts.Files)
+	case CurveKD:
+		norms[0].kd = buildKD(kdx, kdy, norms[0].cellFloat, norms[1].cellFloat, extent, s.opts.Files)
 	}
 	return norms
 }
@@ -189,8 +199,13 @@ func (s *Sorter) curveKeys(dst []uint64, rec arrow.RecordBatch, norms []dimNorm,
 			}
 		}
 	}
-	if s.order.Curve == CurveSTR {
+	switch s.order.Curve {
+	case CurveSTR:
 		strKeys(dst[:n], sc.cells[0], sc.cells[1], norms[0].slabs, s.bits)
+		nullKeys(dst[:n], null)
+		return nil
+	case CurveKD:
+		kdKeys(dst[:n], sc.cells[0], sc.cells[1], norms[0].kdTree(), s.bits)
 		nullKeys(dst[:n], null)
 		return nil
 	}

@@ -46,10 +46,11 @@ func BoundsBatch(rows []spatial.Bound) arrow.RecordBatch {
 
 // FileBounds lays rows out as a rewrite with order o would: it orders
 // them with a Sorter (opts.Files is set to files, which str sizes its
-// slabs by), cuts the order into files runs of equal row counts (the
-// first len(rows)%files one row longer) and returns the bounding box of
-// each run. Runs of rows without a box, and runs left empty when files
-// exceeds len(rows), have an empty box.
+// slabs by and kd its leaves), cuts the order into files runs of equal row
+// counts (the first len(rows)%files one row longer) or, for kd, at its
+// leaves (see RunFiles), and returns the bounding box of each run. Runs of
+// rows without a box, and runs left empty when files exceeds len(rows),
+// have an empty box.
 func FileBounds(rows []spatial.Bound, o Order, opts SortOptions, files int) ([]spatial.Bound, error) {
 	if files < 1 {
 		return nil, fmt.Errorf("cluster: file bounds: %d files, want at least 1", files)
@@ -61,18 +62,56 @@ func FileBounds(rows []spatial.Bound, o Order, opts SortOptions, files int) ([]s
 	}
 	rec := BoundsBatch(rows)
 	defer rec.Release()
+	if s.order.Curve != CurveLinear { // learn the scale once, for keys and order
+		st := s.NewStats(len(rows))
+		if err := st.Add(rec); err != nil {
+			return nil, fmt.Errorf("cluster: file bounds: %w", err)
+		}
+		if s, err = s.WithScale(st.Scale(spatial.EmptyBound())); err != nil {
+			return nil, fmt.Errorf("cluster: file bounds: %w", err)
+		}
+	}
 	perm, err := s.Permutation([]arrow.RecordBatch{rec})
 	if err != nil {
 		return nil, fmt.Errorf("cluster: file bounds: %w", err)
 	}
-	out := make([]spatial.Bound, files)
-	n := len(perm)
-	for f := range out {
+	counts, err := fileCounts(s, rec, len(perm), files)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: file bounds: %w", err)
+	}
+	out := make([]spatial.Bound, len(counts))
+	at := 0
+	for f, c := range counts {
 		b := spatial.EmptyBound()
-		for _, r := range perm[f*n/files : (f+1)*n/files] {
+		for _, r := range perm[at : at+c] {
 			b = b.Extend(rows[r])
 		}
-		out[f] = b
+		out[f], at = b, at+c
+	}
+	return out, nil
+}
+
+// fileCounts returns the row counts of the files n rows (rec) are cut
+// into by s: equal runs (the first n%files one row longer), or, when s's
+// layout decides its cuts (CutShift), RunFiles of its cells.
+func fileCounts(s *Sorter, rec arrow.RecordBatch, n, files int) ([]int, error) {
+	out := make([]int, files)
+	shift, ok := s.CutShift()
+	if !ok {
+		for f := range out {
+			out[f] = (f+1)*n/files - f*n/files
+		}
+		return out, nil
+	}
+	keys, err := s.Keys(rec)
+	if err != nil {
+		return nil, err
+	}
+	runs := NewCellRuns(shift)
+	runs.Add(keys)
+	out = out[:0]
+	for _, c := range RunFiles(runs.Runs(), files) {
+		out = append(out, int(c))
 	}
 	return out, nil
 }

@@ -27,6 +27,10 @@ const (
 	// CurveSTR is sort-tile-recursive packing: rows in vertical slabs cut
 	// at quantiles of x, then by y within each slab (see the package doc).
 	CurveSTR
+	// CurveKD is a k-d tree over the rows' positions whose leaves are the
+	// output files, each split's axis chosen by its cost for sample query
+	// windows (see kd.go).
+	CurveKD
 )
 
 // String returns the curve's name as --curve spells it.
@@ -40,6 +44,8 @@ func (c Curve) String() string {
 		return "hilbert"
 	case CurveSTR:
 		return "str"
+	case CurveKD:
+		return "kd"
 	}
 	return fmt.Sprintf("Curve(%d)", int(c))
 }
@@ -130,13 +136,15 @@ func CurveOrder(curve string) (Order, error) {
 		return Order{Curve: CurveHilbert}, nil
 	case "str":
 		return Order{Curve: CurveSTR}, nil
+	case "kd":
+		return Order{Curve: CurveKD}, nil
 	}
-	return Order{}, fmt.Errorf("%w: unknown curve %q (want linear, zorder, hilbert or str)%s", ErrSortOrder, curve,
+	return Order{}, fmt.Errorf("%w: unknown curve %q (want linear, zorder, hilbert, str or kd)%s", ErrSortOrder, curve,
 		suggest.Hint(strings.ToLower(strings.TrimSpace(curve)), CurveNames))
 }
 
 // CurveNames are the curves CurveOrder accepts.
-var CurveNames = []string{"linear", "zorder", "hilbert", "str"}
+var CurveNames = []string{"linear", "zorder", "hilbert", "str", "kd"}
 
 // ParseCurve is CurveOrder under the name the CLI flag suggests.
 func ParseCurve(name string) (Order, error) { return CurveOrder(name) }
@@ -176,7 +184,7 @@ func ParseOrder(expr string) (Order, error) {
 	return p.linear()
 }
 
-var curveNames = map[string]Curve{"zorder": CurveZOrder, "hilbert": CurveHilbert, "str": CurveSTR}
+var curveNames = map[string]Curve{"zorder": CurveZOrder, "hilbert": CurveHilbert, "str": CurveSTR, "kd": CurveKD}
 
 type tokKind int
 
@@ -409,7 +417,7 @@ func (p *parser) curve(c Curve, name string) (Order, error) {
 // curveArgs is the most columns curve c takes: str runs over one spatial
 // column, the others over up to MaxCurveDims.
 func curveArgs(c Curve) int {
-	if c == CurveSTR {
+	if c == CurveSTR || c == CurveKD {
 		return 1
 	}
 	return MaxCurveDims

@@ -160,6 +160,9 @@ type dimJSON struct {
 	Quantiles []uint64 `json:"quantiles,omitempty"`
 	QCells    uint64   `json:"q_cells,omitempty"`
 	QLast     uint32   `json:"q_last,omitempty"`
+	Slabs     []uint32 `json:"slabs,omitempty"`
+	KD        []kdNode `json:"kd,omitempty"`
+	KDLeaves  int      `json:"kd_leaves,omitempty"`
 }
 
 // MarshalJSON encodes the scale losslessly, so that workers in other
@@ -173,7 +176,10 @@ func (s Scale) MarshalJSON() ([]byte, error) {
 		d := dimJSON{Kind: int(n.kind),
 			AxisLo: math.Float64bits(n.ax.lo), AxisScale: math.Float64bits(n.ax.scale), AxisLimit: math.Float64bits(n.ax.limit), AxisLast: n.ax.last,
 			RangeMin: n.rng.min, RangeBits: n.rng.shift,
-			QCells: math.Float64bits(n.q.cells), QLast: n.q.last}
+			QCells: math.Float64bits(n.q.cells), QLast: n.q.last, Slabs: n.slabs}
+		if n.kd != nil {
+			d.KD, d.KDLeaves = n.kd.nodes, n.kd.leaves
+		}
 		for _, q := range n.q.q {
 			d.Quantiles = append(d.Quantiles, math.Float64bits(q))
 		}
@@ -200,7 +206,13 @@ func (s *Scale) UnmarshalJSON(b []byte) error {
 		n := dimNorm{kind: normKind(d.Kind),
 			ax:  axis{lo: math.Float64frombits(d.AxisLo), scale: math.Float64frombits(d.AxisScale), limit: math.Float64frombits(d.AxisLimit), last: d.AxisLast},
 			rng: rangeBits{min: d.RangeMin, shift: d.RangeBits},
-			q:   quantiles{cells: math.Float64frombits(d.QCells), last: d.QLast}}
+			q:   quantiles{cells: math.Float64frombits(d.QCells), last: d.QLast}, slabs: d.Slabs}
+		if d.KDLeaves > 0 {
+			n.kd = &kdTree{nodes: d.KD, leaves: d.KDLeaves}
+			if err := n.kd.check(); err != nil {
+				return fmt.Errorf("cluster: decode scale: dimension %d: %w", i, err)
+			}
+		}
 		for _, q := range d.Quantiles {
 			n.q.q = append(n.q.q, math.Float64frombits(q))
 		}

@@ -87,7 +87,7 @@ func NewSorter(o Order, schema *arrow.Schema, opts SortOptions) (*Sorter, error)
 	if o.Curve == CurveLinear {
 		return s, s.resolveLinear()
 	}
-	if o.Curve != CurveZOrder && o.Curve != CurveHilbert && o.Curve != CurveSTR {
+	if o.Curve != CurveZOrder && o.Curve != CurveHilbert && o.Curve != CurveSTR && o.Curve != CurveKD {
 		return nil, fmt.Errorf("%w: unknown curve %d", ErrSortOrder, int(o.Curve))
 	}
 	return s, s.resolveCurve()
@@ -189,8 +189,8 @@ func (s *Sorter) resolveCurve() error {
 		s.numeric = append(s.numeric, c)
 	}
 	n := len(s.dims)
-	if s.order.Curve == CurveSTR && (len(s.spatial) != 1 || n != 2) {
-		return fmt.Errorf("%w: str over %q: want one spatial column (bbox columns, covering or geometry), or none for the row's position", ErrSortOrder, s.order.Columns)
+	if (s.order.Curve == CurveSTR || s.order.Curve == CurveKD) && (len(s.spatial) != 1 || n != 2) {
+		return fmt.Errorf("%w: %s over %q: want one spatial column (bbox columns, covering or geometry), or none for the row's position", ErrSortOrder, name, s.order.Columns)
 	}
 	if n < 2 || n > MaxCurveDims {
 		return fmt.Errorf("%w: %s over %q has %d dimensions, want 2 to %d", ErrSortOrder, name, s.order.Columns, n, MaxCurveDims)

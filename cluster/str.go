@@ -21,7 +21,7 @@ func STRSlabs(files int) int {
 // quantile normalisation needs one, and str's slab boundaries are
 // quantiles of x.
 func (s *Sorter) sampled() bool {
-	return s.opts.Normalize == NormalizeQuantile || s.order.Curve == CurveSTR
+	return s.opts.Normalize == NormalizeQuantile || s.order.Curve == CurveSTR || s.order.Curve == CurveKD
 }
 
 // slabCells returns the x cells where str's slabs 1 .. k-1 start, taken

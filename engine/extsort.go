@@ -173,7 +173,8 @@ func (ex *execution) sortSpilled(ctx context.Context, g *groupIO, recs iter.Seq2
 	ex.progress(g.o.index, "scattering", 0, 0)
 	bf := spill.NewBuckets(dir, g.readSc, len(bounds)+1)
 	bf.BeforeWrite = testHookSpillWrite
-	if err := scatter(recs, g, frozen, bounds, bf, scatterBuffer(sp.BudgetBytes)); err != nil {
+	runs := cellRuns(frozen)
+	if err := scatter(recs, g, frozen, bounds, bf, scatterBuffer(sp.BudgetBytes), runs); err != nil {
 		return nil, err
 	}
 	ex.r.log.Debug("spill: scattered", "partition", g.o.group.Partition, "rows", g.o.in.Rows, "spill_bytes", bf.DiskBytes(), "duration", time.Since(start))
@@ -182,7 +183,11 @@ func (ex *execution) sortSpilled(ctx context.Context, g *groupIO, recs iter.Seq2
 	}
 	start = time.Now()
 	per := sortedFileRows(g.o.in.Rows, g.o.group.OutputFiles)
-	sink := ex.newSink(ctx, g.o, g.sc, func(int) int64 { return per }, sinkQueue)
+	fileRows := func(int) int64 { return per }
+	if runs != nil {
+		fileRows = runFileRows(runs, g.o.group.OutputFiles)
+	}
+	sink := ex.newSink(ctx, g.o, g.sc, fileRows, sinkQueue)
 	err = ex.sortUnits(ctx, g, frozen, bf, unitBudget(sp.BudgetBytes), sink)
 	files, cerr := sink.Close()
 	if err == nil && cerr != nil {
@@ -268,8 +273,8 @@ func (ex *execution) sampleKeys(ctx context.Context, g *groupIO, sorter *cluster
 
 // scatter reads every row of the group, validates and digests it, and
 // appends it to its bucket's spill files, buffering up to bufBytes of
-// rows in memory.
-func scatter(recs iter.Seq2[arrow.RecordBatch, error], g *groupIO, frozen *cluster.Sorter, bounds []uint64, bf *spill.Buckets, bufBytes int64) error {
+// rows in memory. runs, when not nil, counts the rows' cells.
+func scatter(recs iter.Seq2[arrow.RecordBatch, error], g *groupIO, frozen *cluster.Sorter, bounds []uint64, bf *spill.Buckets, bufBytes int64, runs *cluster.CellRuns) error {
 	k := len(bounds) + 1
 	buf := make([][]arrow.RecordBatch, k)
 	held := make([]int64, k)
@@ -291,6 +296,12 @@ func scatter(recs iter.Seq2[arrow.RecordBatch, error], g *groupIO, frozen *clust
 	}
 	counts := make([]int32, k+1)
 	err := eachBatch(recs, g.digest, func(rec arrow.RecordBatch) error {
+		if runs != nil {
+			if err := countCells(runs, frozen, rec); err != nil {
+				rec.Release()
+				return err
+			}
+		}
 		grouped, err := spill.GroupByBucket(rec, g.readSc, frozen, bounds, counts)
 		n := rec.NumRows()
 		rec.Release()

@@ -87,8 +87,8 @@ func TestSpilledSortMatchesInMemory(t *testing.T) {
 		prepare func(*table.Table)
 		curves  []string
 	}{
-		{"points-v2", bench.GenerateConfig{Rows: 20000, Commits: 12, Distribution: bench.Clustered}, nil, []string{"linear", "zorder", "hilbert", "str"}},
-		{"polygons-v2", bench.GenerateConfig{Rows: 8000, Commits: 8, Geometry: bench.Polygons}, nil, []string{"linear", "zorder", "hilbert"}},
+		{"points-v2", bench.GenerateConfig{Rows: 20000, Commits: 12, Distribution: bench.Clustered}, nil, []string{"linear", "zorder", "hilbert", "str", "kd"}},
+		{"polygons-v2", bench.GenerateConfig{Rows: 8000, Commits: 8, Geometry: bench.Polygons}, nil, []string{"linear", "zorder", "hilbert", "kd"}},
 		{"points-v3", bench.GenerateConfig{Rows: 12000, Commits: 8, FormatVersion: 3, Distribution: bench.Clustered}, nil, []string{"hilbert", "zorder"}},
 		{"polygons-v3", bench.GenerateConfig{Rows: 6000, Commits: 6, FormatVersion: 3, Geometry: bench.Polygons}, nil, []string{"linear", "hilbert"}},
 		{"deletes-v2", bench.GenerateConfig{Rows: 15000, Commits: 10, Properties: mor}, deleteSome, []string{"hilbert", "linear"}},

@@ -183,7 +183,7 @@ func (ex *execution) sortInMemory(ctx context.Context, g *groupIO, recs iter.Seq
 	}
 	ex.r.log.Debug("rewrite group sorted", "partition", g.o.group.Partition, "rows", len(perm), "duration", time.Since(start))
 	ex.progress(g.o.index, "writing", 0, 0)
-	fileRows, err := ex.cutSorted(g, in, perm)
+	fileRows, err := ex.cutSorted(g, frozen, in, perm)
 	if err != nil {
 		return nil, err
 	}
@@ -306,12 +306,22 @@ func (ex *execution) geometryCheck() func(arrow.RecordBatch) error {
 	}
 }
 
-// cutSorted chooses the row counts of a sorted group's files: window-aware
-// cuts (see cuts.Blocks.Window) when the rows have spatial columns and
+// cutSorted chooses the row counts of a sorted group's files: at the
+// cells of a layout that decides its cuts (kd's leaves; see
+// cluster.Sorter.CutShift), else window-aware cuts (see
+// cuts.Blocks.Window) when the rows have spatial columns and
 // cut-window-fraction is set, else sortedFileRows rows each, the last the
-// rest. in and perm are the rows and their sorted order.
-func (ex *execution) cutSorted(g *groupIO, in []arrow.RecordBatch, perm []int32) (func(int) int64, error) {
+// rest. in and perm are the rows and their sorted order by frozen.
+func (ex *execution) cutSorted(g *groupIO, frozen *cluster.Sorter, in []arrow.RecordBatch, perm []int32) (func(int) int64, error) {
 	rows, n := int64(len(perm)), g.o.group.OutputFiles
+	if runs := cellRuns(frozen); runs != nil {
+		for _, rec := range in {
+			if err := countCells(runs, frozen, rec); err != nil {
+				return nil, err
+			}
+		}
+		return runFileRows(runs, n), nil
+	}
 	f := ex.r.opts.CutWindowFraction
 	extent := g.o.in.Extent
 	if f <= 0 || n <= 1 || (g.geom < 0 && g.bbox[0] < 0) || extent.IsEmpty() || !ex.r.lay.spatial() {
@@ -353,6 +363,32 @@ func (ex *execution) cutSorted(g *groupIO, in []arrow.RecordBatch, perm []int32)
 	side := math.Sqrt(f)
 	counts := bb.Window(n, side*extent.Width(), side*extent.Height())
 	return func(i int) int64 { return counts[min(i, len(counts)-1)] }, nil
+}
+
+// cellRuns returns empty cell counts when s's layout decides where its
+// files are cut, else nil.
+func cellRuns(s *cluster.Sorter) *cluster.CellRuns {
+	if shift, ok := s.CutShift(); ok {
+		return cluster.NewCellRuns(shift)
+	}
+	return nil
+}
+
+// countCells adds the cells of rec's rows, keyed by frozen, to runs.
+func countCells(runs *cluster.CellRuns, frozen *cluster.Sorter, rec arrow.RecordBatch) error {
+	keys, err := frozen.Keys(rec)
+	if err != nil {
+		return fmt.Errorf("sort: %w", err)
+	}
+	runs.Add(keys)
+	return nil
+}
+
+// runFileRows returns the row count of each file cut at the cells of runs
+// (see cluster.RunFiles) for about n files.
+func runFileRows(runs *cluster.CellRuns, n int) func(int) int64 {
+	counts := cluster.RunFiles(runs.Runs(), n)
+	return func(i int) int64 { return counts[min(i, len(counts)-1)] }
 }
 
 // sortedFileRows is the row count of each file but the last when a sorted

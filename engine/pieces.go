@@ -133,6 +133,10 @@ func (p *Pieces) sample(ctx context.Context, g *Group) (GroupSpec, error) {
 	if err != nil {
 		return spec, err
 	}
+	if _, ok := sorter.CutShift(); ok {
+		return spec, fmt.Errorf("%w: %s cuts files at its leaves, which a group shuffled across workers cannot do: use str or hilbert, "+
+			"or raise %s so that each group is sorted whole by one worker", ErrOption, sorter.Order().Curve, OptMaxGroupMemory)
+	}
 	_, bounds, scale, err := p.ex.sampleKeys(ctx, gio, sorter, max(sp.Buckets, 1))
 	if err != nil {
 		return spec, fmt.Errorf("sample: %w", err)

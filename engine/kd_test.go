@@ -1,0 +1,70 @@
+package engine_test
+
+import (
+	"testing"
+
+	"github.com/apache/iceberg-go/table"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/geocompact/geocompact/bench"
+	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/verify"
+	"github.com/geocompact/geocompact/spatial"
+)
+
+// fileBoxes reads each data file of tbl on its own and returns the box of
+// its rows.
+func fileBoxes(t *testing.T, tbl *table.Table) []spatial.Bound {
+	t.Helper()
+	var out []spatial.Bound
+	for _, task := range tableFiles(t, tbl) {
+		_, recs, err := tbl.Scan().ReadTasks(t.Context(), []table.FileScanTask{task})
+		require.NoError(t, err)
+		box := spatial.EmptyBound()
+		for rec, err := range recs {
+			require.NoError(t, err)
+			geom, bbox := verify.Columns(rec.Schema(), "geometry")
+			box = box.Extend(verify.Extent(rec, geom, bbox))
+			rec.Release()
+		}
+		out = append(out, box)
+	}
+	return out
+}
+
+// TestKDCutsFilesAtLeaves checks that a kd rewrite cuts its files where
+// the tree's leaves end, in memory and spilled: the files of points then
+// tile the plane without overlapping, which files cut at even counts
+// across leaves would not.
+func TestKDCutsFilesAtLeaves(t *testing.T) {
+	c := sqlite(t)
+	// A row count that the files do not divide: cut at even counts, each
+	// file would end a few rows further from its leaf's end.
+	cfg := bench.GenerateConfig{Rows: 30011, Commits: 10, Distribution: bench.Clustered}
+	for _, budget := range []string{"", spillBudget} {
+		t.Run("budget="+budget, func(t *testing.T) {
+			cat, name := newTable(t, c, cfg)
+			before := tableDigest(t, mustLoad(t, cat, name))
+			o := []string{"rewrite-all", "true", "target-file-size-bytes", "65536"}
+			if budget != "" {
+				o = append(o, "max-group-memory-bytes", budget)
+			}
+			res := rewrite(t, cat, name, engine.Request{Curve: "kd", Options: opts(o...)})
+			require.Len(t, res.Plan.Groups, 1)
+			assert.Equal(t, budget != "", res.Plan.Groups[0].Sort.Spill)
+			tbl := mustLoad(t, cat, name)
+			checkUnchanged(t, before, tbl)
+			boxes := fileBoxes(t, tbl)
+			assert.InDelta(t, res.Plan.Groups[0].OutputFiles, len(boxes), 1, "one file per leaf")
+			require.Greater(t, len(boxes), 8)
+			for i := range boxes {
+				for j := range i {
+					a, b := boxes[i], boxes[j]
+					overlap := max(a.MinX, b.MinX) < min(a.MaxX, b.MaxX) && max(a.MinY, b.MinY) < min(a.MaxY, b.MaxY)
+					assert.False(t, overlap, "files %d %v and %d %v overlap", i, a, j, b)
+				}
+			}
+		})
+	}
+}
