@@ -52,15 +52,23 @@ func TestRowBoundsMatchGenerate(t *testing.T) {
 func TestChooseOnClusteredPoints(t *testing.T) {
 	sample, err := RowBounds(GenerateConfig{Rows: 1 << 16, Distribution: Clustered, Seed: 1})
 	require.NoError(t, err)
+	curves := []string{"linear", "zorder", "hilbert", "str"}
 	for _, files := range []int{4, 8} {
-		few, err := cluster.Choose(sample, cluster.ChooseConfig{Files: files, Extent: spatial.World})
+		few, err := cluster.Choose(sample, cluster.ChooseConfig{Files: files, Extent: spatial.World, Candidates: curves})
 		require.NoError(t, err)
 		assert.Equal(t, "linear", few.Curve, "%d files: %+v", files, few.Estimates)
 	}
-	many, err := cluster.Choose(sample, cluster.ChooseConfig{Files: 500, Extent: spatial.World})
+	many, err := cluster.Choose(sample, cluster.ChooseConfig{Files: 500, Extent: spatial.World, Candidates: curves})
 	require.NoError(t, err)
 	assert.Contains(t, []string{"hilbert", "str"}, many.Curve, "%+v", many.Estimates)
-	again, err := cluster.Choose(sample, cluster.ChooseConfig{Files: 500, Extent: spatial.World})
-	require.NoError(t, err)
-	assert.Equal(t, many, again)
+	// kd, a candidate by default, is estimated to beat every curve at
+	// both ends on this data.
+	for _, files := range []int{4, 500} {
+		ch, err := cluster.Choose(sample, cluster.ChooseConfig{Files: files, Extent: spatial.World})
+		require.NoError(t, err)
+		assert.Equal(t, "kd", ch.Curve, "%d files: %+v", files, ch.Estimates)
+		again, err := cluster.Choose(sample, cluster.ChooseConfig{Files: files, Extent: spatial.World})
+		require.NoError(t, err)
+		assert.Equal(t, ch, again, "deterministic")
+	}
 }

@@ -2,12 +2,14 @@ package engine_test
 
 import (
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/bench"
+	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/alter"
 	"github.com/geocompact/geocompact/engine/job"
@@ -70,9 +72,11 @@ func TestRewriteDryRunChecksColumns(t *testing.T) {
 	assert.Equal(t, "bbox_minx ASC NULLS LAST, bbox_miny ASC NULLS LAST", res.SortOrder)
 }
 
-// TestAutoChoosesByFileCount: on clustered points --curve auto picks the
-// plain (minx, miny) sort for a few files and a two-dimensional layout
-// for hundreds, and records the choice and its figures.
+// TestAutoChoosesByFileCount: on clustered points --curve auto estimates
+// every candidate and picks the lowest; among the curves alone that is
+// the plain (minx, miny) sort for a few files and a two-dimensional
+// curve for hundreds, and kd beats them at both ends. The rewrite records
+// the choice and its figures.
 func TestAutoChoosesByFileCount(t *testing.T) {
 	cat, name := newTable(t, sqlite(t), bench.GenerateConfig{Rows: 30000, Commits: 3, Distribution: bench.Clustered, Seed: 1})
 	var bytes int64
@@ -83,20 +87,37 @@ func TestAutoChoosesByFileCount(t *testing.T) {
 		res := rewrite(t, cat, name, engine.Request{Curve: "auto", DryRun: true,
 			Options: opts(engine.OptRewriteAll, "true", engine.OptTargetFileSize, fmt.Sprint(bytes/files))})
 		require.Len(t, res.Auto, 1)
-		assert.Len(t, res.Auto[0].Estimates, 4, "every candidate is estimated")
+		require.Len(t, res.Auto[0].Estimates, len(cluster.AutoCandidates), "every candidate is estimated")
+		best := res.Auto[0].Estimates[0]
+		for _, e := range res.Auto[0].Estimates {
+			if e.Score < best.Score {
+				best = e
+			}
+		}
+		assert.Equal(t, best.Curve, res.Auto[0].Curve, "the lowest score wins")
 		return res
 	}
+	bestCurve := func(res *engine.Result) string {
+		best := cluster.Estimate{Score: math.Inf(1)}
+		for _, e := range res.Auto[0].Estimates {
+			if e.Curve != "kd" && e.Score < best.Score {
+				best = e
+			}
+		}
+		return best.Curve
+	}
 	few := choose(4)
-	assert.Equal(t, "linear", few.Auto[0].Curve, "%+v", few.Auto[0].Estimates)
-	assert.Equal(t, "auto: bbox_minx ASC NULLS LAST, bbox_miny ASC NULLS LAST", few.SortOrder)
+	assert.Equal(t, "linear", bestCurve(few), "%+v", few.Auto[0].Estimates)
+	assert.Equal(t, "kd", few.Auto[0].Curve)
+	assert.Equal(t, "auto: kd()", few.SortOrder)
 	many := choose(300)
-	t.Logf("4 files: %+v; 300 files: %+v", few.Auto[0].Estimates, many.Auto[0].Estimates)
-	assert.Contains(t, []string{"hilbert", "str"}, many.Auto[0].Curve, "%+v", many.Auto[0].Estimates)
+	assert.Contains(t, []string{"hilbert", "str"}, bestCurve(many), "%+v", many.Auto[0].Estimates)
+	assert.Equal(t, "kd", many.Auto[0].Curve)
 
 	res := rewrite(t, cat, name, engine.Request{Curve: "auto", Options: opts(engine.OptRewriteAll, "true", engine.OptTargetFileSize, fmt.Sprint(bytes/4))})
-	assert.Equal(t, "linear", res.Auto[0].Curve)
+	assert.Equal(t, "kd", res.Auto[0].Curve)
 	sum := mustLoad(t, cat, name).CurrentSnapshot().Summary.Properties
-	assert.Contains(t, sum[engine.SummaryAuto], `"curve":"linear"`)
+	assert.Contains(t, sum[engine.SummaryAuto], `"curve":"kd"`)
 	assert.Contains(t, sum[engine.SummaryAuto], `"estimates":[`)
 	assert.Equal(t, few.SortOrder, sum[engine.SummarySortOrder])
 }
