@@ -12,7 +12,7 @@ type Request struct {
 	// Strategy is binpack (default) or sort. A Curve or SortOrder implies sort.
 	Strategy Strategy
 	// Curve is the shorthand for a curve over the table's spatial columns:
-	// linear, zorder, hilbert, str, or auto (layouts.CurveAuto) to choose per group.
+	// linear, zorder, hilbert, str, kd, or auto (layouts.CurveAuto) to choose per group.
 	Curve string
 	// SortOrder is an explicit sort order: "col [ASC|DESC] [NULLS FIRST|LAST], ...",
 	// "zorder(a, b)" or "hilbert(a, b)". Empty with strategy sort means the

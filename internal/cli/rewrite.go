@@ -46,7 +46,7 @@ type RewriteFlags struct {
 func (f *RewriteFlags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.Table, "table", "", "table to rewrite, NAMESPACE.TABLE (required)")
 	fs.StringVar(&f.Strategy, "strategy", "", "binpack or sort (default binpack; --curve and --sort-order imply sort)")
-	fs.StringVar(&f.Curve, "curve", "", "cluster rows by a curve over their bbox: linear, zorder, hilbert, str (sort-tile-recursive) or auto (chosen per group by estimate)")
+	fs.StringVar(&f.Curve, "curve", "", "cluster rows by a curve over their bbox: linear, zorder, hilbert, str (sort-tile-recursive), kd (a k-d tree of files split by cost) or auto (chosen per group by estimate)")
 	fs.StringVar(&f.SortOrder, "sort-order", "", "sort order: 'col [ASC|DESC] [NULLS FIRST|LAST], ...', 'zorder(a, b)' or 'hilbert(a, b)'")
 	fs.StringVar(&f.Where, "where", "", "rewrite only files that may hold matching rows, e.g. \"ts >= now() - interval '1 day'\" or 'bbox(0, 40, 10, 50)' (minx > maxx crosses the antimeridian); timestamps are UTC unless they carry an offset")
 	fs.StringArrayVar(&f.Options, "option", nil, "rewrite option K=V by Iceberg's name (repeatable)")
