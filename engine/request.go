@@ -24,9 +24,9 @@ type Request struct {
 	// Without strategy, curve and sort order a rewrite follows the
 	// table's layout.
 	AllowLayoutChange bool
-	// AutoWindows are the query windows --curve auto chooses for (each set
-	// weighs the same); nil means cluster's default data-placed windows
-	// of 0.1% and 1% of the extent.
+	// AutoWindows are the query windows --curve auto chooses for and kd
+	// costs its splits for (each set weighs the same); nil means
+	// cluster's default data-placed windows of 0.1% and 1% of the extent.
 	AutoWindows []cluster.WindowSet
 	// Where scopes the rewrite to files that may hold matching rows, in
 	// the small predicate language of where.Parse.

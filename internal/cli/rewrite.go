@@ -38,7 +38,8 @@ type RewriteFlags struct {
 	// AllowLayoutChange lets an explicit layout replace the table's
 	// recorded one.
 	AllowLayoutChange bool
-	// Windows is a --windows file for --curve auto to choose by.
+	// Windows is a --windows file for --curve auto to choose by and
+	// --curve kd to split by.
 	Windows string
 }
 
@@ -52,7 +53,7 @@ func (f *RewriteFlags) Register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.Options, "option", nil, "rewrite option K=V by Iceberg's name (repeatable)")
 	fs.BoolVar(&f.DryRun, "dry-run", false, "print the plan (groups, files, bytes, skipped files and why) and write nothing")
 	fs.BoolVar(&f.AllowLayoutChange, "allow-layout-change", false, "rewrite with the given strategy, curve or sort order even when the table records a different layout")
-	fs.StringVar(&f.Windows, "windows", "", `with --curve auto: JSON file of windows to choose for, [{"minx":..,"miny":..,"maxx":..,"maxy":..}, ...]`)
+	fs.StringVar(&f.Windows, "windows", "", `with --curve auto or kd: JSON file of the query windows to choose and split for, [{"minx":..,"miny":..,"maxx":..,"maxy":..}, ...]`)
 }
 
 // Request checks the flags (option names and values, the syntax of
@@ -88,8 +89,8 @@ func (f *RewriteFlags) Request() (engine.Request, error) {
 	req := engine.Request{Strategy: engine.Strategy(f.Strategy), Curve: f.Curve, SortOrder: f.SortOrder, Where: f.Where,
 		Options: kv, DryRun: f.DryRun, AllowLayoutChange: f.AllowLayoutChange}
 	if f.Windows != "" {
-		if !strings.EqualFold(f.Curve, layouts.CurveAuto) {
-			return req, errors.New("--windows chooses the layout of --curve auto; add --curve auto or drop --windows")
+		if !strings.EqualFold(f.Curve, layouts.CurveAuto) && !strings.EqualFold(f.Curve, "kd") {
+			return req, errors.New("--windows is the query mix --curve auto chooses for and --curve kd splits for; add one of them or drop --windows")
 		}
 		ws, err := readWindowsFile(f.Windows)
 		if err != nil {
