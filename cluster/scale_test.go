@@ -38,7 +38,7 @@ func projectCols(t testing.TB, rec arrow.RecordBatch, names []string) arrow.Reco
 func TestScaleBucketedSortMatchesOneSort(t *testing.T) {
 	rows := randomRows(rand.New(rand.NewPCG(3, 4)), 3000)
 	recs := batches(t, rows, 700, 130, 1000)
-	for _, expr := range []string{"hilbert()", "zorder()", "str()", "str(geometry)", "hilbert(bbox)", "zorder(geometry, ts)", "bbox_minx DESC NULLS LAST, name", "name, id"} {
+	for _, expr := range []string{"hilbert()", "zorder()", "str()", "str(geometry)", "kd()", "kd(geometry)", "hilbert(bbox)", "zorder(geometry, ts)", "bbox_minx DESC NULLS LAST, name", "name, id"} {
 		for _, norm := range []Normalization{NormalizeExtent, NormalizeQuantile} {
 			t.Run(fmt.Sprintf("%s/%s", expr, norm), func(t *testing.T) {
 				full := mustSorter(t, expr, SortOptions{Normalize: norm})
