@@ -271,6 +271,13 @@ func startWatched(t *testing.T, args ...string) *watchedChild {
 // exited first, failing the test if it failed.
 func (c *watchedChild) waitForWrite(t *testing.T, dir string, before map[string]bool) bool {
 	t.Helper()
+	return c.waitFor(t, func() bool { return newFileUnder(dir, before) })
+}
+
+// waitFor waits until cond holds, looking every millisecond, and reports
+// false when the child exited first, failing the test if it failed.
+func (c *watchedChild) waitFor(t *testing.T, cond func() bool) bool {
+	t.Helper()
 	for {
 		select {
 		case err := <-c.done:
@@ -279,7 +286,7 @@ func (c *watchedChild) waitForWrite(t *testing.T, dir string, before map[string]
 			return false
 		case <-time.After(time.Millisecond):
 		}
-		if newFileUnder(dir, before) {
+		if cond() {
 			return true
 		}
 	}
