@@ -167,16 +167,9 @@ func appendIngestRows(t *testing.T, rows []string, d *verify.Digest, rec arrow.R
 // appendIngestRows renders them, sorted, and their digest.
 func batchTableRows(t *testing.T, dir string) ([]string, verify.Digest) {
 	t.Helper()
-	tbl, err := delta.OpenLocal(dir)
-	require.NoError(t, err)
-	s, err := tbl.Snapshot(t.Context())
-	require.NoError(t, err)
 	d := verify.NewDigest()
 	rows := []string{}
-	require.NoError(t, tbl.Read(t.Context(), s, delta.ReadOptions{}, func(_ *delta.Add, rec arrow.RecordBatch) error {
-		rows = appendIngestRows(t, rows, &d, rec)
-		return nil
-	}))
+	eachDeltaRecord(t, dir, func(rec arrow.RecordBatch) { rows = appendIngestRows(t, rows, &d, rec) })
 	slices.Sort(rows)
 	return rows, d
 }

@@ -270,14 +270,24 @@ func commitFiles(t *testing.T, dir string) map[int64][]byte {
 // row the Delta table at dir reads, as rewrites verify them.
 func deltaDigest(t *testing.T, dir string) verify.Digest {
 	t.Helper()
+	d := verify.NewDigest()
+	eachDeltaRecord(t, dir, func(rec arrow.RecordBatch) {
+		geom, bbox := verify.Columns(rec.Schema(), "geometry")
+		require.NoError(t, d.Add(rec, geom, bbox))
+	})
+	return d
+}
+
+// eachDeltaRecord calls f with every record the latest version of the
+// Delta table at dir reads (deletion vectors applied).
+func eachDeltaRecord(t *testing.T, dir string, f func(arrow.RecordBatch)) {
+	t.Helper()
 	tbl, err := delta.OpenLocal(dir)
 	require.NoError(t, err)
 	s, err := tbl.Snapshot(t.Context())
 	require.NoError(t, err)
-	d := verify.NewDigest()
 	require.NoError(t, tbl.Read(t.Context(), s, delta.ReadOptions{}, func(_ *delta.Add, rec arrow.RecordBatch) error {
-		geom, bbox := verify.Columns(rec.Schema(), "geometry")
-		return d.Add(rec, geom, bbox)
+		f(rec)
+		return nil
 	}))
-	return d
 }
