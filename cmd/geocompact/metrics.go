@@ -48,12 +48,11 @@ arrivals land between compactions and fall after a sorted rewrite.
 With --delta, the figures of a Delta table's latest version come from its
 log: the live files' sizes and statistics (records before deletion vectors;
 delete files are the files carrying a deletion vector), the versions still
-in the log (named versions: VERSIONS, version_count,
-geocompact_table_version_count and the version ages), and no manifests.
-The layout figures use each
-file's minimum of bbox_minx and bbox_miny and maximum of bbox_maxx and
-bbox_maxy (or of a bbox struct's xmin, ymin, xmax, ymax): a file without
-those statistics is planned for every window.
+in the log in place of snapshots (VERSIONS, version_count and
+geocompact_table_version_count, and the version ages), and no manifests.
+The layout figures use each file's minimum of bbox_minx and bbox_miny and
+maximum of bbox_maxx and bbox_maxy (or of a bbox struct's xmin, ymin, xmax,
+ymax): a file without those statistics is planned for every window.
 
 --format prometheus writes the text exposition format for a node-exporter
 textfile collector; write to a temporary file and rename it, so the
