@@ -7,7 +7,14 @@ import "time"
 // Result is the outcome of one rewrite, the row Iceberg's
 // rewrite_data_files procedure returns plus what a person needs to judge
 // it. The five Iceberg counters keep their Iceberg names.
+//
+// A Delta table's result (Format FormatDelta) names its commits versions
+// when encoded (see MarshalJSON).
 type Result struct {
+	// Format is FormatDelta for a Delta table's rewrite (FormatTable's
+	// FormatName), empty for an Iceberg table's.
+	Format string `json:"format,omitempty"`
+
 	RewrittenDataFilesCount int   `json:"rewritten_data_files_count"`
 	AddedDataFilesCount     int   `json:"added_data_files_count"`
 	RewrittenBytesCount     int64 `json:"rewritten_bytes_count"`
@@ -25,8 +32,10 @@ type Result struct {
 	AddedBytesCount int64 `json:"added_bytes_count"`
 	// SnapshotsCommitted is 1 for an atomic rewrite, up to
 	// partial-progress.max-commits with partial progress, 0 for a no-op.
+	// A Delta table's are versions (versions_committed in JSON).
 	SnapshotsCommitted int `json:"snapshots_committed"`
-	// SnapshotIDs are the snapshots this rewrite committed.
+	// SnapshotIDs are the snapshots this rewrite committed; a Delta
+	// table's are the versions it committed (versions in JSON).
 	SnapshotIDs []int64 `json:"snapshot_ids,omitempty"`
 	// Strategy and SortOrder say how the rows were laid out.
 	Strategy  string `json:"strategy"`

@@ -16,6 +16,9 @@ import (
 type FormatTable struct {
 	// Name names the table in messages (a Delta table's location).
 	Name string
+	// FormatName is the Result.Format of the table's rewrites:
+	// FormatDelta for a Delta table.
+	FormatName string
 	// Properties are the table's properties: rewrite options default
 	// from them as from an Iceberg table's, and layouts.Prop records its
 	// layout.
@@ -51,7 +54,7 @@ func RewriteTable(ctx context.Context, t FormatTable, cfg Request) (*Result, err
 		res, err = r.execute(ctx, res, t.Format)
 	}
 	if res != nil {
-		res.Duration = time.Since(start)
+		res.Format, res.Duration = t.FormatName, time.Since(start)
 	}
 	return res, err
 }

@@ -167,16 +167,9 @@ func appendIngestRows(t *testing.T, rows []string, d *verify.Digest, rec arrow.R
 // appendIngestRows renders them, sorted, and their digest.
 func batchTableRows(t *testing.T, dir string) ([]string, verify.Digest) {
 	t.Helper()
-	tbl, err := delta.OpenLocal(dir)
-	require.NoError(t, err)
-	s, err := tbl.Snapshot(t.Context())
-	require.NoError(t, err)
 	d := verify.NewDigest()
 	rows := []string{}
-	require.NoError(t, tbl.Read(t.Context(), s, delta.ReadOptions{}, func(_ *delta.Add, rec arrow.RecordBatch) error {
-		rows = appendIngestRows(t, rows, &d, rec)
-		return nil
-	}))
+	eachDeltaRecord(t, dir, func(rec arrow.RecordBatch) { rows = appendIngestRows(t, rows, &d, rec) })
 	slices.Sort(rows)
 	return rows, d
 }
@@ -271,6 +264,13 @@ func startWatched(t *testing.T, args ...string) *watchedChild {
 // exited first, failing the test if it failed.
 func (c *watchedChild) waitForWrite(t *testing.T, dir string, before map[string]bool) bool {
 	t.Helper()
+	return c.waitFor(t, func() bool { return newFileUnder(dir, before) })
+}
+
+// waitFor waits until cond holds, looking every millisecond, and reports
+// false when the child exited first, failing the test if it failed.
+func (c *watchedChild) waitFor(t *testing.T, cond func() bool) bool {
+	t.Helper()
 	for {
 		select {
 		case err := <-c.done:
@@ -279,7 +279,7 @@ func (c *watchedChild) waitForWrite(t *testing.T, dir string, before map[string]
 			return false
 		case <-time.After(time.Millisecond):
 		}
-		if newFileUnder(dir, before) {
+		if cond() {
 			return true
 		}
 	}

@@ -142,11 +142,7 @@ func writeMaintainReport(out io.Writer, rep *maintain.Report, human bool) error 
 		}
 		return f(after)
 	}
-	// A Delta table's history is the versions in its log, not snapshots.
-	history := "snapshot"
-	if rep.Format == maintain.FormatDelta {
-		history = "version"
-	}
+	history := historyNoun(rep.Format)
 	rows := []struct {
 		name string
 		f    func(*maintain.TableMetrics) string

@@ -44,6 +44,12 @@ func TestMaintainDeltaCLI(t *testing.T) {
 	assert.Contains(t, r.Stdout, "in 1 version(s)")
 	assert.NotContains(t, r.Stdout, "snapshot_age")
 	assert.True(t, rep.Rewrite.Verified)
+	assert.Contains(t, r.Stdout, `"versions_committed": 1`, "the rewrite's commits are versions")
+	assert.Regexp(t, `"versions": \[\s*7\s*\]`, r.Stdout)
+	assert.NotContains(t, r.Stdout, "snapshots_committed")
+	assert.NotContains(t, r.Stdout, "snapshot_ids")
+	assert.Equal(t, 1, rep.Rewrite.SnapshotsCommitted)
+	assert.Equal(t, []int64{7}, rep.Rewrite.SnapshotIDs)
 	assert.Equal(t, rows, deltatest.LiveRows(t, tbl))
 
 	r = runCLI(t, "", false, "--json", "maintain", "--delta", dir)

@@ -48,10 +48,11 @@ arrivals land between compactions and fall after a sorted rewrite.
 With --delta, the figures of a Delta table's latest version come from its
 log: the live files' sizes and statistics (records before deletion vectors;
 delete files are the files carrying a deletion vector), the versions still
-in the log as snapshots, and no manifests. The layout figures use each
-file's minimum of bbox_minx and bbox_miny and maximum of bbox_maxx and
-bbox_maxy (or of a bbox struct's xmin, ymin, xmax, ymax): a file without
-those statistics is planned for every window.
+in the log in place of snapshots (VERSIONS, version_count and
+geocompact_table_version_count, and the version ages), and no manifests.
+The layout figures use each file's minimum of bbox_minx and bbox_miny and
+maximum of bbox_maxx and bbox_maxy (or of a bbox struct's xmin, ymin, xmax,
+ymax): a file without those statistics is planned for every window.
 
 --format prometheus writes the text exposition format for a node-exporter
 textfile collector; write to a temporary file and rename it, so the
@@ -140,7 +141,8 @@ func measure(ctx context.Context, o *metricsOptions, windows []spatial.Bound) (*
 
 func writeMetricsTable(out io.Writer, name string, m *maintain.TableMetrics, human bool) error {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "TABLE\tFILES\tAVG FILE\tTOTAL\tRECORDS\tSNAPSHOTS\tOLDEST SNAPSHOT AGE\tCURRENT SNAPSHOT AGE\tMANIFESTS\tDELETE FILES")
+	h := strings.ToUpper(historyNoun(m.Format))
+	fmt.Fprintf(w, "TABLE\tFILES\tAVG FILE\tTOTAL\tRECORDS\t%sS\tOLDEST %s AGE\tCURRENT %s AGE\tMANIFESTS\tDELETE FILES\n", h, h, h)
 	fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%d\t%d\t%s\t%s\t%d\t%d\n", name, m.FileCount,
 		formatBytes(m.AvgFileBytes, human), formatBytes(m.TotalBytes, human), m.TotalRecords, m.SnapshotCount,
 		formatAge(m.OldestSnapshotAgeSeconds, human), formatAge(m.CurrentSnapshotAgeSeconds, human),
@@ -169,6 +171,16 @@ func writeMetricsTable(out io.Writer, name string, m *maintain.TableMetrics, hum
 		fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", part, p.FileCount, formatBytes(p.AvgFileBytes, human), formatBytes(p.TotalBytes, human), mean, maxDepth, planned)
 	}
 	return w.Flush()
+}
+
+// historyNoun names what a table's history figures count: the snapshots
+// of an Iceberg table, the versions in a Delta table's log (format
+// maintain.FormatDelta).
+func historyNoun(format string) string {
+	if format == maintain.FormatDelta {
+		return "version"
+	}
+	return "snapshot"
 }
 
 // readWindowsFile reads a --windows file (bench's window format).
@@ -211,6 +223,19 @@ var promTableMetrics = []promMetric{
 	{"manifest_count", "Manifests in the current snapshot.", func(m *maintain.TableMetrics) float64 { return float64(m.ManifestCount) }},
 	{"delete_file_count", "Live position and equality delete files.", func(m *maintain.TableMetrics) float64 { return float64(m.DeleteFileCount) }},
 	{"partition_count", "Partitions holding live data files.", func(m *maintain.TableMetrics) float64 { return float64(len(m.Partitions)) }},
+}
+
+// promDelta names and describes, for a Delta table, the families whose
+// Iceberg names or help speak of snapshots, manifests or delete files,
+// keyed by their Iceberg name: a Delta table's history is the versions in
+// its log (the names are metrics --json's).
+var promDelta = map[string]struct{ name, help string }{
+	"file_count":                   {"file_count", "Live data files in the latest version."},
+	"snapshot_count":               {"version_count", "Versions whose commits are still in the Delta log."},
+	"oldest_snapshot_age_seconds":  {"oldest_version_age_seconds", "Age of the oldest version in the log, in seconds."},
+	"current_snapshot_age_seconds": {"current_version_age_seconds", "Age of the latest version, in seconds."},
+	"manifest_count":               {"manifest_count", "Manifests: always 0, a Delta table has none."},
+	"delete_file_count":            {"delete_file_count", "Live data files carrying a deletion vector."},
 }
 
 type promPartitionMetric struct {
@@ -256,13 +281,18 @@ const promPrefix = "geocompact_table_"
 
 // writePrometheus writes m in the Prometheus text exposition format: every
 // family with its HELP and TYPE lines, all gauges, labelled by table and,
-// for the per-partition families, partition.
+// for the per-partition families, partition. A Delta table's families are
+// named by promDelta.
 func writePrometheus(out io.Writer, name string, m *maintain.TableMetrics) error {
 	var b strings.Builder
 	tableLabel := `table="` + promEscapeLabel(name) + `"`
 	for _, pm := range promTableMetrics {
-		fmt.Fprintf(&b, "# HELP %s%s %s\n# TYPE %s%s gauge\n", promPrefix, pm.name, promEscapeHelp(pm.help), promPrefix, pm.name)
-		fmt.Fprintf(&b, "%s%s{%s} %s\n", promPrefix, pm.name, tableLabel, promValue(pm.value(m)))
+		name, help := pm.name, pm.help
+		if d, ok := promDelta[name]; ok && m.Format == maintain.FormatDelta {
+			name, help = d.name, d.help
+		}
+		fmt.Fprintf(&b, "# HELP %s%s %s\n# TYPE %s%s gauge\n", promPrefix, name, promEscapeHelp(help), promPrefix, name)
+		fmt.Fprintf(&b, "%s%s{%s} %s\n", promPrefix, name, tableLabel, promValue(pm.value(m)))
 	}
 	for _, pm := range promPartitionMetrics {
 		var samples strings.Builder

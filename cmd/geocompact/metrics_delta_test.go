@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -38,9 +39,61 @@ func TestMetricsDelta(t *testing.T) {
 	assert.InDelta(t, 1.5, *l.MeanFilesPlanned, 1e-9)
 	assert.Equal(t, 1, l.MaxOverlapDepth)
 
+	assert.Contains(t, r.Stdout, `"version_count": 2`)
+	assert.Contains(t, r.Stdout, `"oldest_version_age_seconds"`)
+	assert.Contains(t, r.Stdout, `"current_version_age_seconds"`)
+	assert.NotContains(t, r.Stdout, "snapshot")
+
 	r = runCLI(t, "", false, "metrics", "--delta", dir, "--format", "prometheus", "--windows", windows)
 	require.Equal(t, exitOK, r.Code, r.Stderr)
-	assert.Contains(t, r.Stdout, `geocompact_table_partition_window_planned_mean_files{table="`+promEscapeLabel(dir)+`",partition=""} 1.5`)
+	label := `{table="` + promEscapeLabel(dir) + `"`
+	assert.Contains(t, r.Stdout, `geocompact_table_partition_window_planned_mean_files`+label+`,partition=""} 1.5`)
+	assert.Contains(t, r.Stdout, "geocompact_table_version_count"+label+"} 2\n")
+	assert.Contains(t, r.Stdout, "# TYPE geocompact_table_oldest_version_age_seconds gauge\n")
+	assert.Contains(t, r.Stdout, "# TYPE geocompact_table_current_version_age_seconds gauge\n")
+	assert.NotContains(t, r.Stdout, "snapshot")
+	samples := parsePrometheus(t, r.Stdout)
+	assert.NotEmpty(t, samples)
+
+	r = runCLI(t, "", false, "metrics", "--delta", dir)
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	assert.Regexp(t, `RECORDS +VERSIONS +OLDEST VERSION AGE +CURRENT VERSION AGE +MANIFESTS`, r.Stdout)
+	assert.NotContains(t, r.Stdout, "SNAPSHOT")
+}
+
+// TestMetricsPrometheusNames: the same figures of an Iceberg and a Delta
+// table differ only in the history families' names and in the help of
+// the families promDelta describes for Delta; the Iceberg output is as
+// before.
+func TestMetricsPrometheusNames(t *testing.T) {
+	m := &maintain.TableMetrics{FileCount: 2, SnapshotCount: 4, OldestSnapshotAgeSeconds: 9, CurrentSnapshotAgeSeconds: 1,
+		Partitions: []maintain.PartitionMetrics{{Partition: "p=1", FileCount: 2}}}
+	var ice, del strings.Builder
+	require.NoError(t, writePrometheus(&ice, "t", m))
+	d := *m
+	d.Format = maintain.FormatDelta
+	require.NoError(t, writePrometheus(&del, "t", &d))
+
+	assert.Contains(t, ice.String(), "# HELP geocompact_table_snapshot_count Snapshots kept in the table metadata.\n"+
+		"# TYPE geocompact_table_snapshot_count gauge\ngeocompact_table_snapshot_count{table=\"t\"} 4\n")
+	assert.Contains(t, ice.String(), "geocompact_table_oldest_snapshot_age_seconds{table=\"t\"} 9\n")
+	assert.NotContains(t, ice.String(), "version")
+	assert.Contains(t, del.String(), "# HELP geocompact_table_version_count Versions whose commits are still in the Delta log.\n"+
+		"# TYPE geocompact_table_version_count gauge\ngeocompact_table_version_count{table=\"t\"} 4\n")
+	assert.Contains(t, del.String(), "geocompact_table_oldest_version_age_seconds{table=\"t\"} 9\n")
+	assert.Contains(t, del.String(), "geocompact_table_current_version_age_seconds{table=\"t\"} 1\n")
+	assert.NotContains(t, del.String(), "snapshot")
+
+	iceLines, delLines := strings.Split(ice.String(), "\n"), strings.Split(del.String(), "\n")
+	require.Len(t, delLines, len(iceLines), "the same families, in the same order")
+	differ := 0
+	for i := range iceLines {
+		if iceLines[i] != delLines[i] {
+			differ++
+			assert.Regexp(t, `^(# HELP |# TYPE )?geocompact_table_(file_count|snapshot_count|oldest_snapshot_age_seconds|current_snapshot_age_seconds|manifest_count|delete_file_count)[ {]`, iceLines[i])
+		}
+	}
+	assert.Equal(t, 3*3+3, differ, "three families renamed (3 lines each), three helps reworded")
 }
 
 func TestMetricsDeltaGolden(t *testing.T) {

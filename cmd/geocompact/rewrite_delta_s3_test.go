@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -34,6 +35,7 @@ func newPutLog(t *testing.T, endpoint string) (*putLog, string) {
 	require.NoError(t, err)
 	l := &putLog{puts: map[string]string{}}
 	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.ErrorLog = log.New(io.Discard, "", 0) // a killed client's requests end in errors
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPut {
 			l.mu.Lock()
@@ -57,6 +59,19 @@ func (l *putLog) ifNoneMatch(suffix string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// count is how many objects were put whose URL path satisfies match.
+func (l *putLog) count(match func(path string) bool) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for p := range l.puts {
+		if match(p) {
+			n++
+		}
+	}
+	return n
 }
 
 // mirrorS3 copies every object of the table st holds into a fresh local

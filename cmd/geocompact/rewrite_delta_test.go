@@ -39,15 +39,22 @@ func TestRewriteDelta(t *testing.T) {
 	r = runCLI(t, "", false, "--json", "rewrite", "--delta", dir, "--sort-order", "col1", "--option", "rewrite-all=true")
 	require.Equal(t, exitOK, r.Code, r.Stderr)
 	var res struct {
-		Rewritten int  `json:"rewritten_data_files_count"`
-		Added     int  `json:"added_data_files_count"`
-		Verified  bool `json:"verified"`
+		Format    string  `json:"format"`
+		Rewritten int     `json:"rewritten_data_files_count"`
+		Added     int     `json:"added_data_files_count"`
+		Verified  bool    `json:"verified"`
+		Committed int     `json:"versions_committed"`
+		Versions  []int64 `json:"versions"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(r.Stdout), &res), r.Stdout)
 	assert.True(t, res.Verified)
 	assert.Greater(t, res.Rewritten, res.Added)
 	assert.Equal(t, rows, deltaRows(t, dir))
 	assert.Greater(t, version(), v0)
+	assert.Equal(t, "delta", res.Format)
+	assert.Equal(t, 1, res.Committed)
+	assert.Equal(t, []int64{version()}, res.Versions, "the versions the rewrite committed")
+	assert.NotContains(t, r.Stdout, "snapshot")
 
 	r = runCLI(t, "", false, "rewrite", "--delta", dir, "--where", "value > 1")
 	assert.Equal(t, exitUsage, r.Code)

@@ -63,7 +63,7 @@ func Open(ctx context.Context, t *delta.Table, name string, dryRun bool) (engine
 	for _, fl := range snap.Schema.Fields {
 		columns = append(columns, fl.Name)
 	}
-	return engine.FormatTable{Name: name, Properties: f.props, Columns: columns, Schema: sc, Files: files, Format: f, Scope: f.scope}, nil
+	return engine.FormatTable{Name: name, FormatName: engine.FormatDelta, Properties: f.props, Columns: columns, Schema: sc, Files: files, Format: f, Scope: f.scope}, nil
 }
 
 // properties are the table's configuration, with Delta's target file

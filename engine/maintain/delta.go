@@ -15,8 +15,9 @@ import (
 // Files, bytes and records are the live add actions' sizes and numRecords
 // statistics (a file without statistics counts no records), before
 // deletion vectors; DeleteFileCount counts the live files carrying a
-// deletion vector. Snapshots are the versions whose commits are still in
-// the log, their ages from delta.Table.History. ManifestCount is 0: Delta
+// deletion vector. The snapshot figures count the versions whose commits
+// are still in the log, their ages from delta.Table.History, and Format is
+// FormatDelta, so they encode as versions. ManifestCount is 0: Delta
 // has no manifests. Partitions are named by delta.Snapshot.PartitionPath.
 // Layout figures come from each file's bbox statistics
 // (delta.Snapshot.FileBound), for tables with bbox columns.
@@ -33,7 +34,7 @@ func deltaMetricsAt(ctx context.Context, tbl *delta.Table, now time.Time, window
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
-	m := &TableMetrics{Partitions: []PartitionMetrics{}, SnapshotCount: len(history)}
+	m := &TableMetrics{Format: FormatDelta, Partitions: []PartitionMetrics{}, SnapshotCount: len(history)}
 	m.OldestSnapshotAgeSeconds = snapshotAgeSeconds(now, history[0].Timestamp.UnixMilli())
 	m.CurrentSnapshotAgeSeconds = snapshotAgeSeconds(now, history[len(history)-1].Timestamp.UnixMilli())
 

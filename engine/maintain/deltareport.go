@@ -2,16 +2,20 @@ package maintain
 
 import (
 	"encoding/json"
+
+	"github.com/geocompact/geocompact/engine"
 )
 
-// FormatDelta is Report.Format for a Delta table's run (RunDelta).
-const FormatDelta = "delta"
+// FormatDelta is Report.Format and TableMetrics.Format for a Delta table
+// (RunDelta, DeltaMetrics).
+const FormatDelta = engine.FormatDelta
 
-// deltaTableMetrics is TableMetrics as a Delta table's report encodes it:
+// deltaTableMetrics is TableMetrics as a Delta table's metrics encode it:
 // the same fields, with the snapshot figures named for what they count on
 // a Delta table, the versions whose commits are still in its log. Its
 // fields must stay those of TableMetrics, in order (a conversion checks).
 type deltaTableMetrics struct {
+	Format                    string             `json:"format,omitempty"`
 	FileCount                 int64              `json:"file_count"`
 	AvgFileBytes              int64              `json:"avg_file_bytes"`
 	TotalBytes                int64              `json:"total_bytes"`
@@ -24,57 +28,61 @@ type deltaTableMetrics struct {
 	Partitions                []PartitionMetrics `json:"partitions"`
 }
 
-// reportJSON is Report without its methods, for encoding it.
-type reportJSON Report
+// tableMetricsJSON is TableMetrics without its methods, for encoding it.
+type tableMetricsJSON TableMetrics
 
-// deltaReportJSON is a Delta table's report as encoded: its metrics name
-// versions (deltaTableMetrics), not snapshots.
-type deltaReportJSON struct {
-	reportJSON
-	Before *deltaTableMetrics `json:"before"`
-	After  *deltaTableMetrics `json:"after,omitempty"`
-}
-
-// MarshalJSON encodes the report. A Delta table's (Format FormatDelta)
+// MarshalJSON encodes the metrics. A Delta table's (Format FormatDelta)
 // names its version figures version_count, oldest_version_age_seconds and
 // current_version_age_seconds, where an Iceberg table's name snapshots.
-func (r Report) MarshalJSON() ([]byte, error) {
-	if r.Format != FormatDelta {
-		return json.Marshal(reportJSON(r))
+func (m TableMetrics) MarshalJSON() ([]byte, error) {
+	if m.Format != FormatDelta {
+		return json.Marshal(tableMetricsJSON(m))
 	}
-	return json.Marshal(deltaReportJSON{reportJSON: reportJSON(r), Before: toDeltaMetrics(r.Before), After: toDeltaMetrics(r.After)})
+	return json.Marshal(deltaTableMetrics(m))
 }
 
-// UnmarshalJSON decodes a report MarshalJSON encoded, of either format.
-func (r *Report) UnmarshalJSON(b []byte) error {
-	var plain reportJSON
+// UnmarshalJSON decodes metrics MarshalJSON encoded, of either format.
+func (m *TableMetrics) UnmarshalJSON(b []byte) error {
+	var plain tableMetricsJSON
 	if err := json.Unmarshal(b, &plain); err != nil {
 		return err
 	}
 	if plain.Format == FormatDelta {
-		d := deltaReportJSON{reportJSON: plain}
+		var d deltaTableMetrics
 		if err := json.Unmarshal(b, &d); err != nil {
 			return err
 		}
-		plain = d.reportJSON
-		plain.Before, plain.After = fromDeltaMetrics(d.Before), fromDeltaMetrics(d.After)
+		plain = tableMetricsJSON(d)
 	}
-	*r = Report(plain)
+	*m = TableMetrics(plain)
 	return nil
 }
 
-func toDeltaMetrics(m *TableMetrics) *deltaTableMetrics {
+// reportJSON is Report without its methods, for encoding it.
+type reportJSON Report
+
+// MarshalJSON encodes the report. A Delta table's (Format FormatDelta)
+// encodes its metrics and its rewrite as a Delta table's, whose figures
+// and commits are named versions (TableMetrics.MarshalJSON,
+// engine.Result.MarshalJSON); they decode with that format.
+func (r Report) MarshalJSON() ([]byte, error) {
+	if r.Format == FormatDelta {
+		r.Before, r.After = r.Before.inFormat(r.Format), r.After.inFormat(r.Format)
+		if r.Rewrite != nil {
+			rw := *r.Rewrite
+			rw.Format = r.Format
+			r.Rewrite = &rw
+		}
+	}
+	return json.Marshal(reportJSON(r))
+}
+
+// inFormat returns a copy of m with the given format; nil for nil.
+func (m *TableMetrics) inFormat(format string) *TableMetrics {
 	if m == nil {
 		return nil
 	}
-	d := deltaTableMetrics(*m)
-	return &d
-}
-
-func fromDeltaMetrics(d *deltaTableMetrics) *TableMetrics {
-	if d == nil {
-		return nil
-	}
-	m := TableMetrics(*d)
-	return &m
+	c := *m
+	c.Format = format
+	return &c
 }

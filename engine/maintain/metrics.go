@@ -23,7 +23,14 @@ import (
 // File, byte and record figures count the live data files of the current
 // snapshot only; delete files are counted apart in DeleteFileCount. A table
 // without a snapshot has all figures zero and no partitions.
+//
+// A Delta table's metrics (Format FormatDelta, from DeltaMetrics) count the
+// versions in its log where an Iceberg table's count snapshots, and name
+// them so when encoded (see MarshalJSON).
 type TableMetrics struct {
+	// Format is FormatDelta for a Delta table's metrics, empty for an
+	// Iceberg table's.
+	Format string `json:"format,omitempty"`
 	// FileCount is the number of live data files.
 	FileCount int64 `json:"file_count"`
 	// AvgFileBytes is TotalBytes / FileCount, rounded down; 0 with no files.

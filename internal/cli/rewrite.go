@@ -148,7 +148,9 @@ func WriteJSON(out io.Writer, v any) error {
 // WriteResult writes a rewrite's result as a table (on a dry run after the
 // plan), then one line: why nothing was rewritten, what a dry run would
 // do, or how the rows were laid out and whether they were verified. human
-// renders bytes in binary units, else as raw numbers for scripts.
+// renders bytes in binary units, else as raw numbers for scripts. A Delta
+// table's commits are counted under VERSIONS, an Iceberg table's under
+// SNAPSHOTS.
 func WriteResult(out io.Writer, res *engine.Result, human bool, extra ...Column) error {
 	if res.DryRun {
 		if err := WritePlan(out, res.Plan, human); err != nil {
@@ -159,7 +161,11 @@ func WriteResult(out io.Writer, res *engine.Result, human bool, extra ...Column)
 		return err
 	}
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	head := "REWRITTEN FILES\tADDED FILES\tREWRITTEN BYTES\tFAILED FILES\tREMOVED DELETE FILES\tFILES BEFORE\tFILES AFTER\tBYTES BEFORE\tBYTES AFTER\tSNAPSHOTS"
+	commits := "SNAPSHOTS"
+	if res.Format == engine.FormatDelta {
+		commits = "VERSIONS" // a Delta table commits versions of its log
+	}
+	head := "REWRITTEN FILES\tADDED FILES\tREWRITTEN BYTES\tFAILED FILES\tREMOVED DELETE FILES\tFILES BEFORE\tFILES AFTER\tBYTES BEFORE\tBYTES AFTER\t" + commits
 	row := fmt.Sprintf("%d\t%d\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%d",
 		res.RewrittenDataFilesCount, res.AddedDataFilesCount, FormatBytes(res.RewrittenBytesCount, human),
 		res.FailedDataFilesCount, res.RemovedDeleteFilesCount, res.FilesBefore, res.FilesAfter,

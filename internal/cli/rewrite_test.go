@@ -55,3 +55,12 @@ func TestWriteResult(t *testing.T) {
 	assert.Contains(t, out.String(), "GROUP  PARTITION")
 	assert.Contains(t, out.String(), "dry run: 0 groups")
 }
+
+// TestWriteResultDelta: a Delta table's commits are counted as versions.
+func TestWriteResultDelta(t *testing.T) {
+	res := &engine.Result{Format: engine.FormatDelta, SnapshotsCommitted: 1, Strategy: "binpack", Verified: true, Plan: &engine.Plan{}}
+	var out bytes.Buffer
+	require.NoError(t, cli.WriteResult(&out, res, false))
+	assert.Contains(t, out.String(), "BYTES AFTER  VERSIONS  DURATION")
+	assert.NotContains(t, out.String(), "SNAPSHOTS")
+}
