@@ -185,7 +185,7 @@ func (ex *execution) sortSpilled(ctx context.Context, g *groupIO, recs iter.Seq2
 	per := sortedFileRows(g.o.in.Rows, g.o.group.OutputFiles)
 	fileRows := func(int) int64 { return per }
 	if runs != nil {
-		fileRows = runFileRows(runs, g.o.group.OutputFiles)
+		fileRows = runFileRows(runs.Runs(), g.o.group.OutputFiles)
 	}
 	sink := ex.newSink(ctx, g.o, g.sc, fileRows, sinkQueue)
 	err = ex.sortUnits(ctx, g, frozen, bf, unitBudget(sp.BudgetBytes), sink)

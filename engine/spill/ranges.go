@@ -39,6 +39,12 @@ func GroupByBucket(rec arrow.RecordBatch, sc *arrow.Schema, frozen *cluster.Sort
 	if err != nil {
 		return nil, fmt.Errorf("key: %w", err)
 	}
+	return GroupKeys(rec, sc, keys, bounds, counts)
+}
+
+// GroupKeys is GroupByBucket for rows whose keys are already known (keys
+// holds one per row of rec).
+func GroupKeys(rec arrow.RecordBatch, sc *arrow.Schema, keys []uint64, bounds []uint64, counts []int32) (arrow.RecordBatch, error) {
 	clear(counts)
 	ids := make([]int32, len(keys))
 	for i, key := range keys {
