@@ -290,7 +290,7 @@ func scatterBatch(rec arrow.RecordBatch, sc *arrow.Schema, frozen *cluster.Sorte
 			cells[spill.BucketOf(spec.Bounds, k)][k>>spec.CutShift]++
 		}
 	}
-	grouped, err := spill.GroupKeys(rec, sc, keys, spec.Bounds, counts)
+	grouped, err := spill.GroupByBucket(rec, sc, keys, spec.Bounds, counts)
 	if err != nil {
 		return err
 	}
