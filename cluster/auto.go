@@ -109,7 +109,7 @@ func Choose(sample []spatial.Bound, cfg ChooseConfig) (Choice, error) {
 		ch.Windows = append(ch.Windows, s.Name)
 	}
 	best := -1
-	opts := SortOptions{Extent: cfg.Extent, Normalize: cfg.Normalize}
+	opts := SortOptions{Extent: cfg.Extent, Normalize: cfg.Normalize, Windows: cfg.Windows}
 	for i, name := range names {
 		o, err := CurveOrder(name)
 		if err != nil {

@@ -94,7 +94,7 @@ func (s *Sorter) finish(st []dimStats, extent spatial.Bound) []dimNorm {
 	case CurveSTR:
 		norms[0].slabs = slabCells(st[0].sample, norms[0], s.opts.Files)
 	case CurveKD:
-		norms[0].kd = buildKD(kdx, kdy, norms[0].cellFloat, norms[1].cellFloat, extent, s.opts.Files)
+		norms[0].kd = buildKD(kdx, kdy, norms[0].cellFloat, norms[1].cellFloat, extent, s.opts.Files, s.opts.Windows)
 	}
 	return norms
 }

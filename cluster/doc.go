@@ -14,8 +14,9 @@
 //	hilbert(geometry)                Hilbert curve over a spatial column's position
 //	hilbert()                        Hilbert curve over the row's spatial position
 //	str()                            sort-tile-recursive packing of the positions
+//	kd()                             a k-d tree of files split by cost for query windows
 //
-// [CurveOrder] turns the --curve shorthand (linear, zorder, hilbert, str)
+// [CurveOrder] turns the --curve shorthand (linear, zorder, hilbert, str, kd)
 // into an Order. A curve with no arguments runs over the row's spatial position: the
 // centre of its bounding box, taken from the bbox columns
 // ([spatial.BBoxColumns]), else a GeoParquet 1.1 covering struct column
@@ -49,6 +50,20 @@
 // uint64 like a curve's; the slab boundaries are learned with the other
 // statistics ([Stats]) from the same sample of x, so a frozen [Scale]
 // keys every batch alike.
+//
+// # kd
+//
+// kd is a packing too: a k-d tree over the positions whose leaves are the
+// output files (at most one leaf per 64 sample rows). Each split halves a
+// node's files at the median of x or y, and the axis is chosen by cost:
+// the halves, each split on to its files by the cheapest of three fixed
+// ways (across the longer side, across x only, across y only), are met by
+// fewer of a set of data-placed sample windows (0.1% and 1% of the extent,
+// [KDAreas]). Its key is the leaf above the Hilbert index within it. Files
+// must be cut at leaves, not at even counts: [Sorter.CutShift] says so,
+// [CellRuns] counts the rows of each leaf and [RunFiles] turns those
+// counts into files. The tree is learned with the other statistics and
+// travels in a Scale's JSON.
 //
 // # Sorting
 //

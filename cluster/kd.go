@@ -109,9 +109,10 @@ type kdBuilder struct {
 }
 
 // buildKD builds the kd tree for files files from the sampled centres xs,
-// ys (paired), keyed through the cell functions of the two axes; extent
-// sizes the cost windows. Leaves are numbered in tree order.
-func buildKD(xs, ys []float64, cellX, cellY func(float64) uint32, extent spatial.Bound, files int) *kdTree {
+// ys (paired), keyed through the cell functions of the two axes. Splits
+// are costed for sets, else for data-placed windows sized by extent.
+// Leaves are numbered in tree order.
+func buildKD(xs, ys []float64, cellX, cellY func(float64) uint32, extent spatial.Bound, files int, sets []WindowSet) *kdTree {
 	// Building costs about n·log²(files) for n points: a few dozen
 	// points per leaf are enough, so the sample is thinned to that.
 	stride := max(1, len(xs)/max(kdBuildPoints, files*kdMinLeafRows*2))
@@ -123,22 +124,14 @@ func buildKD(xs, ys []float64, cellX, cellY func(float64) uint32, extent spatial
 	if leaves == 1 {
 		return &kdTree{leaves: 1}
 	}
-	if extent.IsEmpty() {
-		for _, p := range pts {
-			extent = extent.ExtendPoint(p.x, p.y)
+	b := &kdBuilder{cells: [2]func(float64) uint32{cellX, cellY}}
+	for _, set := range sets {
+		if ws := thin(set.Windows, kdWindows*4); len(ws) > 0 {
+			b.sets = append(b.sets, ws)
 		}
 	}
-	b := &kdBuilder{cells: [2]func(float64) uint32{cellX, cellY}}
-	rng := rand.New(rand.NewPCG(AutoSeed, 0x6b64))
-	for _, a := range KDAreas {
-		side := math.Sqrt(a)
-		w, h := extent.Width()*side, extent.Height()*side
-		ws := make([]spatial.Bound, kdWindows)
-		for i := range ws {
-			p := pts[rng.IntN(len(pts))]
-			ws[i] = spatial.Bound{MinX: p.x - w/2, MinY: p.y - h/2, MaxX: p.x + w/2, MaxY: p.y + h/2}
-		}
-		b.sets = append(b.sets, ws)
+	if len(b.sets) == 0 {
+		b.sets = dataWindows(pts, extent)
 	}
 	// Each window set weighs the same relative to what it plans: its
 	// weight is one over its cost for a plain median split.
@@ -156,6 +149,42 @@ func (b *kdBuilder) approxSet(pts []kdPoint, files, s int) float64 {
 	b.weights = make([]float64, len(b.sets))
 	b.weights[s] = 1
 	return b.continuation(pts, files)
+}
+
+// dataWindows returns kdWindows data-placed windows of each of KDAreas of
+// extent (the points' own extent when empty), centred on points drawn
+// from pts.
+func dataWindows(pts []kdPoint, extent spatial.Bound) [][]spatial.Bound {
+	if extent.IsEmpty() {
+		for _, p := range pts {
+			extent = extent.ExtendPoint(p.x, p.y)
+		}
+	}
+	rng := rand.New(rand.NewPCG(AutoSeed, 0x6b64))
+	var sets [][]spatial.Bound
+	for _, a := range KDAreas {
+		side := math.Sqrt(a)
+		w, h := extent.Width()*side, extent.Height()*side
+		ws := make([]spatial.Bound, kdWindows)
+		for i := range ws {
+			p := pts[rng.IntN(len(pts))]
+			ws[i] = spatial.Bound{MinX: p.x - w/2, MinY: p.y - h/2, MaxX: p.x + w/2, MaxY: p.y + h/2}
+		}
+		sets = append(sets, ws)
+	}
+	return sets
+}
+
+// thin returns at most n of ws, evenly spaced.
+func thin(ws []spatial.Bound, n int) []spatial.Bound {
+	if len(ws) <= n {
+		return ws
+	}
+	out := make([]spatial.Bound, n)
+	for i := range out {
+		out[i] = ws[i*len(ws)/n]
+	}
+	return out
 }
 
 // build splits pts (owned) into files leaves and returns the child

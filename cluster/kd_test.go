@@ -270,8 +270,51 @@ func TestKDBuildIsBounded(t *testing.T) {
 		xs[i], ys[i] = float64(i%37), float64(i%91)
 	}
 	cell := func(v float64) uint32 { return uint32(v * 1000) }
-	assert.Equal(t, 5, buildKD(xs, ys, cell, cell, spatial.EmptyBound(), 5).leaves)
-	assert.Equal(t, 1000/kdMinLeafRows, buildKD(xs, ys, cell, cell, spatial.EmptyBound(), 500).leaves)
-	assert.Equal(t, 1, buildKD(nil, nil, cell, cell, spatial.EmptyBound(), 500).leaves)
+	assert.Equal(t, 5, buildKD(xs, ys, cell, cell, spatial.EmptyBound(), 5, nil).leaves)
+	assert.Equal(t, 1000/kdMinLeafRows, buildKD(xs, ys, cell, cell, spatial.EmptyBound(), 500, nil).leaves)
+	assert.Equal(t, 1, buildKD(nil, nil, cell, cell, spatial.EmptyBound(), 500, nil).leaves)
 	assert.Less(t, 1000/kdMinLeafRows, int(math.Exp2(KDLeafBits)))
+}
+
+// TestKDSplitsForTheGivenWindows checks that SortOptions.Windows replace
+// the default windows: on uniform points, windows as wide as the data
+// but thin in y are crossed by every split across x and by few across y,
+// so every split is across y; windows as tall as the data but thin in x
+// give the opposite.
+func TestKDSplitsForTheGivenWindows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	rows := make([]spatial.Bound, 20000)
+	for i := range rows {
+		x, y := rng.Float64()*100, rng.Float64()*100
+		rows[i] = spatial.Bound{MinX: x, MinY: y, MaxX: x, MaxY: y}
+	}
+	rec := BoundsBatch(rows)
+	defer rec.Release()
+	band := func(wide bool) []WindowSet {
+		ws := make([]spatial.Bound, 300)
+		for i := range ws {
+			c := rng.Float64() * 100
+			ws[i] = spatial.Bound{MinX: 0, MinY: c, MaxX: 100, MaxY: c + 0.5}
+			if !wide {
+				ws[i] = spatial.Bound{MinX: c, MinY: 0, MaxX: c + 0.5, MaxY: 100}
+			}
+		}
+		return []WindowSet{{Name: "band", Windows: ws}}
+	}
+	for _, tc := range []struct {
+		wide bool
+		axis uint8
+	}{{true, 1}, {false, 0}} {
+		s, err := NewSorter(Order{Curve: CurveKD}, rec.Schema(), SortOptions{Files: 8, Windows: band(tc.wide)})
+		require.NoError(t, err)
+		st := s.NewStats(len(rows))
+		require.NoError(t, st.Add(rec))
+		s, err = s.WithScale(st.Scale(spatial.EmptyBound()))
+		require.NoError(t, err)
+		tree := s.scale[0].kdTree()
+		require.Len(t, tree.nodes, 7)
+		for i, n := range tree.nodes {
+			assert.Equal(t, tc.axis, n.Axis, "wide %v: node %d", tc.wide, i)
+		}
+	}
 }

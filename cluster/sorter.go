@@ -26,9 +26,13 @@ type SortOptions struct {
 	// Mem allocates the output batches; nil means memory.DefaultAllocator.
 	Mem memory.Allocator
 	// Files is the number of files the sorted rows will be cut into. Only
-	// str uses it, to size its slabs (about sqrt(Files) of them); 0 means
-	// DefaultSTRFiles.
+	// str and kd use it, to size their slabs (about sqrt(Files) of them)
+	// and leaves; 0 means DefaultSTRFiles.
 	Files int
+	// Windows are the query windows kd costs its splits for, each set
+	// weighing the same; nil means data-placed windows of KDAreas of the
+	// extent.
+	Windows []WindowSet
 }
 
 // Sorter orders the rows of a file group by a sort order, across all

@@ -212,13 +212,13 @@ func (ex *execution) sorter(sc *arrow.Schema, files int) (*cluster.Sorter, error
 		// Only a local rewrite chooses per group; a job's workers sort by one order.
 		return nil, errAutoDistributed
 	}
-	return cluster.NewSorter(ex.r.lay.order, sc, cluster.SortOptions{Normalize: ex.r.lay.normalize, Files: max(files, 1)})
+	return cluster.NewSorter(ex.r.lay.order, sc, cluster.SortOptions{Normalize: ex.r.lay.normalize, Files: max(files, 1), Windows: ex.r.cfg.AutoWindows})
 }
 
 // groupSorter returns a Sorter over schema sc for the group g reads: by
 // the group's own order (its automatic choice, else the layout's).
 func (ex *execution) groupSorter(g *groupIO, sc *arrow.Schema) (*cluster.Sorter, error) {
-	return cluster.NewSorter(ex.r.groupOrder(g.o.index), sc, cluster.SortOptions{Normalize: ex.r.lay.normalize, Files: max(g.o.group.OutputFiles, 1)})
+	return cluster.NewSorter(ex.r.groupOrder(g.o.index), sc, cluster.SortOptions{Normalize: ex.r.lay.normalize, Files: max(g.o.group.OutputFiles, 1), Windows: ex.r.cfg.AutoWindows})
 }
 
 // sinkQueue is how many batches each file being written may have queued.

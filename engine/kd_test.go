@@ -37,7 +37,9 @@ func fileBoxes(t *testing.T, tbl *table.Table) []spatial.Bound {
 // TestKDCutsFilesAtLeaves checks that a kd rewrite cuts its files where
 // the tree's leaves end, in memory and spilled: the files of points then
 // tile the plane without overlapping, which files cut at even counts
-// across leaves would not.
+// across leaves would not, and every file stays in the size band (0.75 to
+// 1.8 of an even share of the rows, as min- and max-file-size are of the
+// target).
 func TestKDCutsFilesAtLeaves(t *testing.T) {
 	c := sqlite(t)
 	// A row count that the files do not divide: cut at even counts, each
@@ -59,6 +61,11 @@ func TestKDCutsFilesAtLeaves(t *testing.T) {
 			boxes := fileBoxes(t, tbl)
 			assert.InDelta(t, res.Plan.Groups[0].OutputFiles, len(boxes), 1, "one file per leaf")
 			require.Greater(t, len(boxes), 8)
+			share := float64(cfg.Rows) / float64(res.Plan.Groups[0].OutputFiles)
+			for _, f := range tableFiles(t, tbl) {
+				n := float64(f.File.Count())
+				assert.True(t, n >= 0.75*share && n <= 1.8*share, "%d rows against an even share of %.0f: outside the size band", f.File.Count(), share)
+			}
 			assertTiled(t, boxes)
 		})
 	}

@@ -12,7 +12,7 @@ type Request struct {
 	// Strategy is binpack (default) or sort. A Curve or SortOrder implies sort.
 	Strategy Strategy
 	// Curve is the shorthand for a curve over the table's spatial columns:
-	// linear, zorder, hilbert, str, or auto (layouts.CurveAuto) to choose per group.
+	// linear, zorder, hilbert, str, kd, or auto (layouts.CurveAuto) to choose per group.
 	Curve string
 	// SortOrder is an explicit sort order: "col [ASC|DESC] [NULLS FIRST|LAST], ...",
 	// "zorder(a, b)" or "hilbert(a, b)". Empty with strategy sort means the
@@ -24,9 +24,9 @@ type Request struct {
 	// Without strategy, curve and sort order a rewrite follows the
 	// table's layout.
 	AllowLayoutChange bool
-	// AutoWindows are the query windows --curve auto chooses for (each set
-	// weighs the same); nil means cluster's default data-placed windows
-	// of 0.1% and 1% of the extent.
+	// AutoWindows are the query windows --curve auto chooses for and kd
+	// costs its splits for (each set weighs the same); nil means
+	// cluster's default data-placed windows of 0.1% and 1% of the extent.
 	AutoWindows []cluster.WindowSet
 	// Where scopes the rewrite to files that may hold matching rows, in
 	// the small predicate language of where.Parse.

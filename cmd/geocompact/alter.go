@@ -45,7 +45,7 @@ recorded layout and the table's write.target-file-size-bytes.
 
 A plain column order (--sort-order 'ts, device_id DESC', or --curve linear
 on a table with bbox columns) becomes the table's Iceberg sort order, so
-other engines honour it. A curve (zorder, hilbert, str), a curve expression
+other engines honour it. A curve (zorder, hilbert, str, kd), a curve expression
 ('hilbert(bbox_minx, bbox_miny)') and auto cannot be expressed by Iceberg's
 sort-order spec; they are recorded in the table property ` + layouts.Prop + `
 and the Iceberg sort order is reset to unsorted.

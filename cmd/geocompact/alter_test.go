@@ -51,6 +51,29 @@ func TestAlterCLI(t *testing.T) {
 	assert.Equal(t, exitOK, r.Code, r.Stderr)
 }
 
+// TestAlterCLIKD: kd, which Iceberg's sort-order spec cannot express,
+// is recorded in the layout property, and a rewrite without flags writes
+// it; a kd over a column that is not spatial is a usage error.
+func TestAlterCLIKD(t *testing.T) {
+	wh := t.TempDir()
+	require.Equal(t, exitOK, runCLI(t, wh, false, "generate", "--table", "geo.t", "--rows", "6000", "--commits", "4", "--distribution", "clustered").Code)
+	r := runCLI(t, wh, false, "alter", "--table", "geo.t", "--curve", "kd", "--set", "write.target-file-size-bytes=40KiB")
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	assert.Contains(t, r.Stdout, "kd()")
+	assert.Contains(t, r.Stdout, layouts.FromProperty)
+
+	r = runCLI(t, wh, false, "--json", "rewrite", "--table", "geo.t", "--option", "rewrite-all")
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	var rw engine.Result
+	require.NoError(t, json.Unmarshal([]byte(r.Stdout), &rw))
+	assert.Equal(t, "kd()", rw.SortOrder)
+	assert.Greater(t, rw.AddedDataFilesCount, 1)
+
+	r = runCLI(t, wh, false, "rewrite", "--table", "geo.t", "--sort-order", "kd(id)", "--allow-layout-change", "--dry-run")
+	assert.Equal(t, exitUsage, r.Code)
+	assert.Contains(t, r.Stderr, "want one spatial column")
+}
+
 // TestAlterCLIUsage: mistakes exit 2 with the fix, before the table is
 // touched.
 func TestAlterCLIUsage(t *testing.T) {
@@ -80,13 +103,16 @@ func TestRewriteCLIAuto(t *testing.T) {
 	require.Equal(t, exitOK, runCLI(t, wh, false, "generate", "--table", "geo.t", "--rows", "3000", "--commits", "3").Code)
 	r := runCLI(t, wh, false, "rewrite", "--table", "geo.t", "--curve", "auto", "--option", "rewrite-all", "--dry-run")
 	require.Equal(t, exitOK, r.Code, r.Stderr)
-	for _, want := range []string{"CANDIDATE", "FILES PLANNED (0.1% WINDOWS)", "FILES PLANNED (1% WINDOWS)", "linear", "zorder", "hilbert", "str", "*"} {
+	for _, want := range []string{"CANDIDATE", "FILES PLANNED (0.1% WINDOWS)", "FILES PLANNED (1% WINDOWS)", "linear", "zorder", "hilbert", "str", "kd", "*"} {
 		assert.Contains(t, r.Stdout, want)
 	}
 	path := t.TempDir() + "/w.json"
 	writeFile(t, path, `[{"minx":0,"miny":0,"maxx":10,"maxy":10}]`)
 	r = runCLI(t, wh, false, "rewrite", "--table", "geo.t", "--curve", "hilbert", "--windows", path)
 	assert.Equal(t, exitUsage, r.Code)
+	assert.Contains(t, r.Stderr, "--curve kd")
+	r = runCLI(t, wh, false, "rewrite", "--table", "geo.t", "--curve", "kd", "--windows", path, "--option", "rewrite-all", "--dry-run")
+	require.Equal(t, exitOK, r.Code, r.Stderr)
 	r = runCLI(t, wh, false, "rewrite", "--table", "geo.t", "--curve", "auto", "--windows", path, "--option", "rewrite-all", "--dry-run")
 	require.Equal(t, exitOK, r.Code, r.Stderr)
 	assert.Contains(t, r.Stdout, "FILES PLANNED (w.json WINDOWS)")

@@ -47,7 +47,7 @@ reports the files planned, against the rows that truly match and the fewest
 files any layout with files of that size could open (the lower bound).
 
 Layouts: unsorted (arrival order cut into target-size files), binpack,
-linear, zorder, hilbert, str and auto (chosen per group exactly as rewrite
+linear, zorder, hilbert, str, kd and auto (chosen per group exactly as rewrite
 --curve auto chooses without --windows: bench's windows measure the result,
 they do not choose it), all written with the same target file size
 (default: the table's bytes / 64, at least 64 KiB), and current: the
@@ -56,7 +56,7 @@ appended in, read from the snapshot history, so unsorted stays the
 do-nothing baseline after compactions; when the history cannot give it
 (expired snapshots, deleted rows) the current files are copied in sequence
 order and a warning says so. The source table is only read. By default
-bench measures current, unsorted, binpack, linear, zorder and hilbert.
+bench measures current, unsorted, binpack, linear, zorder, hilbert and kd.
 
 With --delta, the table is a Delta table (a directory, file: URL or
 s3://BUCKET/PREFIX) and its latest version is measured, with the same flags

@@ -77,7 +77,7 @@ does (the same code, so sizes take units and the same keys are refused):
   ALTER TABLE ns.t SET TBLPROPERTIES ('write.target-file-size-bytes' = '128MiB', ...)
   ALTER TABLE ns.t UNSET TBLPROPERTIES [IF EXISTS] ('owner', ...)
   ALTER TABLE ns.t WRITE ORDERED BY ts, id DESC [NULLS FIRST|LAST]   (alter --sort-order)
-  ALTER TABLE ns.t WRITE ORDERED BY hilbert(bbox_minx, bbox_miny)    (zorder, hilbert, str)
+  ALTER TABLE ns.t WRITE ORDERED BY hilbert(bbox_minx, bbox_miny)    (zorder, hilbert, str, kd)
   ALTER TABLE ns.t WRITE UNORDERED                                   (alter --unsorted)
 
 The table is ns.t (cat.ns.t on catalog cat), or delta.` + "`/path`" + ` for a Delta

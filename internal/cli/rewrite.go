@@ -38,7 +38,8 @@ type RewriteFlags struct {
 	// AllowLayoutChange lets an explicit layout replace the table's
 	// recorded one.
 	AllowLayoutChange bool
-	// Windows is a --windows file for --curve auto to choose by.
+	// Windows is a --windows file for --curve auto to choose by and
+	// --curve kd to split by.
 	Windows string
 }
 
@@ -46,13 +47,13 @@ type RewriteFlags struct {
 func (f *RewriteFlags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.Table, "table", "", "table to rewrite, NAMESPACE.TABLE (required)")
 	fs.StringVar(&f.Strategy, "strategy", "", "binpack or sort (default binpack; --curve and --sort-order imply sort)")
-	fs.StringVar(&f.Curve, "curve", "", "cluster rows by a curve over their bbox: linear, zorder, hilbert, str (sort-tile-recursive) or auto (chosen per group by estimate)")
+	fs.StringVar(&f.Curve, "curve", "", "cluster rows by a curve over their bbox: linear, zorder, hilbert, str (sort-tile-recursive), kd (a k-d tree of files split by cost) or auto (chosen per group by estimate)")
 	fs.StringVar(&f.SortOrder, "sort-order", "", "sort order: 'col [ASC|DESC] [NULLS FIRST|LAST], ...', 'zorder(a, b)' or 'hilbert(a, b)'")
 	fs.StringVar(&f.Where, "where", "", "rewrite only files that may hold matching rows, e.g. \"ts >= now() - interval '1 day'\" or 'bbox(0, 40, 10, 50)' (minx > maxx crosses the antimeridian); timestamps are UTC unless they carry an offset")
 	fs.StringArrayVar(&f.Options, "option", nil, "rewrite option K=V by Iceberg's name (repeatable)")
 	fs.BoolVar(&f.DryRun, "dry-run", false, "print the plan (groups, files, bytes, skipped files and why) and write nothing")
 	fs.BoolVar(&f.AllowLayoutChange, "allow-layout-change", false, "rewrite with the given strategy, curve or sort order even when the table records a different layout")
-	fs.StringVar(&f.Windows, "windows", "", `with --curve auto: JSON file of windows to choose for, [{"minx":..,"miny":..,"maxx":..,"maxy":..}, ...]`)
+	fs.StringVar(&f.Windows, "windows", "", `with --curve auto or kd: JSON file of the query windows to choose and split for, [{"minx":..,"miny":..,"maxx":..,"maxy":..}, ...]`)
 }
 
 // Request checks the flags (option names and values, the syntax of
@@ -88,8 +89,8 @@ func (f *RewriteFlags) Request() (engine.Request, error) {
 	req := engine.Request{Strategy: engine.Strategy(f.Strategy), Curve: f.Curve, SortOrder: f.SortOrder, Where: f.Where,
 		Options: kv, DryRun: f.DryRun, AllowLayoutChange: f.AllowLayoutChange}
 	if f.Windows != "" {
-		if !strings.EqualFold(f.Curve, layouts.CurveAuto) {
-			return req, errors.New("--windows chooses the layout of --curve auto; add --curve auto or drop --windows")
+		if !strings.EqualFold(f.Curve, layouts.CurveAuto) && !strings.EqualFold(f.Curve, "kd") {
+			return req, errors.New("--windows is the query mix --curve auto chooses for and --curve kd splits for; add one of them or drop --windows")
 		}
 		ws, err := readWindowsFile(f.Windows)
 		if err != nil {
