@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"encoding/json"
 	"math"
 	"math/rand/v2"
@@ -11,38 +12,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/geocompact/geocompact/internal/testpoints"
 	"github.com/geocompact/geocompact/spatial"
 )
 
-// hotspots returns n points around a few dense centres of different sizes
-// and a thin background over the world, from seed.
+// hotspots returns n clustered points drawn from seed.
 func hotspots(n int, seed uint64) []spatial.Bound {
-	rng := rand.New(rand.NewPCG(seed, 1))
-	type spot struct{ x, y, r, w float64 }
-	spots := []spot{{-74, 40.7, 0.6, 8}, {2.3, 48.8, 0.4, 5}, {139.7, 35.7, 0.9, 6}, {-46.6, -23.5, 0.7, 3}, {28, -26, 2, 1}}
-	total := 0.0
-	for _, s := range spots {
-		total += s.w
-	}
-	out := make([]spatial.Bound, n)
-	for i := range out {
-		var x, y float64
-		if rng.Float64() < 0.1 {
-			x, y = rng.Float64()*360-180, rng.Float64()*170-85
-		} else {
-			pick := rng.Float64() * total
-			s := spots[0]
-			for _, c := range spots {
-				if pick -= c.w; pick <= 0 {
-					s = c
-					break
-				}
-			}
-			x, y = s.x+rng.NormFloat64()*s.r, s.y+rng.NormFloat64()*s.r
-		}
-		out[i] = spatial.Bound{MinX: x, MinY: y, MaxX: x, MaxY: y}
-	}
-	return out
+	return testpoints.Clustered(rand.New(rand.NewPCG(seed, 1)), n)
 }
 
 // frozenSorter returns a Sorter for o over rec, its scale learned from rec.
@@ -107,7 +83,7 @@ func TestSelectNth(t *testing.T) {
 		}
 		axis, k := rng.IntN(2), rng.IntN(n)
 		sorted := slices.Clone(pts)
-		slices.SortFunc(sorted, func(a, b kdPoint) int { return cmpFloat(a.on(axis), b.on(axis)) })
+		slices.SortFunc(sorted, func(a, b kdPoint) int { return cmp.Compare(a.on(axis), b.on(axis)) })
 		selectNth(pts, k, axis)
 		require.Equal(t, sorted[k].on(axis), pts[k].on(axis))
 		for i := range pts {
@@ -118,16 +94,6 @@ func TestSelectNth(t *testing.T) {
 			}
 		}
 	}
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // TestKDFilesAreLeaves checks that cutting a kd order with RunFiles puts

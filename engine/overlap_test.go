@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/cluster"
+	"github.com/geocompact/geocompact/internal/testpoints"
 	"github.com/geocompact/geocompact/spatial"
 )
 
@@ -24,9 +25,9 @@ type appendScenario struct {
 func newAppendScenario(t testing.TB, rows int) appendScenario {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(1, 2))
-	base := clusteredPoints(rng, rows)
+	base := testpoints.Clustered(rng, rows)
 	files := sortedFiles(t, "old", base, 64)
-	fresh := clusteredPoints(rng, rows*7/100)
+	fresh := testpoints.Clustered(rng, rows*7/100)
 	for i := range 20 {
 		files = append(files, newSimFile("new-"+strconv.Itoa(i), fresh[i*len(fresh)/20:(i+1)*len(fresh)/20]))
 	}
@@ -189,7 +190,7 @@ func TestOverlapSelectionOverRounds(t *testing.T) {
 		t.Logf("round %d: files planned (1%% windows) size-based %.2f, overlap-aware %.2f, full %.2f; bytes so far %d, %d, %d",
 			round, planned[0], planned[1], planned[2], bytes[0], bytes[1], bytes[2])
 		assert.Less(t, planned[1], 1.15*planned[2], "round %d", round)
-		fresh := clusteredPoints(rng, 7000)
+		fresh := testpoints.Clustered(rng, 7000)
 		for m := range files {
 			for i := range 20 {
 				files[m] = append(files[m], newSimFile(fmt.Sprintf("r%d-new-%d", round, i), fresh[i*350:(i+1)*350]))

@@ -15,7 +15,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"rewrite", "--table", "a.b", "--curve", "hilbret"}, `unknown curve "hilbret" (want linear, zorder, hilbert, str or auto); did you mean hilbert?`},
+		{[]string{"rewrite", "--table", "a.b", "--curve", "hilbret"}, `unknown curve "hilbret" (want linear, zorder, hilbert, str, kd or auto); did you mean hilbert?`},
 		{[]string{"rewrite", "--table", "a.b", "--sort-order", "x ASCC"}, `--sort-order: `},
 		{[]string{"rewrite", "--table", "a.b", "--option"}, "flag needs an argument: --option"},
 		{[]string{"rewrite", "--table", "a.b", "--option", "min-input-files"}, "option min-input-files needs a value"},
