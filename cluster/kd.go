@@ -379,16 +379,38 @@ func RunFiles(runs []int64, files int) []int64 {
 	return out
 }
 
+// Cells counts rows by cell (key>>shift, see CutShift): the counts of a
+// group's parts add up to the group's.
+type Cells map[uint64]int64
+
+// Add adds the counts of o to c.
+func (c Cells) Add(o Cells) {
+	for k, n := range o {
+		c[k] += n
+	}
+}
+
+// Runs returns the row count of every cell, in cell order: what RunFiles
+// cuts.
+func (c Cells) Runs() []int64 {
+	cells := slices.Sorted(maps.Keys(c))
+	out := make([]int64, len(cells))
+	for i, k := range cells {
+		out[i] = c[k]
+	}
+	return out
+}
+
 // CellRuns counts the rows of each key>>shift cell; Runs returns the
 // counts in key order.
 type CellRuns struct {
 	shift uint
-	n     map[uint64]int64
+	n     Cells
 }
 
 // NewCellRuns returns empty counts for cells key>>shift.
 func NewCellRuns(shift uint) *CellRuns {
-	return &CellRuns{shift: shift, n: map[uint64]int64{}}
+	return &CellRuns{shift: shift, n: Cells{}}
 }
 
 // Add counts keys.
@@ -399,14 +421,7 @@ func (c *CellRuns) Add(keys []uint64) {
 }
 
 // Runs returns the row count of every cell seen, in cell order.
-func (c *CellRuns) Runs() []int64 {
-	cells := slices.Sorted(maps.Keys(c.n))
-	out := make([]int64, len(cells))
-	for i, k := range cells {
-		out[i] = c.n[k]
-	}
-	return out
-}
+func (c *CellRuns) Runs() []int64 { return c.n.Runs() }
 
 // check reports a tree that routing could not walk: a child that is not a
 // later node or a leaf below leaves.

@@ -56,6 +56,23 @@ func TestRunFiles(t *testing.T) {
 	}
 }
 
+// TestCellsAddUp checks that the cell counts of a group's parts, added
+// up, give the runs of the group's keys counted whole, in cell order.
+func TestCellsAddUp(t *testing.T) {
+	const shift = 64 - KDLeafBits
+	keys := []uint64{5 << shift, 1<<shift | 7, 5<<shift | 1, 0, 1 << shift, 5 << shift}
+	whole := NewCellRuns(shift)
+	whole.Add(keys)
+	sum := Cells{}
+	for _, part := range [][]uint64{keys[:2], keys[2:]} {
+		c := NewCellRuns(shift)
+		c.Add(part)
+		sum.Add(c.n)
+	}
+	assert.Equal(t, []int64{1, 2, 3}, whole.Runs())
+	assert.Equal(t, whole.Runs(), sum.Runs())
+}
+
 func TestSelectNth(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for range 200 {

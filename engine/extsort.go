@@ -185,7 +185,7 @@ func (ex *execution) sortSpilled(ctx context.Context, g *groupIO, recs iter.Seq2
 	per := sortedFileRows(g.o.in.Rows, g.o.group.OutputFiles)
 	fileRows := func(int) int64 { return per }
 	if runs != nil {
-		fileRows = runFileRows(runs, g.o.group.OutputFiles)
+		fileRows = runFileRows(runs.Runs(), g.o.group.OutputFiles)
 	}
 	sink := ex.newSink(ctx, g.o, g.sc, fileRows, sinkQueue)
 	err = ex.sortUnits(ctx, g, frozen, bf, unitBudget(sp.BudgetBytes), sink)
@@ -296,13 +296,15 @@ func scatter(recs iter.Seq2[arrow.RecordBatch, error], g *groupIO, frozen *clust
 	}
 	counts := make([]int32, k+1)
 	err := eachBatch(recs, g.digest, func(rec arrow.RecordBatch) error {
-		if runs != nil {
-			if err := countCells(runs, frozen, rec); err != nil {
-				rec.Release()
-				return err
-			}
+		keys, err := frozen.Keys(rec)
+		if err != nil {
+			rec.Release()
+			return fmt.Errorf("key: %w", err)
 		}
-		grouped, err := spill.GroupByBucket(rec, g.readSc, frozen, bounds, counts)
+		if runs != nil {
+			runs.Add(keys)
+		}
+		grouped, err := spill.GroupByBucket(rec, g.readSc, keys, bounds, counts)
 		n := rec.NumRows()
 		rec.Release()
 		if err != nil {

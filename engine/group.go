@@ -320,7 +320,7 @@ func (ex *execution) cutSorted(g *groupIO, frozen *cluster.Sorter, in []arrow.Re
 				return nil, err
 			}
 		}
-		return runFileRows(runs, n), nil
+		return runFileRows(runs.Runs(), n), nil
 	}
 	f := ex.r.opts.CutWindowFraction
 	extent := g.o.in.Extent
@@ -384,10 +384,10 @@ func countCells(runs *cluster.CellRuns, frozen *cluster.Sorter, rec arrow.Record
 	return nil
 }
 
-// runFileRows returns the row count of each file cut at the cells of runs
-// (see cluster.RunFiles) for about n files.
-func runFileRows(runs *cluster.CellRuns, n int) func(int) int64 {
-	counts := cluster.RunFiles(runs.Runs(), n)
+// runFileRows returns the row count of each file cut at cells of runs rows
+// each, in cell order (see cluster.RunFiles), for about n files.
+func runFileRows(runs []int64, n int) func(int) int64 {
+	counts := cluster.RunFiles(runs, n)
 	return func(i int) int64 { return counts[min(i, len(counts)-1)] }
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/bench"
+	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/job"
 	"github.com/geocompact/geocompact/engine/verify"
@@ -61,13 +62,21 @@ func runJob(t *testing.T, cat catalog.Catalog, name string, cfg engine.Request, 
 			continue
 		}
 		buckets := make([][]arrow.RecordBatch, g.Buckets)
+		var cells cluster.Cells
 		for _, p := range g.Files {
-			d, err := worker.ScatterFile(ctx, gi, p, func(bk int, rec arrow.RecordBatch) error {
+			d, fc, err := worker.ScatterFile(ctx, gi, p, func(bk int, rec arrow.RecordBatch) error {
 				buckets[bk] = append(buckets[bk], rec)
 				return nil
 			})
 			require.NoError(t, err)
 			in[gi].Merge(d)
+			require.Equal(t, g.CutShift != 0, fc != nil, "cells are counted for a group cut at cells only")
+			for _, c := range fc {
+				if cells == nil {
+					cells = cluster.Cells{}
+				}
+				cells.Add(c)
+			}
 		}
 		var total int64
 		counts := make([]int64, len(buckets))
@@ -83,7 +92,7 @@ func runJob(t *testing.T, cat catalog.Catalog, name string, cfg engine.Request, 
 			if len(recs) == 0 {
 				continue
 			}
-			res, err := worker.WriteBucket(ctx, gi, bk, first, total, recs)
+			res, err := worker.WriteBucket(ctx, gi, bk, first, total, cells, recs)
 			if err == nil && fail {
 				err = errors.New("injected bucket failure")
 			}

@@ -55,6 +55,12 @@ type GroupSpec struct {
 	// bucket ranges; Scale is nil for binpack.
 	Scale  *cluster.Scale `json:"scale,omitempty"`
 	Bounds []uint64       `json:"bounds,omitempty"`
+	// CutShift, when not 0, is set for a layout that cuts its files at
+	// cells key>>CutShift (kd's leaves; see cluster.Sorter.CutShift):
+	// Scatter then counts the rows of each cell, and the group's files are
+	// cut where the local engine cuts them, from the cell counts of all
+	// its rows (see FileRows).
+	CutShift uint `json:"cut_shift,omitempty"`
 }
 
 // PieceOptions name what the pieces of a distributed rewrite write.
@@ -133,9 +139,8 @@ func (p *Pieces) sample(ctx context.Context, g *Group) (GroupSpec, error) {
 	if err != nil {
 		return spec, err
 	}
-	if _, ok := sorter.CutShift(); ok {
-		return spec, fmt.Errorf("%w: %s cuts files at its leaves, which a group shuffled across workers cannot do: use str or hilbert, "+
-			"or raise %s so that each group is sorted whole by one worker", ErrOption, sorter.Order().Curve, OptMaxGroupMemory)
+	if shift, ok := sorter.CutShift(); ok {
+		spec.CutShift = shift
 	}
 	_, bounds, scale, err := p.ex.sampleKeys(ctx, gio, sorter, max(sp.Buckets, 1))
 	if err != nil {
@@ -224,10 +229,11 @@ func (p *Pieces) frozen(sc *arrow.Schema, i int) (*cluster.Sorter, error) {
 // Scatter reads the data file at path of group group (its deletes
 // applied), validates and digests its rows, and hands them to emit cut
 // by bucket (emit owns each batch). It returns the digest of the rows
-// read.
-func (p *Pieces) Scatter(ctx context.Context, group int, path string, emit func(bucket int, rec arrow.RecordBatch) error) (verify.Digest, error) {
+// read and, for a group with a CutShift, the rows of each cell sent each
+// bucket (cells[b] for bucket b; nil otherwise).
+func (p *Pieces) Scatter(ctx context.Context, group int, path string, emit func(bucket int, rec arrow.RecordBatch) error) (verify.Digest, []cluster.Cells, error) {
 	if err := p.checkGroup(group); err != nil {
-		return verify.Digest{}, err
+		return verify.Digest{}, nil, err
 	}
 	spec := &p.groups[group]
 	pos := -1
@@ -237,17 +243,24 @@ func (p *Pieces) Scatter(ctx context.Context, group int, path string, emit func(
 		}
 	}
 	if pos < 0 {
-		return verify.Digest{}, fmt.Errorf("data file %s is not in group %d", path, group+1)
+		return verify.Digest{}, nil, fmt.Errorf("data file %s is not in group %d", path, group+1)
 	}
 	o := p.group(group)
 	g, recs, err := p.ex.readGroup(ctx, o, o.files[pos:pos+1])
 	if err != nil {
-		return verify.Digest{}, err
+		return verify.Digest{}, nil, err
 	}
 	var frozen *cluster.Sorter
 	if spec.Scale != nil {
 		if frozen, err = p.frozen(g.readSc, group); err != nil {
-			return verify.Digest{}, err
+			return verify.Digest{}, nil, err
+		}
+	}
+	var cells []cluster.Cells
+	if spec.CutShift != 0 {
+		cells = make([]cluster.Cells, spec.Buckets)
+		for b := range cells {
+			cells[b] = cluster.Cells{}
 		}
 	}
 	counts := make([]int32, spec.Buckets+1)
@@ -257,16 +270,27 @@ func (p *Pieces) Scatter(ctx context.Context, group int, path string, emit func(
 			rec.Retain()
 			return emit(pos, rec)
 		}
-		return scatterBatch(rec, g.readSc, frozen, spec, counts, emit)
+		return scatterBatch(rec, g.readSc, frozen, spec, counts, cells, emit)
 	})
 	if err != nil {
-		return verify.Digest{}, fmt.Errorf("scatter %s: %w", path, p.ex.tf.BrokenInput(ctx, o.files[pos:pos+1], err))
+		return verify.Digest{}, nil, fmt.Errorf("scatter %s: %w", path, p.ex.tf.BrokenInput(ctx, o.files[pos:pos+1], err))
 	}
-	return o.in, nil
+	return o.in, cells, nil
 }
 
-func scatterBatch(rec arrow.RecordBatch, sc *arrow.Schema, frozen *cluster.Sorter, spec *GroupSpec, counts []int32, emit func(int, arrow.RecordBatch) error) error {
-	grouped, err := spill.GroupByBucket(rec, sc, frozen, spec.Bounds, counts)
+// scatterBatch cuts rec's rows by bucket for emit, and adds them to the
+// cells of their buckets when cells is not nil.
+func scatterBatch(rec arrow.RecordBatch, sc *arrow.Schema, frozen *cluster.Sorter, spec *GroupSpec, counts []int32, cells []cluster.Cells, emit func(int, arrow.RecordBatch) error) error {
+	keys, err := frozen.Keys(rec)
+	if err != nil {
+		return fmt.Errorf("key: %w", err)
+	}
+	if cells != nil {
+		for _, k := range keys {
+			cells[spill.BucketOf(spec.Bounds, k)][k>>spec.CutShift]++
+		}
+	}
+	grouped, err := spill.GroupByBucket(rec, sc, keys, spec.Bounds, counts)
 	if err != nil {
 		return err
 	}
@@ -299,13 +323,27 @@ func (p *Pieces) RewriteGroup(ctx context.Context, group int) ([]iceberg.DataFil
 
 // FileRows returns the row count of the group's i-th output file when it
 // holds rows rows in all: the cuts the local engine makes (equal counts
-// for a sorted group, even chunks of the planned count for binpack).
-func (s *GroupSpec) FileRows(rows int64) func(i int) int64 {
+// for a sorted group, even chunks of the planned count for binpack). For
+// a group with a CutShift they are cut at its cells, from cells, the
+// counts of all the group's rows (the sum of what Scatter returned for
+// every bucket of every file): exactly the local engine's cuts, since
+// these are the counts it takes.
+func (s *GroupSpec) FileRows(rows int64, cells cluster.Cells) (func(i int) int64, error) {
+	if s.CutShift != 0 {
+		var n int64
+		for _, c := range cells {
+			n += c
+		}
+		if n != rows {
+			return nil, fmt.Errorf("the cell counts of the group hold %d rows, want %d: pass the counts Scatter returned for every file", n, rows)
+		}
+		return runFileRows(cells.Runs(), s.OutputFiles), nil
+	}
 	if s.Scale != nil {
 		per := sortedFileRows(rows, s.OutputFiles)
-		return func(int) int64 { return per }
+		return func(int) int64 { return per }, nil
 	}
-	return evenChunks(s.Records, s.OutputFiles)
+	return evenChunks(s.Records, s.OutputFiles), nil
 }
 
 // PieceWriter writes rows of one group as data files of given row counts

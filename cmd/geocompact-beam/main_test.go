@@ -116,6 +116,9 @@ func TestPrismMatchesLocal(t *testing.T) {
 		{"hilbert-whole-groups", bench.GenerateConfig{Rows: 12000, Commits: 8, PartitionBy: "day(ts)"}, deleteSome, "hilbert", true},
 		{"hilbert-deletes", bench.GenerateConfig{Rows: 10000, Commits: 6, Properties: mor}, deleteSome, "hilbert", false},
 		{"binpack-deletes", bench.GenerateConfig{Rows: 8000, Commits: 6, Properties: mor}, deleteSome, "", false},
+		// kd cuts its files at its leaves, from leaf counts every bucket
+		// learns from the scatter's.
+		{"kd-clustered", bench.GenerateConfig{Rows: 15000, Commits: 8, Distribution: bench.Clustered}, nil, "kd", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

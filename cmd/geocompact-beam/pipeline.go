@@ -22,6 +22,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	icebergio "github.com/apache/iceberg-go/io"
 
+	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/engine/job"
 	"github.com/geocompact/geocompact/engine/verify"
@@ -42,10 +43,14 @@ type batch struct {
 	IPC []byte
 }
 
-// bucketCount is how many rows scatter sent one bucket from one file.
+// bucketCount is how many rows scatter sent one bucket from one file,
+// and, for a group cut at cells (kd's leaves), how many of each cell:
+// CellRows[i] rows of cell Cells[i].
 type bucketCount struct {
 	Group, Bucket int
 	Rows          int64
+	Cells         []uint64
+	CellRows      []int64
 }
 
 // fragment is the rows one bucket holds of an output file spanning it.
@@ -156,7 +161,7 @@ func (f *scatterFn) ProcessElement(ctx context.Context, in fileIn, emit func(str
 			release(recs)
 		}
 	}()
-	d, err := f.job.ScatterFile(ctx, in.Group, in.Path, func(bk int, rec arrow.RecordBatch) error {
+	d, cells, err := f.job.ScatterFile(ctx, in.Group, in.Path, func(bk int, rec arrow.RecordBatch) error {
 		held[bk] = append(held[bk], rec)
 		return nil
 	})
@@ -174,7 +179,13 @@ func (f *scatterFn) ProcessElement(ctx context.Context, in fileIn, emit func(str
 			rows += r.NumRows()
 		}
 		emit(bucketKey(in.Group, bk), batch{Pos: in.Pos, IPC: b})
-		count(bucketCount{Group: in.Group, Bucket: bk, Rows: rows})
+		c := bucketCount{Group: in.Group, Bucket: bk, Rows: rows}
+		if cells != nil {
+			for _, cell := range slices.Sorted(maps.Keys(cells[bk])) {
+				c.Cells, c.CellRows = append(c.Cells, cell), append(c.CellRows, cells[bk][cell])
+			}
+		}
+		count(c)
 		shuffled += int64(len(b))
 	}
 	out(outMsg{Group: in.Group, In: true, Digest: encodeDigest(d), Shuffle: shuffled})
@@ -196,6 +207,7 @@ func (f *bucketFn) ProcessElement(ctx context.Context, key string, rows func(*ba
 	}
 	sort.Slice(bs, func(i, k int) bool { return bs[i].Pos < bs[k].Pos })
 	var first, total int64
+	var cells cluster.Cells
 	var c bucketCount
 	for counts(&c) {
 		if c.Group != group {
@@ -204,6 +216,12 @@ func (f *bucketFn) ProcessElement(ctx context.Context, key string, rows func(*ba
 		total += c.Rows
 		if c.Bucket < bk {
 			first += c.Rows
+		}
+		if c.Cells != nil && cells == nil {
+			cells = cluster.Cells{}
+		}
+		for i, cell := range c.Cells {
+			cells[cell] += c.CellRows[i]
 		}
 	}
 	blobs := make([][]byte, len(bs))
@@ -215,7 +233,7 @@ func (f *bucketFn) ProcessElement(ctx context.Context, key string, rows func(*ba
 	if err != nil {
 		return err
 	}
-	res, err := f.job.WriteBucket(ctx, group, bk, first, total, recs)
+	res, err := f.job.WriteBucket(ctx, group, bk, first, total, cells, recs)
 	if err == nil && testHookBucket != nil {
 		err = testHookBucket()
 	}

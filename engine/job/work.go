@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 
+	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/verify"
 )
@@ -40,32 +41,43 @@ type BucketOutput struct {
 // ScatterFile reads the data file at path of group group (its deletes
 // applied), validates and digests its rows, and hands them to emit cut
 // by bucket (emit owns each batch). It returns the digest of the rows
-// read.
-func (j *Rewrite) ScatterFile(ctx context.Context, group int, path string, emit func(bucket int, rec arrow.RecordBatch) error) (verify.Digest, error) {
+// read and, for a group whose layout cuts files at cells (kd; see
+// engine.GroupSpec.CutShift), the rows of each cell the file sent each
+// bucket (cells[b] for bucket b), else nil. The cells of all the group's
+// files, added up, go to WriteBucket.
+func (j *Rewrite) ScatterFile(ctx context.Context, group int, path string, emit func(bucket int, rec arrow.RecordBatch) error) (verify.Digest, []cluster.Cells, error) {
 	p, err := j.open()
 	if err != nil {
-		return verify.Digest{}, err
+		return verify.Digest{}, nil, err
 	}
 	return p.Scatter(ctx, group, path, emit)
 }
 
 // fileStarts returns the first row of every output file of group g
-// holding rows rows in all, and a last entry equal to rows.
-func fileStarts(g *engine.GroupSpec, rows int64) []int64 {
-	fileRows := g.FileRows(rows)
+// holding rows rows in all, of cells cells (see WriteBucket), and a last
+// entry equal to rows.
+func fileStarts(g *engine.GroupSpec, rows int64, cells cluster.Cells) ([]int64, error) {
+	fileRows, err := g.FileRows(rows, cells)
+	if err != nil {
+		return nil, err
+	}
 	starts := []int64{0}
 	for i := 0; starts[i] < rows; i++ {
 		starts = append(starts, min(rows, starts[i]+fileRows(i)))
 	}
-	return starts
+	return starts, nil
 }
 
 // WriteBucket orders bucket bucket of group group (recs, in input order:
 // by file, then as read), and writes the files that lie wholly inside its
 // rows, which are rows [firstRow, firstRow+rows of recs) of the group's
 // groupRows. Rows of files that cross the bucket's edges come back as
-// fragments for WriteSpanning.
-func (j *Rewrite) WriteBucket(ctx context.Context, group, bucket int, firstRow, groupRows int64, recs []arrow.RecordBatch) (*BucketOutput, error) {
+// fragments for WriteSpanning. cells are the cell counts of all the
+// group's rows (what ScatterFile returned for every file and bucket,
+// added up) when the group cuts its files at cells, else nil: the files
+// are cut where the local engine cuts them, which for kd depends on the
+// counts of every leaf.
+func (j *Rewrite) WriteBucket(ctx context.Context, group, bucket int, firstRow, groupRows int64, cells cluster.Cells, recs []arrow.RecordBatch) (*BucketOutput, error) {
 	p, err := j.open()
 	if err != nil {
 		return nil, err
@@ -73,7 +85,10 @@ func (j *Rewrite) WriteBucket(ctx context.Context, group, bucket int, firstRow, 
 	if group < 0 || group >= len(j.Groups) {
 		return nil, fmt.Errorf("job %s has no group %d", j.ID, group)
 	}
-	starts := fileStarts(&j.Groups[group], groupRows)
+	starts, err := fileStarts(&j.Groups[group], groupRows, cells)
+	if err != nil {
+		return nil, fmt.Errorf("write bucket %d of group %d: %w", bucket, group+1, err)
+	}
 	var rows int64
 	for _, r := range recs {
 		rows += r.NumRows()

@@ -1,7 +1,6 @@
 package spill
 
 import (
-	"fmt"
 	"slices"
 	"sort"
 
@@ -30,15 +29,11 @@ func BucketOf(bounds []uint64, key uint64) int {
 	return sort.Search(len(bounds), func(i int) bool { return bounds[i] > key })
 }
 
-// GroupByBucket returns rec's rows (of schema sc) reordered by bucket,
-// stably, keyed by frozen and cut by bounds, and sets counts[b] to the
-// first row of bucket b (counts[len(bounds)+1] = rows; counts has room
-// for that many entries).
-func GroupByBucket(rec arrow.RecordBatch, sc *arrow.Schema, frozen *cluster.Sorter, bounds []uint64, counts []int32) (arrow.RecordBatch, error) {
-	keys, err := frozen.Keys(rec)
-	if err != nil {
-		return nil, fmt.Errorf("key: %w", err)
-	}
+// GroupByBucket returns rec's rows (of schema sc, keyed keys, one per
+// row) reordered by bucket, stably, cut by bounds, and sets counts[b] to
+// the first row of bucket b (counts[len(bounds)+1] = rows; counts has
+// room for that many entries).
+func GroupByBucket(rec arrow.RecordBatch, sc *arrow.Schema, keys []uint64, bounds []uint64, counts []int32) (arrow.RecordBatch, error) {
 	clear(counts)
 	ids := make([]int32, len(keys))
 	for i, key := range keys {
