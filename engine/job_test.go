@@ -22,6 +22,7 @@ import (
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/job"
 	"github.com/geocompact/geocompact/engine/verify"
+	"github.com/geocompact/geocompact/spatial"
 )
 
 // runJob runs a job's pieces in this process the way a distributed
@@ -147,6 +148,17 @@ func travel(t *testing.T, j *job.Rewrite, files []iceberg.DataFile) []iceberg.Da
 	return back
 }
 
+// bandWindows are tall, narrow query windows across the world: kd splits
+// for them across x, unlike for its default windows.
+func bandWindows() []cluster.WindowSet {
+	ws := make([]spatial.Bound, 200)
+	for i := range ws {
+		x := -180 + 1.8*float64(i)
+		ws[i] = spatial.Bound{MinX: x, MinY: -90, MaxX: x + 0.5, MaxY: 90}
+	}
+	return []cluster.WindowSet{{Name: "bands", Windows: ws}}
+}
+
 // TestJobMatchesRewrite checks that a rewrite run as a job's pieces
 // writes exactly the files the local engine writes: the same rows in the
 // same order in the same files, sorted and binpacked, partitioned, with
@@ -174,6 +186,10 @@ func TestJobMatchesRewrite(t *testing.T) {
 			engine.Request{Options: opts(base...)}},
 		{"hilbert-v3", bench.GenerateConfig{Rows: 8000, Commits: 6, FormatVersion: 3}, nil,
 			engine.Request{Curve: "hilbert", Options: opts(append(base, "max-group-memory-bytes", spillBudget)...)}},
+		// A worker sorting a kd group whole builds the tree for the
+		// request's windows, as the local rewrite does.
+		{"kd-windows-whole", bench.GenerateConfig{Rows: 12000, Commits: 6, Distribution: bench.Clustered}, nil,
+			engine.Request{Curve: "kd", Options: opts(base...), AutoWindows: bandWindows()}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

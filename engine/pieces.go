@@ -102,7 +102,7 @@ func PlanPieces(ctx context.Context, cat catalog.Catalog, name string, req Reque
 	}
 	r.jobID = po.JobID
 	if r.opts.CutWindowFraction > 0 && r.lay.strategy == Sort {
-		r.log.Warn("cut-window-fraction is not applied to the groups a distributed rewrite scatters across workers: their files are cut at equal row counts")
+		r.log.Warn("cut-window-fraction is not applied to the groups a distributed rewrite scatters across workers: their files are cut at equal row counts (kd's at its leaves)")
 	}
 	p := &Pieces{ice: tf, ex: &execution{r: r, tf: tf, groups: len(res.Plan.Groups), lanes: 1, writeID: po.WriteID}}
 	p.index()

@@ -19,6 +19,7 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/google/uuid"
 
+	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine"
 )
 
@@ -48,10 +49,15 @@ type Request struct {
 	Where         string            `json:"where,omitempty"`
 	Options       map[string]string `json:"options,omitempty"`
 	CommitRetries int               `json:"commit_retries,omitempty"`
+	// Windows are the query windows kd splits for (engine.Request's
+	// AutoWindows), so that a worker sorting a group whole builds the
+	// driver's tree.
+	Windows []cluster.WindowSet `json:"windows,omitempty"`
 }
 
 func (r Request) engine() engine.Request {
-	return engine.Request{Strategy: r.Strategy, Curve: r.Curve, SortOrder: r.SortOrder, Where: r.Where, Options: r.Options, CommitRetries: r.CommitRetries}
+	return engine.Request{Strategy: r.Strategy, Curve: r.Curve, SortOrder: r.SortOrder, Where: r.Where, Options: r.Options, CommitRetries: r.CommitRetries,
+		AutoWindows: r.Windows}
 }
 
 // Prepare plans a rewrite of the table called name at its current
@@ -61,7 +67,8 @@ func (r Request) engine() engine.Request {
 func Prepare(ctx context.Context, cat catalog.Catalog, name string, req engine.Request) (*Rewrite, error) {
 	start := time.Now()
 	j := &Rewrite{ID: newID(), Table: name,
-		Request: Request{Strategy: req.Strategy, Curve: req.Curve, SortOrder: req.SortOrder, Where: req.Where, Options: req.Options, CommitRetries: req.CommitRetries}}
+		Request: Request{Strategy: req.Strategy, Curve: req.Curve, SortOrder: req.SortOrder, Where: req.Where, Options: req.Options, CommitRetries: req.CommitRetries,
+			Windows: req.AutoWindows}}
 	p, res, err := engine.PlanPieces(ctx, cat, name, req, j.pieceOptions())
 	if err != nil {
 		return nil, err
