@@ -14,10 +14,11 @@ import (
 // leaves are the output files. Each split halves a node's files (and so
 // its rows) along x or y, and the axis is chosen by cost: a window query
 // plans every file whose box it meets, so the split taken is the one whose
-// two halves, each split on down to its files, are met by fewer of a set
-// of sample windows. The windows are data-placed like bench's and auto's
-// (KDAreas of the extent), so the tree cuts dense regions finely and in
-// the direction windows cross least. A kd key is the row's leaf in its top
+// two halves, each split on down to its files (by the cheapest of a few
+// fixed ways: see continuation), are met by fewer of a set of sample
+// windows. The windows are SortOptions.Windows, else data-placed like
+// bench's and auto's (KDAreas of the extent), so the tree cuts dense
+// regions finely and in the direction windows cross least. A kd key is the row's leaf in its top
 // KDLeafBits bits and its Hilbert index inside the leaf below them, and
 // files must be cut where the leaf changes (Sorter.CutShift): cut anywhere
 // else, a file holds rows of two leaves and spans both.
