@@ -171,6 +171,7 @@ type Options struct {
 	// the mean files planned by 17% for uniformly placed windows but raised
 	// it by 6% for windows centred on rows, so it is off by default (0:
 	// files of equal row counts). Measure with bench before choosing it.
+	// kd ignores it: its files are cut at its tree's leaves.
 	CutWindowFraction float64
 	// OverlapSelection makes the file selection of a rewrite that sorts by
 	// position (a curve or a bbox-led sort order, without rewrite-all)
