@@ -255,7 +255,7 @@ func BenchmarkKeysAndPermutation(b *testing.B) {
 				b.ReportAllocs()
 				defer cpuMeter(b, n).report()
 				for b.Loop() {
-					if _, err := s.curvePermutation(recs, n); err != nil {
+					if _, _, err := s.curvePermutation(recs, n); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -62,23 +62,11 @@ func FileBounds(rows []spatial.Bound, o Order, opts SortOptions, files int) ([]s
 	}
 	rec := BoundsBatch(rows)
 	defer rec.Release()
-	if s.order.Curve != CurveLinear { // learn the scale once, for keys and order
-		st := s.NewStats(len(rows))
-		if err := st.Add(rec); err != nil {
-			return nil, fmt.Errorf("cluster: file bounds: %w", err)
-		}
-		if s, err = s.WithScale(st.Scale(spatial.EmptyBound())); err != nil {
-			return nil, fmt.Errorf("cluster: file bounds: %w", err)
-		}
-	}
-	perm, err := s.Permutation([]arrow.RecordBatch{rec})
+	perm, keys, err := s.SortedKeys([]arrow.RecordBatch{rec})
 	if err != nil {
 		return nil, fmt.Errorf("cluster: file bounds: %w", err)
 	}
-	counts, err := fileCounts(s, rec, len(perm), files)
-	if err != nil {
-		return nil, fmt.Errorf("cluster: file bounds: %w", err)
-	}
+	counts := fileCounts(s, keys, len(perm), files)
 	out := make([]spatial.Bound, len(counts))
 	at := 0
 	for f, c := range counts {
@@ -91,21 +79,18 @@ func FileBounds(rows []spatial.Bound, o Order, opts SortOptions, files int) ([]s
 	return out, nil
 }
 
-// fileCounts returns the row counts of the files n rows (rec) are cut
-// into by s: equal runs (the first n%files one row longer), or, when s's
-// layout decides its cuts (CutShift), RunFiles of its cells.
-func fileCounts(s *Sorter, rec arrow.RecordBatch, n, files int) ([]int, error) {
+// fileCounts returns the row counts of the files n rows, whose sorted
+// keys are keys, are cut into by s: equal runs (the first n%files one row
+// longer), or, when s's layout decides its cuts (CutShift), RunFiles of
+// its cells.
+func fileCounts(s *Sorter, keys []uint64, n, files int) []int {
 	out := make([]int, files)
 	shift, ok := s.CutShift()
 	if !ok {
 		for f := range out {
 			out[f] = (f+1)*n/files - f*n/files
 		}
-		return out, nil
-	}
-	keys, err := s.Keys(rec)
-	if err != nil {
-		return nil, err
+		return out
 	}
 	runs := NewCellRuns(shift)
 	runs.Add(keys)
@@ -113,7 +98,7 @@ func fileCounts(s *Sorter, rec arrow.RecordBatch, n, files int) ([]int, error) {
 	for _, c := range RunFiles(runs.Runs(), files) {
 		out = append(out, int(c))
 	}
-	return out, nil
+	return out
 }
 
 // CountPlanned returns, for each window, the number of files whose box

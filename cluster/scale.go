@@ -130,15 +130,25 @@ func (s *Sorter) Columns() []string {
 // order. It holds 12 bytes per row besides its result. Gather turns runs
 // of the result into record batches.
 func (s *Sorter) Permutation(recs []arrow.RecordBatch) ([]int32, error) {
+	perm, _, err := s.SortedKeys(recs)
+	return perm, err
+}
+
+// SortedKeys is Permutation that also returns the rows' keys in that
+// order (nil for a linear order, which is not sorted by one key), so that
+// a writer can cut files at the layout's cells (CutShift) without keying
+// the rows again.
+func (s *Sorter) SortedKeys(recs []arrow.RecordBatch) ([]int32, []uint64, error) {
 	total, err := s.checkBatches(recs)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if total == 0 {
-		return []int32{}, nil
+		return []int32{}, nil, nil
 	}
 	if s.order.Curve == CurveLinear {
-		return s.linearPermutation(recs, total)
+		perm, err := s.linearPermutation(recs, total)
+		return perm, nil, err
 	}
 	return s.curvePermutation(recs, total)
 }

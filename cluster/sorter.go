@@ -302,25 +302,26 @@ func (s *Sorter) Sort(recs []arrow.RecordBatch, batchRows int) ([]arrow.RecordBa
 	return take(recs, perm, batchRows, s.schema, s.opts.Mem)
 }
 
-// curvePermutation returns the input row numbers in key order.
-func (s *Sorter) curvePermutation(recs []arrow.RecordBatch, total int) ([]int32, error) {
+// curvePermutation returns the input row numbers in key order, and the
+// keys in that order.
+func (s *Sorter) curvePermutation(recs []arrow.RecordBatch, total int) ([]int32, []uint64, error) {
 	var sc scratch
 	norms, err := s.normalizers(recs, total, &sc)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	keys := make([]uint64, total)
 	off := 0
 	for _, rec := range recs {
 		n := int(rec.NumRows())
 		if err := s.curveKeys(keys[off:off+n], rec, norms, &sc); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		off += n
 	}
 	perm := iota32(total)
 	SortKeys(keys, perm)
-	return perm, nil
+	return perm, keys, nil
 }
 
 func iota32(n int) []int32 {

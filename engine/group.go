@@ -177,13 +177,13 @@ func (ex *execution) sortInMemory(ctx context.Context, g *groupIO, recs iter.Seq
 	if err != nil {
 		return nil, err
 	}
-	perm, err := frozen.Permutation(in)
+	perm, keys, err := frozen.SortedKeys(in)
 	if err != nil {
 		return nil, fmt.Errorf("sort: %w", err)
 	}
 	ex.r.log.Debug("rewrite group sorted", "partition", g.o.group.Partition, "rows", len(perm), "duration", time.Since(start))
 	ex.progress(g.o.index, "writing", 0, 0)
-	fileRows, err := ex.cutSorted(g, frozen, in, perm)
+	fileRows, err := ex.cutSorted(g, frozen, in, perm, keys)
 	if err != nil {
 		return nil, err
 	}
@@ -311,15 +311,12 @@ func (ex *execution) geometryCheck() func(arrow.RecordBatch) error {
 // cluster.Sorter.CutShift), else window-aware cuts (see
 // cuts.Blocks.Window) when the rows have spatial columns and
 // cut-window-fraction is set, else sortedFileRows rows each, the last the
-// rest. in and perm are the rows and their sorted order by frozen.
-func (ex *execution) cutSorted(g *groupIO, frozen *cluster.Sorter, in []arrow.RecordBatch, perm []int32) (func(int) int64, error) {
+// rest. in and perm are the rows and their sorted order by frozen, keys
+// their keys in that order.
+func (ex *execution) cutSorted(g *groupIO, frozen *cluster.Sorter, in []arrow.RecordBatch, perm []int32, keys []uint64) (func(int) int64, error) {
 	rows, n := int64(len(perm)), g.o.group.OutputFiles
 	if runs := cellRuns(frozen); runs != nil {
-		for _, rec := range in {
-			if err := countCells(runs, frozen, rec); err != nil {
-				return nil, err
-			}
-		}
+		runs.Add(keys)
 		return runFileRows(runs.Runs(), n), nil
 	}
 	f := ex.r.opts.CutWindowFraction
@@ -371,16 +368,6 @@ func cellRuns(s *cluster.Sorter) *cluster.CellRuns {
 	if shift, ok := s.CutShift(); ok {
 		return cluster.NewCellRuns(shift)
 	}
-	return nil
-}
-
-// countCells adds the cells of rec's rows, keyed by frozen, to runs.
-func countCells(runs *cluster.CellRuns, frozen *cluster.Sorter, rec arrow.RecordBatch) error {
-	keys, err := frozen.Keys(rec)
-	if err != nil {
-		return fmt.Errorf("sort: %w", err)
-	}
-	runs.Add(keys)
 	return nil
 }
 
