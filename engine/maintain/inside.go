@@ -67,6 +67,27 @@ func (r *tableRoot) contains(p string) bool {
 	return rd == r.resolved || below(rd, r.resolved)
 }
 
+// containsDir reports whether the directory p is the location or lies
+// below it, lexically and, on the local file system, with links resolved.
+func (r *tableRoot) containsDir(p string) bool {
+	if r.local == "" {
+		return underLocation(strings.TrimSuffix(p, "/")+"/_", r.loc)
+	}
+	lp, ok := localFSPath(p)
+	if !ok {
+		return false
+	}
+	lp = filepath.Clean(lp)
+	if lp != r.local && !below(lp, r.local) {
+		return false
+	}
+	rp, err := filepath.EvalSymlinks(lp)
+	if errors.Is(err, fs.ErrNotExist) {
+		rp, err = lp, nil
+	}
+	return err == nil && (rp == r.resolved || below(rp, r.resolved))
+}
+
 // below reports whether the clean local path p lies strictly below dir.
 func below(p, dir string) bool {
 	return strings.HasPrefix(p, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
