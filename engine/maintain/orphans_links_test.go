@@ -62,7 +62,7 @@ func TestRemoveOrphansLinks(t *testing.T) {
 	plant(t, target, 77, 10*24*time.Hour)
 	plant(t, filepath.Join(out, "sub", "deep.parquet"), 5, 10*24*time.Hour)
 	links := map[string]string{
-		filepath.Join(dir, "data", "to-dir"):          filepath.Join(out, "sub"),
+		filepath.Join(dir, "data", "to-dir"):           filepath.Join(out, "sub"),
 		filepath.Join(dir, "data", "dangling.parquet"): filepath.Join(out, "missing.parquet"),
 		filepath.Join(dir, "data", "to-file.parquet"):  target,
 	}
