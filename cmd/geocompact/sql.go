@@ -230,6 +230,14 @@ func writeSQLResult(out io.Writer, r *procedure.Result, human bool) error {
 	switch v := r.Detail.(type) {
 	case *delta.VacuumResult:
 		fmt.Fprintln(out, vacuumSummary(v))
+	case *maintain.ExpireResult:
+		if err := writeKeptFiles(out, v.Kept, human, "geocompact expire --delete-outside-location deletes them"); err != nil {
+			return err
+		}
+	case *maintain.OrphansResult:
+		if err := writeKeptFiles(out, v.Kept, human, ""); err != nil {
+			return err
+		}
 	case *alter.Result:
 		for _, k := range slices.Sorted(maps.Keys(v.Set)) {
 			fmt.Fprintf(out, "set %s = %s\n", k, v.Set[k])

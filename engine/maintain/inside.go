@@ -2,10 +2,13 @@ package maintain
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -186,4 +189,21 @@ func localFSPath(name string) (string, bool) {
 		return p, err == nil
 	}
 	return u.Path, true
+}
+
+// keptNote says, for a step's detail, how many files a removal kept and
+// why ("" when none).
+func keptNote(kept []KeptFile) string {
+	if len(kept) == 0 {
+		return ""
+	}
+	by := map[string]int{}
+	for _, k := range kept {
+		by[k.Reason]++
+	}
+	parts := make([]string, 0, len(by))
+	for _, r := range slices.Sorted(maps.Keys(by)) {
+		parts = append(parts, fmt.Sprintf("%d %s", by[r], r))
+	}
+	return fmt.Sprintf("; kept %d files (%s)", len(kept), strings.Join(parts, ", "))
 }
