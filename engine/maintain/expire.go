@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/apache/iceberg-go"
@@ -260,8 +261,9 @@ func planExpiry(ctx context.Context, tbl *table.Table, after table.Metadata, out
 }
 
 // deleteFreed deletes the files an expiry freed, checking each again
-// against the table location just before its removal. A file already
-// gone is not an error.
+// against the table location just before the removals, deleteWorkers at a
+// time (an object store answers each delete in a round trip). A file
+// already gone is not an error.
 func deleteFreed(ctx context.Context, tbl *table.Table, files []FreedFile, outsideOK bool) error {
 	fs, err := tbl.FS(ctx)
 	if err != nil {
@@ -269,20 +271,42 @@ func deleteFreed(ctx context.Context, tbl *table.Table, files []FreedFile, outsi
 	}
 	root := newTableRoot(tbl.Location())
 	var errs []error
+	todo := make(chan string)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for range deleteWorkers {
+		wg.Go(func() {
+			for p := range todo {
+				if err := fs.Remove(p); err != nil && !errors.Is(err, iofs.ErrNotExist) {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			}
+		})
+	}
 	for _, f := range files {
-		if err := ctx.Err(); err != nil {
-			return err
+		if ctx.Err() != nil {
+			break
 		}
 		if why := root.keep(f.Path, outsideOK); why != "" {
+			mu.Lock()
 			errs = append(errs, fmt.Errorf("kept %s: %s", f.Path, why))
+			mu.Unlock()
 			continue
 		}
-		if err := fs.Remove(f.Path); err != nil && !errors.Is(err, iofs.ErrNotExist) {
-			errs = append(errs, err)
-		}
+		todo <- f.Path
+	}
+	close(todo)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
+
+// deleteWorkers is how many removals an expiry runs at once.
+const deleteWorkers = 8
 
 // retained is what the snapshots an expiry keeps reach: their manifests,
 // and their manifest lists, live entries' files and statistics files.
