@@ -132,6 +132,9 @@ func writeExpireResult(out io.Writer, res *maintain.ExpireResult, human bool) er
 	if len(res.RemovedRefs) > 0 {
 		fmt.Fprintf(out, "removed refs past their max-ref-age-ms: %v\n", res.RemovedRefs)
 	}
+	if len(res.Kept) > 0 {
+		fmt.Fprintln(out)
+	}
 	if err := writeKeptFiles(out, res.Kept, human, "pass --delete-outside-location to delete the files outside the table location"); err != nil {
 		return err
 	}
