@@ -23,6 +23,7 @@ func TestCopiedWarehouseWarns(t *testing.T) {
 		{"orphans", "--table", "geo.t", "--dry-run"},
 		{"expire", "--table", "geo.t", "--dry-run", "--json"},
 		{"inspect", "files", "--table", "geo.t"},
+		{"sql", "--dry-run", "CALL system.remove_orphan_files(table => 'geo.t')"},
 	} {
 		r := runCLI(t, cp, false, args...)
 		require.Equal(t, exitOK, r.Code, "%v: %s", args, r.Stderr)
