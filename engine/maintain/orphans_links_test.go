@@ -34,6 +34,13 @@ func TestRemoveOrphansKeepsLinkedDirectory(t *testing.T) {
 	plant(t, filepath.Join(moved, "stray.parquet"), 10, 10*24*time.Hour)
 	movedBefore := listFiles(t, moved)
 
+	// Listing the link itself as the location would follow it out.
+	narrowed := forced
+	narrowed.Location = filepath.Join(dir, "data")
+	_, err := maintain.RemoveOrphans(t.Context(), cat, name, narrowed)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "outside the table location")
+
 	res, err := maintain.RemoveOrphans(t.Context(), cat, name, forced)
 	require.NoError(t, err)
 	assert.Empty(t, res.Files)
