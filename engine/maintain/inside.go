@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // tableRoot decides whether a file lies inside a table's location before
@@ -28,7 +29,9 @@ type tableRoot struct {
 	// resolved is local with its symbolic links resolved (local when it
 	// cannot be resolved, as for a location not yet created).
 	resolved string
-	dirs     map[string]string // resolved directories, by local path
+
+	mu   sync.Mutex        // contains may be called from several goroutines
+	dirs map[string]string // resolved directories, by local path
 }
 
 func newTableRoot(loc string) *tableRoot {
@@ -56,18 +59,27 @@ func (r *tableRoot) contains(p string) bool {
 	if !below(lp, r.local) {
 		return false
 	}
-	dir := filepath.Dir(lp)
-	rd, seen := r.dirs[dir]
-	if !seen {
-		rd = dir
-		if d, err := filepath.EvalSymlinks(dir); err == nil {
-			rd = d
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			rd = "" // unresolvable: not known to be inside
-		}
-		r.dirs[dir] = rd
-	}
+	rd := r.resolveDir(filepath.Dir(lp))
 	return rd == r.resolved || below(rd, r.resolved)
+}
+
+// resolveDir returns the local directory dir with its symbolic links
+// resolved: dir itself when it does not exist, "" when it cannot be
+// resolved (not known to be inside anything).
+func (r *tableRoot) resolveDir(dir string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if rd, ok := r.dirs[dir]; ok {
+		return rd
+	}
+	rd := dir
+	if d, err := filepath.EvalSymlinks(dir); err == nil {
+		rd = d
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		rd = ""
+	}
+	r.dirs[dir] = rd
+	return rd
 }
 
 // containsDir reports whether the directory p is the location or lies
