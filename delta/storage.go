@@ -23,6 +23,36 @@ type FileInfo struct {
 	Path    string
 	Size    int64
 	ModTime time.Time
+	// Link is set for a symbolic link (local storage only), to one of
+	// LinkFile, LinkDirectory, LinkDangling or LinkOther; Size and ModTime
+	// are then the link's own. A listing never follows a link.
+	Link string
+}
+
+// Kinds of symbolic link, as FileInfo.Link.
+const (
+	LinkFile      = "link-to-file"
+	LinkDirectory = "link-to-directory"
+	LinkDangling  = "dangling-link"
+	LinkOther     = "link-to-special-file"
+)
+
+// linkKind returns what the local path p is a symbolic link to ("" when it
+// is not a link).
+func linkKind(p string, mode fs.FileMode) string {
+	if mode&fs.ModeSymlink == 0 {
+		return ""
+	}
+	st, err := os.Stat(p)
+	switch {
+	case err != nil:
+		return LinkDangling
+	case st.IsDir():
+		return LinkDirectory
+	case st.Mode().IsRegular():
+		return LinkFile
+	}
+	return LinkOther
 }
 
 // File is an open object: random access for Parquet footers and row groups,
@@ -110,9 +140,13 @@ func (s *LocalStorage) List(ctx context.Context, dir string, recursive bool) ([]
 		return nil, err
 	}
 	var out []FileInfo
-	err = filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
+	// The trailing separator makes the walk enter a base that is itself a
+	// symbolic link (a table directory linked in place); links below it
+	// are listed as links, never followed.
+	walkRoot := strings.TrimSuffix(base, string(filepath.Separator)) + string(filepath.Separator)
+	err = filepath.WalkDir(walkRoot, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) && p == base {
+			if errors.Is(err, fs.ErrNotExist) && p == walkRoot {
 				return fs.SkipAll
 			}
 			if errors.Is(err, fs.ErrNotExist) {
@@ -124,7 +158,7 @@ func (s *LocalStorage) List(ctx context.Context, dir string, recursive bool) ([]
 			return ctxErr
 		}
 		if d.IsDir() {
-			if p != base && !recursive {
+			if p != walkRoot && !recursive {
 				return fs.SkipDir
 			}
 			return nil
@@ -140,7 +174,7 @@ func (s *LocalStorage) List(ctx context.Context, dir string, recursive bool) ([]
 		if err != nil {
 			return err
 		}
-		out = append(out, FileInfo{Path: filepath.ToSlash(rel), Size: info.Size(), ModTime: info.ModTime()})
+		out = append(out, FileInfo{Path: filepath.ToSlash(rel), Size: info.Size(), ModTime: info.ModTime(), Link: linkKind(p, info.Mode())})
 		return nil
 	})
 	if err != nil {

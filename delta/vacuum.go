@@ -3,6 +3,7 @@ package delta
 import (
 	"context"
 	"fmt"
+	"os"
 	"path"
 	"strconv"
 	"strings"
@@ -110,6 +111,11 @@ type VacuumPlan struct {
 	// TempFiles is how many of Files are temporary files killed writers
 	// left (data files, commits, checkpoints, _last_checkpoint).
 	TempFiles int
+	// Kept are the symbolic links found that are never deleted: to a
+	// directory, to nothing or to a special file (FileInfo.Link says
+	// which). An unreferenced link to a file is deleted like a file, and
+	// its target is left alone.
+	Kept []FileInfo
 }
 
 // PlanVacuum lists the files under the table that no longer belong to it:
@@ -146,7 +152,12 @@ func (t *Table) PlanVacuum(ctx context.Context, cfg VacuumConfig) (*VacuumPlan, 
 	plan := &VacuumPlan{Version: s.Version, Retain: retain}
 	cutoff, tempCutoff := now.Add(-retain), now.Add(-max(retain, MinTempFileAge))
 	for _, f := range files {
-		switch vacuumClassOf(f.Path, s.Metadata.PartitionColumns) {
+		class := vacuumClassOf(f.Path, s.Metadata.PartitionColumns)
+		if class != vacuumHidden && f.Link != "" && f.Link != LinkFile {
+			plan.Kept = append(plan.Kept, f)
+			continue
+		}
+		switch class {
 		case vacuumHidden:
 			continue
 		case vacuumTemp:
@@ -304,6 +315,9 @@ func (p *VacuumPlan) execute(ctx context.Context, t *Table, deleted func(FileInf
 		if err := ctx.Err(); err != nil {
 			return i, err
 		}
+		if !mayDelete(t.Store, f.Path) {
+			continue
+		}
 		if err := t.Store.Delete(ctx, f.Path); err != nil {
 			return i, err
 		}
@@ -347,4 +361,27 @@ func isLogTempName(name string) bool {
 	}
 	return target == path.Base(lastCheckpointName) || commitRe.MatchString(target) ||
 		classicRe.MatchString(target) || multipartRe.MatchString(target)
+}
+
+// mayDelete checks again, just before a vacuum deletes it, that the
+// planned path is neither a directory nor a link to anything but a file:
+// the file system may have changed since the listing.
+func mayDelete(st Storage, name string) bool {
+	ls, ok := st.(*LocalStorage)
+	if !ok {
+		return true
+	}
+	p, err := ls.full(name)
+	if err != nil {
+		return false
+	}
+	info, err := os.Lstat(p)
+	if err != nil {
+		return true // gone already: deleting it is a no-op
+	}
+	if info.IsDir() {
+		return false
+	}
+	k := linkKind(p, info.Mode())
+	return k == "" || k == LinkFile
 }

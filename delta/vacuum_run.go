@@ -30,6 +30,18 @@ type VacuumResult struct {
 	// left (of data files, commits, checkpoints and _last_checkpoint),
 	// planned only once older than the retention and delta.MinTempFileAge.
 	TempFiles int `json:"temp_files_count"`
+	// Kept are the symbolic links the vacuum found and never deletes (to
+	// a directory, to nothing or to a special file), with the reason.
+	Kept []VacuumKept `json:"kept_files"`
+	// KeptCount is len(Kept).
+	KeptCount int `json:"kept_files_count"`
+}
+
+// VacuumKept is one path a vacuum kept, by its table-relative path, and
+// why (a Link* kind).
+type VacuumKept struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
 }
 
 // VacuumFile is one file a vacuum deletes, by its table-relative path.
@@ -61,6 +73,11 @@ func (t *Table) Vacuum(ctx context.Context, location string, cfg VacuumConfig) (
 	for _, f := range plan.Files {
 		res.Files = append(res.Files, VacuumFile{Path: f.Path, Bytes: f.Size})
 	}
+	res.Kept = []VacuumKept{}
+	for _, f := range plan.Kept {
+		res.Kept = append(res.Kept, VacuumKept{Path: f.Path, Reason: f.Link})
+	}
+	res.KeptCount = len(res.Kept)
 	if cfg.DryRun {
 		return res, nil
 	}

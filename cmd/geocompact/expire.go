@@ -23,6 +23,7 @@ type expireOptions struct {
 	retainLast int
 	dryRun     bool
 	force      bool
+	outside    bool
 }
 
 func newExpireCmd(g *globalOptions) *cobra.Command {
@@ -36,6 +37,11 @@ newest of each branch and any snapshot a branch or tag points at, and the
 files that only expired snapshots reached (data and delete files, manifests,
 manifest lists, statistics) are deleted. A file that a retained snapshot or
 any branch or tag still references is never deleted.
+
+A freed file outside the table location (registered in place by Spark's
+add_files or migrate, say) is kept and listed, unlike Spark's
+expire_snapshots, which deletes it; --delete-outside-location deletes it
+too. --force does not.
 
 Expiry is the one step that cannot be undone: time travel to an expired
 snapshot is gone. --older-than below 1h is refused without --force, as
@@ -59,6 +65,7 @@ readers mid-scan and time-travel consumers may still need those snapshots.
 	f.IntVar(&o.retainLast, "retain-last", maintain.DefaultRetainLast, "keep this many newest snapshots of each branch whatever their age")
 	f.BoolVar(&o.dryRun, "dry-run", false, "list what would be expired and freed; change nothing")
 	f.BoolVar(&o.force, "force", false, "allow --older-than below the 1h retention floor")
+	f.BoolVar(&o.outside, "delete-outside-location", false, "also delete freed files outside the table location (kept and listed otherwise)")
 	_ = cmd.MarkFlagRequired("table")
 	return cmd
 }
@@ -70,7 +77,7 @@ func (o *expireOptions) config(now time.Time) (maintain.ExpireConfig, error) {
 	if err != nil {
 		return maintain.ExpireConfig{}, usageErrorf("--older-than: %w", err)
 	}
-	cfg := maintain.ExpireConfig{OlderThan: age, RetainLast: o.retainLast, DryRun: o.dryRun, Force: o.force, Logger: o.g.Logger()}
+	cfg := maintain.ExpireConfig{OlderThan: age, RetainLast: o.retainLast, DryRun: o.dryRun, Force: o.force, DeleteOutsideLocation: o.outside, Logger: o.g.Logger()}
 	if err := cfg.Validate(); err != nil {
 		return cfg, &usageError{err}
 	}
@@ -125,6 +132,12 @@ func writeExpireResult(out io.Writer, res *maintain.ExpireResult, human bool) er
 	if len(res.RemovedRefs) > 0 {
 		fmt.Fprintf(out, "removed refs past their max-ref-age-ms: %v\n", res.RemovedRefs)
 	}
+	if len(res.Kept) > 0 {
+		fmt.Fprintln(out)
+	}
+	if err := writeKeptFiles(out, res.Kept, human, "pass --delete-outside-location to delete the files outside the table location"); err != nil {
+		return err
+	}
 	cut := fmt.Sprintf("older than %s (before %s), keeping the last %d", maintain.FormatDuration(res.OlderThan), res.Cutoff.Format(time.RFC3339), res.RetainLast)
 	var err error
 	switch {
@@ -150,5 +163,31 @@ func writeFreedFiles(w io.Writer, files []maintain.FreedFile, human bool) error 
 		fmt.Fprintf(w, "%s\t%s\t%s\n", f.Kind, formatBytes(f.Bytes, human), f.Path)
 	}
 	_, err := fmt.Fprintln(w)
+	return err
+}
+
+// writeKeptFiles lists the files a removal kept, with the reason, and a
+// hint when some are outside the table location.
+func writeKeptFiles(out io.Writer, kept []maintain.KeptFile, human bool, outsideHint string) error {
+	if len(kept) == 0 {
+		return nil
+	}
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "KEPT\tKIND\tBYTES\tPATH")
+	outside := 0
+	for _, f := range kept {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", f.Reason, f.Kind, formatBytes(f.Bytes, human), f.Path)
+		if f.Reason == maintain.KeepOutsideLocation {
+			outside++
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	msg := fmt.Sprintf("kept %d files: not deleted", len(kept))
+	if outside > 0 && outsideHint != "" {
+		msg += fmt.Sprintf("; %d outside the table location (%s)", outside, outsideHint)
+	}
+	_, err := fmt.Fprintln(out, msg)
 	return err
 }

@@ -151,6 +151,7 @@ func loadTableForRead(ctx context.Context, g *globalOptions, name string) (*tabl
 	if err != nil {
 		return nil, nil, err
 	}
+	cat = warnOutsideWarehouse(cat, spec, g.IO.ErrOut)
 	done := func() {
 		if c, ok := cat.(io.Closer); ok {
 			_ = c.Close()

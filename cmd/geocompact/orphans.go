@@ -34,8 +34,10 @@ outputs of a crashed writer.
 
 Files younger than --older-than (default 3d) are kept, as they may belong to
 a writer that has not committed yet; below 1h that needs --force. Nothing
-outside the table location is ever listed or deleted. --dry-run lists the
-files and deletes nothing.`,
+outside the table location is ever listed or deleted. Symbolic links are
+never followed: a link to a directory (or to nothing) is listed as kept,
+never removed; an unreferenced link to a file is removed, never its target.
+--dry-run lists the files and deletes nothing.`,
 		Example: `  $ geocompact orphans --table gis.telemetry --dry-run
   $ geocompact orphans --table gis.telemetry --older-than 7d`,
 		Args: cobra.NoArgs,
@@ -91,6 +93,9 @@ func writeOrphansResult(g *globalOptions, res *maintain.OrphansResult) error {
 		return err
 	}
 	if err := w.Flush(); err != nil {
+		return err
+	}
+	if err := writeKeptFiles(out, res.Kept, human, ""); err != nil {
 		return err
 	}
 	cut := fmt.Sprintf("older than %s (before %s) under %s", maintain.FormatDuration(res.OlderThan), res.Cutoff.Format(time.RFC3339), res.Location)

@@ -208,7 +208,10 @@ func (g *globalOptions) openCatalog(ctx context.Context) (catalog.Catalog, catal
 		return nil, spec, err
 	}
 	cat, err := catalogs.Open(ctx, spec)
-	return cat, spec, err
+	if err != nil {
+		return cat, spec, err
+	}
+	return warnOutsideWarehouse(cat, spec, g.IO.ErrOut), spec, nil
 }
 
 func (g *globalOptions) catalogSpec() (catalogs.Spec, error) {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/apache/iceberg-go/catalog"
 	"github.com/spf13/cobra"
 
 	"github.com/geocompact/geocompact/delta"
@@ -148,7 +149,10 @@ func runSQL(ctx context.Context, o *sqlOptions, src string) error {
 	}
 	cats := procedure.Catalogs{Config: cfg, Current: o.g.Catalog, Warehouse: o.g.Warehouse}
 	p := newProgress(o.g, "rewrite", "")
-	opts := procedure.Options{DryRun: o.dryRun, Force: o.force, Logger: o.g.Logger(), Progress: func(e engine.Progress) { rewriteProgress(p)(e) }}
+	opts := procedure.Options{DryRun: o.dryRun, Force: o.force, Logger: o.g.Logger(), Progress: func(e engine.Progress) { rewriteProgress(p)(e) },
+		WrapCatalog: func(c catalog.Catalog, spec catalogs.Spec) catalog.Catalog {
+			return warnOutsideWarehouse(c, spec, o.g.IO.ErrOut)
+		}}
 	script, err := procedure.Prepare(ctx, src, cats, opts)
 	if err != nil {
 		return sqlPrepareError(err)
@@ -230,6 +234,14 @@ func writeSQLResult(out io.Writer, r *procedure.Result, human bool) error {
 	switch v := r.Detail.(type) {
 	case *delta.VacuumResult:
 		fmt.Fprintln(out, vacuumSummary(v))
+	case *maintain.ExpireResult:
+		if err := writeKeptFiles(out, v.Kept, human, "geocompact expire --delete-outside-location deletes them"); err != nil {
+			return err
+		}
+	case *maintain.OrphansResult:
+		if err := writeKeptFiles(out, v.Kept, human, ""); err != nil {
+			return err
+		}
 	case *alter.Result:
 		for _, k := range slices.Sorted(maps.Keys(v.Set)) {
 			fmt.Fprintf(out, "set %s = %s\n", k, v.Set[k])

@@ -124,6 +124,13 @@ func writeVacuumResult(g *globalOptions, res *delta.VacuumResult) error {
 		}
 		fmt.Fprintln(w)
 	}
+	if len(res.Kept) > 0 {
+		fmt.Fprintln(w, "KEPT\tPATH")
+		for _, k := range res.Kept {
+			fmt.Fprintf(w, "%s\t%s\n", k.Reason, k.Path)
+		}
+		fmt.Fprintln(w)
+	}
 	if err := w.Flush(); err != nil {
 		return err
 	}
@@ -137,11 +144,19 @@ func vacuumSummary(res *delta.VacuumResult) string {
 	cut := fmt.Sprintf("at version %d, retaining %s (before %s)", res.Version, maintain.FormatDuration(res.Retain()), res.Cutoff.Format(time.RFC3339))
 	switch {
 	case len(res.Files) == 0:
-		return fmt.Sprintf("nothing to vacuum %s: every file is referenced or inside the retention", cut)
+		return fmt.Sprintf("nothing to vacuum %s: every file is referenced or inside the retention%s", cut, keptLinksNote(res))
 	case res.DryRun:
-		return fmt.Sprintf("dry run: %d files (%s%s) would be deleted %s; nothing was deleted", len(res.Files), formatBytes(res.Bytes, true), tempNote(res), cut)
+		return fmt.Sprintf("dry run: %d files (%s%s) would be deleted %s; nothing was deleted%s", len(res.Files), formatBytes(res.Bytes, true), tempNote(res), cut, keptLinksNote(res))
 	}
-	return fmt.Sprintf("deleted %d files (%s%s) %s", res.DeletedCount, formatBytes(res.Bytes, true), tempNote(res), cut)
+	return fmt.Sprintf("deleted %d files (%s%s) %s%s", res.DeletedCount, formatBytes(res.Bytes, true), tempNote(res), cut, keptLinksNote(res))
+}
+
+// keptLinksNote says how many symbolic links a vacuum kept; "" when none.
+func keptLinksNote(res *delta.VacuumResult) string {
+	if res.KeptCount == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; kept %d symbolic links (never followed, never deleted)", res.KeptCount)
 }
 
 // tempNote says how many of a vacuum's files are temporary files killed

@@ -103,6 +103,9 @@ func (m *deltaMaintainer) vacuum(ctx context.Context) error {
 	if res.TempFiles > 0 {
 		what += fmt.Sprintf(", %d of them temporary files of killed writers", res.TempFiles)
 	}
+	if res.KeptCount > 0 {
+		what += fmt.Sprintf("; kept %d symbolic links", res.KeptCount)
+	}
 	switch {
 	case m.cfg.DryRun && len(res.Files) > 0:
 		m.rep.step("vacuum", StepWouldRun, "would delete "+what, start)

@@ -2,10 +2,13 @@ package maintain
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	iofs "io/fs"
 	"log/slog"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/apache/iceberg-go"
@@ -32,6 +35,11 @@ type ExpireConfig struct {
 	DryRun bool
 	// Force allows OlderThan below MinRetention.
 	Force bool
+	// DeleteOutsideLocation deletes the freed files that lie outside the
+	// table location, such as files registered in place by add_files or
+	// migrate. Without it they are kept and reported in
+	// ExpireResult.Kept (Force does not change this).
+	DeleteOutsideLocation bool
 	// CommitRetries is the budget for commits that lose a race with another
 	// writer (0 means 4, negative none).
 	CommitRetries int
@@ -97,8 +105,17 @@ type ExpireResult struct {
 	// their max-ref-age-ms (never main).
 	RemovedRefs []string `json:"removed_refs,omitempty"`
 	// Files are the files reachable only from expired snapshots: never
-	// from a retained snapshot, nor from any branch or tag.
+	// from a retained snapshot, nor from any branch or tag. They are the
+	// files deleted (on a dry run, those a real run would delete).
 	Files []FreedFile `json:"files"`
+	// Kept are files only expired snapshots reached that are not deleted,
+	// with the reason: outside the table location (registered in place,
+	// or reached through a symbolic link that leads out of it) unless
+	// ExpireConfig.DeleteOutsideLocation, or a directory or a link to one.
+	// They are in none of the counts below.
+	Kept []KeptFile `json:"kept_files"`
+	// KeptFilesCount is len(Kept).
+	KeptFilesCount int `json:"kept_files_count"`
 
 	DeletedDataFilesCount           int   `json:"deleted_data_files_count"`
 	DeletedPositionDeleteFilesCount int   `json:"deleted_position_delete_files_count"`
@@ -126,21 +143,26 @@ func Expire(ctx context.Context, cat catalog.Catalog, name string, cfg ExpireCon
 	}
 	retries := catalogs.Spec{CommitRetries: cfg.CommitRetries}.Retries()
 	var res *ExpireResult
+	var loaded *table.Table
 	err := catalogs.WithCommitRetry(ctx, retries, func(ctx context.Context) error {
 		tbl, err := catalogs.LoadTable(ctx, cat, name)
 		if err != nil {
 			return err
 		}
+		loaded = tbl
 		now := time.Now()
 		tx := tbl.NewTransaction()
-		if err := tx.ExpireSnapshots(table.WithOlderThan(cfg.OlderThan), table.WithRetainLast(cfg.RetainLast)); err != nil {
+		// The files are deleted here, after the commit, from the list the
+		// result reports, not by iceberg-go's post-commit cleanup, which
+		// deletes files outside the table location too.
+		if err := tx.ExpireSnapshots(table.WithOlderThan(cfg.OlderThan), table.WithRetainLast(cfg.RetainLast), table.WithPostCommit(false)); err != nil {
 			return fmt.Errorf("expire %s: %w", name, err)
 		}
 		staged, err := tx.StagedTable()
 		if err != nil {
 			return fmt.Errorf("expire %s: %w", name, err)
 		}
-		res, err = planExpiry(ctx, tbl, staged.Metadata())
+		res, err = planExpiry(ctx, tbl, staged.Metadata(), cfg.DeleteOutsideLocation)
 		if err != nil {
 			return fmt.Errorf("expire %s: %w", name, err)
 		}
@@ -159,6 +181,14 @@ func Expire(ctx context.Context, cat catalog.Catalog, name string, cfg ExpireCon
 	if err != nil {
 		return nil, err
 	}
+	if !cfg.DryRun && len(res.Files) > 0 {
+		if err := deleteFreed(ctx, loaded, res.Files, cfg.DeleteOutsideLocation); err != nil {
+			return nil, fmt.Errorf("expire %s: snapshots expired, but deleting their files failed: %w (files left behind are removed by orphans)", name, err)
+		}
+	}
+	if len(res.Kept) > 0 {
+		log.Warn("expire kept files", "table", name, "kept_files", len(res.Kept), "first", res.Kept[0].Path, "reason", res.Kept[0].Reason)
+	}
 	log.Info("expire done", "table", name, "expired_snapshots", len(res.ExpiredSnapshots), "files", len(res.Files), "bytes", res.FreedBytes, "dry_run", cfg.DryRun)
 	return res, nil
 }
@@ -168,7 +198,7 @@ func Expire(ctx context.Context, cat catalog.Catalog, name string, cfg ExpireCon
 // expired snapshots, and the manifests and content files they reach that
 // no retained snapshot reaches. It is the rule iceberg-go's post-commit
 // cleanup applies, computed without deleting anything.
-func planExpiry(ctx context.Context, tbl *table.Table, after table.Metadata) (*ExpireResult, error) {
+func planExpiry(ctx context.Context, tbl *table.Table, after table.Metadata, outsideOK bool) (*ExpireResult, error) {
 	before := tbl.Metadata()
 	fs, err := tbl.FS(ctx)
 	if err != nil {
@@ -216,9 +246,67 @@ func planExpiry(ctx context.Context, tbl *table.Table, after table.Metadata) (*E
 		}
 	}
 	fr.addStatistics(before, expired)
+	res.Kept = []KeptFile{}
+	root := newTableRoot(tbl.Location())
+	for _, p := range slices.Sorted(maps.Keys(fr.files)) {
+		f := fr.files[p]
+		if why := root.keep(p, outsideOK); why != "" {
+			res.Kept = append(res.Kept, KeptFile{Path: p, Kind: f.Kind, Bytes: f.Bytes, Reason: why})
+			delete(fr.files, p)
+		}
+	}
+	res.KeptFilesCount = len(res.Kept)
 	res.count(fr.files)
 	return res, nil
 }
+
+// deleteFreed deletes the files an expiry freed, checking each again
+// against the table location just before the removals, deleteWorkers at a
+// time (an object store answers each delete in a round trip). A file
+// already gone is not an error.
+func deleteFreed(ctx context.Context, tbl *table.Table, files []FreedFile, outsideOK bool) error {
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return err
+	}
+	root := newTableRoot(tbl.Location())
+	var errs []error
+	todo := make(chan string)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for range deleteWorkers {
+		wg.Go(func() {
+			for p := range todo {
+				if err := fs.Remove(p); err != nil && !errors.Is(err, iofs.ErrNotExist) {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	for _, f := range files {
+		if ctx.Err() != nil {
+			break
+		}
+		if why := root.keep(f.Path, outsideOK); why != "" {
+			mu.Lock()
+			errs = append(errs, fmt.Errorf("kept %s: %s", f.Path, why))
+			mu.Unlock()
+			continue
+		}
+		todo <- f.Path
+	}
+	close(todo)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// deleteWorkers is how many removals an expiry runs at once.
+const deleteWorkers = 8
 
 // retained is what the snapshots an expiry keeps reach: their manifests,
 // and their manifest lists, live entries' files and statistics files.

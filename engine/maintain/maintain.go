@@ -520,12 +520,12 @@ func (m *maintainer) expire(ctx context.Context) error {
 		return err
 	}
 	if m.cfg.DryRun {
-		m.rep.step("expire", StepWouldRun, fmt.Sprintf("would expire %d snapshots older than %s, freeing %d files (%s)",
-			len(res.ExpiredSnapshots), FormatDuration(res.OlderThan), len(res.Files), engine.FormatBytes(res.FreedBytes)), start)
+		m.rep.step("expire", StepWouldRun, fmt.Sprintf("would expire %d snapshots older than %s, freeing %d files (%s)%s",
+			len(res.ExpiredSnapshots), FormatDuration(res.OlderThan), len(res.Files), engine.FormatBytes(res.FreedBytes), keptNote(res.Kept)), start)
 		return nil
 	}
-	m.rep.step("expire", StepDone, fmt.Sprintf("%d snapshots older than %s expired, %d files (%s) freed",
-		len(res.ExpiredSnapshots), FormatDuration(res.OlderThan), len(res.Files), engine.FormatBytes(res.FreedBytes)), start)
+	m.rep.step("expire", StepDone, fmt.Sprintf("%d snapshots older than %s expired, %d files (%s) freed%s",
+		len(res.ExpiredSnapshots), FormatDuration(res.OlderThan), len(res.Files), engine.FormatBytes(res.FreedBytes), keptNote(res.Kept)), start)
 	m.props[PropLastExpireMs] = strconv.FormatInt(time.Now().UnixMilli(), 10)
 	return m.renew(ctx)
 }
@@ -543,12 +543,12 @@ func (m *maintainer) orphans(ctx context.Context) error {
 		return err
 	}
 	if m.cfg.DryRun {
-		m.rep.step("orphans", StepWouldRun, fmt.Sprintf("would remove %d unreferenced files older than %s (%s)",
-			len(res.Files), FormatDuration(res.OlderThan), engine.FormatBytes(res.Bytes)), start)
+		m.rep.step("orphans", StepWouldRun, fmt.Sprintf("would remove %d unreferenced files older than %s (%s)%s",
+			len(res.Files), FormatDuration(res.OlderThan), engine.FormatBytes(res.Bytes), keptNote(res.Kept)), start)
 		return nil
 	}
-	m.rep.step("orphans", StepDone, fmt.Sprintf("%d unreferenced files older than %s removed (%s)",
-		len(res.Files), FormatDuration(res.OlderThan), engine.FormatBytes(res.Bytes)), start)
+	m.rep.step("orphans", StepDone, fmt.Sprintf("%d unreferenced files older than %s removed (%s)%s",
+		len(res.Files), FormatDuration(res.OlderThan), engine.FormatBytes(res.Bytes), keptNote(res.Kept)), start)
 	// Recorded at release.
 	m.props[PropLastOrphansMs] = strconv.FormatInt(time.Now().UnixMilli(), 10)
 	return nil

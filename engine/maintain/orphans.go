@@ -63,13 +63,23 @@ type OrphansResult struct {
 	Files []FreedFile `json:"files"`
 	// Bytes is the total size of Files.
 	Bytes int64 `json:"bytes"`
+	// Kept are unreferenced files found and not deleted, with the reason:
+	// a directory, or a symbolic link to a directory, to nothing or to a
+	// special file. A link is never followed; an unreferenced link to a
+	// file is in Files, and removing it leaves its target alone.
+	Kept []KeptFile `json:"kept_files"`
+	// KeptFilesCount is len(Kept).
+	KeptFilesCount int `json:"kept_files_count"`
 }
 
 // RemoveOrphans deletes the files under the table location that no
 // metadata of the table references (no snapshot, manifest, metadata file
 // in the log, statistics file) and that are older than cfg.OlderThan. It
-// wraps iceberg-go's orphan planning and adds a guard: every file it
-// deletes must lie under the table location, else nothing is deleted.
+// wraps iceberg-go's orphan planning and adds guards: every file it
+// deletes must lie under the table location, through symbolic links
+// resolved, else nothing is deleted; directories and links to anything
+// but a file are kept and reported. A location that is itself a link is
+// listed through it.
 func RemoveOrphans(ctx context.Context, cat catalog.Catalog, name string, cfg OrphansConfig) (*OrphansResult, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -83,26 +93,33 @@ func RemoveOrphans(ctx context.Context, cat catalog.Catalog, name string, cfg Or
 		return nil, err
 	}
 	loc := tbl.Location()
-	scan := []table.OrphanCleanupOption{table.WithFilesOlderThan(cfg.OlderThan)}
+	root := newTableRoot(loc)
+	scanLoc := loc
 	if cfg.Location != "" {
-		if !underLocation(strings.TrimSuffix(cfg.Location, "/")+"/_", loc) {
+		if !root.containsDir(cfg.Location) {
 			return nil, fmt.Errorf("orphans %s: location %s is outside the table location %s; only files under it are ever removed", name, cfg.Location, loc)
 		}
+		scanLoc = cfg.Location
+	}
+	scan := []table.OrphanCleanupOption{table.WithFilesOlderThan(cfg.OlderThan)}
+	if root.local != "" {
+		// The trailing separator makes the listing enter a location that
+		// is itself a symbolic link; links below it are never followed.
+		scan = append(scan, table.WithLocation(strings.TrimSuffix(scanLoc, "/")+"/"))
+	} else if cfg.Location != "" {
 		scan = append(scan, table.WithLocation(cfg.Location))
 	}
 	plan, err := tbl.PlanOrphanFiles(ctx, scan...)
 	if err != nil {
 		return nil, fmt.Errorf("orphans %s: %w", name, err)
 	}
-	res := &OrphansResult{Table: name, Location: loc, OlderThan: cfg.OlderThan, Cutoff: plan.Cutoff().UTC(), DryRun: cfg.DryRun, Files: []FreedFile{}}
-	for _, f := range plan.OrphanFiles() {
-		if !underLocation(f.Path, loc) {
-			return nil, fmt.Errorf("orphans %s: planned file %s is outside the table location %s; refusing to delete anything", name, f.Path, loc)
-		}
-		res.Files = append(res.Files, FreedFile{Path: f.Path, Kind: guessKind(f.Path), Bytes: f.SizeBytes})
-		res.Bytes += f.SizeBytes
+	res, err := orphansResult(name, root, cfg, plan)
+	if err != nil {
+		return nil, err
 	}
-	slices.SortFunc(res.Files, func(a, b FreedFile) int { return strings.Compare(a.Path, b.Path) })
+	if len(res.Kept) > 0 {
+		log.Warn("orphans kept files", "table", name, "kept_files", len(res.Kept), "first", res.Kept[0].Path, "reason", res.Kept[0].Reason)
+	}
 	if cfg.DryRun || len(res.Files) == 0 {
 		log.Info("orphans planned", "table", name, "files", len(res.Files), "bytes", res.Bytes, "dry_run", cfg.DryRun)
 		return res, nil
@@ -111,9 +128,18 @@ func RemoveOrphans(ctx context.Context, cat catalog.Catalog, name string, cfg Or
 	if err != nil {
 		return nil, fmt.Errorf("orphans %s: %w", name, err)
 	}
+	kept := map[string]bool{}
+	for _, k := range res.Kept {
+		kept[k.Path] = true
+	}
+	// Checked again at the removal: the plan is a listing, and the file
+	// system may have changed since.
 	guarded := func(p string) error {
-		if !underLocation(p, loc) {
+		if !root.contains(p) {
 			return fmt.Errorf("refusing to delete %s: outside the table location %s", p, loc)
+		}
+		if kept[p] || root.keepReason(p) != "" {
+			return nil
 		}
 		return fs.Remove(p)
 	}
@@ -121,6 +147,29 @@ func RemoveOrphans(ctx context.Context, cat catalog.Catalog, name string, cfg Or
 		return res, fmt.Errorf("orphans %s: %w", name, err)
 	}
 	log.Info("orphans removed", "table", name, "files", len(res.Files), "bytes", res.Bytes)
+	return res, nil
+}
+
+// orphansResult turns a plan into the result: the files to delete, and
+// those kept (directories and links to anything but a file). A planned
+// file outside the table location refuses the whole run.
+func orphansResult(name string, root *tableRoot, cfg OrphansConfig, plan table.OrphanCleanupPlan) (*OrphansResult, error) {
+	res := &OrphansResult{Table: name, Location: root.loc, OlderThan: cfg.OlderThan, Cutoff: plan.Cutoff().UTC(), DryRun: cfg.DryRun,
+		Files: []FreedFile{}, Kept: []KeptFile{}}
+	for _, f := range plan.OrphanFiles() {
+		if !root.contains(f.Path) {
+			return nil, fmt.Errorf("orphans %s: planned file %s is outside the table location %s; refusing to delete anything", name, f.Path, root.loc)
+		}
+		if why := root.keepReason(f.Path); why != "" {
+			res.Kept = append(res.Kept, KeptFile{Path: f.Path, Kind: KindOther, Bytes: f.SizeBytes, Reason: why})
+			continue
+		}
+		res.Files = append(res.Files, FreedFile{Path: f.Path, Kind: guessKind(f.Path), Bytes: f.SizeBytes})
+		res.Bytes += f.SizeBytes
+	}
+	slices.SortFunc(res.Files, func(a, b FreedFile) int { return strings.Compare(a.Path, b.Path) })
+	slices.SortFunc(res.Kept, func(a, b KeptFile) int { return strings.Compare(a.Path, b.Path) })
+	res.KeptFilesCount = len(res.Kept)
 	return res, nil
 }
 

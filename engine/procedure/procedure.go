@@ -69,6 +69,9 @@ type Options struct {
 	// Progress, when set, is told each phase of a rewrite_data_files (see
 	// engine.Request.Progress).
 	Progress func(engine.Progress)
+	// WrapCatalog, when set, wraps each catalog the script opens (the
+	// command line uses it to warn about tables outside the warehouse).
+	WrapCatalog func(catalog.Catalog, catalogs.Spec) catalog.Catalog
 }
 
 // Script is a parsed, bound and checked script, ready to run. Close it to
@@ -152,6 +155,9 @@ func (s *Script) resolve(ctx context.Context, call sql.Call, cats Catalogs) (*st
 	if !ok {
 		if cat, err = catalogs.Open(ctx, spec); err != nil {
 			return nil, err
+		}
+		if s.opts.WrapCatalog != nil {
+			cat = s.opts.WrapCatalog(cat, spec)
 		}
 		s.open[name] = cat
 	}
