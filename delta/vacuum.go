@@ -135,7 +135,7 @@ func (t *Table) PlanVacuum(ctx context.Context, cfg VacuumConfig) (*VacuumPlan, 
 	if now.IsZero() {
 		now = time.Now()
 	}
-	keep, err := referencedFiles(s, now.Add(-retain))
+	keep, err := referencedFiles(t.Store.TableRoot(), s, now.Add(-retain))
 	if err != nil {
 		return nil, err
 	}
@@ -200,23 +200,27 @@ func (s *Snapshot) vacuumRetention(cfg VacuumConfig) (time.Duration, error) {
 	return retain, nil
 }
 
-// referencedFiles is every path the snapshot and the tombstones removed after
-// cutoff still need, with their deletion vector files. A tombstone without a
-// deletionTimestamp counts as removed at time 0.
-func referencedFiles(s *Snapshot, cutoff time.Time) (map[string]bool, error) {
+// referencedFiles is every path inside the table at root that the snapshot
+// and the tombstones removed after cutoff still need, with their deletion
+// vector files, in canonical form (Root.Canonical), as the table's listing
+// names them. Paths outside the table are left out: a vacuum never lists,
+// so never deletes, them. A tombstone without a deletionTimestamp counts as
+// removed at time 0. A path that does not resolve is an error, so that a
+// vacuum deletes nothing rather than a file it could not recognise.
+func referencedFiles(root Root, s *Snapshot, cutoff time.Time) (map[string]bool, error) {
 	keep := map[string]bool{}
 	addRef := func(p string, dv *DeletionVector) error {
-		d, err := decodePath(p)
+		c, inside, err := root.Canonical(p)
 		if err != nil {
-			return err
+			return fmt.Errorf("vacuum: %w", err)
 		}
-		keep[path.Clean(d)] = true
+		keep[c] = inside // outside paths are absolute: no listed path matches them
 		if dv != nil && dv.StorageType != "i" {
-			dp, err := dv.FilePath()
+			dp, inside, err := dv.Path(root)
 			if err != nil {
-				return err
+				return fmt.Errorf("vacuum: %w", err)
 			}
-			keep[path.Clean(dp)] = true
+			keep[dp] = inside
 		}
 		return nil
 	}
@@ -304,6 +308,9 @@ func (p *VacuumPlan) execute(ctx context.Context, t *Table, deleted func(FileInf
 		if err := ctx.Err(); err != nil {
 			return i, err
 		}
+		if !insideRelative(f.Path) {
+			return i, fmt.Errorf("delta: vacuum refuses to delete %q: not a path inside the table", f.Path)
+		}
 		if err := t.Store.Delete(ctx, f.Path); err != nil {
 			return i, err
 		}
@@ -312,6 +319,14 @@ func (p *VacuumPlan) execute(ctx context.Context, t *Table, deleted func(FileInf
 		}
 	}
 	return len(p.Files), nil
+}
+
+// insideRelative reports whether p is a clean table-relative path, the only
+// kind a vacuum deletes: a listing gives no other, and a plan built by hand
+// must not reach outside the table.
+func insideRelative(p string) bool {
+	rel, inside, err := Root{}.Canonical(EncodePath(p))
+	return err == nil && inside && rel == p
 }
 
 // isTempName reports whether name is a temporary file LocalStorage writes

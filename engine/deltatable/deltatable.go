@@ -93,8 +93,9 @@ type format struct {
 // planFiles describes the snapshot's live files for the planner.
 func (f *format) planFiles() ([]engine.PlanFile, error) {
 	out := make([]engine.PlanFile, 0, len(f.snap.Files))
+	root := f.t.Store.TableRoot()
 	for _, add := range f.snap.Files {
-		p, err := add.DecodedPath()
+		p, _, err := root.Canonical(add.Path)
 		if err != nil {
 			return nil, err
 		}
