@@ -64,8 +64,8 @@ func (r Root) Canonical(raw string) (p string, inside bool, err error) {
 	return d, false, nil
 }
 
-// URI is the absolute URI of the table-relative path rel, encoded as a log
-// stores it: file:///abs/T/rel or s3://bucket/T/rel.
+// URI is the absolute URI of rel, a canonical (decoded) table-relative
+// path, encoded as a log stores it: file:///abs/T/rel or s3://bucket/T/rel.
 func (r Root) URI(rel string) string {
 	if r.Bucket != "" {
 		key := strings.TrimPrefix(r.Dir+"/"+rel, "/")

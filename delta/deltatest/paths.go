@@ -3,7 +3,6 @@ package deltatest
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -27,12 +26,19 @@ func AbsolutePaths(t testing.TB, dir string) {
 		require.NoError(t, err)
 		acts, err := delta.ParseActions(b)
 		require.NoError(t, err)
+		absolute := func(p *string) {
+			rel, inside, err := root.Canonical(*p)
+			require.NoError(t, err)
+			if inside {
+				*p = root.URI(rel)
+			}
+		}
 		for _, a := range acts {
 			switch {
-			case a.Add != nil && !strings.Contains(a.Add.Path, ":"):
-				a.Add.Path = root.URI(a.Add.Path)
-			case a.Remove != nil && !strings.Contains(a.Remove.Path, ":"):
-				a.Remove.Path = root.URI(a.Remove.Path)
+			case a.Add != nil:
+				absolute(&a.Add.Path)
+			case a.Remove != nil:
+				absolute(&a.Remove.Path)
 			}
 		}
 		b, err = delta.EncodeActions(acts)
