@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -33,39 +32,9 @@ func (s *Snapshot) DeletedFileRetention() (time.Duration, error) {
 	}
 	d, err := ParseInterval(v)
 	if err != nil {
-		return 0, fmt.Errorf("delta.deletedFileRetentionDuration: %w", err)
+		return 0, &PropertyError{Key: PropDeletedFileRetention, Reason: "the table's value is unusable: " + err.Error()}
 	}
 	return d, nil
-}
-
-var intervalUnits = map[string]time.Duration{
-	"nanosecond": time.Nanosecond, "microsecond": time.Microsecond, "millisecond": time.Millisecond,
-	"second": time.Second, "minute": time.Minute, "hour": time.Hour, "day": 24 * time.Hour, "week": 7 * 24 * time.Hour,
-}
-
-// ParseInterval parses a Spark calendar interval of fixed-length units:
-// "interval 1 week", "interval 36 hours 30 minutes", "7 days".
-func ParseInterval(s string) (time.Duration, error) {
-	words := strings.Fields(strings.ToLower(strings.TrimSpace(s)))
-	if len(words) > 0 && words[0] == "interval" {
-		words = words[1:]
-	}
-	if len(words) == 0 || len(words)%2 != 0 {
-		return 0, fmt.Errorf("invalid interval %q, want e.g. \"interval 7 days\"", s)
-	}
-	var total time.Duration
-	for i := 0; i < len(words); i += 2 {
-		n, err := strconv.ParseInt(words[i], 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("invalid interval %q: %q is not a whole number", s, words[i])
-		}
-		unit, ok := intervalUnits[strings.TrimSuffix(words[i+1], "s")]
-		if !ok {
-			return 0, fmt.Errorf("invalid interval %q: unknown unit %q (months and years have no fixed length)", s, words[i+1])
-		}
-		total += time.Duration(n) * unit
-	}
-	return total, nil
 }
 
 // TableRetention, as VacuumConfig.Retain, keeps what the table's
