@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"path"
+	"path/filepath"
 	"strings"
 )
 
@@ -185,4 +186,44 @@ func under(dir, p string) (string, bool) {
 		base += "/"
 	}
 	return strings.CutPrefix(p, base)
+}
+
+// linkResolver finds, for a local path outside the table by its text,
+// the table-relative path it reaches through symbolic links: a table
+// opened through a link to its directory while its log names the real
+// directory, or the other way round. A vacuum keeps such a file too.
+type linkResolver struct {
+	real string            // the table directory, links resolved; "" when not local or unresolvable
+	dirs map[string]string // directory -> resolved directory ("" when unresolvable)
+}
+
+func newLinkResolver(root Root) *linkResolver {
+	lr := &linkResolver{dirs: map[string]string{}}
+	if root.Bucket == "" {
+		if real, err := filepath.EvalSymlinks(filepath.FromSlash(root.Dir)); err == nil {
+			lr.real = filepath.ToSlash(real)
+		}
+	}
+	return lr
+}
+
+// rel returns the table-relative path the canonical path p reaches through
+// links, when p is an absolute local path outside the table by its text.
+func (lr *linkResolver) rel(p string, inside bool) (string, bool) {
+	if inside || lr.real == "" || !strings.HasPrefix(p, "/") {
+		return "", false
+	}
+	dir, name := path.Split(p)
+	real, ok := lr.dirs[dir]
+	if !ok {
+		if r, err := filepath.EvalSymlinks(filepath.FromSlash(dir)); err == nil {
+			real = filepath.ToSlash(r)
+		}
+		lr.dirs[dir] = real
+	}
+	if real == "" {
+		return "", false
+	}
+	rel, ok := under(lr.real, path.Join(real, name))
+	return rel, ok && rel != ""
 }

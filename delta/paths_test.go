@@ -224,3 +224,27 @@ func TestRewriteConflictsAcrossPathForms(t *testing.T) {
 		})
 	}
 }
+
+// TestVacuumKeepsLiveFilesThroughSymlinks: a table whose log names its
+// directory through a symbolic link keeps its live files through a vacuum
+// of the real directory. (A table opened through a link to its directory
+// lists nothing under it today, so that direction deletes nothing.)
+func TestVacuumKeepsLiveFilesThroughSymlinks(t *testing.T) {
+	realDir, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	link := filepath.Join(t.TempDir(), "link")
+	require.NoError(t, os.Symlink(realDir, link))
+	tbl, err := OpenLocal(realDir)
+	require.NoError(t, err)
+	createTestTable(t, tbl, "none", nil)
+	s := snap(t, tbl)
+	a := writeFile(t, tbl, s, 1, 0, 10)
+	a.Path = "file://" + EncodePath(filepath.ToSlash(link)) + "/" + a.Path
+	appendFiles(t, tbl, a)
+	ageTree(t, realDir, 30*24*time.Hour)
+
+	plan, err := tbl.PlanVacuum(t.Context(), VacuumConfig{Retain: 0, Force: true})
+	require.NoError(t, err)
+	assert.Empty(t, plan.Files, "the live file is kept")
+	assert.Equal(t, sorted(idRange(1, 0, 10)), ids(t, tbl))
+}

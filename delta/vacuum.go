@@ -178,18 +178,25 @@ func (s *Snapshot) vacuumRetention(cfg VacuumConfig) (time.Duration, error) {
 // vacuum deletes nothing rather than a file it could not recognise.
 func referencedFiles(root Root, s *Snapshot, cutoff time.Time) (map[string]bool, error) {
 	keep := map[string]bool{}
+	links := newLinkResolver(root)
+	ref := func(c string, inside bool) {
+		keep[c] = true // an outside path is absolute: no listed path matches it
+		if rel, ok := links.rel(c, inside); ok {
+			keep[rel] = true
+		}
+	}
 	addRef := func(p string, dv *DeletionVector) error {
 		c, inside, err := root.Canonical(p)
 		if err != nil {
 			return fmt.Errorf("vacuum: %w", err)
 		}
-		keep[c] = inside // outside paths are absolute: no listed path matches them
+		ref(c, inside)
 		if dv != nil && dv.StorageType != "i" {
 			dp, inside, err := dv.Path(root)
 			if err != nil {
 				return fmt.Errorf("vacuum: %w", err)
 			}
-			keep[dp] = inside
+			ref(dp, inside)
 		}
 		return nil
 	}
