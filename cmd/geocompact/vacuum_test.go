@@ -256,3 +256,21 @@ func TestVacuumDeltaRetentionOutOfRange(t *testing.T) {
 		assert.Contains(t, r.Stderr, want, retain)
 	}
 }
+
+// TestVacuumDeltaAbsolutePaths: vacuum --delta on a table whose log names
+// its files by absolute file:// URIs deletes none of them, even with no
+// retention, and the table reads the same.
+func TestVacuumDeltaAbsolutePaths(t *testing.T) {
+	dir := t.TempDir()
+	tbl := deltatest.Fragmented(t, dir, 4, 10, deltatest.Options{})
+	deltatest.AbsolutePaths(t, dir)
+	deltatest.Age(t, dir, 30*24*time.Hour)
+	rows := deltatest.LiveRows(t, tbl)
+	before := parquetNames(t, dir)
+	require.Len(t, before, 4)
+
+	r := runCLI(t, "", false, "vacuum", "--delta", dir, "--retain", "0h", "--force")
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	assert.Equal(t, before, parquetNames(t, dir), "every live file is kept")
+	assert.Equal(t, rows, deltatest.LiveRows(t, tbl))
+}
