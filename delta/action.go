@@ -77,9 +77,9 @@ type Add struct {
 // DecodedPath is Path with its URL encoding undone.
 func (a *Add) DecodedPath() (string, error) { return decodePath(a.Path) }
 
-// Key is the logical file's primary key: the decoded path and the deletion
-// vector's unique id.
-func (a *Add) Key() (FileKey, error) { return fileKey(a.Path, a.DeletionVector) }
+// Key is the logical file's primary key in the table at root: the
+// canonical path (Root.Canonical) and the deletion vector's unique id.
+func (a *Add) Key(root Root) (FileKey, error) { return fileKey(root, a.Path, a.DeletionVector) }
 
 // ParsedStats parses the stats JSON; a file without stats gives nil.
 func (a *Add) ParsedStats() (*Stats, error) { return ParseStats(a.Stats) }
@@ -101,7 +101,7 @@ type Remove struct {
 }
 
 // Key is the removed logical file's primary key.
-func (r *Remove) Key() (FileKey, error) { return fileKey(r.Path, r.DeletionVector) }
+func (r *Remove) Key(root Root) (FileKey, error) { return fileKey(root, r.Path, r.DeletionVector) }
 
 // Txn records the last version an application committed, for idempotent writes.
 type Txn struct {
@@ -149,14 +149,15 @@ type Sidecar struct {
 }
 
 // FileKey identifies a logical file: the same data file with another deletion
-// vector is another logical file.
+// vector is another logical file. Path is canonical (Root.Canonical), so
+// an add and a remove of one file under two forms of its path match.
 type FileKey struct {
 	Path string
 	DV   string
 }
 
-func fileKey(p string, dv *DeletionVector) (FileKey, error) {
-	d, err := decodePath(p)
+func fileKey(root Root, p string, dv *DeletionVector) (FileKey, error) {
+	d, _, err := root.Canonical(p)
 	if err != nil {
 		return FileKey{}, err
 	}

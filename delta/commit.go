@@ -68,10 +68,14 @@ func NewCommitInfo(operation string, params map[string]any, readVersion int64, m
 // logical files in removed. A concurrent commit conflicts when it removes one
 // of them, changes its deletion vector (a new add of the same path), or
 // changes the protocol or metadata. Appends of new files do not conflict.
+// Paths are compared in their canonical form (Root.Canonical), so a file
+// is the same file whether a commit names it by a relative path or by an
+// absolute URI.
 func CheckRewriteConflicts(ctx context.Context, t *Table, readVersion, through int64, removed []*Remove) error {
+	root := t.Store.TableRoot()
 	paths := make(map[string]bool, len(removed))
 	for _, r := range removed {
-		p, err := decodePath(r.Path)
+		p, _, err := root.Canonical(r.Path)
 		if err != nil {
 			return err
 		}
@@ -86,14 +90,24 @@ func CheckRewriteConflicts(ctx context.Context, t *Table, readVersion, through i
 		if err != nil {
 			return &LogError{Version: v, Reason: err.Error()}
 		}
-		if err := conflictIn(v, acts, paths); err != nil {
+		if err := conflictIn(root, v, acts, paths); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func conflictIn(v int64, acts []Action, paths map[string]bool) error {
+// conflictIn finds the first action of version v that conflicts with a
+// rewrite of paths (canonical in root). A path that does not resolve is
+// compared as it stands, decoded.
+func conflictIn(root Root, v int64, acts []Action, paths map[string]bool) error {
+	canonical := func(raw string) string {
+		if p, _, err := root.Canonical(raw); err == nil {
+			return p
+		}
+		p, _ := decodePath(raw)
+		return p
+	}
 	for _, a := range acts {
 		switch {
 		case a.Protocol != nil:
@@ -101,11 +115,11 @@ func conflictIn(v int64, acts []Action, paths map[string]bool) error {
 		case a.MetaData != nil:
 			return &ConflictError{Version: v, Reason: "the table metadata changed"}
 		case a.Remove != nil:
-			if p, err := decodePath(a.Remove.Path); err == nil && paths[p] {
+			if p := canonical(a.Remove.Path); paths[p] {
 				return &ConflictError{Version: v, Path: p, Reason: "the file was removed"}
 			}
 		case a.Add != nil:
-			if p, err := decodePath(a.Add.Path); err == nil && paths[p] {
+			if p := canonical(a.Add.Path); paths[p] {
 				return &ConflictError{Version: v, Path: p, Reason: "the file's deletion vector changed"}
 			}
 		}

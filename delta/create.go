@@ -113,7 +113,7 @@ func usesType(t DataType, name string) bool {
 // so data files can be written for it (Table.NewFileWriter) before the
 // commit that creates the table.
 func SnapshotOf(actions []Action) (*Snapshot, error) {
-	r := newReplay()
+	r := newReplay(Root{})
 	if err := r.apply(actions, true); err != nil {
 		return nil, err
 	}

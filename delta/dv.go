@@ -70,6 +70,21 @@ func (d *DeletionVector) FilePath() (string, error) {
 	return "", fmt.Errorf("deletion vector: unknown storage type %q", d.StorageType)
 }
 
+// Path returns the canonical path (Root.Canonical) of the file holding
+// the vector in the table at root, and whether it is inside the table: a
+// 'u' vector's file always is (its prefix cannot leave the root), a 'p'
+// vector's is when its absolute path points there.
+func (d *DeletionVector) Path(root Root) (string, bool, error) {
+	p, err := d.FilePath()
+	if err != nil {
+		return "", false, err
+	}
+	if d.StorageType == "p" {
+		return root.Canonical(d.PathOrInlineDv)
+	}
+	return relativePath(p, p)
+}
+
 func formatUUID(b []byte) string {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
@@ -102,7 +117,7 @@ func (d *DeletionVector) Load(ctx context.Context, st Storage) (*roaring64.Bitma
 }
 
 func (d *DeletionVector) readFromFile(ctx context.Context, st Storage) ([]byte, error) {
-	p, err := d.FilePath()
+	p, _, err := d.Path(st.TableRoot())
 	if err != nil {
 		return nil, err
 	}

@@ -94,7 +94,11 @@ func checkPropertyValue(key, value string) error {
 			return bad("a positive number of bytes")
 		}
 	case PropDeletedFileRetention, PropLogRetention:
-		if d, err := ParseInterval(value); err != nil || d <= 0 {
+		d, err := ParseInterval(value)
+		if err != nil {
+			return &PropertyError{Key: key, Reason: err.Error()}
+		}
+		if d <= 0 {
 			return bad(`a positive interval such as "interval 7 days"`)
 		}
 	case PropCheckpointInterval:

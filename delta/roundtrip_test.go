@@ -60,6 +60,12 @@ func createTestTable(t testing.TB, tbl *Table, mode string, props map[string]str
 // writeFile writes rows id in [from, to) of partition part as one data file.
 func writeFile(t testing.TB, tbl *Table, s *Snapshot, part int, from, to int64) *Add {
 	t.Helper()
+	return writeNamedFile(t, tbl, s, part, fmt.Sprintf("part=%d/f-%d-%d.parquet", part, from, to), from, to)
+}
+
+// writeNamedFile is writeFile with the data file's table-relative name.
+func writeNamedFile(t testing.TB, tbl *Table, s *Snapshot, part int, name string, from, to int64) *Add {
+	t.Helper()
 	schema, err := s.ArrowSchema()
 	require.NoError(t, err)
 	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
@@ -82,8 +88,7 @@ func writeFile(t testing.TB, tbl *Table, s *Snapshot, part int, from, to int64) 
 	mode := s.ColumnMapping()
 	pv := fmt.Sprint(part)
 	partKey := s.Schema.Field("part").PhysicalName(mode)
-	w, err := tbl.NewFileWriter(t.Context(), s, fmt.Sprintf("part=%d/f-%d-%d.parquet", part, from, to),
-		map[string]*string{partKey: &pv}, nil)
+	w, err := tbl.NewFileWriter(t.Context(), s, name, map[string]*string{partKey: &pv}, nil)
 	require.NoError(t, err)
 	require.NoError(t, w.Write(rec))
 	add, err := w.Close()

@@ -80,13 +80,18 @@ func splitS3(location string) (bucket, key string, err error) {
 	return u.Host, strings.Trim(u.Path, "/"), nil
 }
 
+// TableRoot implements Storage.
+func (s *S3Storage) TableRoot() Root { return Root{Bucket: s.Bucket, Dir: s.Prefix} }
+
 // key maps a table-relative path, or an absolute s3:// URI in the same
-// bucket, to an object key.
+// bucket, to an object key. Names are canonical (Root.Canonical): already
+// decoded, so an absolute one is split, not parsed as a URL again.
 func (s *S3Storage) key(name string) (string, error) {
 	if IsS3Location(name) {
-		bucket, key, err := splitS3(name)
-		if err != nil {
-			return "", err
+		_, rest, _ := strings.Cut(name, "://")
+		bucket, key, _ := strings.Cut(rest, "/")
+		if bucket == "" {
+			return "", fmt.Errorf("invalid S3 location %q, want s3://BUCKET/KEY", name)
 		}
 		if bucket != s.Bucket {
 			return "", fmt.Errorf("%s is in bucket %s, not the table's bucket %s", name, bucket, s.Bucket)

@@ -3,6 +3,7 @@ package delta
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,4 +99,36 @@ func TestS3WriteOptimizeVacuum(t *testing.T) {
 	assert.Equal(t, sorted(idRange(1, 0, 20)), ids(t, again), "the table reads the same after vacuum")
 	_, err = st.Open(t.Context(), "part=1/f-0-10.parquet")
 	require.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// TestS3VacuumKeepsLiveFilesNamedByAbsoluteURIs: on S3, a log naming its
+// live files by s3:// and s3a:// URIs keeps them through a vacuum, and a
+// file in a sibling prefix the log removed long ago is never deleted.
+func TestS3VacuumKeepsLiveFilesNamedByAbsoluteURIs(t *testing.T) {
+	loc, st := s3Table(t)
+	tbl := createTestTable(t, &Table{Store: st}, "none", nil)
+	s := snap(t, tbl)
+	a, b := writeNamedFile(t, tbl, s, 1, "part=1/odd name%41.parquet", 0, 10), writeFile(t, tbl, s, 1, 10, 20)
+	a.Path = st.TableRoot().URI("part=1/odd name%41.parquet")
+	b.Path = "s3a://" + strings.TrimPrefix(st.TableRoot().URI("part=1/f-10-20.parquet"), "s3://")
+	appendFiles(t, tbl, a, b)
+
+	sibling, err := NewS3Storage(t.Context(), loc+"-sibling")
+	require.NoError(t, err)
+	require.NoError(t, sibling.Put(t.Context(), "f.parquet", []byte("not ours")))
+	old := time.Now().Add(-30 * 24 * time.Hour).UnixMilli()
+	s = snap(t, tbl)
+	require.NoError(t, Commit(t.Context(), tbl, s.Version+1, []Action{{Remove: &Remove{
+		Path: sibling.TableRoot().URI("f.parquet"), DeletionTimestamp: &old, DataChange: true}}}))
+
+	plan, err := tbl.PlanVacuum(t.Context(), VacuumConfig{Retain: TableRetention, Now: time.Now().Add(8 * 24 * time.Hour)})
+	require.NoError(t, err)
+	assert.Empty(t, plan.Files, "every file under the table is live")
+	plan, err = tbl.PlanVacuum(t.Context(), VacuumConfig{Retain: 0, Force: true, Now: time.Now().Add(time.Hour)})
+	require.NoError(t, err)
+	assert.Empty(t, plan.Files, "every file under the table is live")
+	assert.Equal(t, sorted(idRange(1, 0, 20)), ids(t, tbl))
+	f, err := sibling.Open(t.Context(), "f.parquet")
+	require.NoError(t, err, "the file outside the table is kept")
+	f.Close()
 }

@@ -46,7 +46,7 @@ func (t *Table) Read(ctx context.Context, s *Snapshot, opts ReadOptions, fn func
 
 // ReadFile streams the live rows of one logical file of the snapshot.
 func (t *Table) ReadFile(ctx context.Context, s *Snapshot, add *Add, opts ReadOptions, fn func(arrow.RecordBatch) error) error {
-	p, err := add.DecodedPath()
+	p, _, err := t.Store.TableRoot().Canonical(add.Path)
 	if err != nil {
 		return err
 	}

@@ -136,7 +136,7 @@ func checkpointCandidates(ll *logListing, target int64, hint *LastCheckpoint) []
 // replayFrom builds the snapshot at target from checkpoint c (nil: from
 // version 0) and the commits after it, which must all be present.
 func (t *Table) replayFrom(ctx context.Context, ll *logListing, c *checkpoint, target int64) (*Snapshot, error) {
-	r := newReplay()
+	r := newReplay(t.Store.TableRoot())
 	start := int64(0)
 	if c != nil {
 		acts, err := readCheckpoint(ctx, t.Store, *c)
@@ -182,6 +182,7 @@ func missingCommit(ll *logListing, v int64, c *checkpoint) error {
 }
 
 type replay struct {
+	root       Root // the table's, which file keys are canonical in
 	protocol   *Protocol
 	metadata   *Metadata
 	commitInfo *CommitInfo
@@ -191,8 +192,8 @@ type replay struct {
 	domains    map[string]*DomainMetadata
 }
 
-func newReplay() *replay {
-	return &replay{files: map[FileKey]*Add{}, tombstones: map[FileKey]*Remove{},
+func newReplay(root Root) *replay {
+	return &replay{root: root, files: map[FileKey]*Add{}, tombstones: map[FileKey]*Remove{},
 		txns: map[string]int64{}, domains: map[string]*DomainMetadata{}}
 }
 
@@ -206,14 +207,14 @@ func (r *replay) apply(acts []Action, last bool) error {
 		case a.MetaData != nil:
 			r.metadata = a.MetaData
 		case a.Add != nil:
-			k, err := a.Add.Key()
+			k, err := a.Add.Key(r.root)
 			if err != nil {
 				return err
 			}
 			r.files[k] = a.Add
 			delete(r.tombstones, k)
 		case a.Remove != nil:
-			k, err := a.Remove.Key()
+			k, err := a.Remove.Key(r.root)
 			if err != nil {
 				return err
 			}

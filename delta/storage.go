@@ -87,6 +87,9 @@ type Storage interface {
 	Create(ctx context.Context, name string) (io.WriteCloser, error)
 	// Delete removes an object; a missing one is not an error.
 	Delete(ctx context.Context, name string) error
+	// TableRoot is the table's location, which Root.Canonical resolves
+	// the log's paths against.
+	TableRoot() Root
 }
 
 // LocalStorage is Storage on the local file system under Root.
@@ -109,6 +112,9 @@ func NewLocalStorage(root string) (*LocalStorage, error) {
 	}
 	return &LocalStorage{Root: abs}, nil
 }
+
+// TableRoot implements Storage.
+func (s *LocalStorage) TableRoot() Root { return Root{Dir: path.Clean(filepath.ToSlash(s.Root))} }
 
 func localPath(p string) (string, error) {
 	if !strings.HasPrefix(p, "file:") {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -34,39 +33,9 @@ func (s *Snapshot) DeletedFileRetention() (time.Duration, error) {
 	}
 	d, err := ParseInterval(v)
 	if err != nil {
-		return 0, fmt.Errorf("delta.deletedFileRetentionDuration: %w", err)
+		return 0, &PropertyError{Key: PropDeletedFileRetention, Reason: "the table's value is unusable: " + err.Error()}
 	}
 	return d, nil
-}
-
-var intervalUnits = map[string]time.Duration{
-	"nanosecond": time.Nanosecond, "microsecond": time.Microsecond, "millisecond": time.Millisecond,
-	"second": time.Second, "minute": time.Minute, "hour": time.Hour, "day": 24 * time.Hour, "week": 7 * 24 * time.Hour,
-}
-
-// ParseInterval parses a Spark calendar interval of fixed-length units:
-// "interval 1 week", "interval 36 hours 30 minutes", "7 days".
-func ParseInterval(s string) (time.Duration, error) {
-	words := strings.Fields(strings.ToLower(strings.TrimSpace(s)))
-	if len(words) > 0 && words[0] == "interval" {
-		words = words[1:]
-	}
-	if len(words) == 0 || len(words)%2 != 0 {
-		return 0, fmt.Errorf("invalid interval %q, want e.g. \"interval 7 days\"", s)
-	}
-	var total time.Duration
-	for i := 0; i < len(words); i += 2 {
-		n, err := strconv.ParseInt(words[i], 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("invalid interval %q: %q is not a whole number", s, words[i])
-		}
-		unit, ok := intervalUnits[strings.TrimSuffix(words[i+1], "s")]
-		if !ok {
-			return 0, fmt.Errorf("invalid interval %q: unknown unit %q (months and years have no fixed length)", s, words[i+1])
-		}
-		total += time.Duration(n) * unit
-	}
-	return total, nil
 }
 
 // TableRetention, as VacuumConfig.Retain, keeps what the table's
@@ -141,7 +110,7 @@ func (t *Table) PlanVacuum(ctx context.Context, cfg VacuumConfig) (*VacuumPlan, 
 	if now.IsZero() {
 		now = time.Now()
 	}
-	keep, err := referencedFiles(s, now.Add(-retain))
+	keep, err := referencedFiles(t.Store.TableRoot(), s, now.Add(-retain))
 	if err != nil {
 		return nil, err
 	}
@@ -211,23 +180,34 @@ func (s *Snapshot) vacuumRetention(cfg VacuumConfig) (time.Duration, error) {
 	return retain, nil
 }
 
-// referencedFiles is every path the snapshot and the tombstones removed after
-// cutoff still need, with their deletion vector files. A tombstone without a
-// deletionTimestamp counts as removed at time 0.
-func referencedFiles(s *Snapshot, cutoff time.Time) (map[string]bool, error) {
+// referencedFiles is every path inside the table at root that the snapshot
+// and the tombstones removed after cutoff still need, with their deletion
+// vector files, in canonical form (Root.Canonical), as the table's listing
+// names them. Paths outside the table are left out: a vacuum never lists,
+// so never deletes, them. A tombstone without a deletionTimestamp counts as
+// removed at time 0. A path that does not resolve is an error, so that a
+// vacuum deletes nothing rather than a file it could not recognise.
+func referencedFiles(root Root, s *Snapshot, cutoff time.Time) (map[string]bool, error) {
 	keep := map[string]bool{}
-	addRef := func(p string, dv *DeletionVector) error {
-		d, err := decodePath(p)
-		if err != nil {
-			return err
+	links := newLinkResolver(root)
+	ref := func(c string, inside bool) {
+		keep[c] = true // an outside path is absolute: no listed path matches it
+		if rel, ok := links.rel(c, inside); ok {
+			keep[rel] = true
 		}
-		keep[path.Clean(d)] = true
+	}
+	addRef := func(p string, dv *DeletionVector) error {
+		c, inside, err := root.Canonical(p)
+		if err != nil {
+			return fmt.Errorf("vacuum: %w", err)
+		}
+		ref(c, inside)
 		if dv != nil && dv.StorageType != "i" {
-			dp, err := dv.FilePath()
+			dp, inside, err := dv.Path(root)
 			if err != nil {
-				return err
+				return fmt.Errorf("vacuum: %w", err)
 			}
-			keep[path.Clean(dp)] = true
+			ref(dp, inside)
 		}
 		return nil
 	}
@@ -315,6 +295,9 @@ func (p *VacuumPlan) execute(ctx context.Context, t *Table, deleted func(FileInf
 		if err := ctx.Err(); err != nil {
 			return i, err
 		}
+		if !insideRelative(f.Path) {
+			return i, fmt.Errorf("delta: vacuum refuses to delete %q: not a path inside the table", f.Path)
+		}
 		if !mayDelete(t.Store, f.Path) {
 			continue
 		}
@@ -326,6 +309,14 @@ func (p *VacuumPlan) execute(ctx context.Context, t *Table, deleted func(FileInf
 		}
 	}
 	return len(p.Files), nil
+}
+
+// insideRelative reports whether p is a clean table-relative path, the only
+// kind a vacuum deletes: a listing gives no other, and a plan built by hand
+// must not reach outside the table.
+func insideRelative(p string) bool {
+	rel, inside, err := Root{}.Canonical(EncodePath(p))
+	return err == nil && inside && rel == p
 }
 
 // isTempName reports whether name is a temporary file LocalStorage writes

@@ -44,6 +44,12 @@ func TestAlterDeltaCLI(t *testing.T) {
 		{[]string{"--set", "write.target-file-size-bytes=1MiB"}, "delta.targetFileSize"},
 		{[]string{"--sort-order", "nope"}, "its columns are"},
 		{[]string{"--table", "a.b", "--curve", "hilbert"}, "table"},
+		{[]string{"--set", "delta.deletedFileRetentionDuration=interval 213504 days"},
+			`delta.deletedFileRetentionDuration: invalid interval "interval 213504 days": over the maximum of 106751 days`},
+		{[]string{"--set", "delta.deletedFileRetentionDuration=interval -7 days"},
+			`delta.deletedFileRetentionDuration: invalid interval "interval -7 days": -7 days is negative`},
+		{[]string{"--set", "delta.logRetentionDuration=interval 9223372036854775808 nanoseconds"},
+			"delta.logRetentionDuration: invalid interval"},
 	} {
 		r := runCLI(t, "", false, append([]string{"alter", "--delta", dir}, tc.args...)...)
 		assert.Equal(t, exitUsage, r.Code, "%v: %s", tc.args, r.Stderr)

@@ -35,12 +35,6 @@ const (
 	deletingAgeBack = 30 * 24 * time.Hour
 )
 
-// deltaAbsolutePathsPending marks the Delta cases whose add path is an
-// absolute file: URI: vacuum compares it with the listing's relative paths
-// without normalising either, so it deletes the live file. They skip, by
-// name, until that normalisation is in.
-const deltaAbsolutePathsPending = true
-
 // deletingCase is one table laid out for one path form: where the table
 // lives, the directory outside it whose every file must survive, and the
 // old orphan inside it a removal must delete.
@@ -264,9 +258,6 @@ func deltaDeleting(t *testing.T, cmd, form string) {
 	tbl := deltatest.Fragmented(t, dir, 3, 40, deltatest.Options{})
 	c := newDeletingCase(t, form, dir, dir)
 	add := deltatest.WriteFile(t, tbl, "staged.parquet", "", 1000, deltatest.Point(t, 1, 2), deltatest.Point(t, 3, 4))
-	if form == formFileURI && deltaAbsolutePathsPending {
-		t.Skip("Delta absolute file: URI add paths are not yet normalised against the listing: vacuum deletes such live files")
-	}
 	abs, named := c.place(t, filepath.Join(dir, "staged.parquet"), dir, "added.parquet", true)
 	switch form {
 	case formPercent, formLinkToFile, formLinkToDir:

@@ -4,10 +4,13 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/delta/deltatest"
 	"github.com/geocompact/geocompact/engine/maintain"
 )
@@ -69,4 +72,36 @@ func TestMaintainDeltaCLI(t *testing.T) {
 	assert.Contains(t, r.Stderr, "delta.deletedFileRetentionDuration")
 	r = runCLI(t, "", false, "maintain", "--delta", dir, "--table", "a.b")
 	assert.Equal(t, exitUsage, r.Code)
+}
+
+// TestMaintainDeltaAbsolutePaths: maintain on a table whose log names its
+// files by absolute file:// URIs rewrites it and vacuums nothing a
+// version inside the retention reads: the files it replaced were removed
+// just now, so the version before the rewrite still reads whole.
+func TestMaintainDeltaAbsolutePaths(t *testing.T) {
+	tbl, dir := spatialDelta(t, 6)
+	deltatest.AbsolutePaths(t, dir)
+	deltatest.Age(t, dir, 30*24*time.Hour)
+	before := deltatest.Snapshot(t, tbl)
+	rows := deltatest.LiveRows(t, tbl)
+
+	r := runCLI(t, "", false, "maintain", "--delta", dir)
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	after := deltatest.Snapshot(t, tbl)
+	require.Greater(t, after.Version, before.Version, "the table was rewritten")
+	assert.Equal(t, rows, deltatest.LiveRows(t, tbl))
+	for _, s := range []*delta.Snapshot{before, after} {
+		for _, a := range s.Files {
+			p, inside, err := tbl.Store.TableRoot().Canonical(a.Path)
+			require.NoError(t, err)
+			require.True(t, inside, a.Path)
+			assert.FileExists(t, filepath.Join(dir, filepath.FromSlash(p)), "version %d", s.Version)
+		}
+	}
+	var n int64
+	require.NoError(t, tbl.Read(t.Context(), before, delta.ReadOptions{}, func(_ *delta.Add, rec arrow.RecordBatch) error {
+		n += rec.NumRows()
+		return nil
+	}))
+	assert.Equal(t, rows, n, "the version before the rewrite reads whole")
 }

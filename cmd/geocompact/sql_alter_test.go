@@ -74,4 +74,10 @@ func TestSQLCLIAlterDelta(t *testing.T) {
 	assert.Equal(t, exitUsage, r.Code)
 	assert.Contains(t, r.Stderr, "protocol upgrade")
 	assert.Equal(t, int64(3), deltatest.Snapshot(t, tbl).Version, "the refusal committed nothing")
+
+	r = runCLI(t, "", false, "sql", "ALTER TABLE delta.`"+dir+"` SET TBLPROPERTIES ('delta.deletedFileRetentionDuration' = 'interval 213504 days')")
+	assert.Equal(t, exitUsage, r.Code)
+	assert.Contains(t, r.Stderr, "delta.deletedFileRetentionDuration")
+	assert.Contains(t, r.Stderr, "over the maximum of 106751 days")
+	assert.Equal(t, int64(3), deltatest.Snapshot(t, tbl).Version, "the refusal committed nothing")
 }

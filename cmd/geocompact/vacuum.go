@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -76,14 +77,20 @@ S3-compatible store.`,
 }
 
 // parseRetain reads a retention the way the other maintenance commands do
-// (7d, 36h) or as a Spark interval ("interval 7 days", "168 hours").
+// (7d, 36h) or as a Spark interval ("interval 7 days", "168 hours"). A
+// value that reads as one of them but is negative or too long is refused
+// saying so.
 func parseRetain(s string) (time.Duration, error) {
 	d, err := maintain.ParseDuration(s)
-	if err == nil {
+	if de, ok := errors.AsType[*maintain.DurationError](err); err == nil || ok && de.OutOfRange {
+		return d, err
+	}
+	d, ierr := delta.ParseInterval(s)
+	if ierr == nil {
 		return d, nil
 	}
-	if d, ierr := delta.ParseInterval(s); ierr == nil {
-		return d, nil
+	if strings.ContainsAny(strings.TrimSpace(s), " \t") {
+		return 0, ierr // written as an interval: its own reason
 	}
 	return 0, err
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/delta"
+	"github.com/geocompact/geocompact/delta/deltatest"
 	"github.com/geocompact/geocompact/internal/reliability"
 )
 
@@ -203,4 +204,73 @@ func TestVacuumDeltaLeftovers(t *testing.T) {
 	assert.FileExists(t, fresh, "a fresh temporary file may be a live writer's")
 	assert.FileExists(t, filepath.Join(logDir, "00000000000000000013.json"))
 	assert.Equal(t, rows, deltaRows(t, dir))
+}
+
+// setDeltaConfig commits a metaData action setting the table property key
+// to value as another writer might, without geocompact's checks.
+func setDeltaConfig(t *testing.T, tbl *delta.Table, key, value string) {
+	t.Helper()
+	s := deltatest.Snapshot(t, tbl)
+	md := *s.Metadata
+	md.Configuration = map[string]string{key: value}
+	require.NoError(t, delta.Commit(t.Context(), tbl, s.Version+1, []delta.Action{{MetaData: &md}}))
+}
+
+// TestVacuumDeltaRetentionOutOfRange: a retention too long for a duration
+// or negative, in the table or on the command line, is refused naming it,
+// and nothing is deleted; it never wraps around to a short one.
+func TestVacuumDeltaRetentionOutOfRange(t *testing.T) {
+	for value, want := range map[string]string{
+		"interval 213504 days": "over the maximum of 106751 days",
+		"interval -7 days":     "-7 days is negative",
+	} {
+		t.Run(value, func(t *testing.T) {
+			dir := t.TempDir()
+			tbl := deltatest.Fragmented(t, dir, 3, 10, deltatest.Options{})
+			setDeltaConfig(t, tbl, delta.PropDeletedFileRetention, value)
+			orphan := filepath.Join(dir, "orphan.parquet")
+			require.NoError(t, os.WriteFile(orphan, []byte("x"), 0o644))
+			old := time.Now().Add(-time.Hour)
+			require.NoError(t, os.Chtimes(orphan, old, old))
+			for _, args := range [][]string{{"vacuum", "--delta", dir}, {"maintain", "--delta", dir}} {
+				r := runCLI(t, "", false, args...)
+				assert.NotEqual(t, exitOK, r.Code, "%v", args)
+				assert.Contains(t, r.Stderr, "delta.deletedFileRetentionDuration", "%v", args)
+				assert.Contains(t, r.Stderr, want, "%v", args)
+				assert.FileExists(t, orphan, "%v deletes nothing", args)
+			}
+		})
+	}
+	dir := t.TempDir()
+	deltatest.Fragmented(t, dir, 1, 10, deltatest.Options{})
+	for retain, want := range map[string]string{
+		"9999999999h":          `"9999999999h" is over the maximum of 36500d`,
+		"40000d":               `"40000d" is over the maximum of 36500d`,
+		"-1h":                  `"-1h" is negative`,
+		"interval 213504 days": "over the maximum of 106751 days",
+		"interval -7 days":     "-7 days is negative",
+		"interval seven days":  "is not a whole number",
+	} {
+		r := runCLI(t, "", false, "vacuum", "--delta", dir, "--retain", retain, "--force")
+		assert.Equal(t, exitUsage, r.Code, retain)
+		assert.Contains(t, r.Stderr, want, retain)
+	}
+}
+
+// TestVacuumDeltaAbsolutePaths: vacuum --delta on a table whose log names
+// its files by absolute file:// URIs deletes none of them, even with no
+// retention, and the table reads the same.
+func TestVacuumDeltaAbsolutePaths(t *testing.T) {
+	dir := t.TempDir()
+	tbl := deltatest.Fragmented(t, dir, 4, 10, deltatest.Options{})
+	deltatest.AbsolutePaths(t, dir)
+	deltatest.Age(t, dir, 30*24*time.Hour)
+	rows := deltatest.LiveRows(t, tbl)
+	before := parquetNames(t, dir)
+	require.Len(t, before, 4)
+
+	r := runCLI(t, "", false, "vacuum", "--delta", dir, "--retain", "0h", "--force")
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	assert.Equal(t, before, parquetNames(t, dir), "every live file is kept")
+	assert.Equal(t, rows, deltatest.LiveRows(t, tbl))
 }

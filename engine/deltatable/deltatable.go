@@ -93,8 +93,9 @@ type format struct {
 // planFiles describes the snapshot's live files for the planner.
 func (f *format) planFiles() ([]engine.PlanFile, error) {
 	out := make([]engine.PlanFile, 0, len(f.snap.Files))
+	root := f.t.Store.TableRoot()
 	for _, add := range f.snap.Files {
-		p, err := add.DecodedPath()
+		p, _, err := root.Canonical(add.Path)
 		if err != nil {
 			return nil, err
 		}
@@ -159,11 +160,22 @@ func (f *format) ReadBack(ctx context.Context, _ []engine.PlanFile, written []en
 	return f.read(ctx, adds, f.sc, nil), nil
 }
 
+// Remove deletes files a failed rewrite wrote, by their table-relative
+// names; a name that does not resolve inside the table (Root.Canonical) is
+// refused, never deleted.
 func (f *format) Remove(ctx context.Context, paths []string) error {
 	var errs []error
-	for _, p := range paths {
-		if err := f.t.Store.Delete(ctx, p); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", p, err))
+	root := f.t.Store.TableRoot()
+	for _, raw := range paths {
+		p, inside, err := root.Canonical(delta.EncodePath(raw))
+		if err == nil && !inside {
+			err = fmt.Errorf("outside the table; not deleted")
+		}
+		if err == nil {
+			err = f.t.Store.Delete(ctx, p)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", raw, err))
 		}
 	}
 	return errors.Join(errs...)

@@ -6,6 +6,8 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -369,4 +371,23 @@ func TestOptimizeAutoAndPartialProgress(t *testing.T) {
 	acts := lastCommit(t, tbl)
 	require.NotNil(t, acts[0].CommitInfo)
 	assert.Contains(t, acts[0].CommitInfo.OperationParameters, engine.SummaryAuto)
+}
+
+// TestRemoveStaysInsideTheTable: the cleanup of a failed rewrite deletes
+// the files it wrote, by their table-relative names, and refuses a name
+// outside the table, deleting nothing there.
+func TestRemoveStaysInsideTheTable(t *testing.T) {
+	tbl, dir := newTable(t, "none")
+	appendPoints(t, tbl, "2026-01-01", 0, 1, 10)
+	ft, err := deltatable.Open(t.Context(), tbl, dir, false)
+	require.NoError(t, err)
+	written := filepath.Join(dir, "day=2026-01-01", "part-00000-x y%41.parquet")
+	outside := filepath.Join(t.TempDir(), "keep.parquet")
+	for _, p := range []string{written, outside} {
+		require.NoError(t, os.WriteFile(p, []byte("x"), 0o644))
+	}
+	err = ft.Format.Remove(t.Context(), []string{"day=2026-01-01/part-00000-x y%41.parquet", filepath.ToSlash(outside)})
+	require.ErrorContains(t, err, "outside the table")
+	assert.NoFileExists(t, written)
+	assert.FileExists(t, outside)
 }

@@ -137,7 +137,10 @@ func (d *deltaIngest) write(ctx context.Context, s *delta.Snapshot, batches *con
 func (d *deltaIngest) removeWritten(ctx context.Context, sets ...[]*delta.Add) {
 	for _, adds := range sets {
 		for _, a := range adds {
-			p, err := a.DecodedPath()
+			p, inside, err := d.tbl.Store.TableRoot().Canonical(a.Path)
+			if err == nil && !inside {
+				err = fmt.Errorf("%s is outside the table; not deleted", p)
+			}
 			if err == nil {
 				err = d.tbl.Store.Delete(context.WithoutCancel(ctx), p)
 			}

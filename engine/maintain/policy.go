@@ -73,25 +73,66 @@ func CheckRetention(what string, age time.Duration, force bool) error {
 	return nil
 }
 
+// MaxDuration is the longest duration ParseDuration accepts: 100 years.
+// A retention or age beyond it is a mistake, and a larger number of
+// nanoseconds would not fit a time.Duration.
+const MaxDuration = 36500 * 24 * time.Hour
+
+// goDuration matches the text time.ParseDuration reads, without a sign:
+// text it matches but refuses is over time.Duration's range. days matches
+// the number of a duration in days.
+var (
+	goDuration = regexp.MustCompile(`^(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+$`)
+	days       = regexp.MustCompile(`^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)$`)
+)
+
+// DurationError is a duration ParseDuration refuses. OutOfRange is set
+// when it is well formed but negative or over MaxDuration.
+type DurationError struct {
+	Value, Reason string
+	OutOfRange    bool
+}
+
+func (e *DurationError) Error() string {
+	return fmt.Sprintf("%v: %q %s", ErrDuration, e.Value, e.Reason)
+}
+
+func (e *DurationError) Unwrap() error { return ErrDuration }
+
 // ParseDuration parses a Go duration ("36h", "90m") or a number of days
-// ("5d", "1.5d"), as retention settings are usually given in days. Negative
-// durations are errors.
+// ("5d", "1.5d"), as retention settings are usually given in days. A
+// negative duration, or one over MaxDuration, is a *DurationError saying
+// so.
 func ParseDuration(s string) (time.Duration, error) {
 	s = strings.TrimSpace(s)
-	var d time.Duration
-	var err error
-	if days, ok := strings.CutSuffix(s, "d"); ok {
-		var f float64
-		f, err = strconv.ParseFloat(days, 64)
-		if err == nil && (f < 0 || f > 100*365) {
-			err = errors.New("out of range")
+	want := &DurationError{Value: s, Reason: "is not a duration: want one such as 5d, 36h or 90m"}
+	over := &DurationError{Value: s, Reason: "is over the maximum of " + FormatDuration(MaxDuration), OutOfRange: true}
+	negative := &DurationError{Value: s, Reason: "is negative: want a duration such as 5d, 36h or 90m", OutOfRange: true}
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		if !days.MatchString(n) {
+			return 0, want
 		}
-		d = time.Duration(f * float64(24*time.Hour))
-	} else {
-		d, err = time.ParseDuration(s)
+		f, _ := strconv.ParseFloat(n, 64) // well formed: at worst ±Inf
+		switch {
+		case strings.HasPrefix(n, "-") && f != 0:
+			return 0, negative
+		case f > float64(MaxDuration/(24*time.Hour)):
+			return 0, over
+		}
+		return time.Duration(f * float64(24*time.Hour)), nil
 	}
-	if err != nil || d < 0 || s == "" {
-		return 0, fmt.Errorf("%w: %q: want a duration such as 5d, 36h or 90m", ErrDuration, s)
+	d, err := time.ParseDuration(s)
+	unsigned := s
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		unsigned = s[1:]
+	}
+	switch {
+	case err != nil && !goDuration.MatchString(unsigned), s == "":
+		return 0, want
+	case strings.HasPrefix(s, "-") && (err != nil || d < 0):
+		return 0, negative
+	case err != nil || d > MaxDuration:
+		return 0, over
 	}
 	return d, nil
 }
@@ -101,8 +142,12 @@ func ParseDuration(s string) (time.Duration, error) {
 // an offset; a date alone means its midnight UTC). It returns the age, now
 // minus the instant; a timestamp in the future is an error.
 func ParseAge(s string, now time.Time) (time.Duration, error) {
-	if d, err := ParseDuration(s); err == nil {
+	d, derr := ParseDuration(s)
+	if derr == nil {
 		return d, nil
+	}
+	if de, ok := errors.AsType[*DurationError](derr); ok && de.OutOfRange {
+		return 0, derr
 	}
 	s = strings.TrimSpace(s)
 	var ts time.Time

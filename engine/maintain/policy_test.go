@@ -161,3 +161,55 @@ func TestFormatDurationRoundTrips(t *testing.T) {
 		t.Errorf("FormatDuration(36h) = %q", s)
 	}
 }
+
+// TestParseDurationRange: durations too long or negative are refused
+// saying which, not just "bad duration".
+func TestParseDurationRange(t *testing.T) {
+	for in, want := range map[string]string{
+		"9999999999h":            `"9999999999h" is over the maximum of 36500d`,
+		"9223372036854775807s":   "is over the maximum of 36500d",
+		"36501d":                 "is over the maximum of 36500d",
+		"100000000000000000000d": "is over the maximum of 36500d",
+		"876001h":                "is over the maximum of 36500d",
+		"-1h":                    `"-1h" is negative`,
+		"-99999999999999h":       "is negative",
+		"-2d":                    "is negative",
+		"5 days":                 "is not a duration",
+		"infd":                   "is not a duration",
+		"NaNd":                   "is not a duration",
+	} {
+		_, err := maintain.ParseDuration(in)
+		if err == nil || !errors.Is(err, maintain.ErrDuration) || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseDuration(%q) = %v, want ErrDuration saying %q", in, err, want)
+		}
+	}
+	if d, err := maintain.ParseDuration("36500d"); err != nil || d != maintain.MaxDuration {
+		t.Errorf("ParseDuration(36500d) = %v, %v; want the maximum", d, err)
+	}
+	now := time.Now()
+	if _, err := maintain.ParseAge("9999999999h", now); err == nil || !strings.Contains(err.Error(), "over the maximum") {
+		t.Errorf("ParseAge(9999999999h) = %v, want the range error", err)
+	}
+}
+
+func FuzzParseDuration(f *testing.F) {
+	for _, s := range []string{"5d", "1.5d", "36h", "90m", "1h30m15s", "0s", "-1h", "9999999999h", "36500d",
+		"36501d", "1e400d", ".5d", "2562047h", "9223372036854775807ns", "+3h", "-0s"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := maintain.ParseDuration(s)
+		if err != nil {
+			if !errors.Is(err, maintain.ErrDuration) {
+				t.Fatalf("ParseDuration(%q): %v is not ErrDuration", s, err)
+			}
+			return
+		}
+		if d < 0 || d > maintain.MaxDuration {
+			t.Fatalf("ParseDuration(%q) = %v, out of range", s, d)
+		}
+		if back, err := maintain.ParseDuration(maintain.FormatDuration(d)); err != nil || back != d {
+			t.Fatalf("ParseDuration(%q) = %v, written %q, read back as %v, %v", s, d, maintain.FormatDuration(d), back, err)
+		}
+	})
+}
