@@ -15,16 +15,19 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
+	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/engine/format"
 	"github.com/geocompact/geocompact/engine/geowrite"
+	"github.com/geocompact/geocompact/internal/footer"
 	"github.com/geocompact/geocompact/spatial"
 )
 
@@ -44,6 +47,9 @@ type Table struct {
 	// BeforeCommit, when set, runs before each commit attempt (a test's
 	// way to commit concurrently).
 	BeforeCommit func(context.Context)
+
+	// checked holds the data files whose footers were found sound.
+	checked sync.Map
 }
 
 // task is the scan task a format.PlanFile of an Iceberg table carries.
@@ -59,6 +65,9 @@ func tasksOf(files []format.PlanFile) []table.FileScanTask {
 
 func (t *Table) Read(ctx context.Context, group, files []format.PlanFile, cols []string) (*arrow.Schema, iter.Seq2[arrow.RecordBatch, error], error) {
 	tasks := tasksOf(files)
+	if err := t.checkFooters(ctx, tasks); err != nil {
+		return nil, nil, err
+	}
 	scanOpts, _, _ := t.ioOptions(tasksOf(group))
 	scanOpts = append(scanOpts, table.WithSnapshotID(t.SnapshotID))
 	if cols != nil {
@@ -338,6 +347,31 @@ type partitionValues []any
 func (p partitionValues) Size() int        { return len(p) }
 func (p partitionValues) Get(i int) any    { return p[i] }
 func (p partitionValues) Set(i int, v any) { p[i] = v }
+
+// checkFooters checks the footer of each task's data file against the
+// file's size before iceberg-go reads it (see footer.Check): a footer
+// declaring a column chunk larger than the file would otherwise make the
+// reader allocate that much. Each file is checked once per Table.
+func (t *Table) checkFooters(ctx context.Context, tasks []table.FileScanTask) error {
+	var fsys iceio.IO
+	for _, task := range tasks {
+		p := task.File.FilePath()
+		if _, ok := t.checked.Load(p); ok {
+			continue
+		}
+		if fsys == nil {
+			var err error
+			if fsys, err = t.Table.FS(ctx); err != nil {
+				return fmt.Errorf("no file system: %w", err)
+			}
+		}
+		if err := footer.CheckFile(fsys, p); err != nil {
+			return err
+		}
+		t.checked.Store(p, true)
+	}
+	return nil
+}
 
 // nameBrokenInput adds to err, a failure reading tasks' data files, the
 // path of the first file whose Parquet footer cannot be read, when err does
