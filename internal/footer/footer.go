@@ -51,17 +51,17 @@ func (e *Error) Unwrap() error { return ErrBadFooter }
 // magic is the length of the leading "PAR1".
 const magic = 4
 
-// maxRowsPerByte bounds the rows a column chunk may declare per byte: a
-// page of all-null or run-length-encoded values packs at most 8 bits of
-// definition level per row, but a dictionary run of one value can pack far
-// more, so the bound is generous; it only stops counts no file can hold.
-const maxRowsPerByte = 1 << 16
+// maxRowsPerByte bounds the rows a row group may declare per byte of the
+// file's data: a run-length-encoded page of one repeated value or of nulls
+// packs millions of rows into a few bytes, so the bound is generous; it
+// only stops counts no file can hold.
+const maxRowsPerByte = 1 << 20
 
 // Check returns an *Error for the first size or offset in meta that a file
 // of size bytes cannot hold: column chunk offsets (data, dictionary and
 // index pages) and compressed sizes must lie between the leading magic and
-// the footer, and row and value counts, row group sizes and offsets must
-// be non-negative and plausible for the bytes there are. Uncompressed
+// the footer; row and value counts, row group sizes and offsets must be
+// non-negative, and a row group's rows possible for the bytes there are. Uncompressed
 // sizes may exceed the file; arrow-go bounds each page's uncompressed size
 // itself.
 func Check(meta *metadata.FileMetaData, size int64) error {
@@ -98,10 +98,14 @@ func checkRowGroup(rg *metadata.RowGroupMetaData, i int, data int64) error {
 		return bad("num_rows", rg.NumRows(), data*maxRowsPerByte)
 	case rg.TotalByteSize() < 0:
 		return bad("total_byte_size", rg.TotalByteSize(), 0)
-	case rg.TotalCompressedSize() < 0 || rg.TotalCompressedSize() > data:
-		return bad("total_compressed_size", rg.TotalCompressedSize(), data)
-	case rg.FileOffset() < 0 || rg.FileOffset() > data:
-		return bad("file_offset", rg.FileOffset(), data)
+	case rg.TotalCompressedSize() < 0:
+		// Not bounded above: some writers recorded the uncompressed
+		// size, and readers do not use it.
+		return bad("total_compressed_size", rg.TotalCompressedSize(), 0)
+	case rg.FileOffset() < 0:
+		// Some writers recorded wrong offsets here; readers use the
+		// column chunks' own.
+		return bad("file_offset", rg.FileOffset(), 0)
 	}
 	return nil
 }
@@ -135,8 +139,8 @@ func checkChunk(cc *metadata.ColumnChunkMetaData, i, j int, data int64) error {
 	if cc.TotalUncompressedSize() < 0 {
 		return bad("total_uncompressed_size", cc.TotalUncompressedSize(), 0)
 	}
-	if v := cc.NumValues(); v < 0 || v > max(n, 1)*maxRowsPerByte {
-		return bad("num_values", v, max(n, 1)*maxRowsPerByte)
+	if v := cc.NumValues(); v < 0 {
+		return bad("num_values", v, 0)
 	}
 	return nil
 }
