@@ -59,11 +59,11 @@ const maxRowsPerByte = 1 << 20
 
 // Check returns an *Error for the first size or offset in meta that a file
 // of size bytes cannot hold: column chunk offsets (data, dictionary and
-// index pages) and compressed sizes must lie between the leading magic and
-// the footer; row and value counts, row group sizes and offsets must be
-// non-negative, and a row group's rows possible for the bytes there are. Uncompressed
-// sizes may exceed the file; arrow-go bounds each page's uncompressed size
-// itself.
+// index pages) and compressed sizes must lie between the leading magic
+// and the footer; row and value counts, row group sizes and offsets must
+// be non-negative, and a row group's rows possible for the bytes there
+// are. Uncompressed sizes may exceed the file; arrow-go bounds each page's
+// uncompressed size itself.
 func Check(meta *metadata.FileMetaData, size int64) error {
 	data := size - 8 - int64(meta.Size()) // where the footer starts
 	if meta.NumRows < 0 {
