@@ -21,20 +21,6 @@ import (
 	"github.com/geocompact/geocompact/spatial"
 )
 
-// conformedFiles holds each file's batches in the table's Arrow schema.
-type conformedFiles struct {
-	schema *arrow.Schema
-	files  [][]arrow.RecordBatch
-}
-
-func (c *conformedFiles) release() {
-	for _, f := range c.files {
-		for _, r := range f {
-			r.Release()
-		}
-	}
-}
-
 // conformOpts says how files are conformed to the table: the geometry
 // column, whether missing bbox columns are computed from it, and whether
 // columns the table lacks are left out rather than refused.
@@ -42,30 +28,6 @@ type conformOpts struct {
 	geometry  string
 	addBBox   bool
 	dropExtra bool
-}
-
-// readConformed reads every file and conforms its batches to target, the
-// table's Arrow schema (see conform), holding them all. Any misfit is an
-// error naming the file and column.
-func readConformed(ctx context.Context, paths []string, target *arrow.Schema, o conformOpts) (*conformedFiles, int64, error) {
-	out := &conformedFiles{schema: target, files: make([][]arrow.RecordBatch, len(paths))}
-	var rows int64
-	for i, path := range paths {
-		err := readParquet(ctx, path, readOpts{mem: memory.DefaultAllocator}, func(rec arrow.RecordBatch) error {
-			c, err := conform(ctx, rec, target, o)
-			if err != nil {
-				return err
-			}
-			out.files[i] = append(out.files[i], c)
-			rows += c.NumRows()
-			return nil
-		})
-		if err != nil {
-			out.release()
-			return nil, 0, fmt.Errorf("%s: %w", path, err)
-		}
-	}
-	return out, rows, nil
 }
 
 // conformStream reads the files and conforms their batches to the table's
@@ -91,6 +53,31 @@ type ConformError struct {
 
 func (e *ConformError) Error() string { return e.Path + ": " + e.Err.Error() }
 func (e *ConformError) Unwrap() error { return e.Err }
+
+// file calls fn with each conformed batch of the file at path, which it
+// releases when fn returns. A file that does not fit the table returns a
+// *ConformError.
+func (c *conformStream) file(path string, fn func(arrow.RecordBatch) error) error {
+	var fnErr error
+	err := readParquet(c.ctx, path, c.read, func(rec arrow.RecordBatch) error {
+		out, err := conform(c.ctx, rec, c.schema, c.conf)
+		if err != nil {
+			return err
+		}
+		defer out.Release()
+		if fnErr = fn(out); fnErr != nil {
+			return errStopRead
+		}
+		return nil
+	})
+	switch {
+	case fnErr != nil:
+		return fnErr
+	case err != nil:
+		return &ConformError{Path: path, Err: err}
+	}
+	return nil
+}
 
 // all yields every file's conformed batches in file order. The consumer
 // releases each batch it takes (table.WriteRecords does); a batch it

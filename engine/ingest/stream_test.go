@@ -48,24 +48,15 @@ func (a *peakAllocator) add(n int) {
 }
 
 // TestRunStreamsRowGroups ingests a file of 800 row groups with a small
-// memory budget: the rows must flow batch by batch to the writer, so the
-// most the reader has allocated at once stays a small fraction of all it
-// allocated (an ingest that held every batch until the commit, as one did,
-// peaks at all of it: 6.6 GB for a 15 MB file of 20,001 row groups).
+// memory budget, into an Iceberg and a Delta table: the rows must flow
+// batch by batch to the writer, so the most the reader has allocated at
+// once stays well under the file's rows (an ingest that held every batch
+// until the commit, as one did, peaks above all of them: 6.6 GB for a
+// 15 MB file of 20,001 row groups).
 func TestRunStreamsRowGroups(t *testing.T) {
 	const rows, perGroup = 80000, 100
 	p := filepath.Join(t.TempDir(), "many-groups.parquet")
 	validatetest.Write(t, p, validatetest.File{Rows: validatetest.Points(rows), Geo: validatetest.Geo(""), Extra: true, RowGroupRows: perGroup})
-	cat, err := catalogs.Open(t.Context(), catalogs.Spec{Warehouse: t.TempDir()})
-	require.NoError(t, err)
-
-	mem := &peakAllocator{mem: memory.NewGoAllocator()}
-	cfg := config("gis.pts", p)
-	cfg.Allocator = mem
-	cfg.MemoryBytes = 64 << 10
-	res, err := ingest.Run(t.Context(), cat, cfg)
-	require.NoError(t, err)
-	require.EqualValues(t, rows, res.Rows)
 	pf, err := file.OpenParquetFile(p, false)
 	require.NoError(t, err)
 	var data int64 // the file's rows, uncompressed
@@ -73,9 +64,32 @@ func TestRunStreamsRowGroups(t *testing.T) {
 		data += rg.TotalByteSize
 	}
 	require.NoError(t, pf.Close())
-	t.Logf("reader allocations: peak %d bytes, %d in all; the file's rows take %d bytes", mem.peak, mem.total, data)
-	require.Greater(t, mem.total, data, "the reader allocated less than the rows take: the allocator was not used")
-	// A batch is about 16 KiB here; the writer takes them a few at a time.
-	require.Less(t, mem.peak*2, data, "the reader held half of the file's rows at once: ingest does not stream")
-	require.Zero(t, mem.cur, "batches were not released")
+
+	for _, format := range []string{"iceberg", "delta"} {
+		t.Run(format, func(t *testing.T) {
+			mem := &peakAllocator{mem: memory.NewGoAllocator()}
+			cfg := config("gis.pts", p)
+			cfg.Allocator = mem
+			cfg.MemoryBytes = 64 << 10
+			var got int64
+			if format == "iceberg" {
+				cat, err := catalogs.Open(t.Context(), catalogs.Spec{Warehouse: t.TempDir()})
+				require.NoError(t, err)
+				res, err := ingest.Run(t.Context(), cat, cfg)
+				require.NoError(t, err)
+				got = res.Rows
+			} else {
+				cfg.Table = ""
+				res, err := ingest.RunDelta(t.Context(), filepath.Join(t.TempDir(), "pts"), cfg)
+				require.NoError(t, err)
+				got = res.Rows
+			}
+			require.EqualValues(t, rows, got)
+			t.Logf("reader allocations: peak %d bytes, %d in all; the file's rows take %d bytes", mem.peak, mem.total, data)
+			require.Greater(t, mem.total, data, "the reader allocated less than the rows take: the allocator was not used")
+			// A batch is about 16 KiB here; the writer takes them a few at a time.
+			require.Less(t, mem.peak*2, data, "the reader held half of the file's rows at once: ingest does not stream")
+			require.Zero(t, mem.cur, "batches were not released")
+		})
+	}
 }
