@@ -10,6 +10,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/engine/catalogs"
+	"github.com/geocompact/geocompact/internal/footer"
 	"github.com/geocompact/geocompact/spatial"
 )
 
@@ -39,6 +40,9 @@ func readFiles(ctx context.Context, tbl *table.Table, cols spatialColumns) ([]fi
 	tasks, err := scan.PlanFiles(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("plan %s: %w", tbl.Identifier(), err)
+	}
+	if err := checkFooters(ctx, tbl, tasks); err != nil {
+		return nil, err
 	}
 	files := make([]fileInfo, len(tasks))
 	for i, t := range tasks {
@@ -232,6 +236,21 @@ func MeasurePlanning(ctx context.Context, tbl *table.Table, windows []spatial.Bo
 		p.MeanBytesPlanned /= float64(len(windows))
 	}
 	return p, nil
+}
+
+// checkFooters checks the footers of the tasks' data files against the
+// files' sizes before iceberg-go reads them (see footer.Check).
+func checkFooters(ctx context.Context, tbl *table.Table, tasks []table.FileScanTask) error {
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return fmt.Errorf("no file system: %w", err)
+	}
+	for _, t := range tasks {
+		if err := footer.CheckFile(fsys, t.File.FilePath()); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // SampleRows returns the bbox of every every-th live row of tbl, in scan

@@ -12,8 +12,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/geocompact/geocompact/internal/footer"
 )
 
 // actionColumns are the checkpoint columns that hold actions.
@@ -93,7 +94,7 @@ func openParquet(ctx context.Context, st Storage, name string, batch int64) (*pq
 	if err != nil {
 		return nil, nil, err
 	}
-	pf, err := file.NewParquetReader(f)
+	pf, err := footer.Open(f)
 	if err != nil {
 		f.Close()
 		return nil, nil, fmt.Errorf("open parquet %s: %w", name, err)

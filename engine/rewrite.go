@@ -16,6 +16,7 @@ import (
 
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine/catalogs"
+	"github.com/geocompact/geocompact/engine/format"
 	"github.com/geocompact/geocompact/engine/icebergtable"
 	"github.com/geocompact/geocompact/engine/spill"
 	"github.com/geocompact/geocompact/engine/verify"
@@ -236,6 +237,9 @@ type execution struct {
 
 	mu      sync.Mutex
 	written []string // paths of every file written, for cleanup
+	// created records every data file the format's writer creates, also
+	// those a failed write left part-written, for cleanup.
+	created *format.Created
 
 	// lanes is how many files of one group are written at once.
 	lanes int
@@ -274,8 +278,10 @@ func (ex *execution) cleanup(ctx context.Context, keep map[string]bool) {
 	ex.mu.Lock()
 	defer ex.mu.Unlock()
 	var drop []string
-	for _, p := range ex.written {
-		if !keep[p] {
+	seen := map[string]bool{}
+	for _, p := range slices.Concat(ex.written, ex.created.Paths()) {
+		if !keep[p] && !seen[p] {
+			seen[p] = true
 			drop = append(drop, p)
 		}
 	}
@@ -310,6 +316,7 @@ type groupOut struct {
 // batch by batch as they finish, in plan order. Files of groups that did
 // not commit are deleted before it returns.
 func (ex *execution) run(ctx context.Context, plan *Plan, res *Result) error {
+	ctx, ex.created = format.Track(ctx)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	outs, done := ex.launch(ctx, plan)

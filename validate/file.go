@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/geocompact/geocompact/internal/footer"
 	"github.com/geocompact/geocompact/spatial"
 )
 
@@ -39,7 +40,7 @@ func Reader(ctx context.Context, r parquet.ReaderAtSeeker, cfg Config) (rep *Rep
 	rr := newReport(cfg)
 	rep = &rr
 	defer recoverCorrupt(rep, &err)
-	pf, err := file.NewParquetReader(r)
+	pf, err := footer.Open(r)
 	if err != nil {
 		rep.add(-1, CodeCorrupt, "not a readable Parquet file: "+err.Error())
 		return rep, nil
@@ -166,7 +167,7 @@ func Inspect(ctx context.Context, path string, cfg Config) (spatial.Columns, *ar
 		return spatial.Columns{}, nil, fmt.Errorf("inspect %s: %w", path, err)
 	}
 	defer f.Close()
-	pf, err := file.NewParquetReader(f)
+	pf, err := footer.Open(f)
 	if err != nil {
 		return spatial.Columns{}, nil, fmt.Errorf("inspect %s: %w: %v", path, ErrCorrupt, err)
 	}

@@ -18,6 +18,7 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/geocompact/geocompact/engine/format"
 	"github.com/geocompact/geocompact/spatial"
 )
 
@@ -99,7 +100,7 @@ func (g *geoWrite) fs(tbl *table.Table) table.FSysF {
 		if !ok {
 			return fsys, nil // WriteRecords refuses a read-only FileIO itself
 		}
-		return geoFS{WriteFileIO: wfs, g: g}, nil
+		return geoFS{WriteFileIO: wfs, g: g, created: format.CreatedFrom(ctx)}, nil
 	}
 }
 
@@ -122,11 +123,15 @@ func (g *geoWrite) sized(tbl *table.Table, df iceberg.DataFile) (iceberg.DataFil
 // geoFS is a FileIO whose created files get GeoParquet footers.
 type geoFS struct {
 	iceio.WriteFileIO
-	g *geoWrite
+	g       *geoWrite
+	created *format.Created
 }
 
-// Create implements iceio.WriteFileIO.
+// Create implements iceio.WriteFileIO. The file is recorded before it is
+// written, so a write that fails part-way (a full disk) leaves a name to
+// delete (see Created).
 func (f geoFS) Create(name string) (iceio.FileWriter, error) {
+	f.created.Add(name)
 	w, err := f.WriteFileIO.Create(name)
 	if err != nil {
 		return nil, err

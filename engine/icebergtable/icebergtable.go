@@ -15,16 +15,19 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
+	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/engine/format"
 	"github.com/geocompact/geocompact/engine/geowrite"
+	"github.com/geocompact/geocompact/internal/footer"
 	"github.com/geocompact/geocompact/spatial"
 )
 
@@ -44,6 +47,9 @@ type Table struct {
 	// BeforeCommit, when set, runs before each commit attempt (a test's
 	// way to commit concurrently).
 	BeforeCommit func(context.Context)
+
+	// checked holds the data files whose footers were found sound.
+	checked sync.Map
 }
 
 // task is the scan task a format.PlanFile of an Iceberg table carries.
@@ -59,6 +65,9 @@ func tasksOf(files []format.PlanFile) []table.FileScanTask {
 
 func (t *Table) Read(ctx context.Context, group, files []format.PlanFile, cols []string) (*arrow.Schema, iter.Seq2[arrow.RecordBatch, error], error) {
 	tasks := tasksOf(files)
+	if err := t.checkFooters(ctx, tasks); err != nil {
+		return nil, nil, err
+	}
 	scanOpts, _, _ := t.ioOptions(tasksOf(group))
 	scanOpts = append(scanOpts, table.WithSnapshotID(t.SnapshotID))
 	if cols != nil {
@@ -170,42 +179,51 @@ func (t *Table) ioOptions(tasks []table.FileScanTask) ([]table.ScanOption, []tab
 // applied to.
 func (t *Table) Commit(ctx context.Context, groups []format.Replacement, summary map[string]string) (id int64, removedDeletes int, err error) {
 	err = catalogs.WithCommitRetry(ctx, t.Retries, func(ctx context.Context) error {
-		if t.BeforeCommit != nil {
-			t.BeforeCommit(ctx)
-		}
-		tbl, err := t.Catalog.LoadTable(ctx, t.Table.Identifier())
-		if err != nil {
-			return fmt.Errorf("reload %s: %w", t.Name, err)
-		}
-		removable, err := t.checkBase(ctx, tbl, groups)
-		if err != nil {
+		// An attempt that fails writing a manifest or metadata file
+		// deletes the files it wrote.
+		return catalogs.RemoveOnFailedWrite(ctx, t.Catalog, t.Table.Identifier(), func(ctx context.Context) error {
+			var err error
+			id, removedDeletes, err = t.commitOnce(ctx, groups, summary)
 			return err
-		}
-		tx := tbl.NewTransaction()
-		rw := tx.NewRewrite(summary)
-		for _, g := range groups {
-			for _, f := range g.Files {
-				rw.DeleteFile(Task(f).File)
-			}
-			for _, f := range DataFiles(g.New) {
-				rw.AddDataFile(f)
-			}
-		}
-		for _, d := range removable {
-			rw.DeleteFile(d)
-		}
-		if err := rw.Commit(ctx); err != nil {
-			return fmt.Errorf("stage rewrite of %s: %w", t.Name, err)
-		}
-		nt, err := tx.Commit(ctx)
-		if err != nil {
-			return fmt.Errorf("commit rewrite of %s: %w", t.Name, err)
-		}
-		id = nt.CurrentSnapshot().SnapshotID
-		removedDeletes = len(removable)
-		return nil
+		})
 	})
 	return id, removedDeletes, err
+}
+
+// commitOnce is one attempt of Commit.
+func (t *Table) commitOnce(ctx context.Context, groups []format.Replacement, summary map[string]string) (id int64, removedDeletes int, err error) {
+	if t.BeforeCommit != nil {
+		t.BeforeCommit(ctx)
+	}
+	tbl, err := t.Catalog.LoadTable(ctx, t.Table.Identifier())
+	if err != nil {
+		return 0, 0, fmt.Errorf("reload %s: %w", t.Name, err)
+	}
+	removable, err := t.checkBase(ctx, tbl, groups)
+	if err != nil {
+		return 0, 0, err
+	}
+	tx := tbl.NewTransaction()
+	rw := tx.NewRewrite(summary)
+	for _, g := range groups {
+		for _, f := range g.Files {
+			rw.DeleteFile(Task(f).File)
+		}
+		for _, f := range DataFiles(g.New) {
+			rw.AddDataFile(f)
+		}
+	}
+	for _, d := range removable {
+		rw.DeleteFile(d)
+	}
+	if err := rw.Commit(ctx); err != nil {
+		return 0, 0, fmt.Errorf("stage rewrite of %s: %w", t.Name, err)
+	}
+	nt, err := tx.Commit(ctx)
+	if err != nil {
+		return 0, 0, fmt.Errorf("commit rewrite of %s: %w", t.Name, err)
+	}
+	return nt.CurrentSnapshot().SnapshotID, len(removable), nil
 }
 
 // checkBase checks that every file the groups replace is still live in
@@ -338,6 +356,31 @@ type partitionValues []any
 func (p partitionValues) Size() int        { return len(p) }
 func (p partitionValues) Get(i int) any    { return p[i] }
 func (p partitionValues) Set(i int, v any) { p[i] = v }
+
+// checkFooters checks the footer of each task's data file against the
+// file's size before iceberg-go reads it (see footer.Check): a footer
+// declaring a column chunk larger than the file would otherwise make the
+// reader allocate that much. Each file is checked once per Table.
+func (t *Table) checkFooters(ctx context.Context, tasks []table.FileScanTask) error {
+	var fsys iceio.IO
+	for _, task := range tasks {
+		p := task.File.FilePath()
+		if _, ok := t.checked.Load(p); ok {
+			continue
+		}
+		if fsys == nil {
+			var err error
+			if fsys, err = t.Table.FS(ctx); err != nil {
+				return fmt.Errorf("no file system: %w", err)
+			}
+		}
+		if err := footer.CheckFile(fsys, p); err != nil {
+			return err
+		}
+		t.checked.Store(p, true)
+	}
+	return nil
+}
 
 // nameBrokenInput adds to err, a failure reading tasks' data files, the
 // path of the first file whose Parquet footer cannot be read, when err does

@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"slices"
 	"strconv"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/engine/catalogs"
+	"github.com/geocompact/geocompact/engine/format"
 	"github.com/geocompact/geocompact/engine/geowrite"
 )
 
@@ -17,7 +20,36 @@ import (
 // snapshot, retrying lost races on a fresh base. Files of a commit that
 // definitely failed are deleted, so a refused or lost ingest leaves nothing
 // behind. It returns the new snapshot's id.
-func (in *ingester) commit(ctx context.Context, batches *conformedFiles) (int64, error) {
+func (in *ingester) commit(ctx context.Context, batches *conformStream) (int64, error) {
+	ctx, written := catalogs.TrackFiles(ctx)
+	snapID, err := in.commitTracked(ctx, batches)
+	if err != nil && catalogs.FailedWrite(err) {
+		in.removeUncommitted(context.WithoutCancel(ctx), written.Paths())
+	}
+	return snapID, err
+}
+
+// removeUncommitted deletes the files of a failed ingest, its manifests,
+// manifest lists and metadata files included, unless the table's
+// metadata shows one of its manifest lists committed.
+func (in *ingester) removeUncommitted(ctx context.Context, paths []string) {
+	if len(paths) == 0 {
+		return
+	}
+	tbl, err := catalogs.LoadTable(ctx, in.cat, in.cfg.Table)
+	if err != nil {
+		in.log.Warn("remove written files", "table", in.cfg.Table, "error", err)
+		return
+	}
+	for _, s := range tbl.Metadata().Snapshots() {
+		if slices.Contains(paths, s.ManifestList) {
+			return
+		}
+	}
+	in.removePaths(ctx, tbl, paths)
+}
+
+func (in *ingester) commitTracked(ctx context.Context, batches *conformStream) (int64, error) {
 	tbl, err := catalogs.LoadTable(ctx, in.cat, in.cfg.Table)
 	if err != nil {
 		return 0, err
@@ -47,12 +79,17 @@ func (in *ingester) commit(ctx context.Context, batches *conformedFiles) (int64,
 }
 
 // write writes batches as GeoParquet data files of tbl. On an error it
-// deletes the files it wrote.
-func (in *ingester) write(ctx context.Context, tbl *table.Table, batches *conformedFiles) ([]iceberg.DataFile, error) {
+// deletes every file it created, those a failed write (a full disk, an
+// I/O error) left part-written included.
+func (in *ingester) write(ctx context.Context, tbl *table.Table, batches *conformStream) ([]iceberg.DataFile, error) {
 	var files []iceberg.DataFile
-	for df, err := range geowrite.Records(ctx, tbl, batches.schema, batches.all()) {
+	wctx, created := format.Track(ctx)
+	for df, err := range geowrite.Records(wctx, tbl, batches.schema, batches.all()) {
 		if err != nil {
-			in.removeFiles(ctx, tbl, files)
+			in.removePaths(context.WithoutCancel(ctx), tbl, created.Paths())
+			if ce, ok := errors.AsType[*ConformError](err); ok {
+				return nil, ce
+			}
 			return nil, fmt.Errorf("write data files: %w", err)
 		}
 		files = append(files, df)
@@ -65,7 +102,7 @@ func (in *ingester) write(ctx context.Context, tbl *table.Table, batches *confor
 // attempt writes its files anew; iceberg-go replays its own retries
 // (commit.retry.num-retries) with the files already written, and files of
 // an attempt that failed here stay as orphans for orphan cleanup.
-func (in *ingester) appendV3(ctx context.Context, batches *conformedFiles) (int64, error) {
+func (in *ingester) appendV3(ctx context.Context, batches *conformStream) (int64, error) {
 	return in.withRetry(ctx, func(ctx context.Context, cur *table.Table, tx *table.Transaction) error {
 		files, err := in.write(ctx, cur, batches)
 		if err != nil {
@@ -116,7 +153,16 @@ func (in *ingester) snapshotProps() iceberg.Properties {
 // removeFiles deletes data files this ingest wrote, logging failures: an
 // undeleted file is an orphan that orphan cleanup removes later.
 func (in *ingester) removeFiles(ctx context.Context, tbl *table.Table, files []iceberg.DataFile) {
-	if len(files) == 0 {
+	paths := make([]string, len(files))
+	for i, f := range files {
+		paths[i] = f.FilePath()
+	}
+	in.removePaths(ctx, tbl, paths)
+}
+
+// removePaths deletes files this ingest wrote, as removeFiles does.
+func (in *ingester) removePaths(ctx context.Context, tbl *table.Table, paths []string) {
+	if len(paths) == 0 {
 		return
 	}
 	fsys, err := tbl.FS(ctx)
@@ -124,9 +170,9 @@ func (in *ingester) removeFiles(ctx context.Context, tbl *table.Table, files []i
 		in.log.Warn("remove written files", "table", in.cfg.Table, "error", err)
 		return
 	}
-	for _, f := range files {
-		if err := fsys.Remove(f.FilePath()); err != nil {
-			in.log.Warn("remove written file", "path", f.FilePath(), "error", err)
+	for _, p := range paths {
+		if err := fsys.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			in.log.Warn("remove written file", "path", p, "error", err)
 		}
 	}
 }

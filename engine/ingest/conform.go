@@ -13,41 +13,13 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/geocompact/geocompact/internal/footer"
 	"github.com/geocompact/geocompact/spatial"
 )
-
-// conformedFiles holds each file's batches in the table's Arrow schema.
-type conformedFiles struct {
-	schema *arrow.Schema
-	files  [][]arrow.RecordBatch
-}
-
-// all yields every file's batches in file order. Each is retained for the
-// consumer, which releases it (table.WriteRecords does).
-func (c *conformedFiles) all() iter.Seq2[arrow.RecordBatch, error] {
-	return func(yield func(arrow.RecordBatch, error) bool) {
-		for _, f := range c.files {
-			for _, r := range f {
-				r.Retain()
-				if !yield(r, nil) {
-					r.Release()
-					return
-				}
-			}
-		}
-	}
-}
-
-func (c *conformedFiles) release() {
-	for _, f := range c.files {
-		for _, r := range f {
-			r.Release()
-		}
-	}
-}
 
 // conformOpts says how files are conformed to the table: the geometry
 // column, whether missing bbox columns are computed from it, and whether
@@ -58,43 +30,118 @@ type conformOpts struct {
 	dropExtra bool
 }
 
-// readConformed reads every file and conforms its batches to target, the
-// table's Arrow schema (see conform). Any misfit is an error naming the
-// file and column.
-func readConformed(ctx context.Context, paths []string, target *arrow.Schema, o conformOpts) (*conformedFiles, int64, error) {
-	out := &conformedFiles{schema: target, files: make([][]arrow.RecordBatch, len(paths))}
-	var rows int64
-	for i, path := range paths {
-		err := readParquet(ctx, path, func(rec arrow.RecordBatch) error {
-			c, err := conform(ctx, rec, target, o)
-			if err != nil {
-				return err
-			}
-			out.files[i] = append(out.files[i], c)
-			rows += c.NumRows()
-			return nil
-		})
-		if err != nil {
-			out.release()
-			return nil, 0, fmt.Errorf("%s: %w", path, err)
-		}
-	}
-	return out, rows, nil
+// conformStream reads the files and conforms their batches to the table's
+// schema as its consumer asks for them: it holds one batch at a time,
+// never a file's or the ingest's rows (see readParquet's budget). Each
+// pass over all reads the files again.
+type conformStream struct {
+	ctx    context.Context
+	paths  []string
+	schema *arrow.Schema
+	conf   conformOpts
+	read   readOpts
+	// rows is the row count of the last complete pass.
+	rows int64
 }
 
-// readParquet calls fn with each batch of the Parquet file at path.
-func readParquet(ctx context.Context, path string, fn func(arrow.RecordBatch) error) error {
+// ConformError is a file that does not fit the table, found while its
+// rows were streamed to the writer; the writer's files are deleted.
+type ConformError struct {
+	Path string
+	Err  error
+}
+
+func (e *ConformError) Error() string { return e.Path + ": " + e.Err.Error() }
+func (e *ConformError) Unwrap() error { return e.Err }
+
+// file calls fn with each conformed batch of the file at path, which it
+// releases when fn returns. A file that does not fit the table returns a
+// *ConformError.
+func (c *conformStream) file(path string, fn func(arrow.RecordBatch) error) error {
+	var fnErr error
+	err := readParquet(c.ctx, path, c.read, func(rec arrow.RecordBatch) error {
+		out, err := conform(c.ctx, rec, c.schema, c.conf)
+		if err != nil {
+			return err
+		}
+		defer out.Release()
+		if fnErr = fn(out); fnErr != nil {
+			return errStopRead
+		}
+		return nil
+	})
+	switch {
+	case fnErr != nil:
+		return fnErr
+	case err != nil:
+		return &ConformError{Path: path, Err: err}
+	}
+	return nil
+}
+
+// all yields every file's conformed batches in file order. The consumer
+// releases each batch it takes (table.WriteRecords does); a batch it
+// refuses (yield returns false) is released here.
+func (c *conformStream) all() iter.Seq2[arrow.RecordBatch, error] {
+	return func(yield func(arrow.RecordBatch, error) bool) {
+		var rows int64
+		for _, path := range c.paths {
+			err := readParquet(c.ctx, path, c.read, func(rec arrow.RecordBatch) error {
+				out, err := conform(c.ctx, rec, c.schema, c.conf)
+				if err != nil {
+					return err
+				}
+				rows += out.NumRows()
+				if !yield(out, nil) {
+					out.Release()
+					return errStopRead
+				}
+				return nil
+			})
+			if errors.Is(err, errStopRead) {
+				return
+			}
+			if err != nil {
+				yield(nil, &ConformError{Path: path, Err: err})
+				return
+			}
+		}
+		c.rows = rows
+	}
+}
+
+// readOpts is how ingest reads a file: the allocator its batches come
+// from and the memory budget one batch may take.
+type readOpts struct {
+	mem    memory.Allocator
+	budget int64
+}
+
+// errStopRead ends a read early without an error.
+var errStopRead = errors.New("ingest: stop reading")
+
+// readParquet calls fn with each batch of the Parquet file at path, after
+// checking its footer against the file (a footer declaring chunks the file
+// cannot hold is refused before anything is allocated on its word). The
+// file is read in batches of at most about o.budget/4 bytes of
+// uncompressed data (rows per batch from the row groups' average row
+// size), through a buffered stream, so memory stays bounded however many
+// or large its row groups are.
+func readParquet(ctx context.Context, path string, o readOpts, fn func(arrow.RecordBatch) error) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	pf, err := file.NewParquetReader(f)
+	props := parquet.NewReaderProperties(o.mem)
+	props.BufferedStreamEnabled = true
+	props.BufferSize = 1 << 20
+	pf, err := footer.Open(f, file.WithReadProps(props))
 	if err != nil {
 		return err
 	}
 	defer pf.Close()
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, memory.DefaultAllocator)
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: batchRows(pf, o.budget)}, o.mem)
 	if err != nil {
 		return err
 	}
@@ -112,6 +159,26 @@ func readParquet(ctx context.Context, path string, fn func(arrow.RecordBatch) er
 		return err
 	}
 	return nil
+}
+
+// batchRows is how many rows of pf one batch holds so that it takes about
+// a quarter of budget (the rest is for the conformed copy, the writer's
+// buffers and the next batch), between 1 and 64 Ki rows.
+func batchRows(pf *file.Reader, budget int64) int64 {
+	const most = 1 << 16
+	if budget <= 0 {
+		return most
+	}
+	var bytes, rows int64
+	for _, rg := range pf.MetaData().RowGroups {
+		bytes += rg.TotalByteSize
+		rows += rg.NumRows
+	}
+	if rows <= 0 || bytes <= 0 {
+		return most
+	}
+	perRow := max(bytes/rows, 1)
+	return min(max(budget/4/perRow, 1), most)
 }
 
 // conform returns rec in the target schema: columns matched by name,

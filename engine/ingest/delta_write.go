@@ -54,12 +54,13 @@ func (d *deltaIngest) run(ctx context.Context, res *DeltaResult) error {
 	if _, err := d.extraColumns(ctx, arrowSc); err != nil {
 		return err
 	}
-	batches, _, err := readConformed(ctx, d.cfg.Files, arrowSc, conformOpts{geometry: tgt.cols.Geometry, addBBox: d.cfg.AddBBox, dropExtra: d.cfg.DropExtraColumns})
-	if err != nil {
-		return fmt.Errorf("ingest into %s refused, nothing was written: %w", d.cfg.Table, err)
-	}
-	defer batches.release()
+	batches := &conformStream{ctx: ctx, paths: d.cfg.Files, schema: arrowSc,
+		conf: conformOpts{geometry: tgt.cols.Geometry, addBBox: d.cfg.AddBBox, dropExtra: d.cfg.DropExtraColumns},
+		read: readOpts{mem: d.cfg.allocator(), budget: d.cfg.memoryBytes()}}
 	if err := d.write(ctx, ws, batches, tgt.cols); err != nil {
+		if ce, ok := errors.AsType[*ConformError](err); ok {
+			return fmt.Errorf("ingest into %s refused, nothing was written: %w", d.cfg.Table, ce)
+		}
 		return fmt.Errorf("ingest into %s: %w", d.cfg.Table, err)
 	}
 	return d.commit(ctx, ws, res)
@@ -107,26 +108,28 @@ func (d *deltaIngest) writeSnapshot(ctx context.Context, tgt target) (*delta.Sna
 	return delta.SnapshotOf(d.create)
 }
 
-// write writes each source's batches as data files of s, one per source
-// and partition, with stats and GeoParquet metadata. On an error it
+// write streams each source's batches into data files of s, one per
+// source and partition, with stats and GeoParquet metadata. On an error it
 // deletes what it wrote.
-func (d *deltaIngest) write(ctx context.Context, s *delta.Snapshot, batches *conformedFiles, cols spatial.Columns) error {
-	d.written = make([][]*delta.Add, len(batches.files))
-	d.rows = make([]int64, len(batches.files))
+func (d *deltaIngest) write(ctx context.Context, s *delta.Snapshot, batches *conformStream, cols spatial.Columns) error {
+	d.written = make([][]*delta.Add, len(batches.paths))
+	d.rows = make([]int64, len(batches.paths))
 	geo := cols
 	if f := s.Schema.Field(cols.Geometry); f != nil {
 		geo.Geometry = f.PhysicalName(s.ColumnMapping())
 	}
-	for i, recs := range batches.files {
+	for i, path := range batches.paths {
 		fw := &deltaFileSet{tbl: d.tbl, snap: s, source: i, geo: geo, geoCol: cols.Geometry, files: map[string]*deltaFile{}}
-		adds, err := fw.writeAll(ctx, recs)
+		adds, err := fw.writeAll(ctx, func(fn func(arrow.RecordBatch) error) error {
+			return batches.file(path, func(rec arrow.RecordBatch) error {
+				d.rows[i] += rec.NumRows()
+				return fn(rec)
+			})
+		})
 		d.written[i] = adds
 		if err != nil {
 			d.removeWritten(ctx, d.written...)
 			return err
-		}
-		for _, r := range recs {
-			d.rows[i] += r.NumRows()
 		}
 	}
 	return nil
@@ -170,12 +173,10 @@ type deltaFile struct {
 
 // writeAll writes recs and closes the files, returning their add actions.
 // On an error the files it opened are closed and deleted.
-func (fs *deltaFileSet) writeAll(ctx context.Context, recs []arrow.RecordBatch) ([]*delta.Add, error) {
-	for _, rec := range recs {
-		if err := fs.writeBatch(ctx, rec); err != nil {
-			fs.abort(ctx)
-			return nil, err
-		}
+func (fs *deltaFileSet) writeAll(ctx context.Context, each func(func(arrow.RecordBatch) error) error) ([]*delta.Add, error) {
+	if err := each(func(rec arrow.RecordBatch) error { return fs.writeBatch(ctx, rec) }); err != nil {
+		fs.abort(ctx)
+		return nil, err
 	}
 	var adds []*delta.Add
 	for _, key := range fs.order {

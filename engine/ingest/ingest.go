@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
@@ -69,6 +70,31 @@ type Config struct {
 	// Recursive makes a directory in Files contribute the *.parquet files
 	// of its subdirectories too (see ExpandFiles).
 	Recursive bool
+	// MemoryBytes is the budget the rows in flight stay within: files are
+	// read and written batch by batch, each batch about a quarter of it,
+	// never a whole file (default DefaultMemoryBytes). Like the rewrite's
+	// max-group-memory-bytes, it bounds memory, it refuses nothing.
+	MemoryBytes int64
+	// Allocator is what the files' batches are read into (default
+	// memory.DefaultAllocator); a test passes a tracking one.
+	Allocator memory.Allocator
+}
+
+// DefaultMemoryBytes is Config.MemoryBytes's default.
+const DefaultMemoryBytes = 256 << 20
+
+func (c Config) memoryBytes() int64 {
+	if c.MemoryBytes <= 0 {
+		return DefaultMemoryBytes
+	}
+	return c.MemoryBytes
+}
+
+func (c Config) allocator() memory.Allocator {
+	if c.Allocator == nil {
+		return memory.DefaultAllocator
+	}
+	return c.Allocator
 }
 
 // Validate checks the config without touching the catalog or the files.
@@ -240,14 +266,9 @@ func (in *ingester) run(ctx context.Context, tbl *table.Table, res *Result) erro
 
 // writeAndCommit reads the files conformed to arrowSc and commits them.
 func (in *ingester) writeAndCommit(ctx context.Context, arrowSc *arrow.Schema, tgt target, res *Result) error {
-	batches, rows, err := readConformed(ctx, in.cfg.Files, arrowSc, conformOpts{geometry: tgt.cols.Geometry, addBBox: in.cfg.AddBBox, dropExtra: in.cfg.DropExtraColumns})
-	if err != nil {
-		if res.Created {
-			in.dropCreated(ctx)
-		}
-		return fmt.Errorf("ingest into %s refused, nothing was written: %w", in.cfg.Table, err)
-	}
-	defer batches.release()
+	batches := &conformStream{ctx: ctx, paths: in.cfg.Files, schema: arrowSc,
+		conf: conformOpts{geometry: tgt.cols.Geometry, addBBox: in.cfg.AddBBox, dropExtra: in.cfg.DropExtraColumns},
+		read: readOpts{mem: in.cfg.allocator(), budget: in.cfg.memoryBytes()}}
 	snapID, err := in.commit(ctx, batches)
 	if _, dup := errors.AsType[*duplicateError](err); dup {
 		return err
@@ -256,9 +277,12 @@ func (in *ingester) writeAndCommit(ctx context.Context, arrowSc *arrow.Schema, t
 		if res.Created {
 			in.dropCreated(ctx)
 		}
+		if ce, ok := errors.AsType[*ConformError](err); ok {
+			return fmt.Errorf("ingest into %s refused, nothing was written: %w", in.cfg.Table, ce)
+		}
 		return fmt.Errorf("ingest into %s: %w", in.cfg.Table, err)
 	}
-	res.SnapshotID, res.Files, res.Rows = snapID, len(in.cfg.Files), rows
+	res.SnapshotID, res.Files, res.Rows = snapID, len(in.cfg.Files), batches.rows
 	return nil
 }
 

@@ -68,7 +68,7 @@ type LeaseError struct {
 }
 
 func (e *LeaseError) Error() string {
-	return fmt.Sprintf("table %s is being maintained by %s until %s; retry after that (a crashed run's lease lapses then)",
+	return fmt.Sprintf("table %s is being maintained by %s until %s; retry after that (a crashed run's lease lapses then, or at once when it ran on this host)",
 		e.Table, e.Owner, e.Expires.UTC().Format(time.RFC3339))
 }
 
@@ -81,6 +81,9 @@ type Lease struct {
 	Expires time.Time `json:"expires"`
 	// TookOverFrom names the holder of a lapsed lease this one replaced.
 	TookOverFrom string `json:"took_over_from,omitempty"`
+	// HolderGone says the replaced lease had not lapsed, but its holder,
+	// a process of this host, no longer ran.
+	HolderGone bool `json:"holder_gone,omitempty"`
 
 	cat      catalog.Catalog
 	ident    table.Identifier
@@ -89,17 +92,20 @@ type Lease struct {
 }
 
 // NewLeaseOwner returns a holder name unique to this process and call:
-// host, pid and a random token.
+// host, pid, the process's start time and a random token (see holderGone).
 func NewLeaseOwner() string {
 	host, _ := os.Hostname()
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
-	return fmt.Sprintf("%s:%d:%s", host, os.Getpid(), hex.EncodeToString(b))
+	return leaseOwner(host, os.Getpid(), processStart(os.Getpid()), hex.EncodeToString(b))
 }
 
 // AcquireLease takes the maintain lease on the table called name for ttl,
 // as owner. A lease another owner holds returns a *LeaseError (which wraps
-// ErrLeaseHeld and so ErrConflict); a lapsed one is taken over.
+// ErrLeaseHeld and so ErrConflict); a lapsed one is taken over, and so is
+// one whose holder was a process of this host that is gone (killed or
+// crashed: see holderGone); Lease.TookOverFrom names the old holder and
+// Lease.HolderGone says which of the two it was.
 func AcquireLease(ctx context.Context, cat catalog.Catalog, name, owner string, ttl time.Duration) (*Lease, error) {
 	cat = catalogs.Wrap(cat)
 	ident, err := catalogs.ParseIdentifier(name)
@@ -120,9 +126,11 @@ func AcquireLease(ctx context.Context, cat catalog.Catalog, name, owner string, 
 		now := time.Now()
 		if ref, ok := leaseRef(tbl); ok {
 			holder, expires := leaseHolder(tbl)
-			if expires.After(now) && holder != owner {
+			gone := holder != owner && holderGone(holder)
+			if expires.After(now) && holder != owner && !gone {
 				return nil, &LeaseError{Table: name, Owner: holder, Expires: expires}
 			}
+			l.HolderGone = gone && expires.After(now)
 			// Lapsed: remove the stale tag, on the condition that it is
 			// still the one we saw, so two runs cannot both take over.
 			err := l.commit(ctx, tbl, []table.Requirement{table.AssertRefSnapshotID(LeaseRef, &ref.SnapshotID)},

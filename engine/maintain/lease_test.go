@@ -2,6 +2,9 @@ package maintain_test
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -164,5 +167,33 @@ func TestLeaseSurvivesRefExpiry(t *testing.T) {
 	}
 	if err := l.Release(t.Context(), nil); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestLeaseOfDeadHolderIsTakenOver: a run of this host that was killed or
+// crashed holds a lease that has not lapsed; the next run sees its process
+// is gone and takes the lease over at once instead of exiting 4 for hours.
+func TestLeaseOfDeadHolderIsTakenOver(t *testing.T) {
+	const name = "t.x"
+	cat := fragmented(t, name, 100, 3)
+	dead := exec.Command(os.Args[0], "-test.run=^$")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.Hostname()
+	owner := fmt.Sprintf("%s:%d:%d:cafe", host, dead.Process.Pid, 12345)
+	if _, err := maintain.AcquireLease(t.Context(), cat, name, owner, 2*time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	b, err := maintain.AcquireLease(t.Context(), cat, name, maintain.NewLeaseOwner(), time.Hour)
+	if err != nil {
+		t.Fatalf("take over the lease of a dead holder: %v", err)
+	}
+	if b.TookOverFrom != owner || !b.HolderGone {
+		t.Errorf("TookOverFrom = %q, HolderGone = %v; want %q, true", b.TookOverFrom, b.HolderGone, owner)
+	}
+	// A live holder of this host keeps its lease.
+	if _, err := maintain.AcquireLease(t.Context(), cat, name, maintain.NewLeaseOwner(), time.Hour); !errors.Is(err, maintain.ErrLeaseHeld) {
+		t.Fatalf("second acquire while this process holds the lease: err = %v, want ErrLeaseHeld", err)
 	}
 }

@@ -216,7 +216,11 @@ func Run(ctx context.Context, cat catalog.Catalog, name string, cfg Config) (rep
 	}
 	rep.Lease = lease
 	detail := fmt.Sprintf("held by %s until %s", owner, lease.Expires.UTC().Format(time.RFC3339))
-	if lease.TookOverFrom != "" {
+	switch {
+	case lease.HolderGone:
+		detail += fmt.Sprintf(" (took over the lease of %s, a process of this host that is gone)", lease.TookOverFrom)
+		log.Warn("maintain lease taken over from a dead holder", "table", name, "holder", lease.TookOverFrom)
+	case lease.TookOverFrom != "":
 		detail += fmt.Sprintf(" (took over the lapsed lease of %s)", lease.TookOverFrom)
 	}
 	rep.step("lease", StepDone, detail, start)

@@ -1,0 +1,177 @@
+package catalogs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"slices"
+	"sync"
+	"syscall"
+
+	"github.com/apache/iceberg-go/catalog"
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/geocompact/geocompact/internal/faultio"
+)
+
+// iceberg-go writes every file of a local table (data files, manifests,
+// manifest lists, metadata.json) through the FileIO its registry makes for
+// file: locations, the catalog's metadata writes included, and makes it
+// with the context of the operation. Open replaces that factory once with
+// one whose FileIO is iceberg-go's own LocalFS, which also records the
+// files created under a context from TrackFiles (so a failed operation
+// can delete what it wrote, part-written files included) and, in tests,
+// fails writes as a faultio.Fault in the context says.
+
+// Files collects the paths of the files created under a context from
+// TrackFiles.
+type Files struct {
+	mu     sync.Mutex
+	paths  []string
+	parent *Files // an enclosing tracker, which sees the same files
+}
+
+type filesKey struct{}
+
+// TrackFiles returns ctx carrying a new Files that records every local
+// file created under it.
+func TrackFiles(ctx context.Context) (context.Context, *Files) {
+	parent, _ := ctx.Value(filesKey{}).(*Files)
+	f := &Files{parent: parent}
+	return context.WithValue(ctx, filesKey{}, f), f
+}
+
+// FailedWrite reports whether err is a local file that could not be
+// written or read (a full disk, an I/O error): an operation failing so
+// stopped before any catalog could take its commit.
+func FailedWrite(err error) bool {
+	_, path := errors.AsType[*fs.PathError](err)
+	return path || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EIO)
+}
+
+// RemoveOnFailedWrite runs attempt, a commit of the table ident of cat,
+// with the local files it creates tracked. When it fails writing or
+// reading a file (FailedWrite) and the table, loaded again, references
+// none of them (as its metadata file, a previous one or a snapshot's
+// manifest list: a step after the catalog took the commit can fail too),
+// it deletes them all. Other failures leave them (a catalog may have
+// taken the commit; orphan cleanup finds them otherwise).
+func RemoveOnFailedWrite(ctx context.Context, cat catalog.Catalog, ident table.Identifier, attempt func(ctx context.Context) error) error {
+	tctx, files := TrackFiles(ctx)
+	err := attempt(tctx)
+	paths := files.Paths()
+	if err == nil || !FailedWrite(err) || len(paths) == 0 {
+		return err
+	}
+	ctx = context.WithoutCancel(ctx)
+	tbl, lerr := cat.LoadTable(ctx, ident)
+	if lerr != nil || referencesAny(tbl, paths) {
+		return err
+	}
+	for _, p := range paths {
+		if rerr := (iceio.LocalFS{}).Remove(p); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			err = fmt.Errorf("%w (and could not delete %s: %v)", err, p, rerr)
+		}
+	}
+	return err
+}
+
+// referencesAny reports whether tbl's metadata names one of paths as its
+// metadata file, a previous one or a snapshot's manifest list.
+func referencesAny(tbl *table.Table, paths []string) bool {
+	if slices.Contains(paths, tbl.MetadataLocation()) {
+		return true
+	}
+	for e := range tbl.Metadata().PreviousFiles() {
+		if slices.Contains(paths, e.MetadataFile) {
+			return true
+		}
+	}
+	for _, s := range tbl.Metadata().Snapshots() {
+		if slices.Contains(paths, s.ManifestList) {
+			return true
+		}
+	}
+	return false
+}
+
+// Paths returns the paths created so far.
+func (f *Files) Paths() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.paths)
+}
+
+func (f *Files) add(p string) {
+	for ; f != nil; f = f.parent {
+		f.mu.Lock()
+		f.paths = append(f.paths, p)
+		f.mu.Unlock()
+	}
+}
+
+var registerLocal sync.Once
+
+// useTrackedLocalIO installs localFS as iceberg-go's FileIO for file:
+// and scheme-less locations.
+func useTrackedLocalIO() {
+	registerLocal.Do(func() {
+		factory := func(ctx context.Context, _ *url.URL, _ map[string]string) (iceio.IO, error) {
+			files, _ := ctx.Value(filesKey{}).(*Files)
+			fault := faultio.From(ctx)
+			if files == nil && fault == nil {
+				return iceio.LocalFS{}, nil
+			}
+			return localFS{files: files, fault: fault}, nil
+		}
+		for _, scheme := range []string{"file", ""} {
+			iceio.Unregister(scheme)
+			iceio.Register(scheme, factory)
+		}
+	})
+}
+
+// localFS is iceberg-go's LocalFS recording the files it creates.
+type localFS struct {
+	iceio.LocalFS
+	files *Files
+	fault *faultio.Fault
+}
+
+// Create implements iceio.WriteFileIO; the file is recorded before it is
+// written.
+func (l localFS) Create(name string) (iceio.FileWriter, error) {
+	if err := l.fault.Create(name); err != nil {
+		return nil, err
+	}
+	l.files.add(name)
+	w, err := l.LocalFS.Create(name)
+	if err != nil || l.fault == nil {
+		return w, err
+	}
+	return fileWriter{l.fault.Writer(name, w)}, nil
+}
+
+// WriteFile implements iceio.WriteFileIO.
+func (l localFS) WriteFile(name string, content []byte) error {
+	w, err := l.Create(name)
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(content); err != nil {
+		w.Close()
+		return err
+	}
+	return w.Close()
+}
+
+// fileWriter is an io.WriteCloser as an iceio.FileWriter.
+type fileWriter struct{ io.WriteCloser }
+
+func (w fileWriter) ReadFrom(r io.Reader) (int64, error) {
+	return io.Copy(struct{ io.Writer }{w.WriteCloser}, r)
+}
