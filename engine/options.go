@@ -234,7 +234,9 @@ func ParseOptions(kv map[string]string, tableProps map[string]string) (Options, 
 	p.Int(OptPartialProgressCommit, &o.MaxCommits, 1)
 	p.Int(OptDeleteFileThreshold, &o.DeleteFileThreshold, 1)
 	p.Bool(OptRemoveDanglingDeletes, &o.RemoveDanglingDeletes)
-	p.Size(OptMaxGroupMemory, &o.MaxGroupMemoryBytes, 1)
+	if n, err := GroupMemoryBudget(kv); p.Err == nil {
+		o.MaxGroupMemoryBytes, p.Err = n, err
+	}
 	p.Bool(OptValidateGeometry, &o.ValidateGeometry)
 	p.Bool(OptOverlapSelection, &o.OverlapSelection)
 	p.Fraction(OptOverlapMaxBytes, &o.OverlapMaxBytes, false)
@@ -274,6 +276,16 @@ func ParseOptions(kv map[string]string, tableProps map[string]string) (Options, 
 	}
 	o.MaxConcurrent = min(o.MaxConcurrent, max(runtime.NumCPU(), 1))
 	return o, o.validate()
+}
+
+// GroupMemoryBudget returns the memory budget of sorted groups that kv
+// asks for (OptMaxGroupMemory, parsed as ParseOptions parses it), or the
+// default budget when kv does not name one.
+func GroupMemoryBudget(kv map[string]string) (int64, error) {
+	n := spill.DefaultMemoryBudget()
+	p := optval.Parser{KV: kv}
+	p.Size(OptMaxGroupMemory, &n, 1)
+	return n, p.Err
 }
 
 // defaultOptions returns Iceberg's defaults, with the target file size

@@ -9,7 +9,6 @@ import (
 	"maps"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -173,15 +172,16 @@ func runSQL(ctx context.Context, o *sqlOptions, src string) error {
 	})
 }
 
-// largestMemoryBudget returns the rewrite options of calls that name the
-// largest max-group-memory-bytes, for limitMemory; nil when none does.
+// largestMemoryBudget returns the rewrite options of the call that names
+// the largest max-group-memory-bytes, for cli.LimitMemory; nil when none
+// does.
 func largestMemoryBudget(calls []sql.Call) map[string]string {
 	var best map[string]string
 	var most int64
 	for _, c := range calls {
-		o, err := engine.ParseOptions(c.Options, nil)
-		if _, named := c.Options[engine.OptMaxGroupMemory]; err == nil && named && o.MaxGroupMemoryBytes > most {
-			best, most = map[string]string{engine.OptMaxGroupMemory: strconv.FormatInt(o.MaxGroupMemoryBytes, 10)}, o.MaxGroupMemoryBytes
+		n, err := engine.GroupMemoryBudget(c.Options)
+		if _, named := c.Options[engine.OptMaxGroupMemory]; err == nil && named && n > most {
+			best, most = c.Options, n
 		}
 	}
 	return best
