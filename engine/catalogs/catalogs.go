@@ -92,6 +92,7 @@ func (s Spec) Retries() int {
 // catalog reports stale-base commit failures of the sql and hadoop catalogs
 // as table.ErrCommitFailed, so they can be retried.
 func Open(ctx context.Context, spec Spec) (catalog.Catalog, error) {
+	registerMissingStores()
 	props := iceberg.Properties{}
 	for k, v := range spec.Props {
 		props[k] = v

@@ -2,4 +2,6 @@
 
 package catalogs
 
-func init() { registerMissingStore("azure", "abfs", "abfss", "wasb", "wasbs") }
+func init() {
+	missingStores = append(missingStores, missingStore{"azure", []string{"abfs", "abfss", "wasb", "wasbs"}})
+}

@@ -2,4 +2,4 @@
 
 package catalogs
 
-func init() { registerMissingStore("gcs", "gs") }
+func init() { missingStores = append(missingStores, missingStore{"gcs", []string{"gs"}}) }
