@@ -12,17 +12,15 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-)
 
-// goldenDir is where Delta's own golden tables live, beside the repository
-// (see shared/delta-golden/README.md for what each exercises).
-const goldenDir = "../../shared/delta-golden"
+	"github.com/geocompact/geocompact/internal/testenv"
+)
 
 func golden(t testing.TB, name string) *Table {
 	t.Helper()
-	dir := filepath.Join(goldenDir, name)
+	dir := filepath.Join(testenv.DeltaGolden(t), name)
 	if _, err := os.Stat(dir); err != nil {
-		t.Fatalf("golden table %s missing (expected at %s beside the repository): %v", name, goldenDir, err)
+		t.Fatalf("golden table %s missing: %v", name, err)
 	}
 	tbl, err := OpenLocal(dir)
 	require.NoError(t, err)
@@ -155,7 +153,7 @@ func TestGoldenChurnAcrossCheckpoint(t *testing.T) {
 
 func TestGoldenCorruptLastCheckpoint(t *testing.T) {
 	// Copy the table and damage _last_checkpoint: listing must take over.
-	src := filepath.Join(goldenDir, "corrupted-last-checkpoint")
+	src := filepath.Join(testenv.DeltaGolden(t), "corrupted-last-checkpoint")
 	for name, content := range map[string]string{
 		"garbage":         "{not json",
 		"missing version": `{"version":99,"size":13}`,

@@ -17,6 +17,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/geocompact/geocompact/internal/testenv"
 )
 
 const testSchema = `{"type":"struct","fields":[
@@ -413,7 +415,7 @@ func TestVacuum(t *testing.T) {
 func TestVacuumGolden(t *testing.T) {
 	// snapshot-vacuumed was vacuumed with retention 0: every data file left
 	// is live, so a forced vacuum finds nothing.
-	dir := copyTable(t, filepath.Join(goldenDir, "snapshot-vacuumed"))
+	dir := copyTable(t, filepath.Join(testenv.DeltaGolden(t), "snapshot-vacuumed"))
 	tbl, err := OpenLocal(dir)
 	require.NoError(t, err)
 	plan, err := tbl.PlanVacuum(t.Context(), VacuumConfig{Retain: time.Millisecond, Force: true,

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/internal/reliability"
+	"github.com/geocompact/geocompact/internal/testenv"
 )
 
 // s3Table returns an empty S3 location for a Delta table on the loopback
@@ -54,7 +55,7 @@ func TestS3ReadsGoldenTables(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			loc, st := s3Table(t)
 			local := golden(t, c.name)
-			upload(t, filepath.Join(goldenDir, c.name), st)
+			upload(t, filepath.Join(testenv.DeltaGolden(t), c.name), st)
 			remote, err := Open(t.Context(), loc)
 			require.NoError(t, err)
 			ls, rs := snap(t, local), snap(t, remote)

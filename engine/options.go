@@ -90,6 +90,12 @@ func KnownOptions() []string {
 // optval.ErrBad, which the option value parsers wrap.
 var ErrOption = optval.ErrBad
 
+// MaxFileSize is the largest target file size and minimum file size
+// accepted (the maximum file size may reach twice it), 1024 TiB: far
+// above any real file, and low enough that the sizes derived from it
+// cannot overflow.
+const MaxFileSize int64 = 1 << 50
+
 // PropTargetFileSize is the table property that supplies the default
 // target file size.
 const PropTargetFileSize = "write.target-file-size-bytes"
@@ -221,10 +227,10 @@ func ParseOptions(kv map[string]string, tableProps map[string]string) (Options, 
 		return Options{}, err
 	}
 	p := optval.Parser{KV: kv}
-	p.Size(OptTargetFileSize, &o.TargetFileSize, 1)
+	p.SizeAtMost(OptTargetFileSize, &o.TargetFileSize, 1, MaxFileSize)
 	o.MinFileSize, o.MaxFileSize = o.TargetFileSize*3/4, o.TargetFileSize*9/5
-	p.Size(OptMinFileSize, &o.MinFileSize, 0)
-	p.Size(OptMaxFileSize, &o.MaxFileSize, 1)
+	p.SizeAtMost(OptMinFileSize, &o.MinFileSize, 0, MaxFileSize)
+	p.SizeAtMost(OptMaxFileSize, &o.MaxFileSize, 1, 2*MaxFileSize)
 	p.Int(OptMinInputFiles, &o.MinInputFiles, 1)
 	p.Bool(OptRewriteAll, &o.RewriteAll)
 	p.Size(OptMaxFileGroupSize, &o.MaxFileGroupSize, 1)
@@ -234,7 +240,9 @@ func ParseOptions(kv map[string]string, tableProps map[string]string) (Options, 
 	p.Int(OptPartialProgressCommit, &o.MaxCommits, 1)
 	p.Int(OptDeleteFileThreshold, &o.DeleteFileThreshold, 1)
 	p.Bool(OptRemoveDanglingDeletes, &o.RemoveDanglingDeletes)
-	p.Size(OptMaxGroupMemory, &o.MaxGroupMemoryBytes, 1)
+	if n, err := GroupMemoryBudget(kv); p.Err == nil {
+		o.MaxGroupMemoryBytes, p.Err = n, err
+	}
 	p.Bool(OptValidateGeometry, &o.ValidateGeometry)
 	p.Bool(OptOverlapSelection, &o.OverlapSelection)
 	p.Fraction(OptOverlapMaxBytes, &o.OverlapMaxBytes, false)
@@ -276,6 +284,16 @@ func ParseOptions(kv map[string]string, tableProps map[string]string) (Options, 
 	return o, o.validate()
 }
 
+// GroupMemoryBudget returns the memory budget of sorted groups that kv
+// asks for (OptMaxGroupMemory, parsed as ParseOptions parses it), or the
+// default budget when kv does not name one.
+func GroupMemoryBudget(kv map[string]string) (int64, error) {
+	n := spill.DefaultMemoryBudget()
+	p := optval.Parser{KV: kv}
+	p.Size(OptMaxGroupMemory, &n, 1)
+	return n, p.Err
+}
+
 // defaultOptions returns Iceberg's defaults, with the target file size
 // from the table property write.target-file-size-bytes when it is set.
 func defaultOptions(tableProps map[string]string) (Options, error) {
@@ -296,9 +314,9 @@ func defaultOptions(tableProps map[string]string) (Options, error) {
 	}
 	if v, ok := tableProps[PropTargetFileSize]; ok {
 		n, err := optval.ParseSize(v)
-		if err != nil || n <= 0 {
-			return Options{}, fmt.Errorf("%w: table property %s=%q is not a positive size; fix it with geocompact alter --set %s=128MiB",
-				ErrOption, PropTargetFileSize, v, PropTargetFileSize)
+		if err != nil || n <= 0 || n > MaxFileSize {
+			return Options{}, fmt.Errorf("%w: table property %s=%q is not a positive size of at most %s; fix it with geocompact alter --set %s=128MiB",
+				ErrOption, PropTargetFileSize, v, optval.FormatLimit(MaxFileSize), PropTargetFileSize)
 		}
 		o.TargetFileSize = n
 	}

@@ -22,3 +22,31 @@ func TestParseOptionsUnitsAndBareKeys(t *testing.T) {
 	require.ErrorIs(t, err, ErrOption)
 	assert.ErrorContains(t, err, "target-file-size-bytes")
 }
+
+// TestParseOptionsSizeLimits checks that a file size too large to work
+// with is refused by name with the maximum, as an option or as the table
+// property, instead of overflowing the sizes derived from it.
+func TestParseOptionsSizeLimits(t *testing.T) {
+	for kv, want := range map[[2]string]string{
+		{OptTargetFileSize, "1000000TiB"}:          "at most 1024TiB (1125899906842624 bytes)",
+		{OptTargetFileSize, "9223372036854775807"}: "at most 1024TiB (1125899906842624 bytes)",
+		{OptMinFileSize, "2048TiB"}:                "at most 1024TiB (1125899906842624 bytes)",
+		{OptMaxFileSize, "9000000TB"}:              "at most 2048TiB (2251799813685248 bytes)",
+	} {
+		_, err := ParseOptions(map[string]string{kv[0]: kv[1]}, nil)
+		require.ErrorIs(t, err, ErrOption, "%v", kv)
+		assert.ErrorContains(t, err, kv[0]+"=")
+		assert.ErrorContains(t, err, want)
+		assert.NotContains(t, err.Error(), "(-", "no overflowed size")
+	}
+	_, err := ParseOptions(nil, map[string]string{PropTargetFileSize: "1000000TiB"})
+	require.ErrorIs(t, err, ErrOption)
+	assert.ErrorContains(t, err, PropTargetFileSize)
+	assert.ErrorContains(t, err, "at most 1024TiB")
+
+	o, err := ParseOptions(map[string]string{OptTargetFileSize: "1024TiB", OptMaxFileGroupSize: "9223372036854775807"}, nil)
+	require.NoError(t, err, "the maximum itself, and a plain byte count that fits int64")
+	assert.Equal(t, int64(1<<50), o.TargetFileSize)
+	assert.Equal(t, int64(1<<50)*9/5, o.MaxFileSize)
+	assert.Equal(t, int64(9223372036854775807), o.MaxFileGroupSize)
+}

@@ -95,7 +95,9 @@ type Hints struct {
 // GeoArrow metadata, else the table property PropCRS.
 //
 // geo must agree with sc: every column it lists must exist. Errors are
-// *ColumnError values wrapping ErrGeometryColumn or ErrGeoMetadata.
+// *ColumnError values wrapping ErrGeometryColumn or ErrGeoMetadata; an
+// unreadable CRS (code crs.missing) still returns the columns found,
+// bbox columns included, so the rows can be checked.
 func DiscoverColumns(sc *arrow.Schema, geo *GeoMetadata, hints Hints) (Columns, error) {
 	var c Columns
 	if geo != nil {
@@ -133,11 +135,9 @@ func DiscoverColumns(sc *arrow.Schema, geo *GeoMetadata, hints Hints) (Columns, 
 		return c, err
 	}
 	c.Encoding = enc
-	if err := c.discoverCRS(f, geo, hints.Props); err != nil {
-		return c, err
-	}
-	c.discoverBBox(sc, geo)
-	return c, nil
+	err = c.discoverCRS(f, geo, hints.Props)
+	c.discoverBBox(sc, geo) // the rows stay checkable without a CRS
+	return c, err
 }
 
 // geometryEncoding checks that f holds WKB.

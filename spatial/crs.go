@@ -44,7 +44,7 @@ func NormalizeCRS(s string) (string, error) {
 		// urn:ogc:def:crs:AUTHORITY:VERSION:CODE, VERSION often empty.
 		parts := strings.Split(s[len("urn:ogc:def:crs:"):], ":")
 		if len(parts) < 2 {
-			return "", fmt.Errorf("%w: URN %q", ErrCRS, s)
+			return "", fmt.Errorf("%w: URN %s", ErrCRS, QuoteExcerpt(s))
 		}
 		return authorityCode(parts[0], parts[len(parts)-1])
 	case strings.HasPrefix(lower, "http://www.opengis.net/def/crs/"), strings.HasPrefix(lower, "https://www.opengis.net/def/crs/"):
@@ -52,13 +52,13 @@ func NormalizeCRS(s string) (string, error) {
 		rest := s[strings.Index(lower, "/def/crs/")+len("/def/crs/"):]
 		parts := strings.Split(strings.Trim(rest, "/"), "/")
 		if len(parts) < 2 {
-			return "", fmt.Errorf("%w: URL %q", ErrCRS, s)
+			return "", fmt.Errorf("%w: URL %s", ErrCRS, QuoteExcerpt(s))
 		}
 		return authorityCode(parts[0], parts[len(parts)-1])
 	}
 	auth, code, ok := strings.Cut(s, ":")
 	if !ok {
-		return "", fmt.Errorf("%w: %q is not AUTHORITY:CODE, a URN or PROJJSON", ErrCRS, s)
+		return "", fmt.Errorf("%w: %s is not AUTHORITY:CODE, a URN or PROJJSON", ErrCRS, QuoteExcerpt(s))
 	}
 	return authorityCode(auth, code)
 }
@@ -67,7 +67,7 @@ func NormalizeCRS(s string) (string, error) {
 func authorityCode(auth, code string) (string, error) {
 	auth, code = strings.ToUpper(strings.TrimSpace(auth)), strings.TrimSpace(code)
 	if auth == "" || code == "" || strings.ContainsAny(auth+code, " :/{}") {
-		return "", fmt.Errorf("%w: authority %q code %q", ErrCRS, auth, code)
+		return "", fmt.Errorf("%w: authority %s code %s", ErrCRS, QuoteExcerpt(auth), QuoteExcerpt(code))
 	}
 	if auth == "OGC" {
 		code = strings.ToUpper(code)
@@ -129,7 +129,7 @@ func ParseGeoParquetCRS(raw json.RawMessage) (string, error) {
 	case raw[0] == '{':
 		return normalizePROJJSON(raw)
 	}
-	return "", fmt.Errorf("%w: crs %s is neither a string nor a PROJJSON object", ErrCRS, raw)
+	return "", fmt.Errorf("%w: crs %s is neither a string nor a PROJJSON object", ErrCRS, Excerpt(string(raw)))
 }
 
 // geographicCRS are the common CRSs whose coordinates are degrees of
@@ -161,4 +161,25 @@ func PROJJSON(crs string) json.RawMessage {
 	}
 	b, _ := json.Marshal(map[string]any{"name": crs, "id": id}) // maps of strings and ints always marshal
 	return b
+}
+
+// excerptLen is how many bytes of a value a message echoes.
+const excerptLen = 200
+
+// Excerpt returns s for a message: whole when short, else its first 200
+// bytes (cut at a character boundary) followed by "… (N bytes)", so that
+// a huge value from a file or a property is never echoed whole.
+func Excerpt(s string) string {
+	if len(s) <= excerptLen {
+		return s
+	}
+	return strings.ToValidUTF8(s[:excerptLen], "") + fmt.Sprintf("… (%d bytes)", len(s))
+}
+
+// QuoteExcerpt is Excerpt with the value Go-quoted, as %q writes it.
+func QuoteExcerpt(s string) string {
+	if len(s) <= excerptLen {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(strings.ToValidUTF8(s[:excerptLen], "")) + fmt.Sprintf("… (%d bytes)", len(s))
 }

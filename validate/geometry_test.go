@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -220,5 +221,40 @@ func TestColumnReaderMatchesArrow(t *testing.T) {
 	}
 	if diff := cmp.Diff(rowsOf(a), rowsOf(b)); diff != "" {
 		t.Errorf("rows (-columns +arrow):\n%s", diff)
+	}
+}
+
+// TestFileInvalidCRS checks that an unreadable CRS is reported once, with
+// a huge value cut short and its size given, and that the bbox columns the
+// file has are not reported missing because of it.
+func TestFileInvalidCRS(t *testing.T) {
+	for name, crs := range map[string]string{
+		"huge string":       `"` + strings.Repeat("x", 10<<20) + `"`,
+		"huge authority":    `"` + strings.Repeat("E ", 5<<20) + `:4326"`,
+		"neither":           strings.Repeat("1", 10<<20),
+		"short and invalid": `"WGS84"`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "bad-crs.parquet")
+			validatetest.Write(t, path, validatetest.File{Rows: validatetest.Points(3), Geo: validatetest.Geo(crs), Extra: true})
+			rep, err := validate.File(t.Context(), path, validate.DefaultConfig())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Counts[validate.CodeCRSMissing] != 1 {
+				t.Fatalf("counts %v, want one %s", rep.Counts, validate.CodeCRSMissing)
+			}
+			if n := rep.Counts[validate.CodeBBoxMissing]; n != 0 {
+				t.Errorf("%d %s findings for a file that has its bbox columns: %v", n, validate.CodeBBoxMissing, rep.Examples)
+			}
+			for _, f := range rep.Examples {
+				if len(f.Detail) > 600 {
+					t.Errorf("%s finding of %d bytes echoes the value: %.300s", f.Code, len(f.Detail), f.Detail)
+				}
+				if len(crs) > 1<<20 && f.Code == validate.CodeCRSMissing && !strings.Contains(f.Detail, " bytes)") {
+					t.Errorf("finding does not give the value's size: %.300s", f.Detail)
+				}
+			}
+		})
 	}
 }

@@ -102,7 +102,7 @@ func checkCRS(r *Report, cols spatial.Columns, cfg Config) {
 	case cols.CRS == "":
 		r.add(-1, CodeCRSMissing, fmt.Sprintf("column %q: no CRS in GeoParquet or GeoArrow metadata, nor a table property", cols.Geometry))
 	case cfg.CRS != "" && cols.CRS != cfg.CRS:
-		r.add(-1, CodeCRSMismatch, fmt.Sprintf("data CRS %s (from %s) differs from the table CRS %s", cols.CRS, cols.CRSSource, cfg.CRS))
+		r.add(-1, CodeCRSMismatch, fmt.Sprintf("data CRS %s (from %s) differs from the table CRS %s", spatial.Excerpt(cols.CRS), cols.CRSSource, spatial.Excerpt(cfg.CRS)))
 	}
 }
 

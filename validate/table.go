@@ -156,11 +156,11 @@ func checkTableMetadata(r *Report, cols spatial.Columns, props map[string]string
 	}
 	if crs := props[spatial.PropCRS]; crs != "" && cols.Encoding == spatial.EncodingIcebergGeometry {
 		if n, err := spatial.NormalizeCRS(crs); err != nil || n != cols.CRS {
-			r.add(-1, CodeCRSMismatch, fmt.Sprintf("property %s is %q but the geometry type's CRS is %s", spatial.PropCRS, crs, cols.CRS))
+			r.add(-1, CodeCRSMismatch, fmt.Sprintf("property %s is %s but the geometry type's CRS is %s", spatial.PropCRS, spatial.QuoteExcerpt(crs), spatial.Excerpt(cols.CRS)))
 		}
 	}
 	if cfg.CRS != "" && cols.CRS != cfg.CRS {
-		r.add(-1, CodeCRSMismatch, fmt.Sprintf("table CRS %s differs from the expected %s", cols.CRS, cfg.CRS))
+		r.add(-1, CodeCRSMismatch, fmt.Sprintf("table CRS %s differs from the expected %s", spatial.Excerpt(cols.CRS), spatial.Excerpt(cfg.CRS)))
 	}
 	if cols.Encoding == spatial.EncodingWKB && cfg.RequireBBox && !cols.HasBBox() && cols.Covering == "" {
 		var missing []string

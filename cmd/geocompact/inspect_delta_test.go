@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/delta/deltatest"
+	"github.com/geocompact/geocompact/internal/testenv"
 )
 
 func TestInspectDeltaFiles(t *testing.T) {
@@ -41,7 +42,7 @@ func TestInspectDeltaFiles(t *testing.T) {
 }
 
 func TestInspectDeltaHistory(t *testing.T) {
-	r := runCLI(t, "", false, "inspect", "history", "--delta", filepath.Join(goldenDelta, "basic-with-inserts-deletes-checkpoint"))
+	r := runCLI(t, "", false, "inspect", "history", "--delta", filepath.Join(testenv.DeltaGolden(t), "basic-with-inserts-deletes-checkpoint"))
 	require.Equal(t, exitOK, r.Code, r.Stderr)
 	lines := strings.Split(strings.TrimSpace(r.Stdout), "\n")
 	require.Len(t, lines, 15, "a header and versions 0 to 13")
@@ -51,7 +52,7 @@ func TestInspectDeltaHistory(t *testing.T) {
 	assert.Contains(t, lines[6], "DELETE")
 	assert.Contains(t, lines[6], `"numDeletedRows":"5"`)
 
-	r = runCLI(t, "", false, "--json", "inspect", "history", "--delta", filepath.Join(goldenDelta, "basic-with-inserts-deletes-checkpoint"))
+	r = runCLI(t, "", false, "--json", "inspect", "history", "--delta", filepath.Join(testenv.DeltaGolden(t), "basic-with-inserts-deletes-checkpoint"))
 	require.Equal(t, exitOK, r.Code, r.Stderr)
 	var rows []map[string]any
 	require.NoError(t, json.Unmarshal([]byte(r.Stdout), &rows))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/geocompact/geocompact/delta/deltatest"
 	"github.com/geocompact/geocompact/engine/maintain"
+	"github.com/geocompact/geocompact/internal/testenv"
 )
 
 func TestMetricsDelta(t *testing.T) {
@@ -97,11 +98,11 @@ func TestMetricsPrometheusNames(t *testing.T) {
 }
 
 func TestMetricsDeltaGolden(t *testing.T) {
-	r := runCLI(t, "", false, "metrics", "--delta", filepath.Join(goldenDelta, "dv-partitioned-with-checkpoint"))
+	r := runCLI(t, "", false, "metrics", "--delta", filepath.Join(testenv.DeltaGolden(t), "dv-partitioned-with-checkpoint"))
 	require.Equal(t, exitOK, r.Code, r.Stderr)
 	assert.Contains(t, r.Stdout, "part=9")
 
-	r = runCLI(t, "", false, "--json", "metrics", "--delta", filepath.Join(goldenDelta, "dv-partitioned-with-checkpoint"))
+	r = runCLI(t, "", false, "--json", "metrics", "--delta", filepath.Join(testenv.DeltaGolden(t), "dv-partitioned-with-checkpoint"))
 	require.Equal(t, exitOK, r.Code, r.Stderr)
 	var m maintain.TableMetrics
 	require.NoError(t, json.Unmarshal([]byte(r.Stdout), &m))

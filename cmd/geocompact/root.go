@@ -35,10 +35,19 @@ type ioStreams struct {
 	// OutTTY and ErrTTY report whether stdout and stderr are terminals:
 	// human units and progress bars only appear on a terminal.
 	OutTTY, ErrTTY bool
+	// InPiped reports whether stdin is a pipe or a file, not a terminal
+	// or nothing: sql reads its statements there when given none.
+	InPiped bool
 }
 
-func newIOStreams(in io.Reader, out, errOut *os.File) *ioStreams {
-	return &ioStreams{In: in, Out: out, ErrOut: errOut, OutTTY: isTerminal(out), ErrTTY: isTerminal(errOut)}
+func newIOStreams(in, out, errOut *os.File) *ioStreams {
+	return &ioStreams{In: in, Out: out, ErrOut: errOut, OutTTY: isTerminal(out), ErrTTY: isTerminal(errOut), InPiped: isPiped(in)}
+}
+
+// isPiped reports whether f is a pipe or a regular file.
+func isPiped(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && (st.Mode()&os.ModeNamedPipe != 0 || st.Mode().IsRegular())
 }
 
 func isTerminal(f *os.File) bool {
@@ -226,7 +235,7 @@ func (g *globalOptions) catalogSpec() (catalogs.Spec, error) {
 func run(ctx context.Context, args []string, ios *ioStreams) int {
 	g := &globalOptions{IO: ios}
 	root := newRootCmd(g)
-	root.SetArgs(args)
+	root.SetArgs(sqlTextLast(root, args))
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK

@@ -9,7 +9,6 @@ import (
 	"maps"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -89,17 +88,25 @@ it and skips it.
 --dry-run runs every statement as a dry run (rewrite_data_files plans,
 expire_snapshots and remove_orphan_files list, rewrite_manifests is skipped);
 expire_snapshots also takes dry_run => true, as remove_orphan_files does.
-older_than younger than 1h needs --force. --dry-run makes VACUUM a DRY RUN.`
+older_than younger than 1h needs --force. --dry-run makes VACUUM a DRY RUN.
+
+The statements come from the argument, from -f FILE, or from standard input
+("-" as the argument or FILE, or a pipe when none is given). The argument is
+always statement text, never flags, so it may begin with a -- comment; flags
+go before or after it.`
 
 func newSQLCmd(g *globalOptions) *cobra.Command {
 	o := &sqlOptions{g: g}
 	cmd := &cobra.Command{
-		Use:   `sql ("CALL …; …" | -f FILE)`,
+		Use:   `sql ("CALL …; …" | -f FILE | -)`,
 		Short: "Run Spark SQL CALL procedures, ALTER TABLE, and Delta Lake's OPTIMIZE and VACUUM",
 		Long:  sqlLong,
 		Example: `  $ geocompact sql "CALL system.rewrite_data_files(table => 'gis.parcels', strategy => 'sort', sort_order => 'hilbert(bbox_minx, bbox_miny)')"
   $ geocompact sql --catalog lake "CALL lake.system.expire_snapshots('gis.parcels', TIMESTAMP '2026-01-01 00:00:00', 10)"
   $ geocompact sql -f nightly.sql --json
+  $ geocompact sql < nightly.sql
+  $ geocompact sql "-- compact the small files
+    CALL system.rewrite_data_files('gis.parcels')"
   $ geocompact sql --dry-run -f nightly.sql
   $ geocompact sql "VACUUM delta.` + "`./lake/pings`" + ` RETAIN 336 HOURS DRY RUN"
   $ geocompact sql "ALTER TABLE gis.parcels WRITE ORDERED BY hilbert(); ALTER TABLE gis.parcels SET TBLPROPERTIES ('write.target-file-size-bytes' = '128MiB')"`,
@@ -119,25 +126,35 @@ func newSQLCmd(g *globalOptions) *cobra.Command {
 	return cmd
 }
 
-// script returns the statements from the argument or from --file.
+// script returns the statements from the argument, from --file, or from
+// standard input: "-" as the argument or the file, or a pipe when neither
+// is given. The argument is statement text only, never flags (see
+// sqlTextLast), so a statement may begin with a -- comment.
 func (o *sqlOptions) script(args []string) (string, error) {
 	switch {
 	case len(args) == 1 && o.file != "":
 		return "", usageErrorf("give the statements as an argument or with -f FILE, not both")
-	case len(args) == 1:
+	case len(args) == 1 && args[0] != "-":
 		return args[0], nil
-	case o.file == "":
-		return "", usageErrorf(`give the statements as an argument ("CALL system.rewrite_data_files('db.t')") or with -f FILE`)
+	case len(args) == 0 && o.file == "" && !o.g.IO.InPiped:
+		return "", usageErrorf(`give the statements as an argument ("CALL system.rewrite_data_files('db.t')"), with -f FILE, or on standard input`)
 	}
 	var b []byte
 	var err error
-	if o.file == "-" {
+	if o.file == "" || o.file == "-" {
 		b, err = io.ReadAll(o.g.IO.In)
 	} else {
 		b, err = os.ReadFile(o.file)
 	}
 	if err != nil {
 		return "", fmt.Errorf("read statements: %w", err)
+	}
+	if strings.TrimSpace(string(b)) == "" {
+		where := "standard input"
+		if o.file != "" && o.file != "-" {
+			where = o.file
+		}
+		return "", usageErrorf("no statements in %s", where)
 	}
 	return string(b), nil
 }
@@ -177,15 +194,16 @@ func runSQL(ctx context.Context, o *sqlOptions, src string) error {
 	})
 }
 
-// largestMemoryBudget returns the rewrite options of calls that name the
-// largest max-group-memory-bytes, for limitMemory; nil when none does.
+// largestMemoryBudget returns the rewrite options of the call that names
+// the largest max-group-memory-bytes, for cli.LimitMemory; nil when none
+// does.
 func largestMemoryBudget(calls []sql.Call) map[string]string {
 	var best map[string]string
 	var most int64
 	for _, c := range calls {
-		o, err := engine.ParseOptions(c.Options, nil)
-		if _, named := c.Options[engine.OptMaxGroupMemory]; err == nil && named && o.MaxGroupMemoryBytes > most {
-			best, most = map[string]string{engine.OptMaxGroupMemory: strconv.FormatInt(o.MaxGroupMemoryBytes, 10)}, o.MaxGroupMemoryBytes
+		n, err := engine.GroupMemoryBudget(c.Options)
+		if _, named := c.Options[engine.OptMaxGroupMemory]; err == nil && named && n > most {
+			best, most = c.Options, n
 		}
 	}
 	return best

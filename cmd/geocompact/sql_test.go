@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"path/filepath"
 	"strings"
@@ -145,10 +146,10 @@ func TestLargestMemoryBudget(t *testing.T) {
 	calls := []sql.Call{
 		{Procedure: sql.RewriteDataFiles, Options: map[string]string{"max-group-memory-bytes": "1GiB"}},
 		{Procedure: sql.ExpireSnapshots},
-		{Procedure: sql.RewriteDataFiles, Options: map[string]string{"max-group-memory-bytes": "3221225472"}},
+		{Procedure: sql.RewriteDataFiles, Options: map[string]string{"max-group-memory-bytes": "3GiB", "min-input-files": "2"}},
 		{Procedure: sql.RewriteDataFiles, Options: map[string]string{"min-input-files": "2"}},
 	}
-	assert.Equal(t, map[string]string{"max-group-memory-bytes": "3221225472"}, largestMemoryBudget(calls))
+	assert.Equal(t, calls[2].Options, largestMemoryBudget(calls), "units as the engine reads them")
 	assert.Nil(t, largestMemoryBudget(calls[1:2]), "no budget named: the default")
 }
 
@@ -203,4 +204,57 @@ func TestSQLCLIDelta(t *testing.T) {
 	assert.Equal(t, 7.0, row["rewritten_data_files_count"])
 	assert.Equal(t, 1.0, row["added_data_files_count"])
 	assert.Equal(t, rows, deltaRows(t, dir))
+}
+
+// TestSQLCLIStatementText checks that the statement argument is never read
+// as flags, even when it begins with a -- comment, with flags before or
+// after it, and that statements come from standard input with "-" or a
+// pipe.
+func TestSQLCLIStatementText(t *testing.T) {
+	wh := generated(t, 3)
+	const stmt = "-- compact the small files\n CALL system.rewrite_data_files(table => 'geo.t', options => map('min-input-files', '2'))"
+	for _, args := range [][]string{
+		{"sql", stmt},
+		{"sql", "--dry-run", stmt},
+		{"sql", stmt, "--dry-run"},
+		{"sql", "--dry-run", "--", stmt},
+		{"sql", "--force", "-- just a comment --dry-run\nCALL system.rewrite_manifests('geo.t')"},
+	} {
+		r := runCLI(t, wh, false, args...)
+		require.Equal(t, exitOK, r.Code, "%q: stderr %q", args, r.Stderr)
+		assert.NotContains(t, r.Stderr, "flag", "%q", args)
+		assert.Contains(t, r.Stdout, "statement 1", "%q", args)
+	}
+	r := runCLI(t, wh, false, "sql", stmt, "--dry-run")
+	assert.Contains(t, r.Stdout, "(dry run)", "a flag after the text still counts")
+
+	for name, tc := range map[string]struct {
+		args  []string
+		piped bool
+	}{
+		"dash":         {[]string{"sql", "--dry-run", "-"}, false},
+		"dash file":    {[]string{"sql", "--dry-run", "-f", "-"}, false},
+		"pipe":         {[]string{"sql", "--dry-run"}, true},
+		"pipe as json": {[]string{"--json", "sql", "--dry-run"}, true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := runCLIStdin(t, wh, stmt+";\n", tc.piped, tc.args...)
+			require.Equal(t, exitOK, r.Code, "stderr %q", r.Stderr)
+			assert.Contains(t, r.Stdout, "rewrite_data_files")
+		})
+	}
+	r = runCLIStdin(t, wh, "  \n", true, "sql")
+	assert.Equal(t, exitUsage, r.Code)
+	assert.Contains(t, r.Stderr, "no statements in standard input")
+}
+
+// runCLIStdin runs the command line as runCLI does, with stdin holding in
+// (a pipe when piped is set).
+func runCLIStdin(t testing.TB, warehouse, in string, piped bool, args ...string) cliResult {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	ios := &ioStreams{In: strings.NewReader(in), Out: &out, ErrOut: &errOut, InPiped: piped}
+	full := append([]string{"--warehouse", warehouse, "--config", noConfig(t)}, args...)
+	code := run(t.Context(), full, ios)
+	return cliResult{Code: code, Stdout: out.String(), Stderr: errOut.String()}
 }

@@ -15,18 +15,16 @@ import (
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/delta/deltatest"
 	"github.com/geocompact/geocompact/internal/reliability"
+	"github.com/geocompact/geocompact/internal/testenv"
 )
-
-// goldenDelta is where Delta's own golden tables live, beside the repository.
-const goldenDelta = "../../../shared/delta-golden"
 
 // copyDeltaTable copies golden table name into a temporary directory and
 // ages every file by age, as if it had been written that long ago.
 func copyDeltaTable(t *testing.T, name string, age time.Duration) string {
 	t.Helper()
-	src := filepath.Join(goldenDelta, name)
+	src := filepath.Join(testenv.DeltaGolden(t), name)
 	_, err := os.Stat(src)
-	require.NoError(t, err, "Delta golden table %s is expected at %s beside the repository", name, goldenDelta)
+	require.NoError(t, err, "Delta golden table %s", src)
 	dst := t.TempDir()
 	copyTree(t, src, dst)
 	old := time.Now().Add(-age)
@@ -126,7 +124,7 @@ func TestVacuumDeltaS3(t *testing.T) {
 	loc := "s3://" + srv.Bucket + "/" + srv.Prefix + "/pings"
 	st, err := delta.NewS3Storage(t.Context(), loc)
 	require.NoError(t, err)
-	src := filepath.Join(goldenDelta, "basic-with-inserts-deletes-checkpoint")
+	src := filepath.Join(testenv.DeltaGolden(t), "basic-with-inserts-deletes-checkpoint")
 	require.NoError(t, filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err

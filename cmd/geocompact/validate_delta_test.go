@@ -9,6 +9,7 @@ import (
 
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/delta/deltatest"
+	"github.com/geocompact/geocompact/internal/testenv"
 )
 
 // newDeltaPoints creates a Delta table in a temporary directory with one
@@ -65,7 +66,7 @@ func TestValidateDeltaBadInput(t *testing.T) {
 	assert.Contains(t, r.Stderr, "one of")
 
 	// A golden table without a geometry column is a finding, not an error.
-	r = runCLI(t, "", false, "validate", "--delta", goldenDelta+"/basic-with-inserts-deletes-checkpoint")
+	r = runCLI(t, "", false, "validate", "--delta", testenv.DeltaGolden(t)+"/basic-with-inserts-deletes-checkpoint")
 	assert.Equal(t, exitViolation, r.Code)
 	assert.Contains(t, r.Stdout, "geometry.column")
 }

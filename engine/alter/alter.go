@@ -164,8 +164,11 @@ func (rules keyRules) property(k, v string) (string, error) {
 		}
 	case rules.isSize(k):
 		n, err := optval.ParseSize(v)
-		if err == nil && n <= 0 {
+		switch {
+		case err == nil && n <= 0:
 			err = fmt.Errorf("want a positive size")
+		case err == nil && n > engine.MaxFileSize:
+			err = fmt.Errorf("want at most %s", optval.FormatLimit(engine.MaxFileSize))
 		}
 		if err != nil {
 			return "", fmt.Errorf("%w: %s=%q: %w", engine.ErrOption, k, v, err)

@@ -81,6 +81,8 @@ func TestAlterRefusesBadInput(t *testing.T) {
 		{"nothing", alter.Request{}, "nothing to alter"},
 		{"bad size", alter.Request{Set: map[string]string{"write.target-file-size-bytes": "12XB"}}, "write.target-file-size-bytes"},
 		{"zero size", alter.Request{Set: map[string]string{"write.target-file-size-bytes": "0"}}, "positive"},
+		{"huge size", alter.Request{Set: map[string]string{"write.target-file-size-bytes": "1000000TiB"}}, "write.target-file-size-bytes=\"1000000TiB\": want at most 1024TiB"},
+		{"size past int64", alter.Request{Set: map[string]string{"write.target-file-size-bytes": "9223372036854775808"}}, "exceeds the largest size, 9223372036854775807 bytes"},
 		{"misspelt key", alter.Request{Set: map[string]string{"write.target-file-size": "1MiB"}}, "did you mean write.target-file-size-bytes?"},
 		{"set and unset", alter.Request{Set: map[string]string{"owner": "a"}, Unset: []string{"owner"}}, "both set and unset"},
 		{"bad layout property", alter.Request{Set: map[string]string{layouts.Prop: "hilbert("}}, layouts.Prop},

@@ -26,8 +26,10 @@ import (
 	_ "github.com/apache/iceberg-go/catalog/rest"
 	_ "github.com/apache/iceberg-go/catalog/sql"
 
-	// Object stores for s3://, gs:// and abfs:// warehouses.
-	_ "github.com/apache/iceberg-go/io/gocloud"
+	// The object store for s3:// warehouses. gs:// and abfs:// come with
+	// the build tags gcs and azure (see stores_*.go): their SDKs would
+	// otherwise add some 360 packages to every build.
+	_ "github.com/apache/iceberg-go/io/gocloud/s3"
 
 	// database/sql drivers: "sqlite" (pure Go) and "pgx" (PostgreSQL).
 	_ "github.com/jackc/pgx/v5/stdlib"
@@ -91,6 +93,7 @@ func (s Spec) Retries() int {
 // as table.ErrCommitFailed, so they can be retried.
 func Open(ctx context.Context, spec Spec) (catalog.Catalog, error) {
 	useTrackedLocalIO()
+	registerMissingStores()
 	props := iceberg.Properties{}
 	for k, v := range spec.Props {
 		props[k] = v
@@ -106,10 +109,10 @@ func Open(ctx context.Context, spec Spec) (catalog.Catalog, error) {
 			return nil, err
 		}
 		typ = "sql"
-		props["uri"] = "file:" + filepath.Join(dir, "catalog.db") + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)"
+		props["uri"] = sqliteURI(filepath.Join(dir, "catalog.db"))
 		props["sql.driver"] = "sqlite"
 		props["sql.dialect"] = "sqlite"
-		props["warehouse"] = "file://" + dir
+		props["warehouse"] = dirURI(dir)
 	} else if spec.Warehouse != "" {
 		wh, err := warehouseURI(spec.Warehouse)
 		if err != nil {
@@ -168,6 +171,35 @@ func localWarehouse(wh string) (string, error) {
 	return dir, nil
 }
 
+// sqliteURI is the SQLite URI of the database file db (an absolute path),
+// with its busy timeout and WAL journal. The path is percent-escaped, so
+// that "?", "#" and "%" in it stay part of the file name: SQLite would read
+// them as the start of the query, the fragment or an escape, and open a
+// database elsewhere.
+func sqliteURI(db string) string {
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(db), RawQuery: "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)"}
+	if !strings.HasPrefix(u.Path, "/") {
+		u.Path = "/" + u.Path // a Windows drive: file:///C:/...
+	}
+	return u.String()
+}
+
+// dirURI is the file:// URI of the absolute directory dir. A path that
+// reads back as itself keeps its plain spelling, as earlier versions wrote
+// it into table locations; any other ("?", "#", "%" in it) is
+// percent-escaped, which iceberg-go decodes when it opens files.
+func dirURI(dir string) string {
+	slashed := filepath.ToSlash(dir)
+	if !strings.HasPrefix(slashed, "/") {
+		slashed = "/" + slashed
+	}
+	plain := "file://" + slashed
+	if u, err := url.Parse(plain); err == nil && u.Path == slashed && u.RawQuery == "" && u.Fragment == "" && u.Host == "" {
+		return plain
+	}
+	return (&url.URL{Scheme: "file", Path: slashed}).String()
+}
+
 // warehouseURI turns a bare directory into a file:// URI and leaves URIs as
 // they are.
 func warehouseURI(wh string) (string, error) {
@@ -178,7 +210,7 @@ func warehouseURI(wh string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("warehouse %q: %w", wh, err)
 	}
-	return "file://" + dir, nil
+	return dirURI(dir), nil
 }
 
 // ParseIdentifier splits "ns.table" (or "a.b.table" for nested namespaces)

@@ -144,9 +144,9 @@ func (in *ingester) withRetry(ctx context.Context, stage func(ctx context.Contex
 
 func (in *ingester) snapshotProps() iceberg.Properties {
 	return iceberg.Properties{
-		"geocompact.operation":    "ingest",
-		"geocompact.ingest.files": strconv.Itoa(len(in.cfg.Files)),
-		SourcesKey:                sourcesSummary(in.sources),
+		"geocompact.operation": "ingest",
+		FilesKey:               strconv.Itoa(len(in.cfg.Files)),
+		SourcesKey:             sourcesSummary(in.sources),
 	}
 }
 

@@ -4,13 +4,16 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/apache/iceberg-go/catalog"
@@ -18,15 +21,25 @@ import (
 )
 
 // Ingest history. Every ingest commit records what it appended in its
-// snapshot summary under SourcesKey: one line per file, "<sha256 of the
-// file's bytes> <file name>", the name cut to maxNameLen bytes. A file whose
-// digest appears in the summaries of the branch head's ancestry (at most
-// MaxLookback snapshots back, and only snapshots not yet expired) is
+// snapshot summary under SourcesKey: a JSON array of {"sha256": digest of
+// the file's bytes, "name": file name cut to maxNameLen bytes}, so that no
+// file name, whatever bytes it holds, can add an entry of its own. A file
+// whose digest appears in the summaries of the branch head's ancestry (at
+// most MaxLookback snapshots back, and only snapshots not yet expired) is
 // already ingested. Matching is by content; the name is for the message.
+//
+// Earlier versions wrote one line per file, "<digest> <name>", which a
+// name holding a newline could forge. Such a summary is trusted only when
+// every line is a digest and a name and the lines are exactly as many as
+// the files the commit recorded (FilesKey); any other summary is not read
+// (its files count as not ingested) and a warning says so.
 const (
 	// SourcesKey is the snapshot summary property holding an ingest
 	// commit's sources.
 	SourcesKey = "geocompact.ingest.sources"
+	// FilesKey is the snapshot summary property holding how many files
+	// an ingest commit appended.
+	FilesKey = "geocompact.ingest.files"
 	// MaxLookback bounds how many ancestor snapshots are searched.
 	MaxLookback = 10000
 	maxNameLen  = 128
@@ -129,7 +142,8 @@ func dedupBatch(srcs []source) ([]source, []Skipped) {
 }
 
 // ingested returns the files of srcs the table's history already holds.
-func ingested(meta table.Metadata, srcs []source) []Skipped {
+// A summary whose sources cannot be read is logged and skipped.
+func ingested(meta table.Metadata, srcs []source, log *slog.Logger) []Skipped {
 	want := map[string]source{}
 	for _, s := range srcs {
 		want[s.digest] = s
@@ -138,11 +152,14 @@ func ingested(meta table.Metadata, srcs []source) []Skipped {
 	snap := meta.CurrentSnapshot()
 	for i := 0; snap != nil && i < MaxLookback && len(want) > 0; i++ {
 		if snap.Summary != nil {
-			for _, line := range strings.Split(snap.Summary.Properties[SourcesKey], "\n") {
-				digest, name, _ := strings.Cut(line, " ")
-				if s, ok := want[digest]; ok {
-					out = append(out, Skipped{Path: s.path, Digest: digest, Previous: name, SnapshotID: snap.SnapshotID})
-					delete(want, digest)
+			entries, err := parseSources(snap.Summary.Properties)
+			if err != nil {
+				log.Warn("ingest history unreadable; its files count as not ingested", "snapshot_id", snap.SnapshotID, "error", err)
+			}
+			for _, e := range entries {
+				if s, ok := want[e.Digest]; ok {
+					out = append(out, Skipped{Path: s.path, Digest: e.Digest, Previous: e.Name, SnapshotID: snap.SnapshotID})
+					delete(want, e.Digest)
 				}
 			}
 		}
@@ -154,17 +171,89 @@ func ingested(meta table.Metadata, srcs []source) []Skipped {
 	return out
 }
 
+// sourceEntry is one file an ingest commit recorded.
+type sourceEntry struct {
+	Digest string `json:"sha256"`
+	Name   string `json:"name"`
+}
+
+// errSources marks ingest history that cannot be read.
+var errSources = errors.New("ingest: unreadable sources")
+
+// parseSources reads the SourcesKey entry of a snapshot summary: the JSON
+// array, or the older line format when it can be trusted (see SourcesKey).
+// No entry gives nothing; one that cannot be read gives an error.
+func parseSources(props map[string]string) ([]sourceEntry, error) {
+	v, ok := props[SourcesKey]
+	if !ok || v == "" {
+		return nil, nil
+	}
+	if strings.HasPrefix(v, "[") {
+		var entries []sourceEntry
+		if err := json.Unmarshal([]byte(v), &entries); err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", errSources, SourcesKey, err)
+		}
+		for _, e := range entries {
+			if !isDigest(e.Digest) {
+				return nil, fmt.Errorf("%w: %s: %q is not a sha256 digest", errSources, SourcesKey, truncate(e.Digest))
+			}
+		}
+		return entries, nil
+	}
+	return parseLegacySources(v, props[FilesKey])
+}
+
+// parseLegacySources reads the line format "<digest> <name>" per file,
+// trusting it only when the lines are exactly files in number and each is
+// a digest and a name: a name holding a newline adds a line.
+func parseLegacySources(v, files string) ([]sourceEntry, error) {
+	lines := strings.Split(v, "\n")
+	if n, err := strconv.Atoi(files); err != nil || n != len(lines) {
+		return nil, fmt.Errorf("%w: %s holds %d lines where %s=%q records the files appended", errSources, SourcesKey, len(lines), FilesKey, files)
+	}
+	entries := make([]sourceEntry, len(lines))
+	for i, line := range lines {
+		digest, name, ok := strings.Cut(line, " ")
+		if !ok || !isDigest(digest) {
+			return nil, fmt.Errorf("%w: %s line %d is not \"<sha256> <name>\"", errSources, SourcesKey, i+1)
+		}
+		entries[i] = sourceEntry{Digest: digest, Name: name}
+	}
+	return entries, nil
+}
+
+// isDigest reports whether s is a hex sha256 as digestFiles writes it.
+func isDigest(s string) bool {
+	if len(s) != 2*sha256.Size {
+		return false
+	}
+	_, err := hex.DecodeString(s)
+	return err == nil && strings.ToLower(s) == s
+}
+
+// truncate shortens s for a message.
+func truncate(s string) string {
+	if len(s) <= 80 {
+		return s
+	}
+	return s[:80] + "…"
+}
+
 // sourcesSummary is the SourcesKey value recording srcs.
 func sourcesSummary(srcs []source) string {
-	lines := make([]string, len(srcs))
+	entries := make([]sourceEntry, len(srcs))
 	for i, s := range srcs {
 		name := filepath.Base(s.path)
 		if len(name) > maxNameLen {
-			name = name[:maxNameLen]
+			name = strings.ToValidUTF8(name[:maxNameLen], "")
 		}
-		lines[i] = s.digest + " " + name
+		entries[i] = sourceEntry{Digest: s.digest, Name: name}
 	}
-	return strings.Join(lines, "\n")
+	b, err := json.Marshal(entries)
+	if err != nil {
+		panic(err) // strings and digests always encode
+	}
+	return string(b)
 }
 
 // duplicateError reports files a concurrent ingest committed between this
@@ -183,6 +272,7 @@ func (e *duplicateError) Error() string {
 type dedupCatalog struct {
 	catalog.Catalog
 	pending *[]source
+	log     *slog.Logger
 }
 
 // LoadTable loads through the wrapped catalog and binds commits to c.
@@ -203,7 +293,7 @@ func (c *dedupCatalog) CommitTable(ctx context.Context, ident table.Identifier, 
 			return nil, "", fmt.Errorf("check ingest history: %w", err)
 		}
 		if err == nil {
-			if found := ingested(cur.Metadata(), *c.pending); len(found) > 0 {
+			if found := ingested(cur.Metadata(), *c.pending, c.log); len(found) > 0 {
 				return nil, "", &duplicateError{found: found}
 			}
 		}

@@ -1,6 +1,8 @@
 package ingest_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"sync"
@@ -124,4 +126,30 @@ func TestExpandFiles(t *testing.T) {
 	empty := t.TempDir()
 	_, err = ingest.ExpandFiles([]string{empty}, false)
 	assert.ErrorIs(t, err, ingest.ErrConfig)
+}
+
+// TestRunNameCannotForgeHistory ingests a file whose name holds a newline
+// and the digest and name of another file, as the old line-per-file
+// history would have read it; the other file must still be ingested.
+func TestRunNameCannotForgeHistory(t *testing.T) {
+	cat := openWarehouse(t)
+	a3 := pointsFile(t, 5)
+	b, err := os.ReadFile(a3)
+	require.NoError(t, err)
+	sum := sha256.Sum256(b)
+	forged := copyFile(t, pointsFile(t, 3), t.TempDir(), "x\n"+hex.EncodeToString(sum[:])+" a3.parquet")
+	first, err := ingest.Run(t.Context(), cat, config("gis.f", forged))
+	require.NoError(t, err)
+	require.Equal(t, 1, first.Files)
+
+	res, err := ingest.Run(t.Context(), cat, config("gis.f", a3))
+	require.NoError(t, err)
+	assert.Empty(t, res.Skipped, "a name must not record another file as ingested")
+	assert.Equal(t, 1, res.Files)
+	assert.Equal(t, int64(8), tableRows(t, cat, "gis.f"))
+
+	again, err := ingest.Run(t.Context(), cat, config("gis.f", forged))
+	require.NoError(t, err)
+	require.Len(t, again.Skipped, 1, "the odd name's own content is recognised")
+	assert.Equal(t, filepath.Base(forged), again.Skipped[0].Previous)
 }

@@ -192,7 +192,7 @@ func Run(ctx context.Context, cat catalog.Catalog, cfg Config) (*Result, error) 
 		srcs, res.Skipped = dedupBatch(srcs)
 	}
 	in := &ingester{cfg: cfg, log: cfg.logger()}
-	in.cat = &dedupCatalog{Catalog: catalogs.Wrap(cat), pending: &in.pending}
+	in.cat = &dedupCatalog{Catalog: catalogs.Wrap(cat), pending: &in.pending, log: in.log}
 	tbl, err := loadOrNil(ctx, in.cat, cfg)
 	if err != nil {
 		return nil, err
@@ -201,7 +201,7 @@ func Run(ctx context.Context, cat catalog.Catalog, cfg Config) (*Result, error) 
 		return nil, err
 	}
 	if tbl != nil && !cfg.AllowDuplicates {
-		srcs = in.skip(res, srcs, ingested(tbl.Metadata(), srcs))
+		srcs = in.skip(res, srcs, ingested(tbl.Metadata(), srcs, in.log))
 	}
 	if len(srcs) == 0 {
 		if tbl != nil && tbl.CurrentSnapshot() != nil {

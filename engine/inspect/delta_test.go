@@ -10,11 +10,9 @@ import (
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/delta/deltatest"
 	"github.com/geocompact/geocompact/engine/inspect"
+	"github.com/geocompact/geocompact/internal/testenv"
 	"github.com/geocompact/geocompact/spatial"
 )
-
-// goldenDelta is where Delta's own golden tables live, beside the repository.
-const goldenDelta = "../../../shared/delta-golden"
 
 func TestDeltaRowsFiles(t *testing.T) {
 	tbl := deltatest.Create(t, t.TempDir(), deltatest.Options{Partitioned: true, Covering: true, ColumnMapping: "name"})
@@ -45,7 +43,7 @@ func TestDeltaRowsFiles(t *testing.T) {
 func TestDeltaRowsGoldenRecordsMinusDeletes(t *testing.T) {
 	// The files' records less their deletion vectors' rows are the rows a
 	// read returns.
-	tbl, err := delta.OpenLocal(filepath.Join(goldenDelta, "dv-partitioned-with-checkpoint"))
+	tbl, err := delta.OpenLocal(filepath.Join(testenv.DeltaGolden(t), "dv-partitioned-with-checkpoint"))
 	require.NoError(t, err)
 	rows, err := inspect.DeltaRows(t.Context(), tbl, inspect.Files)
 	require.NoError(t, err)

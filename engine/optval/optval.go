@@ -7,6 +7,7 @@ package optval
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -93,19 +94,44 @@ func (p *Parser) Fraction(name string, dst *float64, zero bool) {
 
 // Size parses a size option of at least minVal bytes (see ParseSize).
 func (p *Parser) Size(name string, dst *int64, minVal int64) {
+	p.SizeAtMost(name, dst, minVal, math.MaxInt64)
+}
+
+// SizeAtMost parses a size option of minVal to maxVal bytes; a larger
+// value is refused with the maximum.
+func (p *Parser) SizeAtMost(name string, dst *int64, minVal, maxVal int64) {
 	v, ok := p.Value(name)
 	if !ok {
 		return
 	}
 	n, err := ParseSize(v)
-	if err == nil && n < minVal {
+	switch {
+	case err != nil:
+	case n < minVal:
 		err = fmt.Errorf("want at least %d bytes", minVal)
+	case n > maxVal:
+		err = fmt.Errorf("want at most %s", FormatLimit(maxVal))
 	}
 	if err != nil {
 		p.Err = fmt.Errorf("%w: %s=%q: %w", ErrBad, name, v, err)
 		return
 	}
 	*dst = n
+}
+
+// FormatLimit writes a size limit for a message: in the largest unit
+// that divides it exactly, with the byte count, e.g. "1024TiB
+// (1125899906842624 bytes)".
+func FormatLimit(n int64) string {
+	for _, u := range []struct {
+		name string
+		mult int64
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n >= u.mult && n%u.mult == 0 {
+			return fmt.Sprintf("%d%s (%d bytes)", n/u.mult, u.name, n)
+		}
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // sizeUnits are the units ParseSize accepts, by lower-case name.
@@ -128,9 +154,27 @@ func ParseSize(s string) (int64, error) {
 	}
 	num, unit := t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
 	mult, ok := sizeUnits[unit]
+	malformed := fmt.Errorf("size %q: want bytes with an optional unit, KB, MB, GB, TB (1000-based) or KiB, MiB, GiB, TiB (1024-based), e.g. 128MiB", s)
+	tooLarge := fmt.Errorf("size %q exceeds the largest size, %d bytes (8 EiB)", s, int64(math.MaxInt64))
+	if !ok || num == "" {
+		return 0, malformed
+	}
+	if !strings.Contains(num, ".") { // whole numbers exactly, up to the last byte
+		n, err := strconv.ParseInt(num, 10, 64)
+		switch {
+		case errors.Is(err, strconv.ErrRange) || err == nil && n > math.MaxInt64/mult:
+			return 0, tooLarge
+		case err != nil:
+			return 0, malformed
+		}
+		return n * mult, nil
+	}
 	f, err := strconv.ParseFloat(num, 64)
-	if !ok || err != nil || f < 0 || f*float64(mult) >= 1<<63 {
-		return 0, fmt.Errorf("size %q: want bytes with an optional unit, KB, MB, GB, TB (1000-based) or KiB, MiB, GiB, TiB (1024-based), e.g. 128MiB", s)
+	switch {
+	case err != nil || f < 0:
+		return 0, malformed
+	case f*float64(mult) >= 1<<63:
+		return 0, tooLarge
 	}
 	return int64(f * float64(mult)), nil
 }

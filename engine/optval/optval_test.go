@@ -18,8 +18,20 @@ func TestParseSize(t *testing.T) {
 		require.NoError(t, err, in)
 		assert.Equal(t, want, got, in)
 	}
-	for _, in := range []string{"", "512k", "12 parsecs", "-1MiB", "MiB", "1e3", "99999999TiB"} {
+	for _, in := range []string{"", "512k", "12 parsecs", "-1MiB", "MiB", "1e3"} {
 		_, err := optval.ParseSize(in)
 		assert.ErrorContains(t, err, "e.g. 128MiB", in)
+	}
+	for in, want := range map[string]int64{"9223372036854775807": 1<<63 - 1, "9223372036854775807B": 1<<63 - 1, "8388607TiB": 8388607 << 40} {
+		got, err := optval.ParseSize(in)
+		require.NoError(t, err, "a size that fits int64: %s", in)
+		assert.Equal(t, want, got, in)
+	}
+	for _, in := range []string{"9223372036854775808", "99999999TiB", "8EiB", "1e30", "10000000000000000000000000"} {
+		_, err := optval.ParseSize(in)
+		require.Error(t, err, in)
+		if in != "8EiB" && in != "1e30" {
+			assert.ErrorContains(t, err, "exceeds the largest size, 9223372036854775807 bytes", in)
+		}
 	}
 }

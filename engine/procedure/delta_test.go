@@ -15,19 +15,17 @@ import (
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/procedure"
+	"github.com/geocompact/geocompact/internal/testenv"
 )
-
-// goldenDelta is where Delta's own golden tables live, beside the repository.
-const goldenDelta = "../../../shared/delta-golden"
 
 // deltaTable copies Delta's golden table basic-with-inserts-deletes-checkpoint
 // (14 data files, seven of them removed in 2023) into a temporary
 // directory, every file aged 30 days, past the default 7-day retention.
 func deltaTable(t *testing.T) string {
 	t.Helper()
-	src := filepath.Join(goldenDelta, "basic-with-inserts-deletes-checkpoint")
+	src := filepath.Join(testenv.DeltaGolden(t), "basic-with-inserts-deletes-checkpoint")
 	_, err := os.Stat(src)
-	require.NoError(t, err, "Delta golden tables are expected at %s beside the repository", goldenDelta)
+	require.NoError(t, err, "Delta golden table %s", src)
 	dst := filepath.Join(t.TempDir(), "pings")
 	require.NoError(t, os.CopyFS(dst, os.DirFS(src)))
 	old := time.Now().Add(-30 * 24 * time.Hour)

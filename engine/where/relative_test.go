@@ -1,6 +1,7 @@
 package where
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -83,4 +84,42 @@ func TestParseBBoxAntimeridian(t *testing.T) {
 	assert.True(t, mustParseWhere(t, "bbox(170, 50, -170, 60)", v3).Equals(want))
 	_, err = Parse("bbox(0, 10, 1, 5)", sc)
 	assert.ErrorContains(t, err, "bbox miny 10 > maxy 5", "y never wraps")
+}
+
+// TestParseRelativeTimesRealClock parses now() and current_timestamp with
+// the real clock, whose nanoseconds a microsecond column cannot hold: they
+// are truncated to the column's precision (microseconds for timestamp and
+// timestamptz, nanoseconds for timestamp_ns), never refused.
+func TestParseRelativeTimesRealClock(t *testing.T) {
+	sc := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "ts", Type: iceberg.PrimitiveTypes.TimestampTz},
+		iceberg.NestedField{ID: 2, Name: "lts", Type: iceberg.PrimitiveTypes.Timestamp},
+		iceberg.NestedField{ID: 3, Name: "tsn", Type: iceberg.PrimitiveTypes.TimestampTzNs},
+	)
+	for _, in := range []string{
+		"ts > now() - interval '1 day'", "lts > current_timestamp - interval '1 day'",
+		"tsn > now() - interval '1 day'", "ts >= now() - interval '90 seconds' - interval '1 day'",
+	} {
+		for range 5 { // the clock may land on a whole microsecond, but not five times
+			before := time.Now().Add(-24 * time.Hour)
+			e, err := Parse(in, sc)
+			after := time.Now().Add(-24 * time.Hour)
+			require.NoError(t, err, in)
+			var got time.Time
+			switch v := boundLiteral(t, sc, e).(type) {
+			case iceberg.TypedLiteral[iceberg.Timestamp]:
+				got = time.UnixMicro(int64(v.Value()))
+				assert.Zero(t, got.Nanosecond()%1000, in)
+				before = before.Truncate(time.Microsecond)
+			case iceberg.TypedLiteral[iceberg.TimestampNano]:
+				got = time.Unix(0, int64(v.Value()))
+			default:
+				t.Fatalf("%s: literal %T", in, v)
+			}
+			if strings.Contains(in, "90 seconds") {
+				before, after = before.Add(-90*time.Second), after.Add(-90*time.Second)
+			}
+			assert.False(t, got.Before(before) || got.After(after), "%s: %v not in [%v, %v]", in, got, before, after)
+		}
+	}
 }

@@ -92,7 +92,9 @@ const maxDepth = 200
 //
 // Relative times, so a scheduled job need not compute dates: now() and
 // current_timestamp are the time of the run, current_date its UTC
-// midnight, each evaluated once per Parse in UTC; INTERVAL '7 days' or
+// midnight, each evaluated once per Parse in UTC and truncated to the
+// column's precision (microseconds, nanoseconds for timestamp_ns, so
+// the clock's nanoseconds never make them misfit); INTERVAL '7 days' or
 // '2 hours' moves them, as in ts >= now() - interval '1 day'. current_date
 // moved by whole days, weeks, months or years stays a date.
 //
@@ -646,6 +648,9 @@ type literal struct {
 	text string    // unescaped string or number text
 	b    bool      // litBool
 	t    time.Time // litDate, litTimestamp
+	// relative marks a time from now() or current_timestamp: the clock
+	// reads nanoseconds, which a column of coarser precision truncates.
+	relative bool
 }
 
 // column is a resolved schema field.
@@ -717,7 +722,7 @@ func (p *parser) parseTypedLiteral() (*operand, error) {
 // any number of ("+" | "-") INTERVAL 'n unit'.
 func (p *parser) parseRelativeTime() (*operand, error) {
 	start := p.next()
-	l := &literal{kind: litTimestamp, tok: start, raw: start.raw, t: p.now}
+	l := &literal{kind: litTimestamp, tok: start, raw: start.raw, t: p.now, relative: true}
 	switch {
 	case start.keyword("now"):
 		p.next() // (
@@ -991,6 +996,9 @@ func timestampLiteral(l *literal, typ iceberg.Type, misfit func(string) error) (
 			return nil, misfit("a timestamp between 1678 and 2262")
 		}
 		return iceberg.NewLiteral(iceberg.TimestampNano(t.UnixNano())), nil
+	}
+	if l.relative {
+		t = t.Truncate(time.Microsecond)
 	}
 	if t.Nanosecond()%1000 != 0 {
 		return nil, misfit("at most microsecond precision")

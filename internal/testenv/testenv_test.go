@@ -2,6 +2,8 @@ package testenv_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -109,4 +111,36 @@ func (f *fakeTB) Skipf(format string, args ...any) {
 func (f *fakeTB) Fatalf(format string, args ...any) {
 	f.msg = fmt.Sprintf(format, args...)
 	f.fail()
+}
+
+// TestDeltaGolden checks that the golden tables are found beside the
+// repository, and that a missing folder skips locally, naming the folder,
+// and fails in CI.
+func TestDeltaGolden(t *testing.T) {
+	t.Setenv(testenv.DeltaGoldenEnv, "")
+	t.Setenv("CI", "")
+	var ended bool
+	ft := &fakeTB{TB: t, skip: func() { ended = true }, fail: func() { ended = true }}
+	dir := testenv.DeltaGolden(ft)
+	if !ended {
+		if _, err := os.Stat(filepath.Join(dir, "basic-with-inserts-deletes-checkpoint")); err != nil {
+			t.Fatalf("DeltaGolden returned %s, which holds no golden table: %v", dir, err)
+		}
+	}
+
+	missing := filepath.Join(t.TempDir(), "no-golden")
+	t.Setenv(testenv.DeltaGoldenEnv, missing)
+	var skipped bool
+	ft = &fakeTB{TB: t, skip: func() { skipped = true }, fail: func() { t.Fatal("failed outside CI") }}
+	testenv.DeltaGolden(ft)
+	if !skipped || !strings.Contains(ft.msg, missing) || !strings.Contains(ft.msg, testenv.DeltaGoldenEnv) {
+		t.Fatalf("locally: skipped=%v message %q; want a skip naming %s and %s", skipped, ft.msg, missing, testenv.DeltaGoldenEnv)
+	}
+	t.Setenv("CI", "true")
+	var failed bool
+	ft = &fakeTB{TB: t, skip: func() { t.Fatal("skipped in CI") }, fail: func() { failed = true }}
+	testenv.DeltaGolden(ft)
+	if !failed || !strings.Contains(ft.msg, missing) {
+		t.Fatalf("in CI: failed=%v message %q; want a failure naming %s", failed, ft.msg, missing)
+	}
 }
