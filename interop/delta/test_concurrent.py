@@ -102,37 +102,48 @@ def test_delta_rs_appends_during_optimize(gc, spark, tmp_path):
     assert delta_rs_figures(table).n == next_id[0] + ROWS
 
 
+def commit_info(table, v) -> dict:
+    return next((a["commitInfo"] for a in commit_actions(table, v) if "commitInfo" in a), {})
+
+
 def test_delta_rs_compact_races_optimize(gc, spark, tmp_path):
-    """Both remove the same files: whichever commits second must not
-    commit, and the loser of geocompact's side exits 4 with nothing
-    committed."""
+    """Both remove the same files. delta-rs's compact starts once
+    geocompact has read the table and is writing its files, so the two
+    overlap. When delta-rs commits first, geocompact exits 4 and commits
+    nothing. When geocompact commits first its version holds every row once;
+    delta-rs 1.6.6 then commits its compaction of the same files anyway
+    (read version before ours), which duplicates the rows: a delta-rs
+    defect, as two delta-rs compactions do the same (docs/interop.md)."""
     table = tmp_path / "t"
+    rows = 20000
     for b in range(10):
-        write_deltalake(str(table), points(b * ROWS, ROWS), mode="append")
-    ids = 10 * ROWS
-    versions_before = log_versions(table)
-    rs_error: list[BaseException] = []
-
-    def compact():
-        try:
-            DeltaTable(str(table)).optimize.compact()
-        except BaseException as e:  # noqa: BLE001 - the race may make delta-rs lose
-            rs_error.append(e)
-
+        write_deltalake(str(table), points(b * rows, rows), mode="append")
+    ids = 10 * rows
+    dt = DeltaTable(str(table))
     proc = start_rewrite(gc, table)
-    t = threading.Thread(target=compact)
-    t.start()
+    while proc.poll() is None and not any(".tmp-" in p.name for p in table.iterdir()):
+        time.sleep(0.005)
+    rs_error = None
+    try:
+        dt.optimize.compact()
+    except Exception as e:  # noqa: BLE001 - a lost race is a valid outcome
+        rs_error = e
     out, err = proc.communicate(timeout=600)
-    t.join()
     assert proc.returncode in (0, 4), err
     ours = optimize_versions(table)
+    theirs = [v for v in log_versions(table) if "delta-rs" in (commit_info(table, v).get("engineInfo") or "") and commit_info(table, v).get("operation") == "OPTIMIZE"]
     if proc.returncode == 4:
         assert ours == [], "exit 4 must commit nothing"
-        assert "conflict" in err.lower() or "concurrent" in err.lower(), err
-        assert not rs_error, "both writers lost"
+        assert "conflict" in err.lower(), err
+        assert rs_error is None and len(theirs) == 1
         assert_no_stray_files(table)
-    else:
-        assert len(ours) == 1
-    new = [v for v in log_versions(table) if v not in versions_before]
-    assert 1 <= len(new) <= 2
-    assert_exactly_once(spark, table, ids)
+        assert_exactly_once(spark, table, ids)
+        return
+    (v,) = ours
+    assert commit_info(table, v)["readVersion"] == 9
+    assert delta_rs_figures(table, version=v).n == ids
+    assert spark_figures(spark, table, version=v).n == ids
+    if theirs:
+        # delta-rs lost the race but committed over ours.
+        (w,) = theirs
+        assert w > v and commit_info(table, w)["readVersion"] < v
