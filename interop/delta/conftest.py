@@ -265,6 +265,8 @@ def spark(tmp_path_factory):
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.databricks.delta.snapshotPartitions", "2")
+        # VACUUM lists the table with this many tasks (default 10000).
+        .config("spark.sql.sources.parallelPartitionDiscovery.parallelism", "2")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.default.parallelism", "2")
         .config("spark.sql.warehouse.dir", str(scratch / "warehouse"))
