@@ -46,7 +46,7 @@ jars() {
 pom="$(key "$here/pom.xml")"
 iceberg111="$cache/jars-iceberg-1.11.0-$pom"
 iceberg112="$cache/jars-iceberg-1.12.0-$pom"
-delta="$cache/jars-delta-4.4.1-$pom"
+delta="$cache/jars-delta-4.4.0-$pom"
 jars "$iceberg111" iceberg -Diceberg.version=1.11.0
 # 1.12.0 adds hilbert(...) sort orders; used where it resolves.
 if ! jars "$iceberg112" iceberg -Diceberg.version=1.12.0; then
