@@ -13,7 +13,6 @@ import (
 	"reflect"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -345,11 +344,6 @@ func (f *collectFn) ProcessElement(ctx context.Context, _ int, msgs func(*outMsg
 	return nil
 }
 
-// resultPath is where a job's result file goes.
-func resultPath(j *job.Rewrite, location string) string {
-	return strings.TrimSuffix(location, "/") + "/metadata/geocompact-job-" + j.ID + ".json"
-}
-
 func writeResultFile(ctx context.Context, j *job.Rewrite, b []byte) (string, error) {
 	tbl, fs, err := j.Storage(ctx)
 	if err != nil {
@@ -359,7 +353,7 @@ func writeResultFile(ctx context.Context, j *job.Rewrite, b []byte) (string, err
 	if !ok {
 		return "", errors.New("the table's file system cannot write files")
 	}
-	p := resultPath(j, tbl)
+	p := job.ResultPath(tbl, j.ID)
 	if err := w.WriteFile(p, b); err != nil {
 		return "", fmt.Errorf("write job result %s: %w", p, err)
 	}
