@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"os"
@@ -194,4 +196,21 @@ func TestPortableBundleFailsOnce(t *testing.T) {
 	assert.Equal(t, fileIDs(t, load(t, local)), fileIDs(t, load(t, dist)))
 	assert.Len(t, dirFiles(t, dist.Warehouse), len(dirFiles(t, local.Warehouse)))
 	assert.Empty(t, jobLeftovers(t, dist.Warehouse))
+}
+
+// TestPortableCLI runs the command as a user does against the job server:
+// --runner, --endpoint and --environment_type LOOPBACK on the command line.
+func TestPortableCLI(t *testing.T) {
+	runner := portable(t)
+	_, spec := twin(t, bench.GenerateConfig{Rows: 4000, Commits: 5}, nil)
+	var out, errOut bytes.Buffer
+	code := run(t.Context(), []string{"rewrite", "--warehouse", spec.Warehouse, "--table", "geo.t", "--curve", "hilbert",
+		"--runner", runner, "--endpoint", os.Getenv("GEOCOMPACT_TEST_PORTABLE_ENDPOINT"), "--environment_type", "LOOPBACK",
+		"--option", "rewrite-all=true", "--json"}, &out, &errOut)
+	require.Equal(t, exitOK, code, errOut.String())
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(out.Bytes(), &doc))
+	assert.Equal(t, runner, doc["runner"])
+	assert.Equal(t, true, doc["verified"])
+	assert.EqualValues(t, 1, doc["snapshots_committed"])
 }
