@@ -53,6 +53,9 @@ func pipeline(j *job.Rewrite, spec catalogs.Spec) (*beam.Pipeline, error) {
 	if len(inputs) > 0 {
 		files := beam.Reshuffle(s, beam.CreateList(s, inputs))
 		rows, counts, reads := beam.ParDo3(s.Scope("scatter"), &scatterFn{fn}, files)
+		// Every bucket reads all counts: one per bucket, not one per
+		// (file, bucket), or the buckets decode files × buckets² of them.
+		counts = beam.DropKey(s, beam.CombinePerKey(s.Scope("add bucket counts"), addCounts, beam.ParDo(s, keyCount, counts)))
 		frags, written := beam.ParDo2(s.Scope("sort and write buckets"), &bucketFn{fn}, beam.GroupByKey(s, rows), beam.SideInput{Input: counts})
 		spanned := beam.ParDo(s.Scope("write spanning files"), &spanFn{fn}, beam.GroupByKey(s, frags))
 		parts = append(parts, reads, written, spanned)
