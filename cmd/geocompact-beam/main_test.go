@@ -23,6 +23,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(driverArgsEnv) != "" {
+		killedDriver()
+	}
 	flag.Parse()
 	flag.Set("runner", "prism")
 	beam.Init()

@@ -13,7 +13,6 @@ import (
 	"reflect"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -76,6 +75,8 @@ func init() {
 	register.DoFn3x1[context.Context, int, func(outMsg), error](&groupFn{})
 	register.DoFn4x1[context.Context, int, func(*outMsg) bool, func(string), error](&collectFn{})
 	register.Function1x2[outMsg, int, outMsg](keyOne)
+	register.Function1x2[bucketCount, string, bucketCount](keyCount)
+	register.Function2x1[bucketCount, bucketCount, bucketCount](addCounts)
 	register.Emitter2[string, batch]()
 	register.Emitter2[string, fragment]()
 	register.Emitter1[outMsg]()
@@ -142,6 +143,27 @@ func openJob(ctx context.Context, spec catalogs.Spec, doc string) (*job.Rewrite,
 	}
 	opened.jobs[doc] = &j
 	return &j, nil
+}
+
+// keyCount keys a bucket count by its group and bucket.
+func keyCount(c bucketCount) (string, bucketCount) { return bucketKey(c.Group, c.Bucket), c }
+
+// addCounts adds two counts of one bucket, and their cells' counts.
+func addCounts(a, b bucketCount) bucketCount {
+	out := bucketCount{Group: a.Group, Bucket: a.Bucket, Rows: a.Rows + b.Rows}
+	if a.Cells == nil && b.Cells == nil {
+		return out
+	}
+	cells := make(map[uint64]int64, len(a.Cells)+len(b.Cells))
+	for _, c := range []bucketCount{a, b} {
+		for i, cell := range c.Cells {
+			cells[cell] += c.CellRows[i]
+		}
+	}
+	for _, cell := range slices.Sorted(maps.Keys(cells)) {
+		out.Cells, out.CellRows = append(out.Cells, cell), append(out.CellRows, cells[cell])
+	}
+	return out
 }
 
 // scatterFn reads one input file and emits its rows keyed by bucket, the
@@ -345,11 +367,6 @@ func (f *collectFn) ProcessElement(ctx context.Context, _ int, msgs func(*outMsg
 	return nil
 }
 
-// resultPath is where a job's result file goes.
-func resultPath(j *job.Rewrite, location string) string {
-	return strings.TrimSuffix(location, "/") + "/metadata/geocompact-job-" + j.ID + ".json"
-}
-
 func writeResultFile(ctx context.Context, j *job.Rewrite, b []byte) (string, error) {
 	tbl, fs, err := j.Storage(ctx)
 	if err != nil {
@@ -359,7 +376,7 @@ func writeResultFile(ctx context.Context, j *job.Rewrite, b []byte) (string, err
 	if !ok {
 		return "", errors.New("the table's file system cannot write files")
 	}
-	p := resultPath(j, tbl)
+	p := job.ResultPath(tbl, j.ID)
 	if err := w.WriteFile(p, b); err != nil {
 		return "", fmt.Errorf("write job result %s: %w", p, err)
 	}

@@ -53,6 +53,9 @@ func pipeline(j *job.Rewrite, spec catalogs.Spec) (*beam.Pipeline, error) {
 	if len(inputs) > 0 {
 		files := beam.Reshuffle(s, beam.CreateList(s, inputs))
 		rows, counts, reads := beam.ParDo3(s.Scope("scatter"), &scatterFn{fn}, files)
+		// Every bucket reads all counts: one per bucket, not one per
+		// (file, bucket), or the buckets decode files × buckets² of them.
+		counts = beam.DropKey(s, beam.CombinePerKey(s.Scope("add bucket counts"), addCounts, beam.ParDo(s, keyCount, counts)))
 		frags, written := beam.ParDo2(s.Scope("sort and write buckets"), &bucketFn{fn}, beam.GroupByKey(s, rows), beam.SideInput{Input: counts})
 		spanned := beam.ParDo(s.Scope("write spanning files"), &spanFn{fn}, beam.GroupByKey(s, frags))
 		parts = append(parts, reads, written, spanned)
@@ -89,9 +92,18 @@ func rewrite(ctx context.Context, spec catalogs.Spec, table string, cfg engine.R
 	if err != nil {
 		return res, err
 	}
+	// The marker stays if this process dies before it is done: a later
+	// run sweeps what the job left (job.Sweep).
+	if err := j.WriteMarker(ctx); err != nil {
+		return res, err
+	}
 	abort := func(err error) (*Result, error) {
-		if _, aerr := j.Abort(context.WithoutCancel(ctx), cat); aerr != nil {
-			err = errors.Join(err, aerr)
+		bg := context.WithoutCancel(ctx)
+		if _, aerr := j.Abort(bg, cat); aerr != nil {
+			return res, errors.Join(err, aerr)
+		}
+		if merr := j.RemoveMarker(bg); merr != nil {
+			err = errors.Join(err, merr)
 		}
 		return res, err
 	}
@@ -103,23 +115,35 @@ func rewrite(ctx context.Context, spec catalogs.Spec, table string, cfg engine.R
 		return abort(err)
 	}
 	res.ShuffleBytes = shuffle
+	if testHookBeforeCommit != nil {
+		testHookBeforeCommit()
+	}
 	if _, err := j.Commit(ctx, cat, files, in, out); err != nil {
 		return abort(err)
 	}
-	// Retried steps may have left files of failed attempts; a failure to
-	// delete them is not the rewrite's (orphans finds them later).
-	j.Abort(context.WithoutCancel(ctx), cat)
+	// Retried steps may have left files of failed attempts, and drivers
+	// that died may have left whole jobs; a failure to delete them is not
+	// the rewrite's (the next run, or orphans, finds them).
+	bg := context.WithoutCancel(ctx)
+	if _, err := j.Abort(bg, cat); err == nil {
+		j.RemoveMarker(bg)
+	}
+	job.Sweep(bg, cat, table, j.ID)
 	return res, nil
 }
 
-// readResult reads and removes the result file the pipeline wrote, and
-// merges its pieces per group.
+// testHookBeforeCommit, when set, runs after the pipeline succeeded and
+// its result was read, before the commit.
+var testHookBeforeCommit func()
+
+// readResult reads the result file the pipeline wrote (removed with the
+// job's marker), and merges its pieces per group.
 func readResult(ctx context.Context, j *job.Rewrite) ([][]iceberg.DataFile, []verify.Digest, []verify.Digest, int64, error) {
 	loc, fs, err := j.Storage(ctx)
 	if err != nil {
 		return nil, nil, nil, 0, err
 	}
-	p := resultPath(j, loc)
+	p := job.ResultPath(loc, j.ID)
 	f, err := fs.Open(p)
 	if err != nil {
 		return nil, nil, nil, 0, fmt.Errorf("read job result: %w", err)
@@ -129,7 +153,6 @@ func readResult(ctx context.Context, j *job.Rewrite) ([][]iceberg.DataFile, []ve
 	if err != nil {
 		return nil, nil, nil, 0, fmt.Errorf("read job result: %w", err)
 	}
-	fs.Remove(p)
 	var msgs []outMsg
 	if err := json.Unmarshal(b, &msgs); err != nil {
 		return nil, nil, nil, 0, fmt.Errorf("decode job result: %w", err)
