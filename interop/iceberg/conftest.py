@@ -107,6 +107,9 @@ def spark(gc, warehouse, catalog_db):
         .config(f"{cat}.type", "jdbc")
         .config(f"{cat}.uri", f"jdbc:sqlite:{catalog_db}")
         .config(f"{cat}.jdbc.schema-version", "V1")
+        # SQLite allows one writer at a time: wait for geocompact's commit
+        # instead of failing (the driver's default is 3 s).
+        .config(f"{cat}.jdbc.busy_timeout", "30000")
         .config(f"{cat}.warehouse", f"file:{warehouse}")
         # geocompact commits between Spark's statements: never serve a
         # cached table.
@@ -115,6 +118,8 @@ def spark(gc, warehouse, catalog_db):
         .config("spark.default.parallelism", "2")
         .config("spark.ui.enabled", "false")
         .config("spark.sql.session.timeZone", "UTC")
+        # Iceberg v3 geometry columns read as Spark GEOMETRY.
+        .config("spark.sql.geospatial.enabled", "true")
         .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
         .getOrCreate()
     )

@@ -15,6 +15,7 @@ import pytest
 
 from icepeers import (
     CATALOG,
+    assert_metadata_tables_agree,
     current_snapshot,
     duck_fingerprint,
     pyiceberg_fingerprint,
@@ -42,7 +43,9 @@ def all_peers(spark, pyiceberg_catalog, duck, catalog_db, table):
 
 def assert_peers_agree(figures, rows):
     shared = {peer: f.shared() for peer, f in figures.items()}
-    assert len(set(shared.values())) == 1, f"peers disagree: {shared}"
+    assert len({(n, i) for n, _, i in shared.values()}) == 1, f"peers disagree: {shared}"
+    geo = {g for _, g, _ in shared.values() if g is not None}
+    assert len(geo) == 1, f"peers read different geometries: {shared}"
     for peer, f in figures.items():
         assert f.rows == rows, f"{peer} reads {f.rows} rows, geocompact wrote {rows}"
 
@@ -67,6 +70,10 @@ def test_rewrites_keep_every_row_for_every_peer(gc, spark, pyiceberg_catalog, du
     generate(gc, table, version, partition)
     before = all_peers(spark, pyiceberg_catalog, duck, catalog_db, table)
     assert_peers_agree(before, ROWS)
+    if version == 3:
+        assert before["pyiceberg"].geo_sum is None  # see icepeers.pyiceberg_fingerprint
+        with pytest.raises(Exception, match="promote an binary to geometry"):
+            pyiceberg_catalog.load_table(table).scan().to_arrow()
 
     first = current_snapshot(spark, table)
     for layout in ["binpack", "hilbert", "str", "kd", "auto"]:
@@ -90,3 +97,4 @@ def test_rewrites_keep_every_row_for_every_peer(gc, spark, pyiceberg_catalog, du
     n = spark.sql(f"SELECT count(*) FROM {CATALOG}.{table}.snapshots "
                   f"WHERE operation = 'replace'").collect()[0][0]
     assert n == 5
+    assert_metadata_tables_agree(spark, gc, table)
