@@ -95,7 +95,15 @@ func RemoveOrphans(ctx context.Context, cat catalog.Catalog, name string, cfg Or
 		return nil, fmt.Errorf("orphans %s: %w", name, err)
 	}
 	res := &OrphansResult{Table: name, Location: loc, OlderThan: cfg.OlderThan, Cutoff: plan.Cutoff().UTC(), DryRun: cfg.DryRun, Files: []FreedFile{}}
+	var planned []string
 	for _, f := range plan.OrphanFiles() {
+		planned = append(planned, f.Path)
+	}
+	keep := liveChecksums(planned)
+	for _, f := range plan.OrphanFiles() {
+		if keep[f.Path] {
+			continue
+		}
 		if !underLocation(f.Path, loc) {
 			return nil, fmt.Errorf("orphans %s: planned file %s is outside the table location %s; refusing to delete anything", name, f.Path, loc)
 		}
@@ -112,6 +120,9 @@ func RemoveOrphans(ctx context.Context, cat catalog.Catalog, name string, cfg Or
 		return nil, fmt.Errorf("orphans %s: %w", name, err)
 	}
 	guarded := func(p string) error {
+		if keep[p] {
+			return nil
+		}
 		if !underLocation(p, loc) {
 			return fmt.Errorf("refusing to delete %s: outside the table location %s", p, loc)
 		}
@@ -122,6 +133,27 @@ func RemoveOrphans(ctx context.Context, cat catalog.Catalog, name string, cfg Or
 	}
 	log.Info("orphans removed", "table", name, "files", len(res.Files), "bytes", res.Bytes)
 	return res, nil
+}
+
+// liveChecksums returns the planned files that are Hadoop checksum files
+// (".NAME.crc", which Hadoop's local file system, and so Spark, writes
+// beside every file) of a NAME that is not planned itself: NAME is live,
+// and its checksum is kept with it. The checksum of an orphan goes with
+// it.
+func liveChecksums(planned []string) map[string]bool {
+	orphan := make(map[string]bool, len(planned))
+	for _, p := range planned {
+		orphan[p] = true
+	}
+	keep := map[string]bool{}
+	for _, p := range planned {
+		dir, base := path.Split(p)
+		if len(base) > len("..crc") && strings.HasPrefix(base, ".") && strings.HasSuffix(base, ".crc") &&
+			!orphan[dir+strings.TrimSuffix(base[1:], ".crc")] {
+			keep[p] = true
+		}
+	}
+	return keep
 }
 
 // underLocation reports whether p names a file strictly below the
