@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from icepeers import CATALOG
+from icepeers import CATALOG, PG_CATALOG, postgres
 
 
 def _shared_fixtures():
@@ -124,6 +124,17 @@ def spark(gc, warehouse, catalog_db):
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
+    pg = postgres()
+    if pg:
+        # A second catalog over the PostgreSQL SQL catalog (test_postgres.py);
+        # catalogs load lazily, so it is configured before first use.
+        p = f"spark.sql.catalog.{PG_CATALOG}"
+        for k, v in {p: "org.apache.iceberg.spark.SparkCatalog", f"{p}.type": "jdbc",
+                     f"{p}.uri": pg["jdbc"], f"{p}.jdbc.user": pg["user"],
+                     f"{p}.jdbc.password": pg["password"], f"{p}.jdbc.schema-version": "V1",
+                     f"{p}.warehouse": f"file:{warehouse.parent / 'pg-warehouse'}",
+                     f"{p}.cache-enabled": "false"}.items():
+            session.conf.set(k, v)
     yield session
     session.stop()
 

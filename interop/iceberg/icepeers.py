@@ -16,6 +16,7 @@ Every peer returns a Fingerprint of the rows it reads:
 from __future__ import annotations
 
 import hashlib
+import os
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,27 @@ from pathlib import Path
 # The name geocompact's embedded catalog records in catalog_name
 # (engine/catalogs.EmbeddedName); every peer must use the same one.
 CATALOG = "geocompact"
+
+
+PG_CATALOG = "pg"
+
+
+def postgres() -> dict | None:
+    """The PostgreSQL server of GEOCOMPACT_TEST_POSTGRES_URI
+    (scripts/start-postgres.sh), in the forms each peer takes."""
+    from urllib.parse import urlsplit
+
+    uri = os.environ.get("GEOCOMPACT_TEST_POSTGRES_URI", "")
+    if not uri:
+        return None
+    u = urlsplit(uri)
+    return {
+        "uri": uri,
+        "jdbc": f"jdbc:postgresql://{u.hostname}:{u.port}{u.path}",
+        "sqlalchemy": f"postgresql+psycopg2://{u.username}:{u.password}@{u.hostname}:{u.port}{u.path}",
+        "user": u.username,
+        "password": u.password,
+    }
 
 
 def metadata_location(catalog_db: Path, table: str) -> str:
