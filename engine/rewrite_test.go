@@ -753,3 +753,34 @@ func TestRewritePartialProgressCountsCommittedGroups(t *testing.T) {
 	assert.Contains(t, err.Error(), "partial progress: 2 of 3 groups committed")
 	assert.ErrorContains(t, err, "disk full")
 }
+
+// TestRewriteRemovesEveryDeletionVector checks that a rewrite of a v3 table
+// drops the deletion vector of every file it replaces, also when several
+// vectors share one Puffin file (as Spark and iceberg-go write them): the
+// table is left without delete files, not with dangling vectors.
+func TestRewriteRemovesEveryDeletionVector(t *testing.T) {
+	c := testenv.Catalogs(t)[0]
+	cat, name := newTable(t, c, bench.GenerateConfig{Rows: 3000, Commits: 4, FormatVersion: 3,
+		Properties: map[string]string{"write.delete.mode": "merge-on-read"}})
+	tbl, err := mustLoad(t, cat, name).Delete(t.Context(), iceberg.LessThan(iceberg.Reference("device_id"), int32(20)), nil)
+	require.NoError(t, err)
+	dvs := map[string]int{}
+	for _, task := range tableFiles(t, tbl) {
+		for _, d := range task.DeletionVectorFiles {
+			dvs[d.FilePath()]++
+		}
+	}
+	require.Len(t, dvs, 1, "the delete wrote its vectors into one Puffin file")
+	vectors := 0
+	for _, n := range dvs {
+		vectors = n
+	}
+	require.Greater(t, vectors, 1, "several data files have vectors")
+	rows := tableDigest(t, tbl).Rows
+
+	res := rewrite(t, cat, name, engine.Request{Options: opts("rewrite-all", "true")})
+	assert.Equal(t, vectors, res.RemovedDeleteFilesCount, "every vector is removed with its file")
+	after := mustLoad(t, cat, name)
+	assert.Equal(t, "0", after.CurrentSnapshot().Summary.Properties["total-delete-files"])
+	assert.Equal(t, rows, tableDigest(t, after).Rows)
+}

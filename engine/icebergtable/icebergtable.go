@@ -247,8 +247,9 @@ func (t *Table) checkBase(ctx context.Context, tbl *table.Table, groups []format
 	files := map[string]iceberg.DataFile{}
 	for _, tk := range tasks {
 		for _, d := range taskDeletes(&tk) {
-			users[d.FilePath()] = append(users[d.FilePath()], tk.File.FilePath())
-			files[d.FilePath()] = d
+			k := deleteKey(d)
+			users[k] = append(users[k], tk.File.FilePath())
+			files[k] = d
 		}
 	}
 	var removable []iceberg.DataFile
@@ -264,10 +265,20 @@ func taskDeletes(t *table.FileScanTask) []iceberg.DataFile {
 	return slices.Concat(t.DeleteFiles, t.EqualityDeleteFiles, t.DeletionVectorFiles)
 }
 
+// deleteKey names one delete: its file's path, and for a deletion vector
+// also the data file it applies to, since the vectors of many data files
+// share one Puffin file and each goes with its own data file.
+func deleteKey(d iceberg.DataFile) string {
+	if ref := d.ReferencedDataFile(); ref != nil && d.FileFormat() == iceberg.PuffinFile {
+		return d.FilePath() + "#" + *ref
+	}
+	return d.FilePath()
+}
+
 func deletePaths(t *table.FileScanTask) []string {
 	var ps []string
 	for _, d := range taskDeletes(t) {
-		ps = append(ps, d.FilePath())
+		ps = append(ps, deleteKey(d))
 	}
 	slices.Sort(ps)
 	return ps
