@@ -784,3 +784,27 @@ func TestRewriteRemovesEveryDeletionVector(t *testing.T) {
 	assert.Equal(t, "0", after.CurrentSnapshot().Summary.Properties["total-delete-files"])
 	assert.Equal(t, rows, tableDigest(t, after).Rows)
 }
+
+// TestRewriteEvolvedPartitionSpec checks that files written under an older
+// partition spec are rewritten into the current one (as Spark's
+// rewrite_data_files does), though their rows arrive in the old spec's
+// partitions, not clustered by the new one.
+func TestRewriteEvolvedPartitionSpec(t *testing.T) {
+	c := testenv.Catalogs(t)[0]
+	cat, name := newTable(t, c, bench.GenerateConfig{Rows: 3000, Commits: 4, PartitionBy: "day(ts)"})
+	tx := mustLoad(t, cat, name).NewTransaction()
+	require.NoError(t, tx.UpdateSpec(true).AddField("device_id", iceberg.BucketTransform{NumBuckets: 4}, "device_bucket").Commit())
+	tbl, err := tx.Commit(t.Context())
+	require.NoError(t, err)
+	spec := tbl.Metadata().DefaultPartitionSpec()
+	require.NotZero(t, spec)
+	before := tableDigest(t, tbl)
+
+	res := rewrite(t, cat, name, engine.Request{Options: opts("rewrite-all", "true")})
+	require.Positive(t, res.AddedDataFilesCount)
+	after := mustLoad(t, cat, name)
+	assert.Equal(t, before, tableDigest(t, after))
+	for _, task := range tableFiles(t, after) {
+		assert.EqualValues(t, spec, task.File.SpecID(), "%s is not in the current spec", task.File.FilePath())
+	}
+}

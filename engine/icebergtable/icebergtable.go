@@ -146,9 +146,17 @@ func (t *Table) Spatial() (spatial.Columns, map[string]string, error) {
 
 // ioOptions returns the scan and write options for a group: on a v3 table
 // whose files all carry row lineage, _row_id and
-// _last_updated_sequence_number are read and written as they are.
+// _last_updated_sequence_number are read and written as they are. A group
+// whose files are all in the current partition spec is written by the
+// clustered writer (its rows are in one partition); files of an older spec
+// are rewritten into the current one, whose partitions their rows arrive
+// interleaved in, so they go through the fanout writer.
 func (t *Table) ioOptions(tasks []table.FileScanTask) ([]table.ScanOption, []table.WriteRecordOption, *iceberg.Schema) {
-	write := []table.WriteRecordOption{table.WithClusteredWrite()}
+	var write []table.WriteRecordOption
+	current := t.Table.Metadata().DefaultPartitionSpec()
+	if !slices.ContainsFunc(tasks, func(task table.FileScanTask) bool { return int(task.File.SpecID()) != current }) {
+		write = append(write, table.WithClusteredWrite())
+	}
 	if t.Table.Metadata().Version() < 3 {
 		return nil, write, nil
 	}
