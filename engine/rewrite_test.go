@@ -808,3 +808,38 @@ func TestRewriteEvolvedPartitionSpec(t *testing.T) {
 		assert.EqualValues(t, spec, task.File.SpecID(), "%s is not in the current spec", task.File.FilePath())
 	}
 }
+
+// TestRewriteCurveWithoutGeometryNamesTheWayOut checks that a curve
+// rewrite of a table with neither bbox columns nor a geometry column
+// geocompact can find (a WKB column another engine wrote, without
+// GeoParquet metadata) is refused with the table property that names the
+// column, and commits nothing.
+func TestRewriteCurveWithoutGeometryNamesTheWayOut(t *testing.T) {
+	cat, err := catalogs.Open(t.Context(), catalogs.Spec{Warehouse: t.TempDir()})
+	require.NoError(t, err)
+	require.NoError(t, cat.CreateNamespace(t.Context(), table.Identifier{"geo"}, nil))
+	sc := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 2, Name: "wkb", Type: iceberg.PrimitiveTypes.Binary})
+	tbl, err := cat.CreateTable(t.Context(), table.Identifier{"geo", "bare"}, sc)
+	require.NoError(t, err)
+	asc := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}, {Name: "wkb", Type: arrow.BinaryTypes.Binary, Nullable: true}}, nil)
+	for i := range 3 {
+		b := array.NewRecordBuilder(memory.DefaultAllocator, asc)
+		b.Field(0).(*array.Int64Builder).Append(int64(i))
+		b.Field(1).(*array.BinaryBuilder).Append([]byte{1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
+		rec := b.NewRecordBatch()
+		rdr, _ := array.NewRecordReader(asc, []arrow.RecordBatch{rec})
+		tbl, err = tbl.Append(t.Context(), rdr, nil)
+		require.NoError(t, err)
+		rdr.Release()
+		rec.Release()
+		b.Release()
+	}
+	snap := tbl.CurrentSnapshot().SnapshotID
+	_, err = engine.Rewrite(t.Context(), cat, "geo.bare", engine.Request{Curve: "hilbert", Options: opts("rewrite-all", "true")})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `no column "bbox_minx"`)
+	assert.Contains(t, err.Error(), spatial.PropGeometryColumn)
+	assert.Equal(t, snap, mustLoad(t, cat, "geo.bare").CurrentSnapshot().SnapshotID)
+}
