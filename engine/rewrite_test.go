@@ -753,3 +753,93 @@ func TestRewritePartialProgressCountsCommittedGroups(t *testing.T) {
 	assert.Contains(t, err.Error(), "partial progress: 2 of 3 groups committed")
 	assert.ErrorContains(t, err, "disk full")
 }
+
+// TestRewriteRemovesEveryDeletionVector checks that a rewrite of a v3 table
+// drops the deletion vector of every file it replaces, also when several
+// vectors share one Puffin file (as Spark and iceberg-go write them): the
+// table is left without delete files, not with dangling vectors.
+func TestRewriteRemovesEveryDeletionVector(t *testing.T) {
+	c := testenv.Catalogs(t)[0]
+	cat, name := newTable(t, c, bench.GenerateConfig{Rows: 3000, Commits: 4, FormatVersion: 3,
+		Properties: map[string]string{"write.delete.mode": "merge-on-read"}})
+	tbl, err := mustLoad(t, cat, name).Delete(t.Context(), iceberg.LessThan(iceberg.Reference("device_id"), int32(20)), nil)
+	require.NoError(t, err)
+	dvs := map[string]int{}
+	for _, task := range tableFiles(t, tbl) {
+		for _, d := range task.DeletionVectorFiles {
+			dvs[d.FilePath()]++
+		}
+	}
+	require.Len(t, dvs, 1, "the delete wrote its vectors into one Puffin file")
+	vectors := 0
+	for _, n := range dvs {
+		vectors = n
+	}
+	require.Greater(t, vectors, 1, "several data files have vectors")
+	rows := tableDigest(t, tbl).Rows
+
+	res := rewrite(t, cat, name, engine.Request{Options: opts("rewrite-all", "true")})
+	assert.Equal(t, vectors, res.RemovedDeleteFilesCount, "every vector is removed with its file")
+	after := mustLoad(t, cat, name)
+	assert.Equal(t, "0", after.CurrentSnapshot().Summary.Properties["total-delete-files"])
+	assert.Equal(t, rows, tableDigest(t, after).Rows)
+}
+
+// TestRewriteEvolvedPartitionSpec checks that files written under an older
+// partition spec are rewritten into the current one (as Spark's
+// rewrite_data_files does), though their rows arrive in the old spec's
+// partitions, not clustered by the new one.
+func TestRewriteEvolvedPartitionSpec(t *testing.T) {
+	c := testenv.Catalogs(t)[0]
+	cat, name := newTable(t, c, bench.GenerateConfig{Rows: 3000, Commits: 4, PartitionBy: "day(ts)"})
+	tx := mustLoad(t, cat, name).NewTransaction()
+	require.NoError(t, tx.UpdateSpec(true).AddField("device_id", iceberg.BucketTransform{NumBuckets: 4}, "device_bucket").Commit())
+	tbl, err := tx.Commit(t.Context())
+	require.NoError(t, err)
+	spec := tbl.Metadata().DefaultPartitionSpec()
+	require.NotZero(t, spec)
+	before := tableDigest(t, tbl)
+
+	res := rewrite(t, cat, name, engine.Request{Options: opts("rewrite-all", "true")})
+	require.Positive(t, res.AddedDataFilesCount)
+	after := mustLoad(t, cat, name)
+	assert.Equal(t, before, tableDigest(t, after))
+	for _, task := range tableFiles(t, after) {
+		assert.EqualValues(t, spec, task.File.SpecID(), "%s is not in the current spec", task.File.FilePath())
+	}
+}
+
+// TestRewriteCurveWithoutGeometryNamesTheWayOut checks that a curve
+// rewrite of a table with neither bbox columns nor a geometry column
+// geocompact can find (a WKB column another engine wrote, without
+// GeoParquet metadata) is refused with the table property that names the
+// column, and commits nothing.
+func TestRewriteCurveWithoutGeometryNamesTheWayOut(t *testing.T) {
+	cat, err := catalogs.Open(t.Context(), catalogs.Spec{Warehouse: t.TempDir()})
+	require.NoError(t, err)
+	require.NoError(t, cat.CreateNamespace(t.Context(), table.Identifier{"geo"}, nil))
+	sc := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 2, Name: "wkb", Type: iceberg.PrimitiveTypes.Binary})
+	tbl, err := cat.CreateTable(t.Context(), table.Identifier{"geo", "bare"}, sc)
+	require.NoError(t, err)
+	asc := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}, {Name: "wkb", Type: arrow.BinaryTypes.Binary, Nullable: true}}, nil)
+	for i := range 3 {
+		b := array.NewRecordBuilder(memory.DefaultAllocator, asc)
+		b.Field(0).(*array.Int64Builder).Append(int64(i))
+		b.Field(1).(*array.BinaryBuilder).Append([]byte{1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
+		rec := b.NewRecordBatch()
+		rdr, _ := array.NewRecordReader(asc, []arrow.RecordBatch{rec})
+		tbl, err = tbl.Append(t.Context(), rdr, nil)
+		require.NoError(t, err)
+		rdr.Release()
+		rec.Release()
+		b.Release()
+	}
+	snap := tbl.CurrentSnapshot().SnapshotID
+	_, err = engine.Rewrite(t.Context(), cat, "geo.bare", engine.Request{Curve: "hilbert", Options: opts("rewrite-all", "true")})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `no column "bbox_minx"`)
+	assert.Contains(t, err.Error(), spatial.PropGeometryColumn)
+	assert.Equal(t, snap, mustLoad(t, cat, "geo.bare").CurrentSnapshot().SnapshotID)
+}

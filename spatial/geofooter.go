@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/apache/arrow-go/v18/parquet/schema"
 )
 
 // ErrFooter marks a Parquet stream whose footer cannot be given GeoParquet
@@ -38,6 +40,9 @@ type FooterWriter struct {
 	written int64
 	closed  bool
 	err     error
+	// annotate, when set, is the top-level column Close gives Parquet's
+	// GEOMETRY logical type, with crs ("" for Parquet's OGC:CRS84).
+	annotate, crs string
 }
 
 // NewFooterWriter returns a FooterWriter over w. geo is called once, at
@@ -48,6 +53,15 @@ func NewFooterWriter(w io.WriteCloser, geo func() ([]byte, error), hold int) *Fo
 		hold = DefaultFooterHold
 	}
 	return &FooterWriter{w: w, geo: geo, hold: hold}
+}
+
+// AnnotateGeometry makes Close also give the top-level BYTE_ARRAY column
+// the Parquet GEOMETRY logical type, with crs ("" leaves Parquet's
+// default, OGC:CRS84). Iceberg v3 stores its geometry type so: readers
+// that follow the spec (PyIceberg, DuckDB) refuse a geometry field whose
+// file column is plain binary. The data pages are the same either way.
+func (f *FooterWriter) AnnotateGeometry(column, crs string) {
+	f.annotate, f.crs = column, crs
 }
 
 // Write implements io.Writer.
@@ -108,7 +122,7 @@ func (f *FooterWriter) finish() error {
 		return f.flush(t) // not a finished Parquet file: the writer is aborting it
 	}
 	doc, err := f.geo()
-	if err != nil || doc == nil {
+	if err != nil || (doc == nil && f.annotate == "") {
 		return errors.Join(err, f.flush(t))
 	}
 	n := int(binary.LittleEndian.Uint32(t[len(t)-8:]))
@@ -123,16 +137,23 @@ func (f *FooterWriter) finish() error {
 	if meta.IsSetEncryptionAlgorithm() {
 		return fmt.Errorf("%w: the footer is encrypted", ErrFooter)
 	}
-	kv := metadata.NewKeyValueMetadata()
-	for _, e := range meta.FileMetaData.KeyValueMetadata {
-		if e.Key != GeoParquetKey {
-			kv = append(kv, e)
+	if doc != nil {
+		kv := metadata.NewKeyValueMetadata()
+		for _, e := range meta.FileMetaData.KeyValueMetadata {
+			if e.Key != GeoParquetKey {
+				kv = append(kv, e)
+			}
+		}
+		if err := kv.Append(GeoParquetKey, string(doc)); err != nil {
+			return fmt.Errorf("%w: %v", ErrFooter, err)
+		}
+		meta.FileMetaData.KeyValueMetadata = kv
+	}
+	if f.annotate != "" {
+		if err := annotateGeometry(meta, f.annotate, f.crs); err != nil {
+			return err
 		}
 	}
-	if err := kv.Append(GeoParquetKey, string(doc)); err != nil {
-		return fmt.Errorf("%w: %v", ErrFooter, err)
-	}
-	meta.FileMetaData.KeyValueMetadata = kv
 	var buf bytes.Buffer
 	buf.Write(t[:start])
 	m, err := meta.WriteTo(&buf, nil)
@@ -142,4 +163,53 @@ func (f *FooterWriter) finish() error {
 	buf.Write(binary.LittleEndian.AppendUint32(nil, uint32(m)))
 	buf.Write(parquetMagic)
 	return f.flush(buf.Bytes())
+}
+
+// annotateGeometry gives the top-level BYTE_ARRAY column named column the
+// GEOMETRY logical type in meta's schema.
+func annotateGeometry(meta *metadata.FileMetaData, column, crs string) error {
+	elems := meta.FileMetaData.Schema
+	if len(elems) == 0 {
+		return fmt.Errorf("%w: the footer has no schema", ErrFooter)
+	}
+	// The thrift form of the logical type, built by the schema package
+	// (the thrift types themselves are internal to arrow-go).
+	node, err := schema.NewPrimitiveNodeLogical(column, parquet.Repetitions.Optional,
+		schema.GeometryLogicalType{Crs: crs}, parquet.Types.ByteArray, -1, -1)
+	if err != nil {
+		return fmt.Errorf("%w: geometry type of %q: %v", ErrFooter, column, err)
+	}
+	root, err := schema.NewGroupNode("schema", parquet.Repetitions.Required, schema.FieldList{node}, -1)
+	if err != nil {
+		return fmt.Errorf("%w: geometry type of %q: %v", ErrFooter, column, err)
+	}
+	geometry := schema.ToThrift(root)[1].LogicalType
+	i := 1
+	for range elems[0].GetNumChildren() {
+		if i >= len(elems) {
+			break
+		}
+		e := elems[i]
+		if e.GetName() == column && e.GetNumChildren() == 0 {
+			if e.Type == nil || parquet.Type(*e.Type) != parquet.Types.ByteArray {
+				return fmt.Errorf("%w: column %q is not BYTE_ARRAY", ErrFooter, column)
+			}
+			e.LogicalType = geometry
+			e.ConvertedType = nil
+			return nil
+		}
+		i = nextSibling(elems, i)
+	}
+	return fmt.Errorf("%w: no top-level column %q", ErrFooter, column)
+}
+
+// nextSibling returns the index of the element after the subtree at i in a
+// depth-first list of schema elements.
+func nextSibling[E interface{ GetNumChildren() int32 }](elems []E, i int) int {
+	pending := 1
+	for pending > 0 && i < len(elems) {
+		pending += int(elems[i].GetNumChildren()) - 1
+		i++
+	}
+	return i
 }

@@ -42,6 +42,7 @@ func Records(ctx context.Context, tbl *table.Table, sc *arrow.Schema, rows iter.
 		return table.WriteRecords(ctx, tbl, sc, rows, opts...)
 	}
 	g := &geoWrite{cols: cols, col: gi[0], stats: spatial.NewGeoStats(), files: map[string]*spatial.FooterWriter{}}
+	g.annotate, g.crs = parquetGeometry(tbl.Schema(), cols.Geometry)
 	wt := table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(), g.fs(tbl), nil)
 	return func(yield func(iceberg.DataFile, error) bool) {
 		for df, err := range table.WriteRecords(ctx, wt, sc, g.observe(rows), opts...) {
@@ -63,6 +64,28 @@ type geoWrite struct {
 	mu    sync.Mutex
 	stats *spatial.GeoStats
 	files map[string]*spatial.FooterWriter
+	// annotate is set when the column is an Iceberg geometry field, whose
+	// Parquet column carries the GEOMETRY logical type with crs.
+	annotate bool
+	crs      string
+}
+
+// parquetGeometry reports whether the table's column is an Iceberg
+// geometry field and the CRS its Parquet GEOMETRY type states ("" for the
+// default, OGC:CRS84, which Parquet leaves unstated too).
+func parquetGeometry(sc *iceberg.Schema, column string) (bool, string) {
+	f, ok := sc.FindFieldByName(column)
+	if !ok {
+		return false, ""
+	}
+	g, ok := f.Type.(iceberg.GeometryType)
+	if !ok {
+		return false, ""
+	}
+	if crs := g.CRS(); crs != iceberg.DefaultGeoCRS {
+		return true, crs
+	}
+	return true, ""
 }
 
 // observe records each batch's geometries before handing it on, so a file
@@ -137,6 +160,9 @@ func (f geoFS) Create(name string) (iceio.FileWriter, error) {
 		return nil, err
 	}
 	fw := spatial.NewFooterWriter(w, f.g.doc, 0)
+	if f.g.annotate {
+		fw.AnnotateGeometry(f.g.cols.Geometry, f.g.crs)
+	}
 	f.g.mu.Lock()
 	f.g.files[name] = fw
 	f.g.mu.Unlock()

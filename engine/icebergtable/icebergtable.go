@@ -155,9 +155,17 @@ func (t *Table) Spatial() (spatial.Columns, map[string]string, error) {
 
 // ioOptions returns the scan and write options for a group: on a v3 table
 // whose files all carry row lineage, _row_id and
-// _last_updated_sequence_number are read and written as they are.
+// _last_updated_sequence_number are read and written as they are. A group
+// whose files are all in the current partition spec is written by the
+// clustered writer (its rows are in one partition); files of an older spec
+// are rewritten into the current one, whose partitions their rows arrive
+// interleaved in, so they go through the fanout writer.
 func (t *Table) ioOptions(tasks []table.FileScanTask) ([]table.ScanOption, []table.WriteRecordOption, *iceberg.Schema) {
-	write := []table.WriteRecordOption{table.WithClusteredWrite()}
+	var write []table.WriteRecordOption
+	current := t.Table.Metadata().DefaultPartitionSpec()
+	if !slices.ContainsFunc(tasks, func(task table.FileScanTask) bool { return int(task.File.SpecID()) != current }) {
+		write = append(write, table.WithClusteredWrite())
+	}
 	if t.Table.Metadata().Version() < 3 {
 		return nil, write, nil
 	}
@@ -265,8 +273,9 @@ func (t *Table) checkBase(ctx context.Context, tbl *table.Table, groups []format
 	files := map[string]iceberg.DataFile{}
 	for _, tk := range tasks {
 		for _, d := range taskDeletes(&tk) {
-			users[d.FilePath()] = append(users[d.FilePath()], tk.File.FilePath())
-			files[d.FilePath()] = d
+			k := deleteKey(d)
+			users[k] = append(users[k], tk.File.FilePath())
+			files[k] = d
 		}
 	}
 	var removable []iceberg.DataFile
@@ -282,10 +291,20 @@ func taskDeletes(t *table.FileScanTask) []iceberg.DataFile {
 	return slices.Concat(t.DeleteFiles, t.EqualityDeleteFiles, t.DeletionVectorFiles)
 }
 
+// deleteKey names one delete: its file's path, and for a deletion vector
+// also the data file it applies to, since the vectors of many data files
+// share one Puffin file and each goes with its own data file.
+func deleteKey(d iceberg.DataFile) string {
+	if ref := d.ReferencedDataFile(); ref != nil && d.FileFormat() == iceberg.PuffinFile {
+		return d.FilePath() + "#" + *ref
+	}
+	return d.FilePath()
+}
+
 func deletePaths(t *table.FileScanTask) []string {
 	var ps []string
 	for _, d := range taskDeletes(t) {
-		ps = append(ps, d.FilePath())
+		ps = append(ps, deleteKey(d))
 	}
 	slices.Sort(ps)
 	return ps

@@ -113,7 +113,12 @@ func RemoveOrphans(ctx context.Context, cat catalog.Catalog, name string, cfg Or
 	if err != nil {
 		return nil, fmt.Errorf("orphans %s: %w", name, err)
 	}
-	res, err := orphansResult(name, root, cfg, plan)
+	var planned []string
+	for _, f := range plan.OrphanFiles() {
+		planned = append(planned, f.Path)
+	}
+	checksums := liveChecksums(planned)
+	res, err := orphansResult(name, root, cfg, plan, checksums)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +143,7 @@ func RemoveOrphans(ctx context.Context, cat catalog.Catalog, name string, cfg Or
 		if !root.contains(p) {
 			return fmt.Errorf("refusing to delete %s: outside the table location %s", p, loc)
 		}
-		if kept[p] || root.keepReason(p) != "" {
+		if kept[p] || checksums[p] || root.keepReason(p) != "" {
 			return nil
 		}
 		return fs.Remove(p)
@@ -152,11 +157,15 @@ func RemoveOrphans(ctx context.Context, cat catalog.Catalog, name string, cfg Or
 
 // orphansResult turns a plan into the result: the files to delete, and
 // those kept (directories and links to anything but a file). A planned
-// file outside the table location refuses the whole run.
-func orphansResult(name string, root *tableRoot, cfg OrphansConfig, plan table.OrphanCleanupPlan) (*OrphansResult, error) {
+// file outside the table location refuses the whole run. The checksums of
+// live files (liveChecksums) are neither deleted nor listed.
+func orphansResult(name string, root *tableRoot, cfg OrphansConfig, plan table.OrphanCleanupPlan, checksums map[string]bool) (*OrphansResult, error) {
 	res := &OrphansResult{Table: name, Location: root.loc, OlderThan: cfg.OlderThan, Cutoff: plan.Cutoff().UTC(), DryRun: cfg.DryRun,
 		Files: []FreedFile{}, Kept: []KeptFile{}}
 	for _, f := range plan.OrphanFiles() {
+		if checksums[f.Path] {
+			continue
+		}
 		if !root.contains(f.Path) {
 			return nil, fmt.Errorf("orphans %s: planned file %s is outside the table location %s; refusing to delete anything", name, f.Path, root.loc)
 		}
@@ -171,6 +180,27 @@ func orphansResult(name string, root *tableRoot, cfg OrphansConfig, plan table.O
 	slices.SortFunc(res.Kept, func(a, b KeptFile) int { return strings.Compare(a.Path, b.Path) })
 	res.KeptFilesCount = len(res.Kept)
 	return res, nil
+}
+
+// liveChecksums returns the planned files that are Hadoop checksum files
+// (".NAME.crc", which Hadoop's local file system, and so Spark, writes
+// beside every file) of a NAME that is not planned itself: NAME is live,
+// and its checksum is kept with it. The checksum of an orphan goes with
+// it.
+func liveChecksums(planned []string) map[string]bool {
+	orphan := make(map[string]bool, len(planned))
+	for _, p := range planned {
+		orphan[p] = true
+	}
+	keep := map[string]bool{}
+	for _, p := range planned {
+		dir, base := path.Split(p)
+		if len(base) > len("..crc") && strings.HasPrefix(base, ".") && strings.HasSuffix(base, ".crc") &&
+			!orphan[dir+strings.TrimSuffix(base[1:], ".crc")] {
+			keep[p] = true
+		}
+	}
+	return keep
 }
 
 // underLocation reports whether p names a file strictly below the

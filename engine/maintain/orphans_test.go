@@ -127,3 +127,37 @@ func TestRemoveOrphansLocation(t *testing.T) {
 	}
 	assert.FileExists(t, inMeta)
 }
+
+// TestRemoveOrphansKeepsChecksumsOfLiveFiles checks that the checksum file
+// Hadoop's local file system writes beside each file (".NAME.crc", as
+// Spark leaves next to its data and delete files) is kept while NAME is
+// live, and goes with NAME when NAME is an orphan.
+func TestRemoveOrphansKeepsChecksumsOfLiveFiles(t *testing.T) {
+	const name = "t.crc"
+	cat := fragmented(t, name, 500, 3)
+	tbl := load(t, cat, name)
+	dir := tableDir(t, tbl)
+	var live string
+	for p := range listFiles(t, filepath.Join(dir, "data")) {
+		live = p // every data file of a fresh table is live
+	}
+	require.NotEmpty(t, live)
+	liveCRC := filepath.Join(filepath.Dir(live), "."+filepath.Base(live)+".crc")
+	stray := filepath.Join(dir, "data", "stray.parquet")
+	strayCRC := filepath.Join(dir, "data", ".stray.parquet.crc")
+	plant(t, liveCRC, 12, 5*24*time.Hour)
+	plant(t, stray, 100, 5*24*time.Hour)
+	plant(t, strayCRC, 12, 5*24*time.Hour)
+
+	res, err := maintain.RemoveOrphans(t.Context(), cat, name, maintain.DefaultOrphansConfig())
+	require.NoError(t, err)
+	var removed []string
+	for _, f := range res.Files {
+		removed = append(removed, trimFileScheme(f.Path))
+	}
+	assert.ElementsMatch(t, []string{stray, strayCRC}, removed)
+	_, err = os.Stat(liveCRC)
+	assert.NoError(t, err, "the live file's checksum was removed")
+	_, err = os.Stat(strayCRC)
+	assert.True(t, errors.Is(err, os.ErrNotExist), "the orphan's checksum stayed")
+}
