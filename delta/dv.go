@@ -133,6 +133,18 @@ func (d *DeletionVector) readFromFile(ctx context.Context, st Storage) ([]byte, 
 	if d.SizeInBytes < 0 {
 		return nil, fmt.Errorf("negative size %d", d.SizeInBytes)
 	}
+	if off < 0 {
+		return nil, fmt.Errorf("%s: negative offset %d", p, off)
+	}
+	// The descriptor comes from the log: its size is checked against the
+	// file's before anything is allocated for it.
+	end, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
+		return nil, fmt.Errorf("size of %s: %w", p, err)
+	}
+	if need := off + 4 + int64(d.SizeInBytes) + 4; need > end {
+		return nil, fmt.Errorf("%s: deletion vector of %d bytes at offset %d runs past the file's end (%d bytes)", p, d.SizeInBytes, off, end)
+	}
 	buf := make([]byte, 4+int(d.SizeInBytes)+4)
 	if _, err := f.ReadAt(buf, off); err != nil && err != io.EOF {
 		return nil, fmt.Errorf("read %s at %d: %w", p, off, err)
