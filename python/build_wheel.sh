@@ -53,16 +53,15 @@ fi
 mkdir -p "$out"
 for p in "${platforms[@]}"; do
 	platform_tag="$(tag "$p")"
-	rm -rf "$here/build"
-	mkdir -p "$here/build/bin"
+	# A private directory per build, so that builds may run side by side.
+	work="$(mktemp -d)"
 	echo "build_wheel.sh: go build $p ($version)" >&2
 	(cd "$root" && GOOS="${p%/*}" GOARCH="${p#*/}" CGO_ENABLED=0 go build -trimpath \
-		-ldflags "-s -w -X main.version=$version" -o "$here/build/bin/geocompact" ./cmd/geocompact)
-	wheel_dir="$(mktemp -d)"
-	(cd "$here" && GEOCOMPACT_WHEEL_PLATFORM="$platform_tag" \
-		"$venv/bin/python" -m build --wheel --no-isolation --outdir "$wheel_dir" . >&2)
-	wheel="$(ls "$wheel_dir"/*.whl)"
+		-ldflags "-s -w -X main.version=$version" -o "$work/bin/geocompact" ./cmd/geocompact)
+	(cd "$here" && GEOCOMPACT_WHEEL_PLATFORM="$platform_tag" GEOCOMPACT_WHEEL_BINARY="$work/bin/geocompact" \
+		"$venv/bin/python" -m build --wheel --no-isolation --outdir "$work/dist" . >&2)
+	wheel="$(ls "$work"/dist/*.whl)"
 	mv "$wheel" "$out/"
-	rm -rf "$wheel_dir" "$here/build"
+	rm -rf "$work"
 	echo "$out/$(basename "$wheel")"
 done
