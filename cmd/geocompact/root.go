@@ -127,7 +127,7 @@ removes orphan files and measures how many files bbox queries plan.`,
 
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.Warehouse, "warehouse", envOr("GEOCOMPACT_WAREHOUSE", catalogs.DefaultWarehouse), "warehouse directory of the embedded catalog (env GEOCOMPACT_WAREHOUSE)")
-	pf.StringVar(&g.Catalog, "catalog", "", "catalog name from the config file (default: the embedded SQLite catalog in the warehouse)")
+	pf.StringVar(&g.Catalog, "catalog", "", "catalog name from the config file, else from PyIceberg's ~/.pyiceberg.yaml and PYICEBERG_CATALOG__* variables (default: the embedded SQLite catalog in the warehouse)")
 	pf.StringVar(&g.Config, "config", "", "config file (default ./geocompact.yaml, then ~/.config/geocompact/config.yaml)")
 	pf.BoolVar(&g.JSON, "json", false, "write the result as JSON")
 	pf.BoolVarP(&g.Verbose, "verbose", "v", false, "log progress (same as --log-level info)")

@@ -118,7 +118,10 @@ func Parse(b []byte, name string) (*File, error) {
 func errEOF() error { return io.EOF }
 
 // Catalog returns the spec of the catalog called name, or of the embedded
-// catalog in warehouse when name (and the file's default) is empty.
+// catalog in warehouse when name (and the file's default) is empty. A
+// name the config file does not hold is looked up in PyIceberg's catalog
+// configuration (~/.pyiceberg.yaml and PYICEBERG_CATALOG__* variables), so
+// the config file wins when both name a catalog.
 func (c *File) Catalog(name, warehouse string) (catalogs.Spec, error) {
 	if name == "" {
 		name = c.DefaultCatalog
@@ -128,11 +131,7 @@ func (c *File) Catalog(name, warehouse string) (catalogs.Spec, error) {
 	}
 	cc, ok := c.Catalogs[name]
 	if !ok {
-		where := "no config file was found"
-		if c.path != "" {
-			where = "it is not in " + c.path
-		}
-		return catalogs.Spec{}, fmt.Errorf("%w %q: %s", catalogs.ErrUnknown, name, where)
+		return c.pyIcebergCatalog(name)
 	}
 	props := make(map[string]string, len(cc.Properties))
 	for k, v := range cc.Properties {
@@ -143,4 +142,30 @@ func (c *File) Catalog(name, warehouse string) (catalogs.Spec, error) {
 		retries = c.CommitRetries
 	}
 	return catalogs.Spec{Name: name, Type: strings.ToLower(cc.Type), Warehouse: os.ExpandEnv(cc.Warehouse), Props: props, CommitRetries: retries}, nil
+}
+
+// pyIcebergCatalog returns the spec of PyIceberg's catalog called name, or
+// an ErrUnknown error that says where it was looked for.
+func (c *File) pyIcebergCatalog(name string) (catalogs.Spec, error) {
+	py, err := loadPyIceberg(os.Environ())
+	if err != nil {
+		return catalogs.Spec{}, err
+	}
+	spec, ok, err := py.spec(name)
+	if err != nil {
+		return catalogs.Spec{}, err
+	}
+	if ok {
+		spec.CommitRetries = c.CommitRetries
+		return spec, nil
+	}
+	where := "no geocompact config file was found"
+	if c.path != "" {
+		where = "it is not in " + c.path
+	}
+	where += " nor in PyIceberg's " + py.where()
+	if names := py.names(); len(names) > 0 {
+		where += " (PyIceberg catalogs: " + strings.Join(names, ", ") + ")"
+	}
+	return catalogs.Spec{}, fmt.Errorf("%w %q: %s", catalogs.ErrUnknown, name, where)
 }
