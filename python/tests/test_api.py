@@ -92,6 +92,10 @@ def test_maintenance_calls(warehouse: Path, demo: str) -> None:
     ex = geocompact.expire(demo, older_than="0s", retain_last=1, force=True, warehouse=warehouse)
     assert ex.retained_snapshots == 1 and len(ex.expired_snapshots) == 12
     assert ex.deleted_data_files_count == 12
+    assert ex.kept_files_count == 0 and ex.kept_files == []
+    again = geocompact.expire(demo, older_than="0s", retain_last=1, force=True, dry_run=True,
+                              delete_outside_location=True, warehouse=warehouse)
+    assert again.dry_run and again.expired_snapshots == [] and again.kept_files_count == 0
 
     orph = geocompact.orphans(demo, older_than="0s", force=True, dry_run=True, warehouse=warehouse)
     assert orph.dry_run and orph.files == []

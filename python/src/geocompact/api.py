@@ -261,6 +261,7 @@ def expire(
     retain_last: int | None = None,
     dry_run: bool = False,
     force: bool = False,
+    delete_outside_location: bool = False,
     catalog: Catalog | None = None,
     catalog_name: str = "default",
     warehouse: PathLike | None = None,
@@ -271,7 +272,9 @@ def expire(
     timeout: float | None = None,
 ) -> ExpireResult:
     """Expires snapshots ``older_than`` a duration (``"5d"``, ``"12h"``),
-    keeping ``retain_last``; below the 1 h floor needs ``force``.
+    keeping ``retain_last``; below the 1 h floor needs ``force``. Files
+    outside the table's location are kept and listed in ``kept_files``
+    unless ``delete_outside_location`` is set.
 
     >>> geocompact.expire("gis.telemetry", older_than="5d", retain_last=10).retained_snapshots
     10
@@ -281,7 +284,7 @@ def expire(
         args += ["--older-than", older_than]
     if retain_last is not None:
         args += ["--retain-last", str(retain_last)]
-    args += _flags(dry_run=dry_run, force=force)
+    args += _flags(dry_run=dry_run, force=force, delete_outside_location=delete_outside_location)
     doc = run(args, catalog=catalog, catalog_name=catalog_name, warehouse=_s(warehouse), config=_s(config),
               progress=progress, logger=logger, env=env, timeout=timeout)
     return from_json(ExpireResult, doc)

@@ -143,6 +143,8 @@ class ExpireResult:
     deleted_manifest_lists_count: int = 0
     deleted_statistics_files_count: int = 0
     freed_bytes: int = 0
+    kept_files: list[dict[str, Any]] = field(default_factory=list)
+    kept_files_count: int = 0
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
 
@@ -157,6 +159,8 @@ class OrphansResult:
     dry_run: bool = False
     files: list[dict[str, Any]] = field(default_factory=list)
     bytes: int = 0
+    kept_files: list[dict[str, Any]] = field(default_factory=list)
+    kept_files_count: int = 0
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
 
@@ -173,6 +177,8 @@ class VacuumResult:
     deleted_files_count: int = 0
     bytes: int = 0
     temp_files_count: int = 0
+    kept_files: list[dict[str, Any]] = field(default_factory=list)
+    kept_files_count: int = 0
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
 
