@@ -103,7 +103,7 @@ _gc_flink_main() {
 	for attempt in 1 2 3; do
 		port="${GEOCOMPACT_FLINK_PORT:-}"
 		if [ -z "$port" ]; then
-			port=$(_gc_flink_free_port) || return 1
+			port=$(gc_free_port start-flink.sh) || return 1
 		fi
 		# --flink-master [local]: Flink runs inside the job server's JVM.
 		nohup java "-Xmx${GEOCOMPACT_FLINK_HEAP:-1g}" -jar "$jar" \
@@ -143,19 +143,9 @@ EOF
 	echo "start-flink.sh: Beam's Flink job server (pid $pid, $(basename "$jar")) listens on localhost:$port; run directory $dir" >&2
 }
 
-# _gc_flink_free_port prints a loopback port nothing listens on.
-_gc_flink_free_port() {
-	local p i
-	for i in $(seq 1 50); do
-		p=$((20000 + RANDOM % 40000))
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-			echo "$p"
-			return 0
-		fi
-	done
-	echo "start-flink.sh: no free port found" >&2
-	return 1
-}
+# gc_free_port prints a loopback port nothing listens on.
+# shellcheck source=free-port.sh
+. "$(dirname "${BASH_SOURCE[0]}")/free-port.sh"
 
 if [ "${BASH_SOURCE[0]}" != "$0" ]; then
 	# Sourced: export into the caller's shell.

@@ -63,7 +63,7 @@ _gc_s3_main() {
 	local attempt pid ok=""
 	for attempt in 1 2 3 4 5; do
 		if [ -z "${GEOCOMPACT_S3_PORT:-}" ]; then
-			port=$(_gc_s3_free_port) || return 1
+			port=$(gc_free_port start-s3.sh) || return 1
 		fi
 		ROOT_ACCESS_KEY="$access" ROOT_SECRET_KEY="$secret" \
 			nohup "$bin" --port "127.0.0.1:$port" --quiet posix "$dir/root" >"$dir/versitygw.log" 2>&1 </dev/null &
@@ -103,19 +103,9 @@ EOF
 	echo "start-s3.sh: versitygw (pid $pid) serves bucket $bucket on http://127.0.0.1:$port from $dir" >&2
 }
 
-# _gc_s3_free_port prints a loopback port nothing listens on.
-_gc_s3_free_port() {
-	local p i
-	for i in $(seq 1 50); do
-		p=$((20000 + RANDOM % 40000))
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-			echo "$p"
-			return 0
-		fi
-	done
-	echo "start-s3.sh: no free port found" >&2
-	return 1
-}
+# gc_free_port prints a loopback port nothing listens on.
+# shellcheck source=free-port.sh
+. "$(dirname "${BASH_SOURCE[0]}")/free-port.sh"
 
 if [ "${BASH_SOURCE[0]}" != "$0" ]; then
 	# Sourced: export into the caller's shell.
