@@ -7,9 +7,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/geocompact/geocompact/alter"
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/alter"
-	"github.com/geocompact/geocompact/engine/catalogs"
+	"github.com/geocompact/geocompact/table/catalogs"
 )
 
 // TestRunAutoAndRecordedLayout: bench measures auto with the engine's

@@ -15,9 +15,9 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/delta"
-	"github.com/geocompact/geocompact/engine/catalogs"
-	"github.com/geocompact/geocompact/engine/ingest"
+	"github.com/geocompact/geocompact/ingest"
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/table/catalogs"
 )
 
 // ErrDeltaBBoxColumns is returned for a Delta table without the four bbox

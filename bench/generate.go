@@ -16,10 +16,10 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/geocompact/geocompact/engine/catalogs"
-	"github.com/geocompact/geocompact/engine/geowrite"
-	"github.com/geocompact/geocompact/engine/ingest"
+	"github.com/geocompact/geocompact/ingest"
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/table/catalogs"
+	"github.com/geocompact/geocompact/table/geowrite"
 )
 
 // ErrGenerate marks a generator configuration that cannot be used.

@@ -15,8 +15,8 @@ import (
 
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/table/catalogs"
 )
 
 // incrementalVariants are the scheduled rewrites compared after the

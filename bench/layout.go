@@ -20,7 +20,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/catalogs"
+	"github.com/geocompact/geocompact/table/catalogs"
 )
 
 // Layout is one way of laying out a table's rows in files.

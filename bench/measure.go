@@ -9,9 +9,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/internal/footer"
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/table/catalogs"
 )
 
 // everywhere is the bound of a file without usable statistics: planning

@@ -10,8 +10,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/table/catalogs"
 )
 
 // newCatalog opens an embedded catalog in a fresh directory.

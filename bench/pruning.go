@@ -12,8 +12,8 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/table/catalogs"
 )
 
 // MaxRowSample bounds Report.RowSample.

@@ -13,7 +13,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/catalogs"
+	"github.com/geocompact/geocompact/table/catalogs"
 )
 
 // generateSmall builds a clustered points table of rows rows in commits

@@ -9,9 +9,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/geocompact/geocompact/cluster"
-	"github.com/geocompact/geocompact/engine/layouts"
 	"github.com/geocompact/geocompact/engine/verify"
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/table/layouts"
 )
 
 // SummaryAuto is the snapshot summary key that records what --curve auto

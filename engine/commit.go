@@ -3,7 +3,7 @@ package engine
 import (
 	"context"
 
-	"github.com/geocompact/geocompact/engine/catalogs"
+	"github.com/geocompact/geocompact/table/catalogs"
 )
 
 // ErrConflict marks a commit that lost to a concurrent writer and could not

@@ -2,28 +2,28 @@
 // table into target-size files, clustered by a sort order or a
 // space-filling curve, and commits the result as one replace (or, with
 // partial progress, a few). The core works through a table format
-// (engine/format's Format: read a group, write its files, read them back,
-// commit, remove): engine/icebergtable is the Iceberg table Rewrite works
-// on, engine/deltatable the Delta table RewriteTable works on; the
-// execution of a plan never asks which. Maintenance (engine/maintain), the
-// metadata tables (engine/inspect), ingest and table creation
-// (engine/ingest), the config file (engine/config),
-// recording a table's layout and properties (engine/alter) and distributed
-// jobs (engine/job) are packages of their own that use the core; the core
+// (table's Format: read a group, write its files, read them back,
+// commit, remove): table/icebergtable is the Iceberg table Rewrite works
+// on, table/deltatable the Delta table RewriteTable works on; the
+// execution of a plan never asks which. Maintenance (maintain), the
+// metadata tables (inspect), ingest and table creation
+// (ingest), the config file (table/config),
+// recording a table's layout and properties (alter) and distributed
+// jobs (job) are packages of their own that use the core; the core
 // imports none of them. It uses nine leaf packages: the --where language
-// (engine/where), the format seam (engine/format), layout names and the
-// layout a table records (engine/layouts), the spill directory and its
+// (sql/where), the format seam (table), layout names and the
+// layout a table records (table/layouts), the spill directory and its
 // bucket files
 // (engine/spill), the order-independent digest of rows (engine/verify),
-// GeoParquet writing of data files and the file sink (engine/geowrite),
+// GeoParquet writing of data files and the file sink (table/geowrite),
 // where a group's rows are cut into files (engine/cuts), option values
 // and byte sizes (engine/optval), and catalogs, table loading and commit
-// retries (engine/catalogs).
+// retries (table/catalogs).
 //
 // The files read in the order a rewrite runs:
 //
 //	plan.go, options.go, layout.go   pure: which files, in which groups, in which order, and why the rest are skipped
-//	tablelayout.go                   checking an order against the table's columns (engine/layouts reads the recorded layout)
+//	tablelayout.go                   checking an order against the table's columns (table/layouts reads the recorded layout)
 //	rewrite.go                       Rewrite: plan the table, run the groups, commit them batch by batch, clean up
 //	rewritetable.go                  RewriteTable: the same for a table of another format (FormatTable)
 //	auto.go                          --curve auto: each group's layout chosen from a sample of its row boxes
@@ -33,7 +33,7 @@
 //	verify.go                        the digest of the rows read and of the rows written, compared per group
 //	pieces.go                        the same steps as plain functions for another process (plan and sample, scatter, write, commit)
 //	commit.go                        the commit through the format (Iceberg: a replace snapshot on a fresh base,
-//	                                 with its conflict checks and retries, in engine/icebergtable)
+//	                                 with its conflict checks and retries, in table/icebergtable)
 //
 // # Invariants
 //
@@ -52,8 +52,8 @@
 // again; the commit then checks, on the fresh base it commits on, that
 // every replaced file is still live with exactly the delete files that
 // were applied when it was read, and fails with ErrConflict otherwise
-// (Table.checkBase in engine/icebergtable; a Delta table's commit checks
-// the commits that won the race the same way, in engine/deltatable). A delete file is dropped only when
+// (Table.checkBase in table/icebergtable; a Delta table's commit checks
+// the commits that won the race the same way, in table/deltatable). A delete file is dropped only when
 // every live data file it applies to is replaced. Tested by
 // TestRewriteConcurrentDeleteConflicts and TestRewriteMergeOnReadDeletes,
 // and under load by cmd/geocompact's TestDeletesRacingRewrite.
@@ -85,7 +85,7 @@
 //
 // Every data file written is GeoParquet 1.1. Its footer's geo key states the
 // geometry types and bbox of the rows written with it, and the data file
-// records the file's final size (geowrite.Records in engine/geowrite, used by
+// records the file's final size (geowrite.Records in table/geowrite, used by
 // the file sink, ingest and generate). Tested by TestRewriteWritesGeoParquet,
 // ingest's TestIngestWritesGeoParquet and bench's
 // TestGenerateWritesGeoParquet.

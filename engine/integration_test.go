@@ -5,11 +5,11 @@ import (
 	"testing"
 
 	"github.com/geocompact/geocompact/bench"
-	"github.com/geocompact/geocompact/engine/catalogs"
-	"github.com/geocompact/geocompact/engine/inspect"
-	"github.com/geocompact/geocompact/engine/maintain"
+	"github.com/geocompact/geocompact/inspect"
 	"github.com/geocompact/geocompact/internal/testenv"
+	"github.com/geocompact/geocompact/maintain"
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/table/catalogs"
 )
 
 // TestIntegrationGenerateInspectMetrics builds small fragmented v2 and v3

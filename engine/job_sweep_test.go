@@ -11,7 +11,7 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/job"
+	"github.com/geocompact/geocompact/job"
 )
 
 // TestSweep sweeps the markers drivers left: a job whose driver died after

@@ -20,8 +20,8 @@ import (
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/job"
 	"github.com/geocompact/geocompact/engine/verify"
+	"github.com/geocompact/geocompact/job"
 	"github.com/geocompact/geocompact/spatial"
 )
 

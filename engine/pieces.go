@@ -12,14 +12,14 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/geocompact/geocompact/cluster"
-	"github.com/geocompact/geocompact/engine/icebergtable"
 	"github.com/geocompact/geocompact/engine/spill"
 	"github.com/geocompact/geocompact/engine/verify"
+	"github.com/geocompact/geocompact/table/icebergtable"
 )
 
 // Pieces are the steps of one rewrite at one snapshot of its table, as
 // plain functions for an engine that runs them in other processes
-// (engine/job drives them; Rewrite runs the same steps in one process):
+// (job drives them; Rewrite runs the same steps in one process):
 // plan and sample bucket boundaries (PlanPieces, on the driver), scatter
 // one input file into keyed row batches (Scatter), order and write a
 // bucket's rows and read the files back (NewWriter, on a worker opened

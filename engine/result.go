@@ -1,6 +1,6 @@
 package engine
 
-import "github.com/geocompact/geocompact/engine/layouts"
+import "github.com/geocompact/geocompact/table/layouts"
 
 import "time"
 

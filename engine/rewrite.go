@@ -15,13 +15,13 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/geocompact/geocompact/cluster"
-	"github.com/geocompact/geocompact/engine/catalogs"
-	"github.com/geocompact/geocompact/engine/format"
-	"github.com/geocompact/geocompact/engine/icebergtable"
 	"github.com/geocompact/geocompact/engine/spill"
 	"github.com/geocompact/geocompact/engine/verify"
-	"github.com/geocompact/geocompact/engine/where"
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/sql/where"
+	format "github.com/geocompact/geocompact/table"
+	"github.com/geocompact/geocompact/table/catalogs"
+	"github.com/geocompact/geocompact/table/icebergtable"
 )
 
 // Snapshot summary keys a rewrite records.

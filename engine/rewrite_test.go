@@ -25,10 +25,10 @@ import (
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/engine/verify"
 	"github.com/geocompact/geocompact/internal/testenv"
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/table/catalogs"
 )
 
 // eachCatalog runs f once per catalog backend (SQLite, and PostgreSQL

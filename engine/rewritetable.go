@@ -8,7 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/geocompact/geocompact/cluster"
-	"github.com/geocompact/geocompact/engine/layouts"
+	"github.com/geocompact/geocompact/table/layouts"
 )
 
 // FormatTable is a table of another format than Iceberg, at one version,

@@ -1,8 +1,8 @@
 package engine
 
-import "github.com/geocompact/geocompact/engine/format"
+import format "github.com/geocompact/geocompact/table"
 
-// The seam to table formats, as engine/format defines it.
+// The seam to table formats, as table defines it.
 type (
 	PlanFile    = format.PlanFile
 	Format      = format.Format

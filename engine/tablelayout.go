@@ -9,9 +9,9 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/cluster"
-	"github.com/geocompact/geocompact/engine/catalogs"
-	"github.com/geocompact/geocompact/engine/layouts"
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/table/catalogs"
+	"github.com/geocompact/geocompact/table/layouts"
 )
 
 // checkOrderColumns fails when order o names a column tbl does not hold,

@@ -8,12 +8,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/geocompact/geocompact/alter"
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/alter"
-	"github.com/geocompact/geocompact/engine/job"
-	"github.com/geocompact/geocompact/engine/layouts"
+	"github.com/geocompact/geocompact/job"
+	"github.com/geocompact/geocompact/table/layouts"
 )
 
 // TestRewriteFollowsTableLayout: without strategy, curve or sort order a

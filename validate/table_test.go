@@ -11,8 +11,8 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/validate"
 	"github.com/geocompact/geocompact/validate/validatetest"
 )

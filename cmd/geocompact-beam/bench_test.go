@@ -11,7 +11,7 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/catalogs"
+	"github.com/geocompact/geocompact/table/catalogs"
 )
 
 // BenchmarkShuffledGroup rewrites one group larger than its memory budget

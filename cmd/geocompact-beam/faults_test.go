@@ -15,8 +15,8 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/catalogs"
-	"github.com/geocompact/geocompact/engine/job"
+	"github.com/geocompact/geocompact/job"
+	"github.com/geocompact/geocompact/table/catalogs"
 )
 
 // driverArgsEnv, when set, makes the test binary a driver that is killed

@@ -22,8 +22,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/config"
 	"github.com/geocompact/geocompact/internal/cli"
+	"github.com/geocompact/geocompact/table/config"
 )
 
 func main() {

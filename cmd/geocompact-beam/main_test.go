@@ -19,7 +19,7 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/catalogs"
+	"github.com/geocompact/geocompact/table/catalogs"
 )
 
 func TestMain(m *testing.M) {

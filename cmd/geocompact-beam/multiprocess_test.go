@@ -16,7 +16,7 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/catalogs"
+	"github.com/geocompact/geocompact/table/catalogs"
 )
 
 // TestMultiProcess submits the rewrite to a standalone Prism job server

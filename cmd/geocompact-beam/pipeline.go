@@ -22,10 +22,10 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 
 	"github.com/geocompact/geocompact/cluster"
-	"github.com/geocompact/geocompact/engine/catalogs"
-	"github.com/geocompact/geocompact/engine/job"
 	"github.com/geocompact/geocompact/engine/verify"
+	"github.com/geocompact/geocompact/job"
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/table/catalogs"
 )
 
 // fileIn is one input file of one group: the unit a scatter bundle reads.

@@ -16,8 +16,8 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/catalogs"
-	"github.com/geocompact/geocompact/engine/job"
+	"github.com/geocompact/geocompact/job"
+	"github.com/geocompact/geocompact/table/catalogs"
 )
 
 // The portable suite submits pipelines to a job server through Beam's Job

@@ -12,9 +12,9 @@ import (
 	"github.com/apache/iceberg-go"
 
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/catalogs"
-	"github.com/geocompact/geocompact/engine/job"
 	"github.com/geocompact/geocompact/engine/verify"
+	"github.com/geocompact/geocompact/job"
+	"github.com/geocompact/geocompact/table/catalogs"
 )
 
 // Result is engine.Result plus where it ran and what went through the

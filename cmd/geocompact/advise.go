@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/geocompact/geocompact/engine/catalogs"
-	"github.com/geocompact/geocompact/engine/maintain"
+	"github.com/geocompact/geocompact/maintain"
+	"github.com/geocompact/geocompact/table/catalogs"
 )
 
 func init() { register(newAdviseCmd) }

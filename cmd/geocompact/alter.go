@@ -11,11 +11,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/geocompact/geocompact/alter"
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/alter"
-	"github.com/geocompact/geocompact/engine/layouts"
 	"github.com/geocompact/geocompact/internal/cli"
+	"github.com/geocompact/geocompact/table/layouts"
 )
 
 func init() { register(newAlterCmd) }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/delta/deltatest"
-	"github.com/geocompact/geocompact/engine/layouts"
+	"github.com/geocompact/geocompact/table/layouts"
 )
 
 // spatialDelta makes a spatial Delta table of n one-file appends of 40

@@ -7,9 +7,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/geocompact/geocompact/alter"
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/alter"
-	"github.com/geocompact/geocompact/engine/layouts"
+	"github.com/geocompact/geocompact/table/layouts"
 )
 
 // TestAlterCLI records a layout and sizes with units, then a rewrite

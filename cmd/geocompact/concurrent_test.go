@@ -21,9 +21,9 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/bench"
-	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/internal/reliability"
 	"github.com/geocompact/geocompact/internal/testenv"
+	"github.com/geocompact/geocompact/table/catalogs"
 )
 
 // appendBatchRows is how many rows one concurrent append commits; a data

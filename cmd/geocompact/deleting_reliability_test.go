@@ -17,9 +17,9 @@ import (
 
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/delta/deltatest"
-	"github.com/geocompact/geocompact/engine/catalogs"
-	"github.com/geocompact/geocompact/engine/maintain"
 	"github.com/geocompact/geocompact/internal/reliability"
+	"github.com/geocompact/geocompact/maintain"
+	"github.com/geocompact/geocompact/table/catalogs"
 )
 
 // The path forms a table may name its data files by, each crossed with

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/geocompact/geocompact/engine/maintain"
+	"github.com/geocompact/geocompact/maintain"
 )
 
 // generated returns a warehouse with a fragmented table geo.t.

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/maintain"
 	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/internal/cli"
+	"github.com/geocompact/geocompact/maintain"
 	"github.com/geocompact/geocompact/spatial"
 )
 

@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/geocompact/geocompact/engine/catalogs"
-	"github.com/geocompact/geocompact/engine/ingest"
+	"github.com/geocompact/geocompact/ingest"
+	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/validate"
 )
 

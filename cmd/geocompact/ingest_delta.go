@@ -8,7 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/geocompact/geocompact/delta"
-	"github.com/geocompact/geocompact/engine/ingest"
+	"github.com/geocompact/geocompact/ingest"
 )
 
 // completeDelta checks the flags of an ingest into a Delta table.

@@ -30,8 +30,8 @@ import (
 
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/delta/deltatest"
-	"github.com/geocompact/geocompact/engine/ingest"
 	"github.com/geocompact/geocompact/engine/verify"
+	"github.com/geocompact/geocompact/ingest"
 	"github.com/geocompact/geocompact/validate/validatetest"
 )
 

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/delta"
-	"github.com/geocompact/geocompact/engine/ingest"
+	"github.com/geocompact/geocompact/ingest"
 	"github.com/geocompact/geocompact/validate/validatetest"
 )
 

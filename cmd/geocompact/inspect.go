@@ -19,9 +19,9 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/spf13/cobra"
 
-	"github.com/geocompact/geocompact/engine/catalogs"
-	"github.com/geocompact/geocompact/engine/inspect"
+	"github.com/geocompact/geocompact/inspect"
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/table/catalogs"
 )
 
 func init() { register(newInspectCmd) }

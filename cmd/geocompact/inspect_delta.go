@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/geocompact/geocompact/engine/inspect"
+	"github.com/geocompact/geocompact/inspect"
 )
 
 // runInspectDelta prints the files or history of the --delta table.

@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/geocompact/geocompact/engine/inspect"
+	"github.com/geocompact/geocompact/inspect"
 )
 
 // newInspectSchemaCmd is "inspect schema": the table's columns, geometry,

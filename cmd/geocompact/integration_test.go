@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/geocompact/geocompact/bench"
-	"github.com/geocompact/geocompact/engine/maintain"
 	"github.com/geocompact/geocompact/internal/testenv"
+	"github.com/geocompact/geocompact/maintain"
 	"github.com/geocompact/geocompact/spatial"
 )
 

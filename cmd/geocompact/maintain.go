@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/geocompact/geocompact/engine/layouts"
-	"github.com/geocompact/geocompact/engine/maintain"
+	"github.com/geocompact/geocompact/maintain"
+	"github.com/geocompact/geocompact/table/layouts"
 )
 
 func init() { register(newMaintainCmd) }

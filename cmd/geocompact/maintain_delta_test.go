@@ -12,7 +12,7 @@ import (
 
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/delta/deltatest"
-	"github.com/geocompact/geocompact/engine/maintain"
+	"github.com/geocompact/geocompact/maintain"
 )
 
 // TestMaintainDeltaCLI: a dry run prints the optimize it would do and the

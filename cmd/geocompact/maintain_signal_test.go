@@ -10,8 +10,8 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 
 	"github.com/geocompact/geocompact/bench"
-	"github.com/geocompact/geocompact/engine/catalogs"
-	"github.com/geocompact/geocompact/engine/maintain"
+	"github.com/geocompact/geocompact/maintain"
+	"github.com/geocompact/geocompact/table/catalogs"
 )
 
 // TestMaintainReleasesLeaseOnSignal interrupts a running maintain with

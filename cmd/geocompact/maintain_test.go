@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/catalogs"
-	"github.com/geocompact/geocompact/engine/maintain"
+	"github.com/geocompact/geocompact/maintain"
+	"github.com/geocompact/geocompact/table/catalogs"
 )
 
 func TestMaintainCLI(t *testing.T) {

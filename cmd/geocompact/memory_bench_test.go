@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/internal/testenv"
+	"github.com/geocompact/geocompact/table/catalogs"
 )
 
 // envAsIcebergBinpack makes the test binary compact WAREHOUSE|TABLE|TARGET

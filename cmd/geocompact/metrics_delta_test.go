@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/delta/deltatest"
-	"github.com/geocompact/geocompact/engine/maintain"
 	"github.com/geocompact/geocompact/internal/testenv"
+	"github.com/geocompact/geocompact/maintain"
 )
 
 func TestMetricsDelta(t *testing.T) {

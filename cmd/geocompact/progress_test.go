@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/maintain"
+	"github.com/geocompact/geocompact/maintain"
 )
 
 // TestMaintainProgressOnTerminalOnly checks that maintain draws its

@@ -17,8 +17,8 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/catalogs"
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/validate"
 )
 

@@ -14,10 +14,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/geocompact/geocompact/engine/catalogs"
-	"github.com/geocompact/geocompact/engine/config"
 	"github.com/geocompact/geocompact/internal/reliability"
 	"github.com/geocompact/geocompact/internal/testenv"
+	"github.com/geocompact/geocompact/table/catalogs"
+	"github.com/geocompact/geocompact/table/config"
 )
 
 // envAsCLI makes the test binary behave as the geocompact binary, so the

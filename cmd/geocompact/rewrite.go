@@ -7,9 +7,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/deltatable"
-	"github.com/geocompact/geocompact/engine/layouts"
 	"github.com/geocompact/geocompact/internal/cli"
+	"github.com/geocompact/geocompact/table/deltatable"
+	"github.com/geocompact/geocompact/table/layouts"
 )
 
 func init() { register(newRewriteCmd) }

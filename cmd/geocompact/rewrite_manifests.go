@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/geocompact/geocompact/engine/maintain"
+	"github.com/geocompact/geocompact/maintain"
 )
 
 func init() { register(newRewriteManifestsCmd) }

@@ -14,8 +14,8 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/spf13/cobra"
 
-	"github.com/geocompact/geocompact/engine/catalogs"
-	"github.com/geocompact/geocompact/engine/config"
+	"github.com/geocompact/geocompact/table/catalogs"
+	"github.com/geocompact/geocompact/table/config"
 )
 
 // Exit codes, decided once in run.

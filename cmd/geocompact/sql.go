@@ -15,17 +15,17 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/spf13/cobra"
 
+	"github.com/geocompact/geocompact/alter"
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/alter"
-	"github.com/geocompact/geocompact/engine/catalogs"
-	"github.com/geocompact/geocompact/engine/config"
-	"github.com/geocompact/geocompact/engine/layouts"
-	"github.com/geocompact/geocompact/engine/maintain"
-	"github.com/geocompact/geocompact/engine/procedure"
-	"github.com/geocompact/geocompact/engine/sql"
-	"github.com/geocompact/geocompact/engine/where"
 	"github.com/geocompact/geocompact/internal/cli"
+	"github.com/geocompact/geocompact/maintain"
+	"github.com/geocompact/geocompact/sql"
+	"github.com/geocompact/geocompact/sql/procedure"
+	"github.com/geocompact/geocompact/sql/where"
+	"github.com/geocompact/geocompact/table/catalogs"
+	"github.com/geocompact/geocompact/table/config"
+	"github.com/geocompact/geocompact/table/layouts"
 )
 
 func init() { register(newSQLCmd) }

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/delta/deltatest"
-	"github.com/geocompact/geocompact/engine/layouts"
+	"github.com/geocompact/geocompact/table/layouts"
 )
 
 // TestSQLCLIAlter: ALTER TABLE through sql leaves a table exactly as the

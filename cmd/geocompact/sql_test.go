@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/geocompact/geocompact/engine/sql"
+	"github.com/geocompact/geocompact/sql"
 )
 
 // sqlLines decodes --json output: one object per statement, one per line.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/geocompact/geocompact/engine/inspect"
+	"github.com/geocompact/geocompact/inspect"
 )
 
 func init() { register(newTablesCmd) }

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/geocompact/geocompact/engine/inspect"
+	"github.com/geocompact/geocompact/inspect"
 	"github.com/geocompact/geocompact/validate/validatetest"
 )
 

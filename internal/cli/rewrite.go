@@ -21,9 +21,9 @@ import (
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/layouts"
-	"github.com/geocompact/geocompact/engine/where"
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/sql/where"
+	"github.com/geocompact/geocompact/table/layouts"
 )
 
 // RewriteFlags are the flags of a rewrite.

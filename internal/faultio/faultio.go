@@ -3,7 +3,7 @@
 // can check that a failed operation leaves nothing behind. A fault lives
 // in a context: only the operation given that context sees it, so tests
 // that inject faults run in parallel with others. The local FileIO of
-// engine/catalogs applies the fault of its operation's context to every
+// table/catalogs applies the fault of its operation's context to every
 // file it creates (data files, manifests, metadata); without a fault in
 // the context nothing changes.
 package faultio

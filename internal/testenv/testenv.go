@@ -49,7 +49,7 @@ import (
 
 	"github.com/apache/iceberg-go/catalog"
 
-	"github.com/geocompact/geocompact/engine/catalogs"
+	"github.com/geocompact/geocompact/table/catalogs"
 )
 
 // PostgresURIEnv is the environment variable holding the PostgreSQL URI the

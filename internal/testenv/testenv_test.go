@@ -9,8 +9,8 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/geocompact/geocompact/engine/config"
 	"github.com/geocompact/geocompact/internal/testenv"
+	"github.com/geocompact/geocompact/table/config"
 )
 
 // TestCatalogsAreIsolated creates the same namespace in two fresh catalogs

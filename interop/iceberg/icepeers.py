@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 # The name geocompact's embedded catalog records in catalog_name
-# (engine/catalogs.EmbeddedName); every peer must use the same one.
+# (table/catalogs.EmbeddedName); every peer must use the same one.
 CATALOG = "geocompact"
 
 

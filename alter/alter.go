@@ -1,0 +1,320 @@
+// Package alter records a table's layout and properties, as Spark's
+// ALTER TABLE ... WRITE ORDERED BY and SET/UNSET TBLPROPERTIES do: the
+// layout a rewrite without --strategy, --curve or --sort-order applies
+// (see layouts.Of) and properties such as the target file size.
+package alter
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/geocompact/geocompact/cluster"
+	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/optval"
+	"github.com/geocompact/geocompact/internal/suggest"
+	"github.com/geocompact/geocompact/table/catalogs"
+	"github.com/geocompact/geocompact/table/layouts"
+)
+
+// Request changes the layout a table records and its properties,
+// as Spark's ALTER TABLE ... WRITE ORDERED BY and SET/UNSET
+// TBLPROPERTIES do.
+type Request struct {
+	// Curve records a curve layout by its --curve name (layouts.Curves).
+	Curve string
+	// SortOrder records a sort order in cluster.ParseOrder's syntax.
+	// A plain column order becomes the table's Iceberg sort order; a
+	// curve, and a linear order over columns the table lacks, is kept in
+	// layouts.Prop (see there).
+	SortOrder string
+	// Unsorted records no layout, as Spark's ALTER TABLE ... WRITE
+	// UNORDERED does: the Iceberg sort order becomes unsorted and
+	// layouts.Prop is removed, so a rewrite without --strategy, --curve or
+	// --sort-order bin-packs. It excludes Curve and SortOrder.
+	Unsorted bool
+	// Set sets table properties. Values of size properties (IsSizeProperty)
+	// take units ("128MiB", "1GB") and are stored as byte counts.
+	Set map[string]string
+	// Unset removes table properties; keys not set are ignored.
+	Unset []string
+}
+
+// Result is what Apply recorded.
+type Result struct {
+	Table string `json:"table"`
+	// Layout is the layout the table records afterwards.
+	Layout layouts.Record `json:"layout"`
+	// SortOrder is the table's Iceberg sort order afterwards ("" unsorted).
+	SortOrder string `json:"sort_order"`
+	// Set holds the properties set, with their stored values.
+	Set map[string]string `json:"set"`
+	// Unset lists the properties removed.
+	Unset []string `json:"unset"`
+	// Version is the Delta table version the change was committed as
+	// (nil for an Iceberg table).
+	Version *int64 `json:"version,omitempty"`
+}
+
+// knownProperties are the table properties a --set key is checked
+// against for a likely misspelling; other keys are set as given.
+var knownProperties = []string{
+	layouts.Prop, table.WriteTargetFileSizeBytesKey, table.ParquetRowGroupLimitKey, table.ParquetRowGroupSizeBytesKey,
+	table.ParquetPageSizeBytesKey, table.ParquetCompressionKey, table.MetricsModeColumnConfPrefix + "default",
+	table.ManifestTargetSizeBytesKey, table.ManifestMinMergeCountKey, table.ManifestMergeEnabledKey,
+	"write.delete.target-file-size-bytes", "history.expire.max-snapshot-age-ms", "history.expire.min-snapshots-to-keep", "gc.enabled",
+}
+
+// IsSizeProperty reports whether the table property key holds a byte
+// count: its name ends in "-bytes" or "target-size", as Iceberg names
+// them (write.target-file-size-bytes, read.split.target-size).
+func IsSizeProperty(key string) bool {
+	return strings.HasSuffix(key, "-bytes") || strings.HasSuffix(key, "target-size")
+}
+
+// Check validates the request without a table: the layout parses, keys
+// are well formed and not misspelt known ones, size values parse, and a
+// key is not both set and unset. It returns the request with size values
+// as byte counts. Errors wrap engine.ErrOption.
+func (r Request) Check() (Request, error) { return r.check(icebergRules) }
+
+// keyRules are a table format's rules for property keys and values.
+type keyRules struct {
+	// known are the keys a key is checked against for a misspelling.
+	known []string
+	// isSize says whether a key's value is a size (stored in bytes).
+	isSize func(key string) bool
+	// check, when set, checks a key (and value, unless unset) further.
+	check func(key, value string, unset bool) error
+}
+
+var icebergRules = keyRules{known: knownProperties, isSize: IsSizeProperty}
+
+func (r Request) check(rules keyRules) (Request, error) {
+	if r.Curve != "" && r.SortOrder != "" {
+		return r, fmt.Errorf("%w: give --curve or --sort-order, not both", engine.ErrOption)
+	}
+	if r.Unsorted && (r.Curve != "" || r.SortOrder != "") {
+		return r, fmt.Errorf("%w: --unsorted records no layout, --curve and --sort-order record one: give one of them", engine.ErrOption)
+	}
+	if !r.Unsorted && r.Curve == "" && r.SortOrder == "" && len(r.Set) == 0 && len(r.Unset) == 0 {
+		return r, fmt.Errorf("%w: nothing to alter: give --curve, --sort-order, --unsorted, --set KEY=VALUE or --unset KEY", engine.ErrOption)
+	}
+	if _, _, err := r.layout(); err != nil {
+		return r, fmt.Errorf("%w: %w", engine.ErrOption, err)
+	}
+	set := make(map[string]string, len(r.Set))
+	for _, k := range slices.Sorted(maps.Keys(r.Set)) {
+		v, err := rules.property(k, r.Set[k])
+		if err != nil {
+			return r, err
+		}
+		if slices.Contains(r.Unset, k) {
+			return r, fmt.Errorf("%w: property %s is both set and unset", engine.ErrOption, k)
+		}
+		set[k] = v
+	}
+	if _, ok := set[layouts.Prop]; ok && (r.Curve != "" || r.SortOrder != "") {
+		return r, fmt.Errorf("%w: give the layout by --curve or --sort-order, or by --set %s, not both", engine.ErrOption, layouts.Prop)
+	}
+	if _, ok := set[layouts.Prop]; ok && r.Unsorted {
+		return r, fmt.Errorf("%w: --unsorted removes %s: do not --set it too", engine.ErrOption, layouts.Prop)
+	}
+	for _, k := range r.Unset {
+		if err := rules.key(k, "", true); err != nil {
+			return r, err
+		}
+	}
+	r.Set = set
+	return r, nil
+}
+
+// key refuses an empty key, a likely misspelling of a known one, and
+// what the format's own check refuses.
+func (rules keyRules) key(k, v string, unset bool) error {
+	if strings.TrimSpace(k) == "" || strings.ContainsAny(k, " \t\n=") {
+		return fmt.Errorf("%w: property key %q: want a name such as %s", engine.ErrOption, k, rules.known[1])
+	}
+	if !slices.Contains(rules.known, k) {
+		if hint := suggest.Hint(k, rules.known); hint != "" {
+			return fmt.Errorf("%w: unknown property %q%s", engine.ErrOption, k, hint)
+		}
+	}
+	if rules.check != nil {
+		if err := rules.check(k, v, unset); err != nil {
+			return fmt.Errorf("%w: %w", engine.ErrOption, err)
+		}
+	}
+	return nil
+}
+
+// property checks one --set pair and returns the value to store.
+func (rules keyRules) property(k, v string) (string, error) {
+	switch {
+	case k == layouts.Prop:
+		if _, _, err := layouts.Parse(v); err != nil {
+			return "", fmt.Errorf("%w: %s=%q: %w", engine.ErrOption, k, v, err)
+		}
+	case rules.isSize(k):
+		n, err := optval.ParseSize(v)
+		switch {
+		case err == nil && n <= 0:
+			err = fmt.Errorf("want a positive size")
+		case err == nil && n > engine.MaxFileSize:
+			err = fmt.Errorf("want at most %s", optval.FormatLimit(engine.MaxFileSize))
+		}
+		if err != nil {
+			return "", fmt.Errorf("%w: %s=%q: %w", engine.ErrOption, k, v, err)
+		}
+		v = strconv.FormatInt(n, 10)
+	}
+	return v, rules.key(k, v, false)
+}
+
+// layout parses the request's layout; ok is false when it gives none.
+func (r Request) layout() (text string, ok bool, err error) {
+	switch {
+	case r.Curve != "":
+		o, auto, err := layouts.ParseCurve(r.Curve)
+		return layouts.Text(o, auto), err == nil, err
+	case r.SortOrder != "":
+		o, auto, err := layouts.Parse(r.SortOrder)
+		return layouts.Text(o, auto), err == nil, err
+	}
+	return "", false, nil
+}
+
+// Apply records the request's layout and properties on the table called
+// name in one commit. A layout replaces the recorded one: a plain column
+// order becomes the Iceberg sort order (and layouts.Prop is removed); any
+// other layout goes into layouts.Prop, and the Iceberg sort order is reset
+// to unsorted so that writers do not re-sort the curve's files by another
+// order. Unsorted resets the sort order and removes layouts.Prop. A sort
+// order naming a column the table lacks is refused, listing the table's
+// columns.
+func Apply(ctx context.Context, cat catalog.Catalog, name string, req Request) (*Result, error) {
+	st, err := stage(ctx, cat, name, req)
+	if err != nil {
+		return nil, err
+	}
+	tbl, err := st.tx.Commit(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("alter %s: commit: %w", name, err)
+	}
+	rec, err := layouts.Of(tbl)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Table: name, Layout: rec, Set: st.set, Unset: st.unset}
+	if o, ok := layouts.SortOrderOf(tbl); ok {
+		res.SortOrder = o.String()
+	}
+	return res, nil
+}
+
+// Validate checks the request against the table called name as Apply
+// does (the request, the table, the layout's columns) and commits
+// nothing, so that a script can check all its statements before the
+// first one runs.
+func Validate(ctx context.Context, cat catalog.Catalog, name string, req Request) error {
+	_, err := stage(ctx, cat, name, req)
+	return err
+}
+
+// staged is a change Apply has checked and staged, not yet committed.
+type staged struct {
+	tx    *table.Transaction
+	set   map[string]string
+	unset []string
+}
+
+// stage checks req, loads the table and stages the change in a
+// transaction.
+func stage(ctx context.Context, cat catalog.Catalog, name string, req Request) (*staged, error) {
+	req, err := req.Check()
+	if err != nil {
+		return nil, err
+	}
+	tbl, err := catalogs.LoadTable(ctx, catalogs.Wrap(cat), name)
+	if err != nil {
+		return nil, err
+	}
+	st := &staged{tx: tbl.NewTransaction(), set: maps.Clone(req.Set), unset: slices.Clone(req.Unset)}
+	if err := stageLayout(tbl, st, req); err != nil {
+		return nil, err
+	}
+	if err := st.tx.SetProperties(iceberg.Properties(st.set)); err != nil {
+		return nil, fmt.Errorf("alter %s: set properties: %w", name, err)
+	}
+	if err := st.tx.RemoveProperties(st.unset); err != nil {
+		return nil, fmt.Errorf("alter %s: unset properties: %w", name, err)
+	}
+	return st, nil
+}
+
+// stageLayout adds the request's layout to st: the Iceberg sort order or
+// layouts.Prop (into set, or its removal into unset).
+func stageLayout(tbl *table.Table, st *staged, req Request) error {
+	text, ok, err := req.layout()
+	if err != nil || !ok && !req.Unsorted {
+		return err
+	}
+	so, plain := table.UnsortedSortOrder, req.Unsorted
+	if ok {
+		o, auto, err := layouts.Parse(text)
+		if err != nil {
+			return fmt.Errorf("%w: %w", engine.ErrOption, err)
+		}
+		if err := engine.CheckLayoutColumns(tbl, o, auto); err != nil {
+			return err
+		}
+		if !auto {
+			so, plain = icebergSortOrder(tbl.Schema(), o)
+		}
+	}
+	if !plain {
+		so, st.set[layouts.Prop] = table.UnsortedSortOrder, text
+	} else if _, has := tbl.Properties()[layouts.Prop]; has && !slices.Contains(st.unset, layouts.Prop) {
+		st.unset = append(st.unset, layouts.Prop)
+	}
+	if err := st.tx.ReplaceSortOrder(so); err != nil {
+		return fmt.Errorf("alter %s: sort order: %w", catalogs.TableName(tbl), err)
+	}
+	return nil
+}
+
+// icebergSortOrder converts a linear order over columns sc holds into an
+// Iceberg sort order of identity fields; false when o is a curve or names
+// a column sc lacks.
+func icebergSortOrder(sc *iceberg.Schema, o cluster.Order) (table.SortOrder, bool) {
+	if o.Curve != cluster.CurveLinear || len(o.Fields) == 0 {
+		return table.SortOrder{}, false
+	}
+	fields := make([]table.SortField, len(o.Fields))
+	for i, f := range o.Fields {
+		col, ok := sc.FindFieldByName(f.Column)
+		if !ok {
+			return table.SortOrder{}, false
+		}
+		if _, prim := col.Type.(iceberg.PrimitiveType); !prim {
+			return table.SortOrder{}, false
+		}
+		sf := table.SortField{SourceIDs: []int{col.ID}, Transform: iceberg.IdentityTransform{}, Direction: table.SortASC, NullOrder: table.NullsFirst}
+		if f.Direction == cluster.Desc {
+			sf.Direction = table.SortDESC
+		}
+		if f.Nulls == cluster.NullsLast {
+			sf.NullOrder = table.NullsLast
+		}
+		fields[i] = sf
+	}
+	so, err := table.NewSortOrder(table.InitialSortOrderID, fields)
+	return so, err == nil
+}

@@ -1,0 +1,436 @@
+package ingest_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/geocompact/geocompact/delta"
+	"github.com/geocompact/geocompact/ingest"
+	"github.com/geocompact/geocompact/internal/reliability"
+	"github.com/geocompact/geocompact/validate"
+	"github.com/geocompact/geocompact/validate/validatetest"
+)
+
+func deltaConfig(create bool, files ...string) ingest.Config {
+	return ingest.Config{Files: files, Create: create, Checks: validate.DefaultConfig()}
+}
+
+// deltaRows reads the rows of the table at loc as "id|region|WKB hex|minx"
+// strings, sorted; columns the table lacks read as "-".
+func deltaRows(t testing.TB, loc string) []string {
+	t.Helper()
+	tbl, err := delta.Open(t.Context(), loc)
+	require.NoError(t, err)
+	s, err := tbl.Snapshot(t.Context())
+	require.NoError(t, err)
+	var out []string
+	require.NoError(t, tbl.Read(t.Context(), s, delta.ReadOptions{}, func(_ *delta.Add, rec arrow.RecordBatch) error {
+		for r := range int(rec.NumRows()) {
+			out = append(out, rowString(rec, r))
+		}
+		return nil
+	}))
+	slices.Sort(out)
+	return out
+}
+
+func rowString(rec arrow.RecordBatch, r int) string {
+	cell := func(name string) string {
+		idx := rec.Schema().FieldIndices(name)
+		if len(idx) == 0 {
+			return "-"
+		}
+		c := rec.Column(idx[0])
+		if b, ok := c.(*array.Binary); ok {
+			return fmt.Sprintf("%x", b.Value(r))
+		}
+		return c.ValueStr(r)
+	}
+	return strings.Join([]string{cell("id"), cell("region"), cell("geometry"), cell("bbox_minx")}, "|")
+}
+
+// inputRows reads a GeoParquet file's rows as deltaRows renders them.
+func inputRows(t testing.TB, paths ...string) []string {
+	t.Helper()
+	var out []string
+	for _, p := range paths {
+		f, err := os.Open(p)
+		require.NoError(t, err)
+		pf, err := file.NewParquetReader(f)
+		require.NoError(t, err)
+		fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 1024}, memory.DefaultAllocator)
+		require.NoError(t, err)
+		tbl, err := fr.ReadTable(t.Context())
+		require.NoError(t, err)
+		tr := array.NewTableReader(tbl, 1024)
+		for tr.Next() {
+			rec := tr.RecordBatch()
+			for r := range int(rec.NumRows()) {
+				out = append(out, rowString(rec, r))
+			}
+		}
+		tr.Release()
+		tbl.Release()
+		require.NoError(t, pf.Close())
+	}
+	slices.Sort(out)
+	return out
+}
+
+// logVersions lists the commit files of the table at loc.
+func logVersions(t testing.TB, loc string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(loc, "_delta_log", "*.json"))
+	require.NoError(t, err)
+	return m
+}
+
+// deltaDataFiles lists the Parquet files under loc outside the log.
+func deltaDataFiles(t testing.TB, loc string) []string {
+	t.Helper()
+	var out []string
+	_ = filepath.WalkDir(loc, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && !strings.Contains(p, "_delta_log") {
+			out = append(out, p)
+		}
+		return nil
+	})
+	slices.Sort(out)
+	return out
+}
+
+func TestRunDeltaCreateReadBackAndRerun(t *testing.T) {
+	loc := filepath.Join(t.TempDir(), "pts")
+	a := pointsFile(t, 5)
+	b := pointsFileWith(t, validatetest.File{Rows: validatetest.Points(9)[6:], Geo: validatetest.Geo(""), Extra: true})
+
+	res, err := ingest.RunDelta(t.Context(), loc, deltaConfig(true, a, b))
+	require.NoError(t, err)
+	assert.Equal(t, ingest.DeltaResult{Location: loc, Created: true, Version: 0, Files: 2, DataFiles: 2, Rows: 8}, *res)
+	assert.Equal(t, inputRows(t, a, b), deltaRows(t, loc))
+
+	tbl, err := delta.OpenLocal(loc)
+	require.NoError(t, err)
+	s, err := tbl.Snapshot(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, "geometry", s.Metadata.Configuration["geocompact.geometry.column"])
+	assert.Len(t, s.Txns, 2)
+	for _, v := range s.Txns {
+		assert.Equal(t, int64(0), v)
+	}
+	var rows int64
+	for _, f := range s.Files {
+		st, err := f.ParsedStats()
+		require.NoError(t, err)
+		rows += st.NumRecords
+		_, ok := st.Min("bbox_minx")
+		assert.True(t, ok, "no min of bbox_minx in %s", f.Stats)
+		p, err := f.DecodedPath()
+		require.NoError(t, err)
+		assert.Contains(t, footerValue(t, filepath.Join(loc, p), "geo"), `"primary_column":"geometry"`)
+	}
+	assert.Equal(t, int64(8), rows)
+
+	// A re-run commits nothing and names the version that holds each file.
+	res, err = ingest.RunDelta(t.Context(), loc, deltaConfig(false, a, b))
+	require.NoError(t, err)
+	assert.Equal(t, 0, res.Files)
+	require.Len(t, res.Skipped, 2)
+	for _, sk := range res.Skipped {
+		require.NotNil(t, sk.Version)
+		assert.Equal(t, int64(0), *sk.Version)
+	}
+	assert.Len(t, logVersions(t, loc), 1)
+	assert.Len(t, deltaDataFiles(t, loc), 2)
+
+	// A batch with one new file appends only that one.
+	c := pointsFile(t, 2)
+	res, err = ingest.RunDelta(t.Context(), loc, deltaConfig(false, a, c))
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), res.Version)
+	assert.Equal(t, 1, res.Files)
+	assert.Len(t, res.Skipped, 1)
+	assert.Len(t, deltaRows(t, loc), 10)
+}
+
+func pointsFileWith(t testing.TB, f validatetest.File) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "f.parquet")
+	validatetest.Write(t, p, f)
+	return p
+}
+
+// footerValue reads a key of a Parquet file's footer metadata.
+func footerValue(t testing.TB, p, key string) string {
+	t.Helper()
+	pf, err := file.OpenParquetFile(p, false)
+	require.NoError(t, err)
+	defer pf.Close()
+	if kv := pf.MetaData().KeyValueMetadata().FindValue(key); kv != nil {
+		return *kv
+	}
+	return ""
+}
+
+func TestRunDeltaRefusesInvalidGeometry(t *testing.T) {
+	loc := t.TempDir()
+	good := pointsFile(t, 4)
+	_, err := ingest.RunDelta(t.Context(), loc, deltaConfig(true, good))
+	require.NoError(t, err)
+	before := deltaDataFiles(t, loc)
+
+	bad := pointsFileWith(t, validatetest.File{Rows: append(validatetest.Points(3), validatetest.Row{WKB: []byte{1, 1, 0}, BBox: validatetest.Box(0, 0, 0, 0)}), Geo: validatetest.Geo(""), Extra: true})
+	_, err = ingest.RunDelta(t.Context(), loc, deltaConfig(false, pointsFile(t, 2), bad))
+	refused, ok := errors.AsType[*ingest.RefusedError](err)
+	require.True(t, ok, "want a refusal, got %v", err)
+	assert.Contains(t, refused.Error(), "nothing was written")
+	assert.Len(t, logVersions(t, loc), 1)
+	assert.Equal(t, before, deltaDataFiles(t, loc))
+
+	// On a missing table with --create, nothing at all appears.
+	fresh := filepath.Join(t.TempDir(), "fresh")
+	_, err = ingest.RunDelta(t.Context(), fresh, deltaConfig(true, bad))
+	require.Error(t, err)
+	_, statErr := os.Stat(fresh)
+	assert.True(t, os.IsNotExist(statErr), "location created: %v", statErr)
+}
+
+func TestRunDeltaMissingTableNeedsCreate(t *testing.T) {
+	loc := filepath.Join(t.TempDir(), "none")
+	_, err := ingest.RunDelta(t.Context(), loc, deltaConfig(false, pointsFile(t, 2)))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "no Delta table at "+loc)
+	assert.Contains(t, err.Error(), "--create")
+	_, statErr := os.Stat(loc)
+	assert.True(t, os.IsNotExist(statErr))
+}
+
+func TestRunDeltaSchemaDiffers(t *testing.T) {
+	loc := t.TempDir()
+	noID := pointsFileWith(t, validatetest.File{Rows: validatetest.Points(3), Geo: validatetest.Geo("")})
+	_, err := ingest.RunDelta(t.Context(), loc, deltaConfig(true, noID))
+	require.NoError(t, err)
+
+	_, err = ingest.RunDelta(t.Context(), loc, deltaConfig(false, pointsFile(t, 2)))
+	var extra *ingest.ExtraColumnsError
+	require.ErrorAs(t, err, &extra)
+	assert.Equal(t, []string{"id"}, extra.Columns)
+	assert.Contains(t, err.Error(), "--drop-extra-columns")
+	assert.Len(t, logVersions(t, loc), 1)
+
+	cfg := deltaConfig(false, pointsFile(t, 2))
+	cfg.DropExtraColumns = true
+	res, err := ingest.RunDelta(t.Context(), loc, cfg)
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), res.Rows)
+
+	// A table that requires a column the file lacks refuses it.
+	withID := t.TempDir()
+	_, err = ingest.RunDelta(t.Context(), withID, deltaConfig(true, pointsFile(t, 2)))
+	require.NoError(t, err)
+	_, err = ingest.RunDelta(t.Context(), withID, deltaConfig(false, noID))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `column "id" is required by the table but missing`)
+	assert.Len(t, logVersions(t, withID), 1)
+	assert.Len(t, deltaDataFiles(t, withID), 1)
+}
+
+// regionFile writes n points with an id and a region column ("r0".."r2").
+func regionFile(t testing.TB, n int) string {
+	t.Helper()
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "region", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "geometry", Type: arrow.BinaryTypes.Binary, Nullable: true},
+		{Name: "bbox_minx", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+		{Name: "bbox_miny", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+		{Name: "bbox_maxx", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+		{Name: "bbox_maxy", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+	}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer b.Release()
+	for i, row := range validatetest.Points(n) {
+		b.Field(0).(*array.Int64Builder).Append(int64(i))
+		if i%4 == 3 {
+			b.Field(1).AppendNull()
+		} else {
+			b.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("r %d", i%3))
+		}
+		b.Field(2).(*array.BinaryBuilder).Append(row.WKB)
+		for k := range 4 {
+			b.Field(3 + k).(*array.Float64Builder).Append(row.BBox[k])
+		}
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	p := filepath.Join(t.TempDir(), "regions.parquet")
+	out, err := os.Create(p)
+	require.NoError(t, err)
+	fw, err := pqarrow.NewFileWriter(sc, out, parquet.NewWriterProperties(), pqarrow.DefaultWriterProps())
+	require.NoError(t, err)
+	require.NoError(t, fw.AppendKeyValueMetadata("geo", validatetest.Geo("")))
+	require.NoError(t, fw.Write(rec))
+	require.NoError(t, fw.Close())
+	return p
+}
+
+func TestRunDeltaPartitioned(t *testing.T) {
+	loc := t.TempDir()
+	in := regionFile(t, 12)
+	cfg := deltaConfig(true, in)
+	cfg.PartitionBy = "region"
+	res, err := ingest.RunDelta(t.Context(), loc, cfg)
+	require.NoError(t, err)
+	assert.Equal(t, 4, res.DataFiles) // r 0, r 1, r 2 and null
+	assert.Equal(t, inputRows(t, in), deltaRows(t, loc))
+
+	tbl, err := delta.OpenLocal(loc)
+	require.NoError(t, err)
+	s, err := tbl.Snapshot(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, []string{"region"}, s.Metadata.PartitionColumns)
+	var dirs []string
+	for _, f := range s.Files {
+		p, err := f.DecodedPath()
+		require.NoError(t, err)
+		dirs = append(dirs, filepath.Dir(p))
+	}
+	slices.Sort(dirs)
+	assert.Equal(t, []string{"region=__HIVE_DEFAULT_PARTITION__", "region=r%200", "region=r%201", "region=r%202"}, dirs)
+
+	cfg.PartitionBy = "days(region)"
+	_, err = ingest.RunDelta(t.Context(), loc, cfg)
+	assert.ErrorIs(t, err, ingest.ErrPartitionSpec)
+	cfg.PartitionBy = "id"
+	_, err = ingest.RunDelta(t.Context(), loc, cfg)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "exists partitioned by region, not by id")
+}
+
+// TestRunDeltaConcurrent runs ingests at once: distinct files all land,
+// and the same file lands once whichever ingest wins.
+func TestRunDeltaConcurrent(t *testing.T) {
+	loc := t.TempDir()
+	_, err := ingest.RunDelta(t.Context(), loc, deltaConfig(true, pointsFile(t, 1)))
+	require.NoError(t, err)
+	shared := pointsFile(t, 3)
+	var wg sync.WaitGroup
+	errs := make([]error, 6)
+	for i := range errs {
+		files := []string{shared}
+		if i%2 == 0 {
+			files = append(files, pointsFileWith(t, validatetest.File{Rows: validatetest.Points(10)[i+1 : i+2], Geo: validatetest.Geo(""), Extra: true}))
+		}
+		wg.Go(func() { _, errs[i] = ingest.RunDelta(t.Context(), loc, deltaConfig(false, files...)) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
+	assert.Len(t, deltaRows(t, loc), 1+3+3)
+	tbl, err := delta.OpenLocal(loc)
+	require.NoError(t, err)
+	s, err := tbl.Snapshot(t.Context())
+	require.NoError(t, err)
+	assert.Len(t, s.Txns, 1+1+3)
+	assert.Len(t, deltaDataFiles(t, loc), len(s.Files), "unreferenced data files left behind")
+}
+
+// TestRunDeltaS3 creates, appends to and re-runs into a Delta table on the
+// loopback object store.
+func TestRunDeltaS3(t *testing.T) {
+	srv := reliability.UseS3(t)
+	t.Setenv("AWS_ENDPOINT_URL_S3", srv.Endpoint)
+	loc := "s3://" + srv.Bucket + "/" + srv.Prefix + "/pts"
+	a, b := pointsFile(t, 4), pointsFile(t, 2)
+	res, err := ingest.RunDelta(t.Context(), loc, deltaConfig(true, a))
+	require.NoError(t, err)
+	assert.True(t, res.Created)
+	res, err = ingest.RunDelta(t.Context(), loc, deltaConfig(false, a, b))
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), res.Version)
+	assert.Equal(t, 1, res.Files)
+	assert.Len(t, res.Skipped, 1)
+
+	assert.Equal(t, inputRows(t, a, b), deltaRows(t, loc))
+	tbl, err := delta.Open(t.Context(), loc)
+	require.NoError(t, err)
+	s, err := tbl.Snapshot(t.Context())
+	require.NoError(t, err)
+	assert.Len(t, s.Txns, 2)
+}
+
+// TestRunDeltaConcurrentCreate creates one table from several ingests at
+// once: one creates it, the others append to it.
+func TestRunDeltaConcurrentCreate(t *testing.T) {
+	loc := filepath.Join(t.TempDir(), "new")
+	files := []string{pointsFile(t, 1), pointsFile(t, 2), pointsFile(t, 3)}
+	results := make([]*ingest.DeltaResult, len(files))
+	errs := make([]error, len(files))
+	var wg sync.WaitGroup
+	for i, f := range files {
+		wg.Go(func() { results[i], errs[i] = ingest.RunDelta(t.Context(), loc, deltaConfig(true, f)) })
+	}
+	wg.Wait()
+	created := 0
+	for i := range files {
+		require.NoError(t, errs[i])
+		if results[i].Created {
+			created++
+		}
+	}
+	assert.Equal(t, 1, created)
+	assert.Equal(t, inputRows(t, files...), deltaRows(t, loc))
+	assert.Len(t, logVersions(t, loc), 3)
+}
+
+// TestRunDeltaColumnMapping appends to a table with column mapping by
+// name, made by another writer: data files, stats and the geo metadata use
+// the physical names, and the rows read back by logical name.
+func TestRunDeltaColumnMapping(t *testing.T) {
+	loc := t.TempDir()
+	field := func(id int, name, typ string, nullable bool) string {
+		return fmt.Sprintf(`{"name":%q,"type":%q,"nullable":%v,"metadata":{"delta.columnMapping.id":%d,"delta.columnMapping.physicalName":"col-%d"}}`, name, typ, nullable, id, id)
+	}
+	schema := `{"type":"struct","fields":[` + strings.Join([]string{field(1, "id", "long", false), field(2, "geometry", "binary", true),
+		field(3, "bbox_minx", "double", true), field(4, "bbox_miny", "double", true), field(5, "bbox_maxx", "double", true),
+		field(6, "bbox_maxy", "double", true)}, ",") + `]}`
+	tbl, err := delta.OpenLocal(loc)
+	require.NoError(t, err)
+	require.NoError(t, delta.Commit(t.Context(), tbl, 0, []delta.Action{
+		{Protocol: &delta.Protocol{MinReaderVersion: 2, MinWriterVersion: 5}},
+		{MetaData: &delta.Metadata{ID: "cm", Format: delta.Format{Provider: "parquet"}, SchemaString: schema, PartitionColumns: []string{},
+			Configuration: map[string]string{"delta.columnMapping.mode": "name", "delta.columnMapping.maxColumnId": "6", "geocompact.geometry.column": "geometry"}}},
+	}))
+	in := pointsFile(t, 4)
+	res, err := ingest.RunDelta(t.Context(), loc, deltaConfig(false, in))
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), res.Version)
+	assert.Equal(t, inputRows(t, in), deltaRows(t, loc))
+
+	s, err := tbl.Snapshot(t.Context())
+	require.NoError(t, err)
+	require.Len(t, s.Files, 1)
+	st, err := s.Files[0].ParsedStats()
+	require.NoError(t, err)
+	_, ok := st.Min("col-3")
+	assert.True(t, ok, "stats not keyed by physical name: %s", s.Files[0].Stats)
+	p, err := s.Files[0].DecodedPath()
+	require.NoError(t, err)
+	assert.Contains(t, footerValue(t, filepath.Join(loc, p), "geo"), `"primary_column":"col-2"`)
+}

@@ -1,0 +1,117 @@
+package ingest
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/geocompact/geocompact/table/catalogs"
+	"github.com/geocompact/geocompact/validate"
+)
+
+// ExtraColumnsError refuses a file with columns the table lacks, naming
+// them and the two ways through.
+type ExtraColumnsError struct {
+	// File is the file's path ("" inside conform, which knows no path).
+	File string
+	// Columns are the file's columns the table lacks, in file order.
+	Columns []string
+}
+
+func (e *ExtraColumnsError) Error() string {
+	quoted := make([]string, len(e.Columns))
+	for i, c := range e.Columns {
+		quoted[i] = fmt.Sprintf("%q", c)
+	}
+	what := "the file has"
+	if e.File != "" {
+		what = e.File + " has"
+	}
+	return fmt.Sprintf("%s columns the table lacks: %s (use --drop-extra-columns to leave them out, or --add-columns to add them to the table as optional columns)",
+		what, strings.Join(quoted, ", "))
+}
+
+// missingFrom returns the names of sc's fields that target lacks.
+func missingFrom(sc, target *arrow.Schema) []string {
+	var out []string
+	for _, f := range sc.Fields() {
+		if len(target.FieldIndices(f.Name)) == 0 {
+			out = append(out, f.Name)
+		}
+	}
+	return out
+}
+
+// extraColumns reads the footers of the files and returns the columns the
+// table (target) lacks, each once, in the order first seen. Unless they
+// are to be dropped or added, a file with any is refused before any data
+// is read.
+func (in *ingester) extraColumns(ctx context.Context, target *arrow.Schema) ([]arrow.Field, error) {
+	var extra []arrow.Field
+	seen := map[string]bool{}
+	for _, path := range in.cfg.Files {
+		_, sc, err := validate.Inspect(ctx, path, validate.Config{Column: in.cfg.GeometryColumn})
+		if sc == nil {
+			return nil, err // validation has read these files, so this is rare
+		}
+		names := missingFrom(sc, target)
+		if len(names) > 0 && !in.cfg.DropExtraColumns && !in.cfg.AddColumns {
+			return nil, fmt.Errorf("ingest into %s refused, nothing was written: %w", in.cfg.Table, &ExtraColumnsError{File: path, Columns: names})
+		}
+		for _, n := range names {
+			if !seen[n] {
+				seen[n] = true
+				extra = append(extra, sc.Field(sc.FieldIndices(n)[0]))
+			}
+		}
+	}
+	return extra, nil
+}
+
+// addColumns adds fields to the table's schema as optional columns, in a
+// commit of its own, and returns the table's new Arrow schema.
+func (in *ingester) addColumns(ctx context.Context, tgt target, fields []arrow.Field) (*arrow.Schema, error) {
+	for i := range fields {
+		fields[i].Nullable = true
+	}
+	isc, err := table.ArrowSchemaToIcebergWithFreshIDs(arrow.NewSchema(fields, nil), true)
+	if err != nil {
+		return nil, fmt.Errorf("add columns %s to %s: %w", strings.Join(fieldNames(fields), ", "), in.cfg.Table, err)
+	}
+	var tbl *table.Table
+	err = catalogs.WithCommitRetry(ctx, in.cfg.CommitRetries, func(ctx context.Context) error {
+		cur, err := catalogs.LoadTable(ctx, in.cat, in.cfg.Table)
+		if err != nil {
+			return err
+		}
+		tx := cur.NewTransaction()
+		u := tx.UpdateSchema(true, false)
+		for _, f := range isc.Fields() {
+			if _, ok := cur.Schema().FindFieldByName(f.Name); !ok {
+				u.AddColumn([]string{f.Name}, f.Type, f.Doc, false, nil)
+			}
+		}
+		if err := u.Commit(); err != nil {
+			return err
+		}
+		tbl, err = tx.Commit(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("add columns %s to %s: %w", strings.Join(fieldNames(fields), ", "), in.cfg.Table, err)
+	}
+	in.log.Info("ingest added columns", "table", in.cfg.Table, "columns", fieldNames(fields))
+	_, _, arrowSc, err := in.tableSchema(ctx, tbl, tgt)
+	return arrowSc, err
+}
+
+func fieldNames(fields []arrow.Field) []string {
+	out := make([]string, len(fields))
+	for i, f := range fields {
+		out[i] = f.Name
+	}
+	return out
+}

@@ -1,0 +1,559 @@
+package maintain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/apache/iceberg-go/catalog"
+
+	"github.com/geocompact/geocompact/delta"
+	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/table/catalogs"
+)
+
+// Gate thresholds, by their policy names.
+const (
+	GateMinAvgFileBytes      = "min-avg-file-bytes"
+	GateMaxFilesPerPartition = "max-files-per-partition"
+)
+
+// GateDecision says whether a maintain run compacts, and why.
+type GateDecision struct {
+	// Compact is set when a threshold fired.
+	Compact bool `json:"compact"`
+	// Fired lists the thresholds that fired, by their policy names.
+	Fired []string `json:"fired"`
+	// Partitions lists the partitions that fired ("" is the unpartitioned
+	// table).
+	Partitions []string `json:"partitions"`
+	// Reason says which threshold fired where, or that none did.
+	Reason string `json:"reason"`
+}
+
+// Evaluate applies the gate to a table's metrics. A partition fires
+// min-avg-file-bytes when it holds at least two files averaging below the
+// floor (one file cannot be compacted further), and
+// max-files-per-partition when it holds more files than the ceiling. A
+// threshold of zero or below is off.
+func (g GatePolicy) Evaluate(m *TableMetrics) GateDecision {
+	d := GateDecision{Fired: []string{}, Partitions: []string{}}
+	var small, many []PartitionMetrics
+	for _, p := range m.Partitions {
+		isSmall := g.MinAvgFileBytes > 0 && p.FileCount >= 2 && p.AvgFileBytes < g.MinAvgFileBytes
+		isMany := g.MaxFilesPerPartition > 0 && p.FileCount > g.MaxFilesPerPartition
+		if isSmall {
+			small = append(small, p)
+		}
+		if isMany {
+			many = append(many, p)
+		}
+		if isSmall || isMany {
+			d.Partitions = append(d.Partitions, p.Partition)
+		}
+	}
+	if len(small) > 0 {
+		d.Fired = append(d.Fired, GateMinAvgFileBytes)
+		w := small[0]
+		for _, p := range small {
+			if p.AvgFileBytes < w.AvgFileBytes {
+				w = p
+			}
+		}
+		d.Reason = fmt.Sprintf("%s fired: %d of %d partitions average below %s (smallest: %s, %d files averaging %s)",
+			GateMinAvgFileBytes, len(small), len(m.Partitions), engine.FormatBytes(g.MinAvgFileBytes), engine.PartitionLabel(w.Partition), w.FileCount, engine.FormatBytes(w.AvgFileBytes))
+	}
+	if len(many) > 0 {
+		d.Fired = append(d.Fired, GateMaxFilesPerPartition)
+		w := many[0]
+		for _, p := range many {
+			if p.FileCount > w.FileCount {
+				w = p
+			}
+		}
+		r := fmt.Sprintf("%s fired: %d partitions hold more than %d files (most: %s, %d files)",
+			GateMaxFilesPerPartition, len(many), g.MaxFilesPerPartition, engine.PartitionLabel(w.Partition), w.FileCount)
+		if d.Reason != "" {
+			d.Reason += "; " + r
+		} else {
+			d.Reason = r
+		}
+	}
+	d.Compact = len(d.Fired) > 0
+	if !d.Compact {
+		d.Reason = fmt.Sprintf("no threshold fired: no partition of %d averages below %s over two or more files, none holds more than %d files",
+			len(m.Partitions), engine.FormatBytes(g.MinAvgFileBytes), g.MaxFilesPerPartition)
+	}
+	return d
+}
+
+// Step statuses in a Report.
+const (
+	StepDone    = "done"
+	StepSkipped = "skipped"
+	StepNoop    = "nothing to do"
+	StepFailed  = "failed"
+	// StepWouldRun marks a step a dry run found work for; its detail says
+	// what a real run would do.
+	StepWouldRun = "would run"
+	// StepNotApplicable marks a step the table's format has no use for
+	// (manifests, expiry and orphans on a Delta table); its detail says
+	// why.
+	StepNotApplicable = "not applicable"
+)
+
+// StepReport is one step of a maintain run.
+type StepReport struct {
+	Step     string        `json:"step"`
+	Status   string        `json:"status"`
+	Detail   string        `json:"detail"`
+	Duration time.Duration `json:"duration_ns"`
+}
+
+// Config is one maintain run.
+type Config struct {
+	// Policy says what the run does; missing fields take DefaultPolicy's
+	// values.
+	Policy Policy
+	// Owner names this run in the lease (default NewLeaseOwner()).
+	Owner string
+	// CommitRetries is the budget for commits that lose a race with another
+	// writer (0 means 4, negative none).
+	CommitRetries int
+	// Logger receives one line per phase; nil discards.
+	Logger *slog.Logger
+	// DryRun reports what each step would do and changes nothing: no
+	// lease is taken, the rewrite only plans, expiry and orphan removal
+	// only list.
+	DryRun bool
+	// Progress, when set, is told each step as it starts and, during the
+	// rewrite, where the rewrite is.
+	Progress func(Progress)
+}
+
+// prepare returns the run's policy, its defaults filled in and checked,
+// and its logger.
+func (cfg Config) prepare() (Policy, *slog.Logger, error) {
+	p := cfg.Policy
+	p.fillDefaults()
+	if err := p.Validate(); err != nil {
+		return p, nil, err
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return p, log, nil
+}
+
+// Progress says where a maintain run is: step Index of Steps, and for the
+// rewrite step the rewrite's own progress (nil otherwise).
+type Progress struct {
+	Step         string
+	Index, Steps int
+	Rewrite      *engine.Progress
+}
+
+// Report is what a maintain run did, step by step, with the
+// table's metrics before and after.
+type Report struct {
+	Table string `json:"table"`
+	// Format is FormatDelta for a Delta table's run, whose metrics count
+	// the versions in its log where an Iceberg table's count snapshots
+	// (see MarshalJSON); empty for an Iceberg table.
+	Format    string           `json:"format,omitempty"`
+	DryRun    bool             `json:"dry_run"`
+	Lease     *Lease           `json:"lease,omitempty"`
+	Steps     []StepReport     `json:"steps"`
+	Before    *TableMetrics    `json:"before"`
+	Gate      GateDecision     `json:"gate"`
+	Rewrite   *engine.Result   `json:"rewrite,omitempty"`
+	Manifests *ManifestsResult `json:"manifests,omitempty"`
+	Expire    *ExpireResult    `json:"expire,omitempty"`
+	Orphans   *OrphansResult   `json:"orphans,omitempty"`
+	// Vacuum is a Delta table's vacuum (RunDelta).
+	Vacuum *delta.VacuumResult `json:"vacuum,omitempty"`
+	After  *TableMetrics       `json:"after,omitempty"`
+}
+
+func (r *Report) step(name, status, detail string, start time.Time) {
+	r.Steps = append(r.Steps, StepReport{Step: name, Status: status, Detail: detail, Duration: time.Since(start)})
+}
+
+// Run runs one maintenance pass over the table called name, the loop
+// a scheduler calls: take the lease, measure, gate, rewrite, verify, merge
+// manifests, expire, remove orphans, measure again, release the lease.
+// Every step's outcome is in the report, also when an error stops the run;
+// a failed or unverified rewrite stops the run before anything is expired.
+// Another run holding the table returns a *LeaseError (retryable).
+func Run(ctx context.Context, cat catalog.Catalog, name string, cfg Config) (rep *Report, err error) {
+	cat = catalogs.Wrap(cat)
+	p, log, err := cfg.prepare()
+	if err != nil {
+		return nil, err
+	}
+	owner := cfg.Owner
+	if owner == "" {
+		owner = NewLeaseOwner()
+	}
+	rep = &Report{Table: name, Steps: []StepReport{}, DryRun: cfg.DryRun}
+	start := time.Now()
+	if cfg.DryRun {
+		rep.step("lease", StepSkipped, "dry run: no lease taken, nothing is changed", start)
+		m := newIcebergMaintainer(cat, name, p, cfg, rep, log)
+		return rep, m.run(ctx, m.icebergSteps())
+	}
+	lease, err := AcquireLease(ctx, cat, name, owner, time.Duration(p.Lease.TTL))
+	if errors.Is(err, ErrNoSnapshot) {
+		rep.step("lease", StepNoop, "the table has no snapshot: nothing to maintain", start)
+		return rep, nil
+	}
+	if err != nil {
+		return rep, err
+	}
+	rep.Lease = lease
+	detail := fmt.Sprintf("held by %s until %s", owner, lease.Expires.UTC().Format(time.RFC3339))
+	switch {
+	case lease.HolderGone:
+		detail += fmt.Sprintf(" (took over the lease of %s, a process of this host that is gone)", lease.TookOverFrom)
+		log.Warn("maintain lease taken over from a dead holder", "table", name, "holder", lease.TookOverFrom)
+	case lease.TookOverFrom != "":
+		detail += fmt.Sprintf(" (took over the lapsed lease of %s)", lease.TookOverFrom)
+	}
+	rep.step("lease", StepDone, detail, start)
+	log.Info("maintain lease taken", "table", name, "owner", owner, "took_over_from", lease.TookOverFrom)
+	m := newIcebergMaintainer(cat, name, p, cfg, rep, log)
+	m.lease = lease
+	defer func() {
+		if rerr := lease.Release(context.WithoutCancel(ctx), m.props); rerr != nil {
+			log.Warn("maintain lease release failed", "table", name, "err", rerr)
+			if err == nil {
+				err = fmt.Errorf("release lease: %w", rerr)
+			}
+		}
+	}()
+	return rep, m.run(ctx, m.icebergSteps())
+}
+
+type maintainer struct {
+	cat   catalog.Catalog
+	name  string
+	p     Policy
+	cfg   Config
+	lease *Lease
+	rep   *Report
+	log   *slog.Logger
+	// props are the last-run times recorded at the next renewal or release.
+	props map[string]string
+	// at is the step running, for progress.
+	at Progress
+	// table is the format the steps measure, gate and rewrite through.
+	table formatOps
+}
+
+// formatOps are what the shared steps (measure, gate, rewrite) ask of
+// the table's format.
+type formatOps struct {
+	// commit names what a rewrite commits ("snapshot" or "version"), and
+	// cleanup the step a failed verification stops the run before.
+	commit, cleanup string
+	// metrics measures the table; summary describes them for the report.
+	metrics func(context.Context) (*TableMetrics, error)
+	summary func(*TableMetrics) string
+	// properties are the table's properties, as rewrite options default
+	// from them.
+	properties func(context.Context) (map[string]string, error)
+	// rewrite runs the rewrite the policy asks for.
+	rewrite func(context.Context, engine.Request) (*engine.Result, error)
+}
+
+func newIcebergMaintainer(cat catalog.Catalog, name string, p Policy, cfg Config, rep *Report, log *slog.Logger) *maintainer {
+	m := &maintainer{cat: cat, name: name, p: p, cfg: cfg, rep: rep, log: log, props: map[string]string{}}
+	m.table = formatOps{
+		commit: "snapshot", cleanup: "expiry",
+		metrics: func(ctx context.Context) (*TableMetrics, error) {
+			tbl, err := catalogs.LoadTable(ctx, cat, name)
+			if err != nil {
+				return nil, err
+			}
+			return Metrics(ctx, tbl)
+		},
+		summary: func(met *TableMetrics) string {
+			return fmt.Sprintf("%d files, average %s, %d snapshots, %d manifests",
+				met.FileCount, engine.FormatBytes(met.AvgFileBytes), met.SnapshotCount, met.ManifestCount)
+		},
+		properties: func(ctx context.Context) (map[string]string, error) {
+			tbl, err := catalogs.LoadTable(ctx, cat, name)
+			if err != nil {
+				return nil, err
+			}
+			return tbl.Properties(), nil
+		},
+		rewrite: func(ctx context.Context, rc engine.Request) (*engine.Result, error) {
+			return engine.Rewrite(ctx, cat, name, rc)
+		},
+	}
+	return m
+}
+
+// step is one step of a run.
+type step struct {
+	name string
+	run  func(context.Context) error
+}
+
+// icebergSteps are the steps of an Iceberg table's run.
+func (m *maintainer) icebergSteps() []step {
+	return []step{
+		{"measure", m.measureBefore},
+		{"gate", m.gate},
+		{"rewrite", m.rewrite},
+		{"manifests", m.manifests},
+		{"expire", m.expire},
+		{"orphans", m.orphans},
+		{"measure", m.measureAfter},
+	}
+}
+
+func (m *maintainer) measureBefore(ctx context.Context) (err error) {
+	m.rep.Before, err = m.measure(ctx)
+	return err
+}
+
+// run runs the steps in order; the first error stops the run. Every
+// error names its step, as the report does.
+func (m *maintainer) run(ctx context.Context, steps []step) error {
+	for i, st := range steps {
+		m.at = Progress{Step: st.name, Index: i + 1, Steps: len(steps)}
+		if m.cfg.Progress != nil {
+			m.cfg.Progress(m.at)
+		}
+		if err := st.run(ctx); err != nil {
+			return fmt.Errorf("maintain %s: %s: %w", m.name, st.name, err)
+		}
+	}
+	return nil
+}
+
+// measureAfter measures the table again, unless a dry run left it as it
+// was.
+func (m *maintainer) measureAfter(ctx context.Context) (err error) {
+	if m.cfg.DryRun {
+		m.rep.step("measure", StepSkipped, "dry run: the table is unchanged", time.Now())
+		return nil
+	}
+	m.rep.After, err = m.measure(ctx)
+	return err
+}
+
+// measure records the table's metrics as a step.
+func (m *maintainer) measure(ctx context.Context) (*TableMetrics, error) {
+	start := time.Now()
+	met, err := m.table.metrics(ctx)
+	if err != nil {
+		m.rep.step("measure", StepFailed, err.Error(), start)
+		return nil, err
+	}
+	m.rep.step("measure", StepDone, m.table.summary(met), start)
+	return met, nil
+}
+
+// gate decides, from the metrics measured first, whether the run compacts.
+// A policy without min-avg-file-bytes takes a quarter of the rewrite's
+// target file size: the policy's target-file-size-bytes option, else the
+// table's write.target-file-size-bytes, else the engine's default.
+func (m *maintainer) gate(ctx context.Context) error {
+	start := time.Now()
+	g := m.p.Gate
+	if g.MinAvgFileBytes == 0 {
+		props, err := m.table.properties(ctx)
+		if err != nil {
+			return err
+		}
+		opts, err := engine.ParseOptions(m.p.Rewrite.Options, props)
+		if err != nil {
+			m.rep.step("gate", StepFailed, err.Error(), start)
+			return err
+		}
+		g.MinAvgFileBytes = opts.TargetFileSize / 4
+	}
+	m.rep.Gate = g.Evaluate(m.rep.Before)
+	m.rep.step("gate", map[bool]string{true: StepDone, false: StepNoop}[m.rep.Gate.Compact], m.rep.Gate.Reason, start)
+	return nil
+}
+
+func (m *maintainer) rewrite(ctx context.Context) error {
+	rep := m.rep
+	start := time.Now()
+	if !rep.Gate.Compact {
+		rep.step("rewrite", StepSkipped, "the gate did not fire", start)
+		rep.step("verify", StepSkipped, "nothing was rewritten", start)
+		return nil
+	}
+	rc := m.p.rewriteRequest()
+	rc.CommitRetries, rc.Logger, rc.DryRun = m.cfg.CommitRetries, m.log, m.cfg.DryRun
+	if m.cfg.Progress != nil {
+		rc.Progress = func(p engine.Progress) {
+			at := m.at
+			at.Rewrite = &p
+			m.cfg.Progress(at)
+		}
+	}
+	res, err := m.table.rewrite(ctx, rc)
+	rep.Rewrite = res
+	if err != nil {
+		rep.step("rewrite", StepFailed, err.Error(), start)
+		return err
+	}
+	if res.NoopReason != "" {
+		rep.step("rewrite", StepNoop, res.NoopReason, start)
+		rep.step("verify", StepSkipped, "nothing was rewritten", start)
+		return nil
+	}
+	if m.cfg.DryRun {
+		out := 0
+		for _, g := range res.Plan.Groups {
+			out += g.OutputFiles
+		}
+		rep.step("rewrite", StepWouldRun, fmt.Sprintf("would rewrite %d files (%s) in %d groups into about %d, %s",
+			res.Plan.Files(), engine.FormatBytes(res.Plan.Bytes()), len(res.Plan.Groups), out, res.LayoutText()), start)
+		rep.step("verify", StepSkipped, "dry run: nothing is written", start)
+		return nil
+	}
+	rep.step("rewrite", StepDone, fmt.Sprintf("%d files (%s) rewritten into %d (%s) in %d %s(s), %s",
+		res.RewrittenDataFilesCount, engine.FormatBytes(res.RewrittenBytesCount), res.AddedDataFilesCount, engine.FormatBytes(res.AddedBytesCount), res.SnapshotsCommitted,
+		m.table.commit, res.LayoutText()), start)
+	start = time.Now()
+	if !res.Verified {
+		err := fmt.Errorf("verify: the rewrite committed %d %s(s) but did not verify (%d files failed); stopping before %s",
+			res.SnapshotsCommitted, m.table.commit, res.FailedDataFilesCount, m.table.cleanup)
+		rep.step("verify", StepFailed, err.Error(), start)
+		return err
+	}
+	rep.step("verify", StepDone, "rows, bbox extent and content checksum equal before and after", start)
+	m.props[PropLastRewriteMs] = strconv.FormatInt(time.Now().UnixMilli(), 10)
+	return m.renew(ctx)
+}
+
+// renew moves the lease to the new head, records the last-run times so
+// far, and checks the lease is still held before the next step. A dry run
+// holds no lease and records nothing, nor does a run on a Delta table.
+func (m *maintainer) renew(ctx context.Context) error {
+	if m.cfg.DryRun || m.lease == nil {
+		return nil
+	}
+	if err := m.lease.Renew(ctx, m.props); err != nil {
+		return err
+	}
+	clear(m.props)
+	return nil
+}
+
+func (m *maintainer) manifests(ctx context.Context) error {
+	start := time.Now()
+	tbl, err := catalogs.LoadTable(ctx, m.cat, m.name)
+	if err != nil {
+		return err
+	}
+	n, err := manifestCount(ctx, tbl)
+	if err != nil {
+		return err
+	}
+	limit := m.p.Manifests.MaxManifests
+	if limit < 0 || n <= limit {
+		m.rep.step("manifests", StepSkipped, fmt.Sprintf("%d manifests, threshold %d", n, limit), start)
+		return nil
+	}
+	if m.cfg.DryRun {
+		m.rep.step("manifests", StepWouldRun, fmt.Sprintf("would merge %d manifests (threshold %d)", n, limit), start)
+		return nil
+	}
+	res, err := RewriteManifests(ctx, m.cat, m.name, ManifestsConfig{TargetSizeBytes: m.p.Manifests.TargetSizeBytes, CommitRetries: m.cfg.CommitRetries, Logger: m.log})
+	m.rep.Manifests = res
+	if err != nil {
+		m.rep.step("manifests", StepFailed, err.Error(), start)
+		return err
+	}
+	if res.NoopReason != "" {
+		m.rep.step("manifests", StepNoop, res.NoopReason, start)
+		return nil
+	}
+	m.rep.step("manifests", StepDone, fmt.Sprintf("%d manifests merged into %d (threshold %d)", res.ManifestsBefore, res.ManifestsAfter, limit), start)
+	return m.renew(ctx)
+}
+
+// due says whether a step with cadence every, last run recorded in the
+// property key, should run now, and why (not).
+func (m *maintainer) due(ctx context.Context, key string, enabled *bool, every *Duration) (bool, string) {
+	if enabled != nil && !*enabled {
+		return false, "disabled by the policy"
+	}
+	tbl, err := catalogs.LoadTable(ctx, m.cat, m.name)
+	if err != nil {
+		return true, ""
+	}
+	last, ok := propTime(tbl.Properties(), key)
+	ev := time.Duration(*every)
+	if !ok || ev <= 0 {
+		return true, ""
+	}
+	if since := time.Since(last); since < ev {
+		return false, fmt.Sprintf("last run %s ago (%s), cadence %s", since.Round(time.Second), key, FormatDuration(ev))
+	}
+	return true, ""
+}
+
+func (m *maintainer) expire(ctx context.Context) error {
+	start := time.Now()
+	if ok, why := m.due(ctx, PropLastExpireMs, m.p.Expire.Enabled, m.p.Expire.Every); !ok {
+		m.rep.step("expire", StepSkipped, why, start)
+		return nil
+	}
+	// The lease tag moves to the head first, so it pins nothing.
+	if err := m.renew(ctx); err != nil {
+		return err
+	}
+	res, err := Expire(ctx, m.cat, m.name, ExpireConfig{OlderThan: time.Duration(m.p.Expire.OlderThan), RetainLast: m.p.Expire.RetainLast,
+		CommitRetries: m.cfg.CommitRetries, Logger: m.log, DryRun: m.cfg.DryRun})
+	m.rep.Expire = res
+	if err != nil {
+		m.rep.step("expire", StepFailed, err.Error(), start)
+		return err
+	}
+	if m.cfg.DryRun {
+		m.rep.step("expire", StepWouldRun, fmt.Sprintf("would expire %d snapshots older than %s, freeing %d files (%s)%s",
+			len(res.ExpiredSnapshots), FormatDuration(res.OlderThan), len(res.Files), engine.FormatBytes(res.FreedBytes), keptNote(res.Kept)), start)
+		return nil
+	}
+	m.rep.step("expire", StepDone, fmt.Sprintf("%d snapshots older than %s expired, %d files (%s) freed%s",
+		len(res.ExpiredSnapshots), FormatDuration(res.OlderThan), len(res.Files), engine.FormatBytes(res.FreedBytes), keptNote(res.Kept)), start)
+	m.props[PropLastExpireMs] = strconv.FormatInt(time.Now().UnixMilli(), 10)
+	return m.renew(ctx)
+}
+
+func (m *maintainer) orphans(ctx context.Context) error {
+	start := time.Now()
+	if ok, why := m.due(ctx, PropLastOrphansMs, m.p.Orphans.Enabled, m.p.Orphans.Every); !ok {
+		m.rep.step("orphans", StepSkipped, why, start)
+		return nil
+	}
+	res, err := RemoveOrphans(ctx, m.cat, m.name, OrphansConfig{OlderThan: time.Duration(m.p.Orphans.OlderThan), Logger: m.log, DryRun: m.cfg.DryRun})
+	m.rep.Orphans = res
+	if err != nil {
+		m.rep.step("orphans", StepFailed, err.Error(), start)
+		return err
+	}
+	if m.cfg.DryRun {
+		m.rep.step("orphans", StepWouldRun, fmt.Sprintf("would remove %d unreferenced files older than %s (%s)%s",
+			len(res.Files), FormatDuration(res.OlderThan), engine.FormatBytes(res.Bytes), keptNote(res.Kept)), start)
+		return nil
+	}
+	m.rep.step("orphans", StepDone, fmt.Sprintf("%d unreferenced files older than %s removed (%s)%s",
+		len(res.Files), FormatDuration(res.OlderThan), engine.FormatBytes(res.Bytes), keptNote(res.Kept)), start)
+	// Recorded at release.
+	m.props[PropLastOrphansMs] = strconv.FormatInt(time.Now().UnixMilli(), 10)
+	return nil
+}

@@ -1,0 +1,187 @@
+package maintain
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/table/catalogs"
+	"github.com/geocompact/geocompact/table/icebergtable"
+)
+
+// TableMetrics describes a table's current state in the figures that tell
+// whether it needs maintenance: how fragmented its data is (file count and
+// average file size, overall and per partition), how long its snapshot
+// history is, and how many manifests and delete files planning must read.
+//
+// File, byte and record figures count the live data files of the current
+// snapshot only; delete files are counted apart in DeleteFileCount. A table
+// without a snapshot has all figures zero and no partitions.
+//
+// A Delta table's metrics (Format FormatDelta, from DeltaMetrics) count the
+// versions in its log where an Iceberg table's count snapshots, and name
+// them so when encoded (see MarshalJSON).
+type TableMetrics struct {
+	// Format is FormatDelta for a Delta table's metrics, empty for an
+	// Iceberg table's.
+	Format string `json:"format,omitempty"`
+	// FileCount is the number of live data files.
+	FileCount int64 `json:"file_count"`
+	// AvgFileBytes is TotalBytes / FileCount, rounded down; 0 with no files.
+	AvgFileBytes int64 `json:"avg_file_bytes"`
+	// TotalBytes is the sum of the data files' sizes.
+	TotalBytes int64 `json:"total_bytes"`
+	// TotalRecords is the sum of the data files' record counts (before
+	// deletes are applied).
+	TotalRecords int64 `json:"total_records"`
+	// SnapshotCount is the number of snapshots kept in the table metadata.
+	SnapshotCount int `json:"snapshot_count"`
+	// OldestSnapshotAgeSeconds is how long ago the oldest kept snapshot was
+	// committed; 0 with no snapshots.
+	OldestSnapshotAgeSeconds float64 `json:"oldest_snapshot_age_seconds"`
+	// CurrentSnapshotAgeSeconds is how long ago the current snapshot was
+	// committed; 0 with no current snapshot.
+	CurrentSnapshotAgeSeconds float64 `json:"current_snapshot_age_seconds"`
+	// ManifestCount is the number of manifests (data and delete) in the
+	// current snapshot's manifest list.
+	ManifestCount int `json:"manifest_count"`
+	// DeleteFileCount is the number of live position and equality delete
+	// files (deletion vectors included).
+	DeleteFileCount int64 `json:"delete_file_count"`
+	// Partitions has one entry per partition holding live data files,
+	// ordered by Partition.
+	Partitions []PartitionMetrics `json:"partitions"`
+}
+
+// PartitionMetrics are the file figures of one partition.
+type PartitionMetrics struct {
+	// Partition is the partition rendered as Iceberg renders partition
+	// paths, "ts_day=2026-01-01/device_id_bucket=3", with values escaped;
+	// "" for an unpartitioned table.
+	Partition string `json:"partition"`
+	// FileCount is the number of live data files in the partition.
+	FileCount int64 `json:"file_count"`
+	// AvgFileBytes is TotalBytes / FileCount, rounded down.
+	AvgFileBytes int64 `json:"avg_file_bytes"`
+	// TotalBytes is the sum of the partition's data file sizes.
+	TotalBytes int64 `json:"total_bytes"`
+	// Layout is how well the partition's files are clustered, for a table
+	// with spatial columns (nil otherwise).
+	Layout *LayoutHealth `json:"layout,omitempty"`
+}
+
+// Metrics reads tbl's metadata and the manifests of its current snapshot and
+// returns its maintenance figures. It reads no data files. Ages are measured
+// against the local clock, so a snapshot committed by a writer whose clock
+// is ahead can show an age of zero, never a negative one.
+func Metrics(ctx context.Context, tbl *table.Table) (*TableMetrics, error) {
+	return metricsAt(ctx, tbl, time.Now(), nil)
+}
+
+// MetricsWindows is Metrics with the files each window plans per
+// partition (LayoutHealth.MeanFilesPlanned) counted for windows.
+func MetricsWindows(ctx context.Context, tbl *table.Table, windows []spatial.Bound) (*TableMetrics, error) {
+	return metricsAt(ctx, tbl, time.Now(), windows)
+}
+
+func metricsAt(ctx context.Context, tbl *table.Table, now time.Time, windows []spatial.Bound) (*TableMetrics, error) {
+	meta := tbl.Metadata()
+	m := &TableMetrics{Partitions: []PartitionMetrics{}}
+	snaps := meta.Snapshots()
+	m.SnapshotCount = len(snaps)
+	if len(snaps) > 0 {
+		oldest := slices.MinFunc(snaps, func(a, b table.Snapshot) int { return cmp.Compare(a.TimestampMs, b.TimestampMs) })
+		m.OldestSnapshotAgeSeconds = snapshotAgeSeconds(now, oldest.TimestampMs)
+	}
+	cur := tbl.CurrentSnapshot()
+	if cur == nil {
+		return m, nil
+	}
+	m.CurrentSnapshotAgeSeconds = snapshotAgeSeconds(now, cur.TimestampMs)
+
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("metrics %s: %w", catalogs.TableName(tbl), err)
+	}
+	manifests, err := cur.Manifests(fs)
+	if err != nil {
+		return nil, fmt.Errorf("metrics %s: read manifest list: %w", catalogs.TableName(tbl), err)
+	}
+	m.ManifestCount = len(manifests)
+	tally := newFileTally(m)
+	health := newHealthCollector(tbl)
+	for _, mf := range manifests {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		entries, err := mf.FetchEntries(fs, true)
+		if err != nil {
+			return nil, fmt.Errorf("metrics %s: read manifest %s: %w", catalogs.TableName(tbl), mf.FilePath(), err)
+		}
+		for _, e := range entries {
+			df := e.DataFile()
+			if df.ContentType() != iceberg.EntryContentData {
+				m.DeleteFileCount++
+				continue
+			}
+			key := icebergtable.PartitionPath(meta, df)
+			tally.add(key, df.FileSizeBytes(), df.Count())
+			health.add(key, df)
+		}
+	}
+	tally.finish(health, windows)
+	return m, nil
+}
+
+// fileTally adds live data files up into a TableMetrics' file figures,
+// overall and per partition.
+type fileTally struct {
+	m     *TableMetrics
+	parts map[string]*PartitionMetrics
+}
+
+func newFileTally(m *TableMetrics) *fileTally {
+	return &fileTally{m: m, parts: map[string]*PartitionMetrics{}}
+}
+
+func (t *fileTally) add(partition string, bytes, records int64) {
+	t.m.FileCount++
+	t.m.TotalBytes += bytes
+	t.m.TotalRecords += records
+	p := t.parts[partition]
+	if p == nil {
+		p = &PartitionMetrics{Partition: partition}
+		t.parts[partition] = p
+	}
+	p.FileCount++
+	p.TotalBytes += bytes
+}
+
+// finish sets the averages and the partitions, ordered, with their layout
+// figures from health.
+func (t *fileTally) finish(health *healthCollector, windows []spatial.Bound) {
+	t.m.AvgFileBytes = metricsAvg(t.m.TotalBytes, t.m.FileCount)
+	for _, p := range t.parts {
+		p.AvgFileBytes = metricsAvg(p.TotalBytes, p.FileCount)
+		p.Layout = health.health(p.Partition, windows)
+		t.m.Partitions = append(t.m.Partitions, *p)
+	}
+	slices.SortFunc(t.m.Partitions, func(a, b PartitionMetrics) int { return cmp.Compare(a.Partition, b.Partition) })
+}
+
+func snapshotAgeSeconds(now time.Time, tsMs int64) float64 {
+	return max(0, now.Sub(time.UnixMilli(tsMs)).Seconds())
+}
+
+func metricsAvg(total, n int64) int64 {
+	if n == 0 {
+		return 0
+	}
+	return total / n
+}

@@ -1,0 +1,171 @@
+package procedure
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/geocompact/geocompact/delta"
+	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/sql"
+	"github.com/geocompact/geocompact/table/deltatable"
+)
+
+// vacuumColumns is the result column of Delta's VACUUM: the files a dry
+// run would delete, or the table's location after a real run.
+var vacuumColumns = []string{"path"}
+
+// prepareDelta opens the Delta table of a VACUUM or OPTIMIZE statement
+// and checks what can be checked before anything runs.
+func (s *Script) prepareDelta(ctx context.Context, st sql.Statement) (*step, error) {
+	loc := deltaLocation(st)
+	tbl, err := delta.Open(ctx, loc)
+	if err != nil {
+		return nil, fmt.Errorf("open Delta table %s: %w", loc, err)
+	}
+	stp := &step{call: sql.Call{Statement: st}, delta: tbl}
+	if st.Optimize != nil {
+		return stp, s.checkOptimize(ctx, tbl, st.Optimize)
+	}
+	if _, err := tbl.CheckVacuum(ctx, s.vacuumConfig(st.Vacuum)); err != nil {
+		return nil, vacuumError(st.Vacuum, err)
+	}
+	return stp, nil
+}
+
+func deltaLocation(st sql.Statement) string {
+	if st.Vacuum != nil {
+		return st.Vacuum.Location
+	}
+	return st.Optimize.Location
+}
+
+func (s *Script) vacuumConfig(v *sql.Vacuum) delta.VacuumConfig {
+	cfg := delta.VacuumConfig{Retain: delta.TableRetention, Force: s.opts.Force, DryRun: v.DryRun || s.opts.DryRun}
+	if v.HasRetain {
+		cfg.Retain = v.Retain
+	}
+	return cfg
+}
+
+// vacuumError words a retention below the table's floor in the
+// statement's own terms, as a mistake in the call (ErrCall).
+func vacuumError(v *sql.Vacuum, err error) error {
+	re, ok := errors.AsType[*delta.RetentionError](err)
+	if !ok {
+		return fmt.Errorf("VACUUM %s: %w", v.Location, err)
+	}
+	return fmt.Errorf("%w: VACUUM RETAIN %s HOURS is below the table's delta.deletedFileRetentionDuration of %s HOURS; "+
+		"readers of older versions and writers that have not committed yet may still need those files: "+
+		"retain at least %s HOURS, leave RETAIN out, or pass --force (as Spark's "+
+		"spark.databricks.delta.retentionDurationCheck.enabled=false does)",
+		ErrCall, hours(re.Retain.Hours()), hours(re.Floor.Hours()), hours(re.Floor.Hours()))
+}
+
+func hours(h float64) string { return strconv.FormatFloat(h, 'f', -1, 64) }
+
+// checkOptimize checks an OPTIMIZE statement against its table: the
+// curve's columns exist, and the rewrite plans (its WHERE, its order).
+func (s *Script) checkOptimize(ctx context.Context, tbl *delta.Table, o *sql.Optimize) error {
+	snap, err := tbl.Snapshot(ctx)
+	if err != nil {
+		return fmt.Errorf("OPTIMIZE %s: %w", o.Location, err)
+	}
+	for _, c := range o.Columns {
+		if !hasColumn(snap.Schema, c) {
+			return fmt.Errorf("%w: OPTIMIZE %s BY: the table has no column %s", ErrCall, strings.ToUpper(o.Curve), c)
+		}
+	}
+	ft, err := deltatable.Open(ctx, tbl, o.Location, true)
+	if err != nil {
+		return fmt.Errorf("OPTIMIZE %s: %w", o.Location, err)
+	}
+	if _, err := engine.RewriteTable(ctx, ft, s.optimizeRequest(o, true)); err != nil {
+		return fmt.Errorf("OPTIMIZE %s: %w", o.Location, err)
+	}
+	return nil
+}
+
+// optimizeRequest is the rewrite an OPTIMIZE statement asks for.
+func (s *Script) optimizeRequest(o *sql.Optimize, dryRun bool) engine.Request {
+	return engine.Request{SortOrder: o.SortOrder(), Where: o.Where, DryRun: dryRun, Logger: s.opts.Logger, Progress: s.opts.Progress}
+}
+
+// optimizeColumns are OPTIMIZE's result columns: the table's location,
+// then rewrite_data_files' counts.
+var optimizeColumns = append([]string{"path"}, Columns(sql.RewriteDataFiles)...)
+
+// runOptimize runs an OPTIMIZE statement as a rewrite of the Delta table
+// (table/deltatable): bin-packing, or clustered by ZORDER BY or
+// HILBERT BY; without either the table's recorded layout applies, as
+// for rewrite --delta.
+func (s *Script) runOptimize(ctx context.Context, st *step, res *Result) error {
+	o := st.call.Statement.Optimize
+	req := s.optimizeRequest(o, s.opts.DryRun)
+	ft, err := deltatable.Open(ctx, st.delta, o.Location, req.DryRun)
+	if err != nil {
+		return fmt.Errorf("OPTIMIZE %s: %w", o.Location, err)
+	}
+	out, err := engine.RewriteTable(ctx, ft, req)
+	if err != nil {
+		return fmt.Errorf("OPTIMIZE %s: %w", o.Location, err)
+	}
+	res.DryRun, res.Detail = out.DryRun, out
+	counts := &Result{Columns: Columns(sql.RewriteDataFiles)}
+	counts.rewriteRows(out)
+	res.NoopReason = counts.NoopReason
+	res.add(append([]any{o.Location}, counts.Rows[0].Values...)...)
+	return nil
+}
+
+// hasColumn reports whether the schema has the column path (a.b for a
+// nested field), matching names case-insensitively as Spark does.
+func hasColumn(schema *delta.StructType, path string) bool {
+	t := schema
+	parts := strings.Split(path, ".")
+	for i, p := range parts {
+		var found *delta.StructField
+		for _, f := range t.Fields {
+			if strings.EqualFold(f.Name, p) {
+				found = f
+				break
+			}
+		}
+		if found == nil {
+			return false
+		}
+		if i == len(parts)-1 {
+			return true
+		}
+		if t, _ = found.Type.(*delta.StructType); t == nil {
+			return false
+		}
+	}
+	return false
+}
+
+// runVacuum runs a VACUUM statement.
+func (s *Script) runVacuum(ctx context.Context, st *step, res *Result) error {
+	v := st.call.Statement.Vacuum
+	out, err := st.delta.Vacuum(ctx, v.Location, s.vacuumConfig(v))
+	if err != nil {
+		return vacuumError(v, err)
+	}
+	res.DryRun, res.Detail = out.DryRun, out
+	if !out.DryRun {
+		res.add(v.Location)
+		return nil
+	}
+	for _, f := range out.Files {
+		res.add(joinLocation(v.Location, f.Path))
+	}
+	return nil
+}
+
+// joinLocation is the full path of a table-relative file, as Delta's VACUUM
+// DRY RUN lists it.
+func joinLocation(loc, rel string) string {
+	return strings.TrimSuffix(loc, "/") + "/" + rel
+}

@@ -1,0 +1,177 @@
+package deltatable
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"strconv"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/google/uuid"
+
+	"github.com/geocompact/geocompact/cluster"
+	"github.com/geocompact/geocompact/delta"
+	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/cuts"
+	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/table/layouts"
+)
+
+// commitAttempts is how many versions a commit tries before giving up
+// when concurrent appends keep winning the race.
+const commitAttempts = 20
+
+func (f *format) NewSink(ctx context.Context, group []engine.PlanFile, _ *arrow.Schema, cfg engine.SinkConfig) engine.Sink {
+	var values map[string]*string
+	if len(group) > 0 {
+		values = add(group[0]).PartitionValues
+	}
+	dir := delta.PartitionDir(f.snap.PhysicalPartitionColumns(), values)
+	if dir != "" {
+		dir += "/"
+	}
+	w := &fileWriter{f: f, values: values, dir: dir, writeID: cfg.WriteID}
+	return cuts.NewSink(ctx, cuts.SinkConfig[engine.OutFile]{FileRows: cfg.FileRows, Lanes: cfg.Lanes, Queue: cfg.Queue, Write: w.write})
+}
+
+// fileWriter writes the data files of one group's partition; on a table
+// with a geometry column each file carries GeoParquet metadata of its
+// rows, as ingest --delta writes it.
+type fileWriter struct {
+	f       *format
+	values  map[string]*string
+	dir     string
+	writeID func() uuid.UUID
+}
+
+// write writes file i of the group from rows.
+func (w *fileWriter) write(ctx context.Context, i int, rows iter.Seq2[arrow.RecordBatch, error]) ([]engine.OutFile, error) {
+	id := uuid.New()
+	if w.writeID != nil {
+		id = w.writeID()
+	}
+	name := fmt.Sprintf("%spart-%05d-%s-c000.zstd.parquet", w.dir, i, id)
+	fw, err := w.f.t.NewFileWriter(ctx, w.f.snap, name, w.values, nil)
+	if err != nil {
+		return nil, err
+	}
+	var geo *spatial.GeoStats
+	if w.f.colsErr == nil && w.f.cols.Geometry != "" {
+		geo = spatial.NewGeoStats()
+	}
+	failed := func(err error) ([]engine.OutFile, error) {
+		fw.Close()
+		return []engine.OutFile{{Path: name}}, err
+	}
+	for rec := range rows { // the sink yields no errors
+		err := fw.Write(rec)
+		if idx := rec.Schema().FieldIndices(w.f.cols.Geometry); err == nil && geo != nil && len(idx) == 1 {
+			geo.AddArray(rec.Column(idx[0]))
+		}
+		rec.Release()
+		if err != nil {
+			return failed(err)
+		}
+	}
+	if geo != nil {
+		doc, err := geo.Metadata(w.f.cols).Marshal()
+		if err == nil {
+			err = fw.SetFileMetadata("geo", string(doc))
+		}
+		if err != nil {
+			return failed(err)
+		}
+	}
+	a, err := fw.Close()
+	if err != nil {
+		return []engine.OutFile{{Path: name}}, err
+	}
+	var records int64
+	if st, err := a.ParsedStats(); err == nil && st != nil {
+		records = st.NumRecords
+	}
+	return []engine.OutFile{{Path: name, Size: a.Size, Records: records, File: a}}, nil
+}
+
+// Commit commits the groups as one OPTIMIZE: a commitInfo, then a remove
+// (dataChange=false) of every replaced file and an add (dataChange=false)
+// of every new one, put as the next version only if it is absent. When a
+// concurrent commit wins the version, its actions are checked: one that
+// removed a replaced file or changed its deletion vector is a conflict
+// (engine.ErrConflict); anything else (an append) is not, and the commit
+// is retried on the next version. A checkpoint follows on
+// delta.checkpointInterval; failing to write one does not undo the commit.
+func (f *format) Commit(ctx context.Context, groups []engine.Replacement, summary map[string]string) (int64, int, error) {
+	var replaced, added []*delta.Add
+	var dvs int
+	var removedBytes, addedBytes int64
+	for _, g := range groups {
+		for _, pf := range g.Files {
+			a := add(pf)
+			replaced = append(replaced, a)
+			removedBytes += a.Size
+			if a.DeletionVector != nil {
+				dvs++
+			}
+		}
+		for _, o := range g.New {
+			added = append(added, o.File.(*delta.Add))
+			addedBytes += o.Size
+		}
+	}
+	metrics := map[string]any{
+		"numRemovedFiles": strconv.Itoa(len(replaced)), "numAddedFiles": strconv.Itoa(len(added)),
+		"numRemovedBytes": strconv.FormatInt(removedBytes, 10), "numAddedBytes": strconv.FormatInt(addedBytes, 10),
+		"numDeletionVectorsRemoved": strconv.Itoa(dvs),
+	}
+	actions := append([]delta.Action{delta.NewCommitInfo("OPTIMIZE", optimizeParams(summary), f.snap.Version, metrics)},
+		delta.RewriteActions(replaced, added, time.Now())...)
+	v, err := delta.CommitRewrite(ctx, f.t, f.snap.Version, actions, commitAttempts)
+	var ce *delta.ConflictError
+	switch {
+	case errors.As(err, &ce):
+		return 0, 0, fmt.Errorf("%w: %v; nothing was committed, run the rewrite again", engine.ErrConflict, err)
+	case err != nil:
+		var ve *delta.VersionExistsError
+		if errors.As(err, &ve) {
+			return 0, 0, fmt.Errorf("%w: %v", engine.ErrConflict, err)
+		}
+		return 0, 0, err
+	}
+	_, _ = f.t.MaybeCheckpoint(ctx, v) // the commit stands; a later commit checkpoints again
+	return v, dvs, nil
+}
+
+// optimizeParams are the commitInfo's operationParameters: Delta's own
+// (predicate, zOrderBy for a Z-order layout) and the rewrite's summary.
+func optimizeParams(summary map[string]string) map[string]any {
+	params := map[string]any{"predicate": "[]"}
+	zorder := []string{}
+	if o := summary[engine.SummarySortOrder]; o != "" {
+		if cols, ok := zorderColumns(o); ok {
+			zorder = cols
+		}
+	}
+	b, _ := json.Marshal(zorder)
+	params["zOrderBy"] = string(b)
+	for k, v := range summary {
+		params[k] = v
+	}
+	return params
+}
+
+// zorderColumns returns the columns of a Z-order layout's text (its
+// bbox columns when it names none), and whether it is one.
+func zorderColumns(text string) ([]string, bool) {
+	o, auto, err := layouts.Parse(text)
+	if err != nil || auto || o.Curve != cluster.CurveZOrder {
+		return nil, false
+	}
+	if len(o.Columns) == 0 {
+		return spatial.BBoxColumns[:], true
+	}
+	return o.Columns, true
+}

@@ -1,0 +1,190 @@
+// Package layouts names a table's layout and where it is recorded: the
+// --curve names, the canonical text of an order, the table property
+// geocompact.layout, an Iceberg sort order read as a linear order, and the
+// error a rewrite returns when it would replace a recorded layout. It is
+// a leaf of the engine: alter, maintain and the commands use it as the
+// rewrite does.
+package layouts
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/geocompact/geocompact/cluster"
+	"github.com/geocompact/geocompact/engine/optval"
+	"github.com/geocompact/geocompact/internal/suggest"
+	"github.com/geocompact/geocompact/table/catalogs"
+)
+
+// Prop is the table property that records a table's layout when
+// Iceberg's sort-order spec cannot express it: a space-filling curve, STR,
+// the automatic choice, or a linear order over columns the table does not
+// hold (the bbox columns of a table with only a geometry column). Its
+// value is "auto" or a sort order in the canonical form cluster.ParseOrder
+// reads ("hilbert()", "zorder(bbox_minx, bbox_miny)", "str()"); a curve
+// name as --curve spells it ("hilbert") is read too. A plain column order
+// is recorded as the table's Iceberg sort order instead, so that other
+// engines honour it; the property wins when both are set.
+const Prop = "geocompact.layout"
+
+// CurveAuto is the --curve name of the automatic choice: each group is
+// laid out by the candidate (cluster.AutoCandidates) that cluster.Choose
+// predicts plans the fewest files.
+const CurveAuto = "auto"
+
+// Curves are the --curve names a rewrite and alter accept.
+var Curves = append(slices.Clone(cluster.CurveNames), CurveAuto)
+
+// Record is the layout a table records, as a rewrite without
+// --strategy, --curve or --sort-order applies it.
+type Record struct {
+	// Text is "auto" or the order in canonical form; "" when the table
+	// records no layout (a rewrite bin-packs).
+	Text string `json:"layout"`
+	// Source is FromProperty or FromSortOrder ("" for none).
+	Source string `json:"source"`
+}
+
+// Of returns the layout tbl records: Prop when set,
+// else its Iceberg sort order when that is a plain column order (a sort by
+// a transform such as bucket or day cannot be evaluated by a rewrite and
+// counts as none). A Prop value that does not parse is an error
+// naming the property and the fix.
+func Of(tbl *table.Table) (Record, error) {
+	if l, ok, err := FromProperties(catalogs.TableName(tbl), tbl.Properties()); ok || err != nil {
+		return l, err
+	}
+	if o, ok := SortOrderOf(tbl); ok {
+		return Record{Text: o.String(), Source: FromSortOrder}, nil
+	}
+	return Record{}, nil
+}
+
+// FromProperties returns the layout the table property Prop
+// records, and whether it records one.
+func FromProperties(table string, props map[string]string) (Record, bool, error) {
+	v := strings.TrimSpace(props[Prop])
+	if v == "" {
+		return Record{}, false, nil
+	}
+	o, auto, err := Parse(v)
+	if err != nil {
+		return Record{}, false, fmt.Errorf("%w: table %s: property %s=%q: %w; record a layout with geocompact alter --table %s --curve hilbert, or --unset %s",
+			optval.ErrBad, table, Prop, v, err, table, Prop)
+	}
+	return Record{Text: Text(o, auto), Source: FromProperty}, true, nil
+}
+
+// Parse parses a recorded layout: "auto" (reported as auto), a
+// curve name as --curve spells it, or a sort order cluster.ParseOrder
+// reads.
+func Parse(s string) (o cluster.Order, auto bool, err error) {
+	n := strings.ToLower(strings.TrimSpace(s))
+	if slices.Contains(Curves, n) {
+		return ParseCurve(n)
+	}
+	o, err = cluster.ParseOrder(s)
+	return o, false, err
+}
+
+// Text is the canonical text of a layout: "auto" or o.String(),
+// as Prop records it.
+func Text(o cluster.Order, auto bool) string {
+	if auto {
+		return CurveAuto
+	}
+	return o.String()
+}
+
+// OrderColumns lists the columns an order names; empty for a curve over
+// the rows' position.
+func OrderColumns(o cluster.Order) []string {
+	if o.Curve != cluster.CurveLinear {
+		return o.Columns
+	}
+	cols := make([]string, len(o.Fields))
+	for i, f := range o.Fields {
+		cols[i] = f.Column
+	}
+	return cols
+}
+
+// Where a rewrite's layout came from, as Result.LayoutSource says.
+const (
+	FromRequest   = "request"
+	FromProperty  = "table property " + Prop
+	FromSortOrder = "table sort order"
+	FromDefault   = "default"
+)
+
+// ErrChange marks a rewrite that would replace the layout a table
+// records with a different one without Request.AllowLayoutChange.
+var ErrChange = errors.New("engine: layout change")
+
+// ChangeError says which recorded layout a rewrite would replace,
+// and with what.
+type ChangeError struct {
+	Table string
+	// Recorded is the table's layout and Source where it is recorded.
+	Recorded, Source string
+	// Requested is the layout the rewrite asked for ("binpack" for none).
+	Requested string
+}
+
+func (e *ChangeError) Error() string {
+	return fmt.Sprintf("table %s is laid out by %s (%s); this rewrite would lay it out by %s instead and lose that clustering: "+
+		"drop the layout flags to keep the table's layout, pass --allow-layout-change (in a maintain policy, rewrite.allow-layout-change: true) to rewrite it anyway, "+
+		"or record the new layout with geocompact alter --table %s", e.Table, e.Recorded, e.Source, e.Requested, e.Table)
+}
+
+// Unwrap returns ErrChange.
+func (e *ChangeError) Unwrap() error { return ErrChange }
+
+// ParseCurve parses a --curve name, one of Curves (case-insensitive):
+// auto reports true and no order. An unknown name is an error wrapping
+// cluster.ErrSortOrder that lists the names and suggests the closest.
+func ParseCurve(name string) (cluster.Order, bool, error) {
+	n := strings.ToLower(strings.TrimSpace(name))
+	if n == CurveAuto {
+		return cluster.Order{}, true, nil
+	}
+	if !slices.Contains(cluster.CurveNames, n) {
+		return cluster.Order{}, false, fmt.Errorf("%w: unknown curve %q (want %s or %s)%s", cluster.ErrSortOrder, name,
+			strings.Join(Curves[:len(Curves)-1], ", "), Curves[len(Curves)-1], suggest.Hint(n, Curves))
+	}
+	o, err := cluster.CurveOrder(n)
+	return o, false, err
+}
+
+// SortOrderOf converts the table's Iceberg sort order into a linear order, or
+// reports false when the table is unsorted or sorts by a transform (bucket,
+// day, ...) that a rewrite cannot evaluate.
+func SortOrderOf(tbl *table.Table) (cluster.Order, bool) {
+	so := tbl.SortOrder()
+	if so.IsUnsorted() {
+		return cluster.Order{}, false
+	}
+	o := cluster.Order{Curve: cluster.CurveLinear}
+	for _, f := range so.Fields() {
+		if f.Transform.String() != "identity" {
+			return cluster.Order{}, false
+		}
+		name, ok := tbl.Schema().FindColumnName(f.SourceID())
+		if !ok {
+			return cluster.Order{}, false
+		}
+		field := cluster.Field{Column: name, Direction: cluster.Asc, Nulls: cluster.NullsFirst}
+		if f.Direction == table.SortDESC {
+			field.Direction = cluster.Desc
+		}
+		if f.NullOrder == table.NullsLast {
+			field.Nulls = cluster.NullsLast
+		}
+		o.Fields = append(o.Fields, field)
+	}
+	return o, len(o.Fields) > 0
+}
