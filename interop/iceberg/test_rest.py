@@ -1,0 +1,123 @@
+"""Tables behind an Iceberg REST catalog (the project's test server,
+scripts/start-rest.sh, OAuth2 client credentials), both ways: geocompact
+(a `rest` catalog in its config file), Spark (RESTCatalog), PyIceberg
+(`rest`) and DuckDB (ATTACH ... TYPE iceberg on the REST endpoint) reach
+the same tables through the same server, in the server's own warehouse.
+
+geocompact generates and rewrites tables that every peer then reads the
+same; a table Spark creates and deletes from is rewritten by geocompact,
+read back identical, and Spark deletes from it again afterwards.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from icepeers import current_snapshot, spark_fingerprint
+from remote import (
+    REST_CATALOG,
+    CatalogGc,
+    assert_agree,
+    fresh_namespace,
+    peer_figures,
+    service_env,
+    set_spark_catalog,
+    spark_table,
+)
+from test_ours_read_by_theirs import generate
+
+ROWS = 20000
+DUCK_CATALOG = "rest_duck"
+
+
+@pytest.fixture(scope="module")
+def rest(gc, spark, duck, tmp_path_factory):
+    """The REST server, as each peer reaches it."""
+    from pyiceberg.catalog import load_catalog
+
+    env = service_env(["GEOCOMPACT_TEST_REST_URI", "GEOCOMPACT_TEST_REST_CREDENTIAL"],
+                      "scripts/start-rest.sh")
+    uri = env["GEOCOMPACT_TEST_REST_URI"].rstrip("/")
+    cred = env["GEOCOMPACT_TEST_REST_CREDENTIAL"]
+    tokens = f"{uri}/v1/oauth/tokens"
+    config = tmp_path_factory.mktemp("rest") / "geocompact.yaml"
+    # The credential stays in the environment, as a user's secret would.
+    config.write_text(
+        "catalogs:\n"
+        f"  {REST_CATALOG}:\n"
+        "    type: rest\n"
+        "    properties:\n"
+        f"      uri: {uri}\n"
+        "      credential: ${GEOCOMPACT_TEST_REST_CREDENTIAL}\n")
+    set_spark_catalog(spark, REST_CATALOG, {
+        "type": "rest", "uri": uri, "credential": cred, "oauth2-server-uri": tokens})
+    py = load_catalog(REST_CATALOG, type="rest", uri=uri, credential=cred,
+                      **{"oauth2-server-uri": tokens})
+    client_id, secret = cred.split(":", 1)
+    duck.execute(
+        f"ATTACH IF NOT EXISTS '' AS {DUCK_CATALOG} (TYPE iceberg, ENDPOINT '{uri}', "
+        f"CLIENT_ID '{client_id}', CLIENT_SECRET '{secret}', OAUTH2_SERVER_URI '{tokens}', "
+        "ACCESS_DELEGATION_MODE 'none')")
+    return SimpleNamespace(gc=CatalogGc(gc, config, REST_CATALOG), py=py)
+
+
+def figures(spark, duck, rest, table):
+    return peer_figures(spark, REST_CATALOG, rest.py, duck, f"{DUCK_CATALOG}.{table}", table)
+
+
+def rewrite(rest, table, curve):
+    res = rest.gc.run("rewrite", "--table", table, "--curve", curve, "--allow-layout-change",
+                      "--option", "rewrite-all=true", "--option", "target-file-size-bytes=200000")
+    assert res["verified"], res
+    assert res["added_data_files_count"] > 0, res
+    return res
+
+
+@pytest.mark.parametrize("version,partition", [
+    pytest.param(2, "day(ts)", id="v2-day"),
+    pytest.param(3, "", id="v3"),
+])
+def test_rest_rewrites_read_the_same(spark, duck, rest, version, partition):
+    table = f"{fresh_namespace('rest')}.pings"
+    generate(rest.gc, table, version, partition, rows=ROWS)
+    before = figures(spark, duck, rest, table)
+    assert_agree(before, ROWS)
+
+    for curve in ["hilbert", "kd"]:
+        snap = current_snapshot(spark, table, catalog=REST_CATALOG)
+        res = rewrite(rest, table, curve)
+        assert sum(g["records"] for g in res["plan"]["groups"]) == ROWS
+        after = figures(spark, duck, rest, table)
+        assert after == before, f"after {curve}: {after} != {before}"
+        assert current_snapshot(spark, table, catalog=REST_CATALOG) != snap
+        assert spark_fingerprint(spark, table, snapshot_id=snap, catalog=REST_CATALOG) \
+            == before["spark"]
+
+
+def test_spark_rest_table_compacted_and_deleted_from_again(spark, duck, rest):
+    table = f"{fresh_namespace('rest')}.spark_deletes"
+    fq = f"{REST_CATALOG}.{table}"
+    spark_table(spark, REST_CATALOG, table, 2, ROWS)
+    spark.sql(f"DELETE FROM {fq} WHERE id % 5 = 0")
+    assert spark.sql(f"SELECT count(*) FROM {fq}.delete_files").collect()[0][0] > 0
+    before = figures(spark, duck, rest, table)
+    assert_agree(before, ROWS - ROWS // 5)
+    snap = current_snapshot(spark, table, catalog=REST_CATALOG)
+
+    assert rest.gc.run("validate", "--table", table) is not None
+    res = rewrite(rest, table, "hilbert")
+    assert res["removed_delete_files_count"] > 0, res
+    assert figures(spark, duck, rest, table) == before
+    assert spark_fingerprint(spark, table, snapshot_id=snap, catalog=REST_CATALOG) \
+        == before["spark"]
+    assert spark.sql(f"SELECT count(*) FROM {fq}.delete_files").collect()[0][0] == 0
+
+    # Spark deletes from the rewritten table through the same catalog.
+    keep = spark.sql(f"SELECT count(*) FROM {fq} WHERE id % 7 <> 0").collect()[0][0]
+    assert 0 < keep < before["spark"].rows
+    spark.sql(f"DELETE FROM {fq} WHERE id % 7 = 0")
+    again = figures(spark, duck, rest, table)
+    assert_agree(again, keep)
+    assert spark.sql(f"SELECT count(*) FROM {fq} WHERE id % 5 = 0 OR id % 7 = 0").collect()[0][0] == 0
