@@ -32,13 +32,19 @@ ROWS = 20000
 DUCK_CATALOG = "rest_duck"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def rest_env():
+    """The REST server's variables, checked before Spark starts."""
+    return service_env(["GEOCOMPACT_TEST_REST_URI", "GEOCOMPACT_TEST_REST_CREDENTIAL"],
+                       "scripts/start-rest.sh")
+
+
 @pytest.fixture(scope="module")
-def rest(gc, spark, duck, tmp_path_factory):
+def rest(rest_env, gc, spark, duck, tmp_path_factory):
     """The REST server, as each peer reaches it."""
     from pyiceberg.catalog import load_catalog
 
-    env = service_env(["GEOCOMPACT_TEST_REST_URI", "GEOCOMPACT_TEST_REST_CREDENTIAL"],
-                      "scripts/start-rest.sh")
+    env = rest_env
     uri = env["GEOCOMPACT_TEST_REST_URI"].rstrip("/")
     cred = env["GEOCOMPACT_TEST_REST_CREDENTIAL"]
     tokens = f"{uri}/v1/oauth/tokens"

@@ -34,13 +34,18 @@ from test_ours_read_by_theirs import generate
 ROWS = 20000
 
 
+@pytest.fixture(scope="session", autouse=True)
+def s3():
+    """The S3 server's variables, checked before Spark starts."""
+    return s3_service()
+
+
 @pytest.fixture(scope="module")
-def lake(gc, spark, duck, warehouse, tmp_path_factory):
+def lake(s3, gc, spark, duck, warehouse, tmp_path_factory):
     """The S3 warehouse, a fresh prefix of the bucket, and its catalog file,
     as each peer reaches them."""
     from pyiceberg.catalog.sql import SqlCatalog
 
-    s3 = s3_service()
     wh = s3.warehouse(fresh_namespace("interop"))
     db = warehouse.parent / "s3-catalog.db"
     config = tmp_path_factory.mktemp("s3") / "geocompact.yaml"
