@@ -20,8 +20,10 @@ from remote import (
     REST_CATALOG,
     CatalogGc,
     assert_agree,
+    duck_s3,
     fresh_namespace,
     peer_figures,
+    s3_service,
     service_env,
     set_spark_catalog,
     spark_table,
@@ -66,11 +68,49 @@ def rest(rest_env, gc, spark, duck, tmp_path_factory):
         f"ATTACH IF NOT EXISTS '' AS {DUCK_CATALOG} (TYPE iceberg, ENDPOINT '{uri}', "
         f"CLIENT_ID '{client_id}', CLIENT_SECRET '{secret}', OAUTH2_SERVER_URI '{tokens}', "
         "ACCESS_DELEGATION_MODE 'none')")
-    return SimpleNamespace(gc=CatalogGc(gc, config, REST_CATALOG), py=py)
+    return SimpleNamespace(gc=CatalogGc(gc, config, REST_CATALOG), py=py, spark=REST_CATALOG,
+                           duck=DUCK_CATALOG)
+
+
+@pytest.fixture(scope="module")
+def rest_s3(rest_env, gc, spark, duck, tmp_path_factory):
+    """The same REST server asked for an s3:// warehouse on the loopback S3
+    server: the server opens a catalog of its own for it, and every peer
+    reads and writes the data files on S3."""
+    from pyiceberg.catalog import load_catalog
+
+    s3 = s3_service()
+    uri = rest_env["GEOCOMPACT_TEST_REST_URI"].rstrip("/")
+    cred = rest_env["GEOCOMPACT_TEST_REST_CREDENTIAL"]
+    tokens = f"{uri}/v1/oauth/tokens"
+    wh = s3.warehouse(fresh_namespace("rest"))
+    name = "rest_s3"
+    config = tmp_path_factory.mktemp("rest-s3") / "geocompact.yaml"
+    config.write_text(
+        "catalogs:\n"
+        f"  {name}:\n"
+        "    type: rest\n"
+        f"    warehouse: {wh}\n"
+        "    properties:\n"
+        f"      uri: {uri}\n"
+        "      credential: ${GEOCOMPACT_TEST_REST_CREDENTIAL}\n" + s3.geocompact_props())
+    set_spark_catalog(spark, name, {
+        "type": "rest", "uri": uri, "credential": cred, "oauth2-server-uri": tokens,
+        "warehouse": wh, **s3.iceberg_props()})
+    py = load_catalog(name, type="rest", uri=uri, credential=cred, warehouse=wh,
+                      **{"oauth2-server-uri": tokens, **s3.pyiceberg_props()})
+    duck_s3(duck, s3)
+    client_id, secret = cred.split(":", 1)
+    duck.execute(
+        f"ATTACH IF NOT EXISTS '{wh}' AS {name}_duck (TYPE iceberg, ENDPOINT '{uri}', "
+        f"CLIENT_ID '{client_id}', CLIENT_SECRET '{secret}', OAUTH2_SERVER_URI '{tokens}', "
+        "ACCESS_DELEGATION_MODE 'none')")
+    return SimpleNamespace(gc=CatalogGc(gc, config, name), py=py, spark=name,
+                           duck=f"{name}_duck", warehouse=wh)
 
 
 def figures(spark, duck, rest, table):
-    return peer_figures(spark, REST_CATALOG, rest.py, duck, f"{DUCK_CATALOG}.{table}", table)
+    return peer_figures(spark, rest.spark, rest.py, duck, f"{rest.duck}.{table}", table)
 
 
 def rewrite(rest, table, curve):
@@ -100,6 +140,20 @@ def test_rest_rewrites_read_the_same(spark, duck, rest, version, partition):
         assert current_snapshot(spark, table, catalog=REST_CATALOG) != snap
         assert spark_fingerprint(spark, table, snapshot_id=snap, catalog=REST_CATALOG) \
             == before["spark"]
+
+
+def test_rest_over_s3_rewrite_reads_the_same(spark, duck, rest_s3):
+    table = f"{fresh_namespace('rest')}.pings"
+    generate(rest_s3.gc, table, 2, "day(ts)", rows=ROWS)
+    before = figures(spark, duck, rest_s3, table)
+    assert_agree(before, ROWS)
+    snap = current_snapshot(spark, table, catalog=rest_s3.spark)
+    rewrite(rest_s3, table, "hilbert")
+    assert figures(spark, duck, rest_s3, table) == before
+    assert spark_fingerprint(spark, table, snapshot_id=snap, catalog=rest_s3.spark) \
+        == before["spark"]
+    paths = [r[0] for r in spark.sql(f"SELECT file_path FROM {rest_s3.spark}.{table}.files").collect()]
+    assert paths and all(p.startswith(rest_s3.warehouse + "/") for p in paths), paths[:3]
 
 
 def test_spark_rest_table_compacted_and_deleted_from_again(spark, duck, rest):
