@@ -31,7 +31,6 @@ from remote import (
 from test_ours_read_by_theirs import generate
 
 ROWS = 20000
-DUCK_CATALOG = "rest_duck"
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -41,35 +40,44 @@ def rest_env():
                        "scripts/start-rest.sh")
 
 
-@pytest.fixture(scope="module")
-def rest(rest_env, gc, spark, duck, tmp_path_factory):
-    """The REST server, as each peer reaches it."""
+def connect(env, gc, spark, duck, folder, name: str, s3=None, warehouse: str = ""):
+    """Every peer's client of the REST server as catalog NAME: the server's
+    own warehouse, or (with s3) the s3:// warehouse asked for by name."""
     from pyiceberg.catalog import load_catalog
 
-    env = rest_env
     uri = env["GEOCOMPACT_TEST_REST_URI"].rstrip("/")
     cred = env["GEOCOMPACT_TEST_REST_CREDENTIAL"]
     tokens = f"{uri}/v1/oauth/tokens"
-    config = tmp_path_factory.mktemp("rest") / "geocompact.yaml"
+    spark_props = {"type": "rest", "uri": uri, "credential": cred, "oauth2-server-uri": tokens}
+    py_props = {"uri": uri, "credential": cred, "oauth2-server-uri": tokens}
+    yaml = ""
+    if s3 is not None:
+        spark_props.update(warehouse=warehouse, **s3.iceberg_props())
+        py_props.update(warehouse=warehouse, **s3.pyiceberg_props())
+        yaml = f"    warehouse: {warehouse}\n"
+        duck_s3(duck, s3)
+    config = folder / "geocompact.yaml"
     # The credential stays in the environment, as a user's secret would.
     config.write_text(
-        "catalogs:\n"
-        f"  {REST_CATALOG}:\n"
-        "    type: rest\n"
-        "    properties:\n"
+        f"catalogs:\n  {name}:\n    type: rest\n{yaml}    properties:\n"
         f"      uri: {uri}\n"
-        "      credential: ${GEOCOMPACT_TEST_REST_CREDENTIAL}\n")
-    set_spark_catalog(spark, REST_CATALOG, {
-        "type": "rest", "uri": uri, "credential": cred, "oauth2-server-uri": tokens})
-    py = load_catalog(REST_CATALOG, type="rest", uri=uri, credential=cred,
-                      **{"oauth2-server-uri": tokens})
+        "      credential: ${GEOCOMPACT_TEST_REST_CREDENTIAL}\n"
+        + (s3.geocompact_props() if s3 is not None else ""))
+    set_spark_catalog(spark, name, spark_props)
+    py = load_catalog(name, type="rest", **py_props)
     client_id, secret = cred.split(":", 1)
     duck.execute(
-        f"ATTACH IF NOT EXISTS '' AS {DUCK_CATALOG} (TYPE iceberg, ENDPOINT '{uri}', "
+        f"ATTACH IF NOT EXISTS '{warehouse}' AS {name}_duck (TYPE iceberg, ENDPOINT '{uri}', "
         f"CLIENT_ID '{client_id}', CLIENT_SECRET '{secret}', OAUTH2_SERVER_URI '{tokens}', "
         "ACCESS_DELEGATION_MODE 'none')")
-    return SimpleNamespace(gc=CatalogGc(gc, config, REST_CATALOG), py=py, spark=REST_CATALOG,
-                           duck=DUCK_CATALOG)
+    return SimpleNamespace(gc=CatalogGc(gc, config, name), py=py, spark=name,
+                           duck=f"{name}_duck", warehouse=warehouse)
+
+
+@pytest.fixture(scope="module")
+def rest(rest_env, gc, spark, duck, tmp_path_factory):
+    """The REST server, in its own warehouse, as each peer reaches it."""
+    return connect(rest_env, gc, spark, duck, tmp_path_factory.mktemp("rest"), REST_CATALOG)
 
 
 @pytest.fixture(scope="module")
@@ -77,36 +85,9 @@ def rest_s3(rest_env, gc, spark, duck, tmp_path_factory):
     """The same REST server asked for an s3:// warehouse on the loopback S3
     server: the server opens a catalog of its own for it, and every peer
     reads and writes the data files on S3."""
-    from pyiceberg.catalog import load_catalog
-
     s3 = s3_service()
-    uri = rest_env["GEOCOMPACT_TEST_REST_URI"].rstrip("/")
-    cred = rest_env["GEOCOMPACT_TEST_REST_CREDENTIAL"]
-    tokens = f"{uri}/v1/oauth/tokens"
-    wh = s3.warehouse(fresh_namespace("rest"))
-    name = "rest_s3"
-    config = tmp_path_factory.mktemp("rest-s3") / "geocompact.yaml"
-    config.write_text(
-        "catalogs:\n"
-        f"  {name}:\n"
-        "    type: rest\n"
-        f"    warehouse: {wh}\n"
-        "    properties:\n"
-        f"      uri: {uri}\n"
-        "      credential: ${GEOCOMPACT_TEST_REST_CREDENTIAL}\n" + s3.geocompact_props())
-    set_spark_catalog(spark, name, {
-        "type": "rest", "uri": uri, "credential": cred, "oauth2-server-uri": tokens,
-        "warehouse": wh, **s3.iceberg_props()})
-    py = load_catalog(name, type="rest", uri=uri, credential=cred, warehouse=wh,
-                      **{"oauth2-server-uri": tokens, **s3.pyiceberg_props()})
-    duck_s3(duck, s3)
-    client_id, secret = cred.split(":", 1)
-    duck.execute(
-        f"ATTACH IF NOT EXISTS '{wh}' AS {name}_duck (TYPE iceberg, ENDPOINT '{uri}', "
-        f"CLIENT_ID '{client_id}', CLIENT_SECRET '{secret}', OAUTH2_SERVER_URI '{tokens}', "
-        "ACCESS_DELEGATION_MODE 'none')")
-    return SimpleNamespace(gc=CatalogGc(gc, config, name), py=py, spark=name,
-                           duck=f"{name}_duck", warehouse=wh)
+    return connect(rest_env, gc, spark, duck, tmp_path_factory.mktemp("rest-s3"), "rest_s3",
+                   s3=s3, warehouse=s3.warehouse(fresh_namespace("rest")))
 
 
 def figures(spark, duck, rest, table):
