@@ -170,7 +170,8 @@ def duck():
     # Nothing is downloaded at run time: the extensions come from the wheels.
     con.execute("SET autoinstall_known_extensions=false")
     con.execute("SET autoload_known_extensions=false")
-    for ext in ("avro", "iceberg", "spatial"):
+    # httpfs: s3:// warehouses and REST catalogs (test_s3.py, test_rest.py).
+    for ext in ("avro", "iceberg", "spatial", "httpfs"):
         con.execute(f"LOAD '{duckdb_extension_file(ext)}'")
     con.execute("SET TimeZone='UTC'")
     # geocompact's data files carry GeoParquet `geo` metadata; DuckDB's

@@ -77,9 +77,10 @@ def _spark_columns(spark, fq: str) -> list[tuple[str, str]]:
 
 
 def spark_fingerprint(spark, table: str, snapshot_id: int | None = None,
-                      geometry: str = "geometry") -> Fingerprint:
-    """Spark's figures for NS.T, at snapshot_id when given (time travel)."""
-    fq = f"{CATALOG}.{table}"
+                      geometry: str = "geometry", catalog: str = CATALOG) -> Fingerprint:
+    """Spark's figures for NS.T in Spark's catalog of that name, at
+    snapshot_id when given (time travel)."""
+    fq = f"{catalog}.{table}"
     cols = _spark_columns(spark, fq)
     names = [n for n, _ in cols]
     types = dict(cols)
@@ -139,7 +140,12 @@ def duck_fingerprint(duck, catalog_db: Path, table: str, geometry: str = "geomet
     """DuckDB's figures from iceberg_scan over the metadata file the catalog
     points at (DuckDB has no SQL-catalog client)."""
     meta = metadata_location(catalog_db, table)
-    src = f"iceberg_scan('{meta}')"
+    return duck_source_fingerprint(duck, f"iceberg_scan('{meta}')", geometry)
+
+
+def duck_source_fingerprint(duck, src: str, geometry: str = "geometry") -> Fingerprint:
+    """DuckDB's figures over src: an iceberg_scan(...) call or a table of an
+    attached Iceberg catalog."""
     cols = [r[0] for r in duck.execute(f"DESCRIBE SELECT * FROM {src}").fetchall()]
     types = {r[0]: r[1] for r in duck.execute(f"DESCRIBE SELECT * FROM {src}").fetchall()}
     geo = f'"{geometry}"'
@@ -158,9 +164,9 @@ def duck_fingerprint(duck, catalog_db: Path, table: str, geometry: str = "geomet
     return Fingerprint(int(n), int(g or 0), int(i or 0), int(h or 0))
 
 
-def current_snapshot(spark, table: str) -> int:
+def current_snapshot(spark, table: str, catalog: str = CATALOG) -> int:
     return int(spark.sql(
-        f"SELECT snapshot_id FROM {CATALOG}.{table}.snapshots ORDER BY committed_at DESC LIMIT 1"
+        f"SELECT snapshot_id FROM {catalog}.{table}.snapshots ORDER BY committed_at DESC LIMIT 1"
     ).collect()[0][0])
 
 
