@@ -54,22 +54,29 @@ func FailedWrite(err error) bool {
 }
 
 // RemoveOnFailedWrite runs attempt, a commit of the table ident of cat,
-// with the local files it creates tracked. When it fails writing or
-// reading a file (FailedWrite) and the table, loaded again, references
-// none of them (as its metadata file, a previous one or a snapshot's
-// manifest list: a step after the catalog took the commit can fail too),
-// it deletes them all. Other failures leave them (a catalog may have
-// taken the commit; orphan cleanup finds them otherwise).
+// with the local files it creates tracked, and deletes them all when the
+// attempt surely committed nothing:
+//   - it failed writing or reading a file (FailedWrite), or
+//   - the catalog refused it, or it found the table changed before sending
+//     it (IsRetryable: a lost compare-and-swap, iceberg-go's own replays
+//     exhausted, a base another writer removed),
+//
+// and the table, loaded again, references none of them (as its metadata
+// file, a previous one, a snapshot's manifest list or a manifest of a
+// branch head: a step after the catalog took the commit can fail too).
+// Any other failure leaves them: a commit whose outcome is unknown (a
+// timeout after it was sent, a catalog's server error) may have been
+// taken. Orphan cleanup finds them otherwise.
 func RemoveOnFailedWrite(ctx context.Context, cat catalog.Catalog, ident table.Identifier, attempt func(ctx context.Context) error) error {
 	tctx, files := TrackFiles(ctx)
 	err := attempt(tctx)
 	paths := files.Paths()
-	if err == nil || !FailedWrite(err) || len(paths) == 0 {
+	if err == nil || !(FailedWrite(err) || IsRetryable(err)) || len(paths) == 0 {
 		return err
 	}
 	ctx = context.WithoutCancel(ctx)
 	tbl, lerr := cat.LoadTable(ctx, ident)
-	if lerr != nil || referencesAny(tbl, paths) {
+	if lerr != nil || referencesAny(ctx, tbl, paths) {
 		return err
 	}
 	for _, p := range paths {
@@ -81,8 +88,10 @@ func RemoveOnFailedWrite(ctx context.Context, cat catalog.Catalog, ident table.I
 }
 
 // referencesAny reports whether tbl's metadata names one of paths as its
-// metadata file, a previous one or a snapshot's manifest list.
-func referencesAny(tbl *table.Table, paths []string) bool {
+// metadata file, a previous one or a snapshot's manifest list, or whether
+// a branch or tag head lists one of them as a manifest. A manifest list it
+// cannot read counts as a reference.
+func referencesAny(ctx context.Context, tbl *table.Table, paths []string) bool {
 	if slices.Contains(paths, tbl.MetadataLocation()) {
 		return true
 	}
@@ -94,6 +103,25 @@ func referencesAny(tbl *table.Table, paths []string) bool {
 	for _, s := range tbl.Metadata().Snapshots() {
 		if slices.Contains(paths, s.ManifestList) {
 			return true
+		}
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return true
+	}
+	for _, ref := range tbl.Metadata().Refs() {
+		s := tbl.Metadata().SnapshotByID(ref.SnapshotID)
+		if s == nil {
+			continue
+		}
+		manifests, err := s.Manifests(fs)
+		if err != nil {
+			return true
+		}
+		for _, m := range manifests {
+			if slices.Contains(paths, m.FilePath()) {
+				return true
+			}
 		}
 	}
 	return false
