@@ -21,18 +21,21 @@ import (
 	"github.com/geocompact/geocompact/internal/testenv"
 )
 
-// racingCatalog is a catalog whose every CommitTable loses the race: just
-// before forwarding a commit, another writer appends a row through the
-// wrapped catalog, so the commit's base is stale and the catalog refuses
-// it on its compare-and-swap.
+// racingCatalog is a catalog whose CommitTable loses the race (all of
+// them, or the first lose): just before forwarding a commit, another
+// writer appends a row through the wrapped catalog, so the commit's base
+// is stale and the catalog refuses it on its compare-and-swap.
 type racingCatalog struct {
 	catalog.Catalog
 	t       *testing.T
+	lose    int32 // 0: every commit
 	commits atomic.Int32
 }
 
 func (c *racingCatalog) CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, updates []table.Update) (table.Metadata, string, error) {
-	c.commits.Add(1)
+	if n := c.commits.Add(1); c.lose > 0 && n > c.lose {
+		return c.Catalog.CommitTable(ctx, ident, reqs, updates)
+	}
 	// The other writer is another process: its files are not the
 	// commit's, so it runs under the test's context, not the commit's.
 	tbl, err := c.Catalog.LoadTable(c.t.Context(), ident)
@@ -54,20 +57,8 @@ func (c *racingCatalog) CommitTable(ctx context.Context, ident table.Identifier,
 // lists its refused attempts wrote are deleted.
 func TestLostCommitRaceLeavesNoFiles(t *testing.T) {
 	eachCatalog(t, func(t *testing.T, c testenv.Catalog) {
-		inner, name := newTable(t, c, bench.GenerateConfig{Rows: 2000, Commits: 6})
-		tbl := mustLoad(t, inner, name)
-		// One replay inside iceberg-go, quickly, so its rebuilt manifest
-		// list is exercised too.
-		tx := tbl.NewTransaction()
-		require.NoError(t, tx.SetProperties(map[string]string{
-			table.CommitNumRetriesKey:     "1",
-			table.CommitMinRetryWaitMsKey: "1",
-			table.CommitMaxRetryWaitMsKey: "10",
-		}))
-		tbl, err := tx.Commit(t.Context())
-		require.NoError(t, err)
+		inner, name, tbl := racedTable(t, c)
 		before := tableDigest(t, tbl)
-
 		cat := &racingCatalog{Catalog: inner, t: t}
 		res, err := engine.Rewrite(t.Context(), cat, name, engine.Request{Curve: "hilbert", CommitRetries: 1})
 		require.Error(t, err, "result %+v, commits %d", res, cat.commits.Load())
@@ -87,16 +78,58 @@ func TestLostCommitRaceLeavesNoFiles(t *testing.T) {
 		}
 		assert.Len(t, after.Metadata().Snapshots(), len(tbl.Metadata().Snapshots())+4)
 		assert.Equal(t, before.Rows+appended, tableDigest(t, after).Rows)
-		dir := strings.TrimPrefix(after.Location(), "file://")
-		refs := referencedFiles(t, after)
-		var stray []string
-		for _, f := range dirFiles(t, dir) {
-			if !refs[f] {
-				stray = append(stray, f)
-			}
-		}
-		assert.Empty(t, stray, "files no snapshot references (referenced: %v)", slices.Sorted(maps.Keys(refs)))
+		assertNoStrayFiles(t, after)
 	})
+}
+
+// TestReplayedCommitLeavesNoFiles: a rewrite whose first catalog commit
+// loses the race and whose replay (iceberg-go's, on the fresh head) is
+// taken leaves no file that no snapshot references: the manifests and
+// manifest list of the refused try are deleted.
+func TestReplayedCommitLeavesNoFiles(t *testing.T) {
+	eachCatalog(t, func(t *testing.T, c testenv.Catalog) {
+		inner, name, tbl := racedTable(t, c)
+		before := tableDigest(t, tbl)
+		cat := &racingCatalog{Catalog: inner, t: t, lose: 1}
+		res := rewrite(t, cat, name, engine.Request{Curve: "hilbert"})
+		require.Equal(t, 1, res.SnapshotsCommitted)
+		require.Equal(t, int32(2), cat.commits.Load(), "one refused commit, one taken")
+
+		after := mustLoad(t, inner, name)
+		assert.Equal(t, table.OpReplace, after.CurrentSnapshot().Summary.Operation)
+		assert.Equal(t, before.Rows+1, tableDigest(t, after).Rows, "the other writer's row is kept")
+		assertNoStrayFiles(t, after)
+	})
+}
+
+// racedTable makes a table to race on, whose commits iceberg-go replays
+// once, quickly.
+func racedTable(t *testing.T, c testenv.Catalog) (catalog.Catalog, string, *table.Table) {
+	t.Helper()
+	inner, name := newTable(t, c, bench.GenerateConfig{Rows: 2000, Commits: 6})
+	tx := mustLoad(t, inner, name).NewTransaction()
+	require.NoError(t, tx.SetProperties(map[string]string{
+		table.CommitNumRetriesKey:     "1",
+		table.CommitMinRetryWaitMsKey: "1",
+		table.CommitMaxRetryWaitMsKey: "10",
+	}))
+	tbl, err := tx.Commit(t.Context())
+	require.NoError(t, err)
+	return inner, name, tbl
+}
+
+// assertNoStrayFiles checks that every file under tbl's location is
+// reached from its metadata.
+func assertNoStrayFiles(t *testing.T, tbl *table.Table) {
+	t.Helper()
+	refs := referencedFiles(t, tbl)
+	var stray []string
+	for _, f := range dirFiles(t, strings.TrimPrefix(tbl.Location(), "file://")) {
+		if !refs[f] {
+			stray = append(stray, f)
+		}
+	}
+	assert.Empty(t, stray, "files no snapshot references (referenced: %v)", slices.Sorted(maps.Keys(refs)))
 }
 
 // referencedFiles returns the local paths of every file tbl's metadata
