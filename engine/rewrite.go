@@ -386,7 +386,19 @@ func (ex *execution) launch(ctx context.Context, plan *Plan) ([]*groupOut, []cha
 type runState struct {
 	firstErr  error
 	groups    int             // groups committed
-	committed map[string]bool // paths of the files committed
+	committed map[string]bool // paths of the files committed, or perhaps committed
+}
+
+// nothingCommitted reports whether a commit that failed with err surely
+// left the table unchanged: it lost to another writer or found its base
+// changed (catalogs.IsRetryable), or failed writing a file before the
+// table could take it (catalogs.FailedWrite). Any other failure (a
+// timeout after the commit was sent, a catalog's server error) leaves its
+// outcome unknown, and the files it would add are kept: deleting them
+// could break a commit the catalog took. Orphan cleanup finds them if it
+// did not.
+func nothingCommitted(err error) bool {
+	return catalogs.IsRetryable(err) || catalogs.FailedWrite(err)
 }
 
 // fail records err, returning it only for the first failure; later ones
@@ -426,6 +438,12 @@ func (ex *execution) runBatch(ctx context.Context, b [2]int, outs []*groupOut, d
 	if err != nil {
 		for _, o := range ok {
 			res.FailedDataFilesCount += len(o.group.Files)
+			if !nothingCommitted(err) {
+				// The commit may have been taken: its files stay.
+				for _, f := range o.newFiles {
+					st.committed[f.Path] = true
+				}
+			}
 		}
 		st.fail(err)
 		return ex.r.opts.PartialProgress

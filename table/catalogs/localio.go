@@ -7,7 +7,9 @@ import (
 	"io"
 	"io/fs"
 	"net/url"
+	"path"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -54,22 +56,54 @@ func FailedWrite(err error) bool {
 }
 
 // RemoveOnFailedWrite runs attempt, a commit of the table ident of cat,
-// with the local files it creates tracked. When it fails writing or
-// reading a file (FailedWrite) and the table, loaded again, references
-// none of them (as its metadata file, a previous one or a snapshot's
-// manifest list: a step after the catalog took the commit can fail too),
-// it deletes them all. Other failures leave them (a catalog may have
-// taken the commit; orphan cleanup finds them otherwise).
+// with the local files it creates tracked, and deletes them all when the
+// attempt surely committed nothing:
+//   - it failed writing or reading a file (FailedWrite), or
+//   - the catalog refused it, or it found the table changed before sending
+//     it (IsRetryable: a lost compare-and-swap, iceberg-go's own replays
+//     exhausted, a base another writer removed),
+//
+// and the table, loaded again, references none of them (as its metadata
+// file, a previous one, a snapshot's manifest list or a manifest of a
+// branch head: a step after the catalog took the commit can fail too).
+// Any other failure leaves them: a commit whose outcome is unknown (a
+// timeout after it was sent, a catalog's server error) may have been
+// taken. Orphan cleanup finds them otherwise.
 func RemoveOnFailedWrite(ctx context.Context, cat catalog.Catalog, ident table.Identifier, attempt func(ctx context.Context) error) error {
+	return CommitTracked(ctx, cat, ident, func(ctx context.Context) (*table.Table, error) {
+		return nil, attempt(ctx)
+	})
+}
+
+// CommitTracked is RemoveOnFailedWrite for an attempt that returns the
+// table it committed. When it succeeds, the metadata files, manifest
+// lists and manifests it created that the committed table does not
+// reference are deleted: iceberg-go replays a commit the catalog refused
+// on the fresh head, writing them anew, and leaves the refused try's.
+// Nothing but this commit knew those files, and it is done with them.
+func CommitTracked(ctx context.Context, cat catalog.Catalog, ident table.Identifier, attempt func(ctx context.Context) (*table.Table, error)) error {
 	tctx, files := TrackFiles(ctx)
-	err := attempt(tctx)
+	committed, err := attempt(tctx)
 	paths := files.Paths()
-	if err == nil || !FailedWrite(err) || len(paths) == 0 {
+	if len(paths) == 0 {
 		return err
 	}
 	ctx = context.WithoutCancel(ctx)
+	if err == nil {
+		if committed != nil {
+			removeUnreferenced(ctx, committed, paths)
+		}
+		return nil
+	}
+	if !FailedWrite(err) && !IsRetryable(err) {
+		return err
+	}
 	tbl, lerr := cat.LoadTable(ctx, ident)
-	if lerr != nil || referencesAny(tbl, paths) {
+	if lerr != nil {
+		return err
+	}
+	refs, rerr := referenced(ctx, tbl)
+	if rerr != nil || slices.ContainsFunc(paths, func(p string) bool { return refs[p] }) {
 		return err
 	}
 	for _, p := range paths {
@@ -80,23 +114,52 @@ func RemoveOnFailedWrite(ctx context.Context, cat catalog.Catalog, ident table.I
 	return err
 }
 
-// referencesAny reports whether tbl's metadata names one of paths as its
-// metadata file, a previous one or a snapshot's manifest list.
-func referencesAny(tbl *table.Table, paths []string) bool {
-	if slices.Contains(paths, tbl.MetadataLocation()) {
-		return true
+// removeUnreferenced deletes the metadata files, manifest lists and
+// manifests among paths that tbl does not reference. It deletes nothing
+// when tbl's references cannot all be read. A file it cannot delete is
+// left for orphan cleanup.
+func removeUnreferenced(ctx context.Context, tbl *table.Table, paths []string) {
+	refs, err := referenced(ctx, tbl)
+	if err != nil {
+		return
 	}
-	for e := range tbl.Metadata().PreviousFiles() {
-		if slices.Contains(paths, e.MetadataFile) {
-			return true
+	for _, p := range paths {
+		name := path.Base(p)
+		if !refs[p] && (strings.HasSuffix(name, ".avro") || strings.Contains(name, ".metadata.json")) {
+			_ = (iceio.LocalFS{}).Remove(p)
 		}
+	}
+}
+
+// referenced returns the files tbl's metadata names as its metadata file,
+// a previous one or a snapshot's manifest list, and the manifests of its
+// branch and tag heads.
+func referenced(ctx context.Context, tbl *table.Table) (map[string]bool, error) {
+	refs := map[string]bool{tbl.MetadataLocation(): true}
+	for e := range tbl.Metadata().PreviousFiles() {
+		refs[e.MetadataFile] = true
 	}
 	for _, s := range tbl.Metadata().Snapshots() {
-		if slices.Contains(paths, s.ManifestList) {
-			return true
+		refs[s.ManifestList] = true
+	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, ref := range tbl.Metadata().Refs() {
+		s := tbl.Metadata().SnapshotByID(ref.SnapshotID)
+		if s == nil {
+			continue
+		}
+		manifests, err := s.Manifests(fsys)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range manifests {
+			refs[m.FilePath()] = true
 		}
 	}
-	return false
+	return refs, nil
 }
 
 // Paths returns the paths created so far.

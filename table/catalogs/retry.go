@@ -40,19 +40,19 @@ func Wrap(c catalog.Catalog) catalog.Catalog {
 
 // CommitTable forwards to the wrapped catalog and maps a stale-base
 // requirement failure to table.ErrCommitFailed. A commit that fails
-// writing its metadata file deletes what it wrote of it.
+// writing its metadata file, or that the catalog refuses, deletes what it
+// wrote of it.
 func (c *retryCatalog) CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, updates []table.Update) (table.Metadata, string, error) {
 	var meta table.Metadata
 	var loc string
-	// A metadata file the catalog could not finish writing is deleted.
 	err := RemoveOnFailedWrite(ctx, c.Catalog, ident, func(ctx context.Context) error {
 		var err error
 		meta, loc, err = c.Catalog.CommitTable(ctx, ident, reqs, updates)
+		if err != nil && !errors.Is(err, table.ErrCommitFailed) && isStaleBase(err) {
+			err = fmt.Errorf("%w: %w", table.ErrCommitFailed, err)
+		}
 		return err
 	})
-	if err != nil && !errors.Is(err, table.ErrCommitFailed) && isStaleBase(err) {
-		err = fmt.Errorf("%w: %w", table.ErrCommitFailed, err)
-	}
 	return meta, loc, err
 }
 

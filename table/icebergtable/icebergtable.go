@@ -187,29 +187,31 @@ func (t *Table) ioOptions(tasks []table.FileScanTask) ([]table.ScanOption, []tab
 // applied to.
 func (t *Table) Commit(ctx context.Context, groups []format.Replacement, summary map[string]string) (id int64, removedDeletes int, err error) {
 	err = catalogs.WithCommitRetry(ctx, t.Retries, func(ctx context.Context) error {
-		// An attempt that fails writing a manifest or metadata file
-		// deletes the files it wrote.
-		return catalogs.RemoveOnFailedWrite(ctx, t.Catalog, t.Table.Identifier(), func(ctx context.Context) error {
+		// An attempt that fails writing a manifest or metadata file, or
+		// that the catalog refuses, deletes the files it wrote; one that
+		// commits deletes those of its refused tries.
+		return catalogs.CommitTracked(ctx, t.Catalog, t.Table.Identifier(), func(ctx context.Context) (*table.Table, error) {
+			var nt *table.Table
 			var err error
-			id, removedDeletes, err = t.commitOnce(ctx, groups, summary)
-			return err
+			nt, id, removedDeletes, err = t.commitOnce(ctx, groups, summary)
+			return nt, err
 		})
 	})
 	return id, removedDeletes, err
 }
 
 // commitOnce is one attempt of Commit.
-func (t *Table) commitOnce(ctx context.Context, groups []format.Replacement, summary map[string]string) (id int64, removedDeletes int, err error) {
+func (t *Table) commitOnce(ctx context.Context, groups []format.Replacement, summary map[string]string) (nt *table.Table, id int64, removedDeletes int, err error) {
 	if t.BeforeCommit != nil {
 		t.BeforeCommit(ctx)
 	}
 	tbl, err := t.Catalog.LoadTable(ctx, t.Table.Identifier())
 	if err != nil {
-		return 0, 0, fmt.Errorf("reload %s: %w", t.Name, err)
+		return nil, 0, 0, fmt.Errorf("reload %s: %w", t.Name, err)
 	}
 	removable, err := t.checkBase(ctx, tbl, groups)
 	if err != nil {
-		return 0, 0, err
+		return nil, 0, 0, err
 	}
 	tx := tbl.NewTransaction()
 	rw := tx.NewRewrite(summary)
@@ -225,13 +227,13 @@ func (t *Table) commitOnce(ctx context.Context, groups []format.Replacement, sum
 		rw.DeleteFile(d)
 	}
 	if err := rw.Commit(ctx); err != nil {
-		return 0, 0, fmt.Errorf("stage rewrite of %s: %w", t.Name, err)
+		return nil, 0, 0, fmt.Errorf("stage rewrite of %s: %w", t.Name, err)
 	}
-	nt, err := tx.Commit(ctx)
+	nt, err = tx.Commit(ctx)
 	if err != nil {
-		return 0, 0, fmt.Errorf("commit rewrite of %s: %w", t.Name, err)
+		return nil, 0, 0, fmt.Errorf("commit rewrite of %s: %w", t.Name, err)
 	}
-	return nt.CurrentSnapshot().SnapshotID, len(removable), nil
+	return nt, nt.CurrentSnapshot().SnapshotID, len(removable), nil
 }
 
 // checkBase checks that every file the groups replace is still live in
