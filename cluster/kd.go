@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"math/rand/v2"
 	"slices"
 
 	"github.com/geocompact/geocompact/spatial"
@@ -15,10 +14,11 @@ import (
 // its rows) along x or y, and the axis is chosen by cost: a window query
 // plans every file whose box it meets, so the split taken is the one whose
 // two halves, each split on down to its files (by the cheapest of a few
-// fixed ways: see continuation), are met by fewer of a set of sample
-// windows. The windows are SortOptions.Windows, else data-placed like
-// bench's and auto's (KDAreas of the extent), so the tree cuts dense
-// regions finely and in the direction windows cross least. A kd key is the row's leaf in its top
+// fixed ways: see continuation), are met by fewer windows. The windows
+// are SortOptions.Windows, else data-placed like bench's and auto's
+// (KDAreas of the extent, one centred on every sampled row), counted on a
+// summed-area grid (kdcost.go), so the tree cuts dense regions finely and
+// in the direction windows cross least. A kd key is the row's leaf in its top
 // KDLeafBits bits and its Hilbert index inside the leaf below them, and
 // files must be cut where the leaf changes (Sorter.CutShift): cut anywhere
 // else, a file holds rows of two leaves and spans both.
@@ -34,9 +34,6 @@ const kdMinLeafRows = 64
 // kdBuildPoints is the fewest sample points a kd tree is built from
 // when the sample has more.
 const kdBuildPoints = 1 << 14
-
-// kdWindows is how many sample windows of each area the split costs count.
-const kdWindows = 500
 
 // KDAreas are the window areas, fractions of the extent, that kd's splits
 // are costed for: the areas auto chooses for by default.
@@ -102,7 +99,7 @@ func (p kdPoint) on(axis int) float64 {
 
 // kdBuilder builds a tree from sample points.
 type kdBuilder struct {
-	sets    [][]spatial.Bound
+	sets    []kdWindowSet
 	weights []float64
 	cells   [2]func(float64) uint32
 	nodes   []kdNode
@@ -127,12 +124,12 @@ func buildKD(xs, ys []float64, cellX, cellY func(float64) uint32, extent spatial
 	}
 	b := &kdBuilder{cells: [2]func(float64) uint32{cellX, cellY}}
 	for _, set := range sets {
-		if ws := thin(set.Windows, kdWindows*4); len(ws) > 0 {
+		if ws, ok := kdGivenSet(set.Windows); ok {
 			b.sets = append(b.sets, ws)
 		}
 	}
 	if len(b.sets) == 0 {
-		b.sets = dataWindows(pts, extent)
+		b.sets = kdDataSets(xs, ys, extent)
 	}
 	// Each window set weighs the same relative to what it plans: its
 	// weight is one over its cost for a plain median split.
@@ -150,42 +147,6 @@ func (b *kdBuilder) approxSet(pts []kdPoint, files, s int) float64 {
 	b.weights = make([]float64, len(b.sets))
 	b.weights[s] = 1
 	return b.continuation(pts, files)
-}
-
-// dataWindows returns kdWindows data-placed windows of each of KDAreas of
-// extent (the points' own extent when empty), centred on points drawn
-// from pts.
-func dataWindows(pts []kdPoint, extent spatial.Bound) [][]spatial.Bound {
-	if extent.IsEmpty() {
-		for _, p := range pts {
-			extent = extent.ExtendPoint(p.x, p.y)
-		}
-	}
-	rng := rand.New(rand.NewPCG(AutoSeed, 0x6b64))
-	var sets [][]spatial.Bound
-	for _, a := range KDAreas {
-		side := math.Sqrt(a)
-		w, h := extent.Width()*side, extent.Height()*side
-		ws := make([]spatial.Bound, kdWindows)
-		for i := range ws {
-			p := pts[rng.IntN(len(pts))]
-			ws[i] = spatial.Bound{MinX: p.x - w/2, MinY: p.y - h/2, MaxX: p.x + w/2, MaxY: p.y + h/2}
-		}
-		sets = append(sets, ws)
-	}
-	return sets
-}
-
-// thin returns at most n of ws, evenly spaced.
-func thin(ws []spatial.Bound, n int) []spatial.Bound {
-	if len(ws) <= n {
-		return ws
-	}
-	out := make([]spatial.Bound, n)
-	for i := range out {
-		out[i] = ws[i*len(ws)/n]
-	}
-	return out
 }
 
 // build splits pts (owned) into files leaves and returns the child
@@ -266,23 +227,16 @@ func (b *kdBuilder) approx(pts []kdPoint, files, how int) float64 {
 	return b.approx(pts[:at], f1, how) + b.approx(pts[at:], files-f1, how)
 }
 
-// cost is the weighted count of sample windows box meets.
+// cost is the weighted count of windows box meets.
 func (b *kdBuilder) cost(box spatial.Bound) float64 {
 	if box.IsEmpty() {
 		return 0
 	}
 	c := 0.0
 	for s, ws := range b.sets {
-		if b.weights[s] == 0 {
-			continue
+		if b.weights[s] != 0 {
+			c += b.weights[s] * ws.meets(box)
 		}
-		n := 0
-		for _, w := range ws {
-			if box.Intersects(w) {
-				n++
-			}
-		}
-		c += b.weights[s] * float64(n)
 	}
 	return c
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -282,5 +283,23 @@ func TestKDSplitsForTheGivenWindows(t *testing.T) {
 		for i, n := range tree.nodes {
 			assert.Equal(t, tc.axis, n.Axis, "wide %v: node %d", tc.wide, i)
 		}
+	}
+}
+
+// BenchmarkKDBuild times building a kd tree from a full sample (65,536
+// clustered points) for 50 and for 500 files.
+func BenchmarkKDBuild(b *testing.B) {
+	pts := hotspots(1<<16, 3)
+	xs, ys := make([]float64, len(pts)), make([]float64, len(pts))
+	for i, p := range pts {
+		xs[i], ys[i] = p.Center()
+	}
+	cell := func(v float64) uint32 { return uint32((v + 180) * 1e6) }
+	for _, files := range []int{50, 500} {
+		b.Run(strconv.Itoa(files), func(b *testing.B) {
+			for b.Loop() {
+				buildKD(xs, ys, cell, cell, spatial.EmptyBound(), files, nil)
+			}
+		})
 	}
 }
