@@ -104,6 +104,10 @@ type kdBuilder struct {
 	cells   [2]func(float64) uint32
 	nodes   []kdNode
 	leaves  int
+	// share is the sample points per leaf of the whole tree, and
+	// leavesWanted its leaves.
+	share        float64
+	leavesWanted int
 }
 
 // buildKD builds the kd tree for files files from the sampled centres xs,
@@ -138,6 +142,7 @@ func buildKD(xs, ys []float64, cellX, cellY func(float64) uint32, extent spatial
 		weights[s] = 1 / max(1, b.approxSet(pts, leaves, s))
 	}
 	b.weights = weights
+	b.share, b.leavesWanted = float64(len(pts))/float64(leaves), leaves
 	b.build(pts, leaves)
 	return &kdTree{nodes: b.nodes, leaves: b.leaves}
 }
@@ -156,9 +161,8 @@ func (b *kdBuilder) build(pts []kdPoint, files int) int32 {
 		b.leaves++
 		return ^int32(b.leaves - 1)
 	}
-	axis := b.bestAxis(pts, files)
+	axis, at := b.bestSplit(pts, files)
 	f1 := files / 2
-	at := len(pts) * f1 / files
 	selectNth(pts, at, axis)
 	i := int32(len(b.nodes))
 	b.nodes = append(b.nodes, kdNode{Axis: uint8(axis), Cell: b.cells[axis](pts[at].on(axis))})
@@ -168,22 +172,63 @@ func (b *kdBuilder) build(pts []kdPoint, files int) int32 {
 	return i
 }
 
-// bestAxis returns the axis whose median split the windows meet least,
-// each half costed by its cheapest continuation (see continuation).
-func (b *kdBuilder) bestAxis(pts []kdPoint, files int) int {
+// Split positions: besides the even split, kdShiftSteps positions each
+// side of it are tried, kdShiftStep of a file's share apart, in trees of
+// at most kdShiftMaxFiles leaves. Trying them costs about five times the
+// build; with more leaves that is seconds per group, and the gain there
+// is small (each window already meets many files).
+const (
+	kdShiftSteps    = 2
+	kdShiftStep     = 0.1
+	kdShiftMaxFiles = 128
+)
+
+// bestSplit returns the axis and position whose split the windows meet
+// least (each half costed by its cheapest continuation): the even split
+// or, in small trees, one moved by whole steps of a file's share, as long
+// as both halves keep between 0.85 and 1.2 shares per file. Ties go to
+// the even split, then to x.
+func (b *kdBuilder) bestSplit(pts []kdPoint, files int) (int, int) {
 	f1 := files / 2
-	at := len(pts) * f1 / files
-	best, bestCost := 0, math.Inf(1)
+	even := len(pts) * f1 / files
+	steps := 0
+	if b.leavesWanted <= kdShiftMaxFiles {
+		steps = kdShiftSteps
+	}
+	best, bestAt, bestCost := 0, even, math.Inf(1)
 	tmp := make([]kdPoint, len(pts))
 	for axis := range 2 {
 		copy(tmp, pts)
-		selectNth(tmp, at, axis)
-		c := b.continuation(tmp[:at], f1) + b.continuation(tmp[at:], files-f1)
-		if c < bestCost {
-			best, bestCost = axis, c
+		for _, k := range shiftOrder(steps) {
+			at := even + int(math.Round(float64(k)*kdShiftStep*b.share))
+			if k != 0 && (at <= 0 || at >= len(pts) || !b.inBand(at, f1) || !b.inBand(len(pts)-at, files-f1)) {
+				continue
+			}
+			selectNth(tmp, at, axis)
+			c := b.continuation(tmp[:at], f1) + b.continuation(tmp[at:], files-f1)
+			if c < bestCost {
+				best, bestAt, bestCost = axis, at, c
+			}
 		}
 	}
-	return best
+	return best, bestAt
+}
+
+// shiftOrder lists the steps to try, the even split (0) first so that
+// ties keep it: 0, -1, 1, -2, 2, ...
+func shiftOrder(steps int) []int {
+	out := []int{0}
+	for k := 1; k <= steps; k++ {
+		out = append(out, -k, k)
+	}
+	return out
+}
+
+// inBand reports whether n points for files files keep each file between
+// 0.85 and 1.2 of the tree's share.
+func (b *kdBuilder) inBand(n, files int) bool {
+	per := float64(n) / float64(files)
+	return per >= 0.85*b.share && per <= 1.2*b.share
 }
 
 // The ways continuation splits a node on down to its leaves: every split
