@@ -186,8 +186,8 @@ const (
 // bestSplit returns the axis and position whose split the windows meet
 // least (each half costed by its cheapest continuation): the even split
 // or, in small trees, one moved by whole steps of a file's share, as long
-// as both halves keep between 0.85 and 1.2 shares per file. Ties go to
-// the even split, then to x.
+// as both halves keep between 0.85 and 1.2 shares per file. Ties go to x,
+// then to the even split.
 func (b *kdBuilder) bestSplit(pts []kdPoint, files int) (int, int) {
 	f1 := files / 2
 	even := len(pts) * f1 / files
