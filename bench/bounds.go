@@ -17,7 +17,10 @@ func RowBounds(cfg GenerateConfig) ([]spatial.Bound, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	s := newSampler(cfg.Seed, cfg.Extent, cfg.Distribution, cfg.Geometry)
+	s, err := newSampler(cfg.Seed, cfg.Extent, cfg.Distribution, cfg.Geometry)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]spatial.Bound, cfg.Rows)
 	buf := make([]byte, 0, 256)
 	for i := range out {

@@ -37,7 +37,7 @@ type GenerateConfig struct {
 	Commits int
 	// Geometry is points (default), lines or polygons.
 	Geometry GeometryKind
-	// Distribution is uniform (default) or clustered.
+	// Distribution is uniform (default), clustered or places.
 	Distribution Distribution
 	// Extent bounds every geometry; the zero value means spatial.World.
 	Extent spatial.Bound
@@ -132,6 +132,11 @@ func (c GenerateConfig) Validate() error {
 	if _, err := ParseDistribution(string(c.Distribution)); err != nil {
 		return fmt.Errorf("%w: %w", ErrGenerate, err)
 	}
+	if c.Distribution == Places {
+		if _, err := newPlaceSet(c.Extent); err != nil {
+			return fmt.Errorf("%w: %w", ErrGenerate, err)
+		}
+	}
 	if _, err := ingest.ParsePartitionSpec(c.PartitionBy, Schema(c.FormatVersion, c.BBoxColumns, c.CRS)); err != nil {
 		return fmt.Errorf("%w: %w", ErrGenerate, err)
 	}
@@ -200,7 +205,10 @@ func Generate(ctx context.Context, cat catalog.Catalog, cfg GenerateConfig) (*Ge
 	if err != nil {
 		return nil, fmt.Errorf("generate %s: %w", cfg.Table, err)
 	}
-	s := newSampler(cfg.Seed, cfg.Extent, cfg.Distribution, cfg.Geometry)
+	s, err := newSampler(cfg.Seed, cfg.Extent, cfg.Distribution, cfg.Geometry)
+	if err != nil {
+		return nil, err
+	}
 	res := &GenerateResult{Table: cfg.Table, Extent: spatial.EmptyBound()}
 	var id int64
 	for c := range cfg.Commits {

@@ -28,28 +28,40 @@ var incrementalVariants = []struct{ name, key, value string }{
 	{"full re-sort", engine.OptRewriteAll, "true"},
 }
 
-// TestIncrementalMaintenance measures issue 14's incremental goal with the
-// real engine: a table clustered by a Hilbert rewrite into 64 files, then
-// 7% new rows arriving in 20 files, then the scheduled Hilbert rewrite
-// with each selection. It prints a markdown table (docs/layouts.md) and
-// checks the goals: files planned within 1.15× (1% windows) and 1.30×
-// (0.1% windows) of a full re-sort, rewriting at most a third of its
-// bytes. Run with
+// TestIncrementalMaintenance measures the incremental goal with the real
+// engine, on generated clustered points and on pings around real places:
+// a table clustered by a Hilbert rewrite into 64 files, then rounds of 7%
+// new rows arriving in 20 files, each followed by the scheduled Hilbert
+// rewrite. After the first round it compares the selections (Iceberg's
+// size-based one, the overlap-aware default, a full re-sort); then it
+// goes on for incrementalRounds rounds with the default selection and with
+// a full re-sort every round. It prints markdown tables (docs/layouts.md)
+// and checks after the first and the last round that files planned stay
+// within incrementalBounds of a full re-sort's (the goals, 1.15× on 1%
+// windows and 1.30× on 0.1% ones, on clustered points), rewriting at most
+// a third of its bytes. Run with
 //
 //	GEOCOMPACT_LONG=1 go test ./bench -run TestIncrementalMaintenance -v -timeout 60m
 //
-// GEOCOMPACT_INCREMENTAL_ROWS overrides the base row count (500,000).
+// GEOCOMPACT_INCREMENTAL_ROWS overrides the base row count (100,000) and
+// GEOCOMPACT_INCREMENTAL_ROUNDS the number of rounds (10).
 func TestIncrementalMaintenance(t *testing.T) {
 	if os.Getenv("GEOCOMPACT_LONG") == "" {
 		t.Skip("a measurement: set GEOCOMPACT_LONG=1")
 	}
+	for _, d := range layoutDistributions {
+		t.Run(string(d), func(t *testing.T) { incrementalMaintenance(t, d) })
+	}
+}
+
+// incrementalSource generates the rows of the base (286 equal commits)
+// and of rounds rounds of 20 arrival commits each, 7.0% of the base per
+// round; same seed, so arrivals follow the same places.
+func incrementalSource(t *testing.T, cat catalog.Catalog, dist Distribution, base, rounds int) (*table.Table, []table.FileScanTask) {
+	t.Helper()
 	ctx := t.Context()
-	n := layoutEnv(t, "GEOCOMPACT_INCREMENTAL_ROWS", 500_000)
-	cat := newCatalog(t)
-	// 306 equal commits: the last 20 hold 6.5% of the rows, 7.0% of the
-	// first 286's; same seed, so arrivals follow the same hotspots.
-	const commits, arrivals = 306, 20
-	_, err := Generate(ctx, cat, GenerateConfig{Table: "inc.src", Rows: int64(n) * commits / (commits - arrivals), Commits: commits, Distribution: Clustered, Seed: 1})
+	commits := incrementalBase + incrementalArrivals*rounds
+	_, err := Generate(ctx, cat, GenerateConfig{Table: "inc.src", Rows: int64(base) * int64(commits) / incrementalBase, Commits: commits, Distribution: dist, Seed: 1})
 	require.NoError(t, err)
 	src, err := catalogs.LoadTable(ctx, cat, "inc.src")
 	require.NoError(t, err)
@@ -57,31 +69,39 @@ func TestIncrementalMaintenance(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, arrivalOrder(ctx, src, tasks))
 	require.Len(t, tasks, commits)
-	windows := incrementalWindows(t, src)
+	return src, tasks
+}
 
-	type figures struct {
-		files, filesAfter int
-		bytes             int64
-		planned           [2]float64
+const (
+	incrementalBase     = 286
+	incrementalArrivals = 20
+)
+
+type incFigures struct {
+	files, filesAfter int
+	bytes             int64
+	planned           [2]float64
+}
+
+func incrementalMaintenance(t *testing.T, dist Distribution) {
+	n := layoutEnv(t, "GEOCOMPACT_INCREMENTAL_ROWS", 100_000)
+	rounds := layoutEnv(t, "GEOCOMPACT_INCREMENTAL_ROUNDS", 10)
+	cat := newCatalog(t)
+	src, tasks := incrementalSource(t, cat, dist, n, rounds)
+	round := func(r int) []table.FileScanTask {
+		at := incrementalBase + incrementalArrivals*(r-1)
+		return tasks[at : at+incrementalArrivals]
 	}
-	var got []figures
+	windows := incrementalWindows(t, src)
+	var got []incFigures
 	var before planningResult
 	for i, v := range incrementalVariants {
 		name := "inc.t" + strconv.Itoa(i)
-		tbl := clusteredWithArrivals(t, cat, src, tasks[:commits-arrivals], tasks[commits-arrivals:], name)
+		tbl := clusteredWithArrivals(t, cat, src, tasks[:incrementalBase], round(1), name)
 		if i == 0 {
 			before = planningFigures(t, tbl, windows)
 		}
-		opts := map[string]string{}
-		if v.key != "" {
-			opts[v.key] = v.value
-		}
-		res, err := engine.Rewrite(ctx, cat, name, engine.Request{Curve: "hilbert", Options: opts})
-		require.NoError(t, err)
-		tbl, err = catalogs.LoadTable(ctx, cat, name)
-		require.NoError(t, err)
-		after := planningFigures(t, tbl, windows)
-		got = append(got, figures{res.RewrittenDataFilesCount, after.Files, res.RewrittenBytesCount, after.planned})
+		got = append(got, scheduledRewrite(t, cat, name, v.key, v.value, windows))
 	}
 	full := got[len(got)-1]
 	var out strings.Builder
@@ -92,15 +112,100 @@ func TestIncrementalMaintenance(t *testing.T) {
 		fmt.Fprintf(&out, "| %s | %d | %d | %.1f%% | %d | %.2f | %.3f× | %.2f | %.3f× |\n", incrementalVariants[i].name, g.files, g.bytes,
 			100*float64(g.bytes)/float64(full.bytes), g.filesAfter, g.planned[0], g.planned[0]/full.planned[0], g.planned[1], g.planned[1]/full.planned[1])
 	}
-	t.Logf("%d base rows, %d arrival files, %d windows per area\n\n%s", n, arrivals, len(windows[0]), out.String())
-	inc := got[1]
-	assert.LessOrEqual(t, inc.planned[0], 1.15*full.planned[0], "1%% windows")
-	assert.LessOrEqual(t, inc.planned[1], 1.30*full.planned[1], "0.1%% windows")
-	assert.LessOrEqual(t, float64(inc.bytes), float64(full.bytes)/3, "bytes rewritten")
+	t.Logf("%s: %d base rows, %d arrival files, %d windows per area, round 1\n\n%s", dist, n, incrementalArrivals, len(windows[0]), out.String())
+	checkIncremental(t, dist, false, "round 1", got[1], full)
+	incrementalRoundsAfter(t, dist, cat, src, round, rounds, windows, got[1], full)
+}
+
+// scheduledRewrite runs the scheduled Hilbert rewrite of table name with
+// option key=value (none when key is empty) and measures the result.
+func scheduledRewrite(t *testing.T, cat catalog.Catalog, name, key, value string, windows [2][]spatial.Bound) incFigures {
+	t.Helper()
+	opts := map[string]string{}
+	if key != "" {
+		opts[key] = value
+	}
+	res, err := engine.Rewrite(t.Context(), cat, name, engine.Request{Curve: "hilbert", Options: opts})
+	require.NoError(t, err)
+	tbl, err := catalogs.LoadTable(t.Context(), cat, name)
+	require.NoError(t, err)
+	after := planningFigures(t, tbl, windows)
+	return incFigures{res.RewrittenDataFilesCount, after.Files, res.RewrittenBytesCount, after.planned}
+}
+
+// incrementalBounds are the files planned by the default selection, as a
+// multiple of a full re-sort's (1% windows, 0.1% windows), that the test
+// holds on each data set after the first round and after the last. After
+// one round on clustered points they are the goals (1.15×, 1.30×).
+// Elsewhere the goals are missed: on the places data after one round by a
+// hair, and over ten rounds the selection drifts on both data sets (on
+// 0.1% windows; docs/layouts.md). There the test holds what was measured,
+// with a margin, so that a regression fails it.
+var incrementalBounds = map[Distribution][2][2]float64{
+	Clustered: {{1.15, 1.30}, {1.20, 1.65}},
+	Places:    {{1.20, 1.40}, {1.45, 1.85}},
+}
+
+// checkIncremental checks inc against full on dist's bounds for the first
+// round or the last, and the bytes goal: at most a third of a full
+// re-sort's.
+func checkIncremental(t *testing.T, dist Distribution, last bool, when string, inc, full incFigures) {
+	t.Helper()
+	b := incrementalBounds[dist][0]
+	if last {
+		b = incrementalBounds[dist][1]
+	}
+	assert.LessOrEqual(t, inc.planned[0], b[0]*full.planned[0], "%s, 1%% windows", when)
+	assert.LessOrEqual(t, inc.planned[1], b[1]*full.planned[1], "%s, 0.1%% windows", when)
+	assert.LessOrEqual(t, float64(inc.bytes), float64(full.bytes)/3, "%s, bytes rewritten", when)
+}
+
+// incrementalRoundsAfter goes on from round 1's tables (inc.t1, the
+// default selection, and inc.t2, a full re-sort) for rounds rounds in
+// all, and checks the goals after the last one, with bytes rewritten
+// summed over the rounds.
+func incrementalRoundsAfter(t *testing.T, dist Distribution, cat catalog.Catalog, src *table.Table, round func(int) []table.FileScanTask, rounds int, windows [2][]spatial.Bound, inc, full incFigures) {
+	var out strings.Builder
+	out.WriteString("| round | files after (default / full) | 1% windows: default vs full | 0.1% windows: default vs full | bytes rewritten so far: default / full |\n|---|---|---|---|---|\n")
+	sumInc, sumFull := inc.bytes, full.bytes
+	line := func(r int) {
+		fmt.Fprintf(&out, "| %d | %d / %d | %.2f / %.2f = %.3f× | %.2f / %.2f = %.3f× | %.1f%% |\n", r, inc.filesAfter, full.filesAfter,
+			inc.planned[0], full.planned[0], inc.planned[0]/full.planned[0], inc.planned[1], full.planned[1], inc.planned[1]/full.planned[1],
+			100*float64(sumInc)/float64(sumFull))
+	}
+	line(1)
+	for r := 2; r <= rounds; r++ {
+		for i, name := range []string{"inc.t1", "inc.t2"} {
+			appendTasks(t, cat, src, round(r), name)
+			if i == 0 {
+				inc = scheduledRewrite(t, cat, name, "", "", windows)
+				sumInc += inc.bytes
+			} else {
+				full = scheduledRewrite(t, cat, name, engine.OptRewriteAll, "true", windows)
+				sumFull += full.bytes
+			}
+		}
+		line(r)
+	}
+	t.Logf("%d rounds, default selection against a full re-sort every round\n\n%s", rounds, out.String())
+	inc.bytes, full.bytes = sumInc, sumFull
+	checkIncremental(t, dist, true, fmt.Sprintf("round %d", rounds), inc, full)
+}
+
+// appendTasks appends the rows of each task to table name, one commit
+// each.
+func appendTasks(t *testing.T, cat catalog.Catalog, src *table.Table, tasks []table.FileScanTask, name string) {
+	t.Helper()
+	for _, a := range tasks {
+		dst, err := catalogs.LoadTable(t.Context(), cat, name)
+		require.NoError(t, err)
+		_, err = copyRows(context.WithoutCancel(t.Context()), icebergRows(src, []table.FileScanTask{a}), catalogs.TableName(src), dst, 1<<16)
+		require.NoError(t, err)
+	}
 }
 
 // incrementalWindows draws 400 data-placed windows of 1% and of 0.1% of
-// the extent over every row of src (the rows all variants end with).
+// the extent over every row of src.
 func incrementalWindows(t *testing.T, src *table.Table) [2][]spatial.Bound {
 	t.Helper()
 	rows, err := SampleRows(t.Context(), src, 1)
@@ -134,12 +239,7 @@ func clusteredWithArrivals(t *testing.T, cat catalog.Catalog, src *table.Table, 
 	require.NoError(t, err)
 	_, err = engine.Rewrite(ctx, cat, name, engine.Request{Curve: "hilbert", Options: map[string]string{engine.OptRewriteAll: "true"}})
 	require.NoError(t, err)
-	for _, a := range arrivals {
-		dst, err = catalogs.LoadTable(ctx, cat, name)
-		require.NoError(t, err)
-		_, err = copyRows(context.WithoutCancel(ctx), icebergRows(src, []table.FileScanTask{a}), catalogs.TableName(src), dst, 1<<16)
-		require.NoError(t, err)
-	}
+	appendTasks(t, cat, src, arrivals, name)
 	dst, err = catalogs.LoadTable(ctx, cat, name)
 	require.NoError(t, err)
 	return dst

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -53,13 +54,37 @@ func meanInts(c []int) float64 {
 	return float64(s) / float64(len(c))
 }
 
-// TestLayoutEstimates measures, on generated clustered points, the files
-// planned that the sample-based estimate predicts for each layout against
-// the figure for cutting all the rows, and what Choose picks against the
-// best fixed curve. It prints markdown tables (docs/layouts.md) and fails
-// when an estimate is more than 10% off, when auto's pick plans more than
-// 5% more files than the best of linear, zorder and hilbert, or when at 50
-// files and 1% windows it does not plan at least 10% fewer. Run with
+// meanLowerBound is the mean over windows of the fewest files of at most
+// an even share of rows (rows/files, rounded up) that could hold every row
+// a window meets (lowerBound).
+func meanLowerBound(rows, windows []spatial.Bound, files int) float64 {
+	share := int64(math.Ceil(float64(len(rows)) / float64(files)))
+	var total int64
+	for _, w := range windows {
+		var n int64
+		for _, r := range rows {
+			if r.Intersects(w) {
+				n++
+			}
+		}
+		total += lowerBound(n, share)
+	}
+	return float64(total) / float64(len(windows))
+}
+
+// layoutDistributions are the data sets the layout goals hold on:
+// generated hotspots and pings around real places.
+var layoutDistributions = []Distribution{Clustered, Places}
+
+// TestLayoutEstimates measures, on generated clustered points and on
+// pings around real places, the files planned that the sample-based
+// estimate predicts for each layout against the figure for cutting all
+// the rows, the lower bound (the fewest files of an even share that hold
+// a window's rows), and what Choose picks against the best fixed curve.
+// It prints markdown tables (docs/layouts.md) and fails when an estimate
+// is more than 10% off, when auto's pick plans more than 5% more files
+// than the best of linear, zorder and hilbert, or when at 50 files and 1%
+// windows it does not plan at least 10% fewer. Run with
 //
 //	GEOCOMPACT_LONG=1 go test ./bench -run TestLayoutEstimates -v
 //
@@ -69,9 +94,15 @@ func TestLayoutEstimates(t *testing.T) {
 	if os.Getenv("GEOCOMPACT_LONG") == "" {
 		t.Skip("a measurement: set GEOCOMPACT_LONG=1")
 	}
+	for _, d := range layoutDistributions {
+		t.Run(string(d), func(t *testing.T) { layoutEstimates(t, d) })
+	}
+}
+
+func layoutEstimates(t *testing.T, dist Distribution) {
 	n := layoutEnv(t, "GEOCOMPACT_LAYOUT_ROWS", 1_000_000)
 	m := layoutEnv(t, "GEOCOMPACT_LAYOUT_SAMPLE", 1<<16)
-	rows, err := RowBounds(GenerateConfig{Rows: int64(n), Distribution: Clustered, Seed: 1})
+	rows, err := RowBounds(GenerateConfig{Rows: int64(n), Distribution: dist, Seed: 1})
 	require.NoError(t, err)
 	sample := strideSample(rows, m)
 	extent := spatial.EmptyBound()
@@ -85,8 +116,8 @@ func TestLayoutEstimates(t *testing.T) {
 		sets = append(sets, cluster.WindowSet{Name: cluster.AreaName(a), Windows: ws})
 	}
 	var est, pick strings.Builder
-	fmt.Fprintf(&est, "| files | window | %s |\n|---|---|%s\n", strings.Join(cluster.AutoCandidates, " | "), strings.Repeat("---|", len(cluster.AutoCandidates)))
-	fmt.Fprintf(&pick, "| files | auto picks | window | auto (true) | best of linear/zorder/hilbert | auto vs best curve |\n|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&est, "| files | window | lower bound | %s |\n|---|---|---|%s\n", strings.Join(cluster.AutoCandidates, " | "), strings.Repeat("---|", len(cluster.AutoCandidates)))
+	fmt.Fprintf(&pick, "| files | auto picks | window | lower bound | auto (true) | best of linear/zorder/hilbert | auto vs best curve | auto / lower bound | best curve / lower bound |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, files := range []int{10, 50, 500} {
 		truth := map[string][]float64{}
 		pred := map[string][]float64{}
@@ -106,7 +137,8 @@ func TestLayoutEstimates(t *testing.T) {
 		ch, err := cluster.Choose(sample, cluster.ChooseConfig{Files: files, Extent: extent})
 		require.NoError(t, err)
 		for i, s := range sets {
-			fmt.Fprintf(&est, "| %d | %s |", files, s.Name)
+			lb := meanLowerBound(rows, s.Windows, files)
+			fmt.Fprintf(&est, "| %d | %s | %.2f |", files, s.Name, lb)
 			best := 0.0
 			for _, name := range cluster.AutoCandidates {
 				fmt.Fprintf(&est, " %.2f (est. %.2f) |", truth[name][i], pred[name][i])
@@ -117,7 +149,7 @@ func TestLayoutEstimates(t *testing.T) {
 			}
 			est.WriteString("\n")
 			got := truth[ch.Curve][i]
-			fmt.Fprintf(&pick, "| %d | %s | %s | %.2f | %.2f | %+.1f%% |\n", files, ch.Curve, s.Name, got, best, 100*(got/best-1))
+			fmt.Fprintf(&pick, "| %d | %s | %s | %.2f | %.2f | %.2f | %+.1f%% | %.2f | %.2f |\n", files, ch.Curve, s.Name, lb, got, best, 100*(got/best-1), got/lb, best/lb)
 			assert.LessOrEqual(t, got, 1.05*best, "%d files, %s windows: auto's %s is more than 5%% worse than the best curve", files, s.Name, ch.Curve)
 			if files == 50 && s.Name == "1%" {
 				assert.LessOrEqual(t, got, 0.9*best, "50 files, 1%% windows: auto's %s is not 10%% better than the best curve", ch.Curve)
@@ -125,5 +157,5 @@ func TestLayoutEstimates(t *testing.T) {
 		}
 		t.Logf("%d files: auto estimates %+v", files, ch.Estimates)
 	}
-	t.Logf("%d rows, sample %d, %d windows per set\n\n%s\n%s", n, m, len(sets[0].Windows), est.String(), pick.String())
+	t.Logf("%s: %d rows, sample %d, %d windows per set\n\n%s\n%s", dist, n, m, len(sets[0].Windows), est.String(), pick.String())
 }

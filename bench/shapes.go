@@ -19,6 +19,10 @@ const (
 	// unequal weight (like GPS pings around cities) over a thin uniform
 	// background: the skew that defeats naive layouts.
 	Clustered Distribution = "clustered"
+	// Places draws GPS-like pings around the world's populated places,
+	// weighted by population (see places.go): real skew, with dense cores,
+	// long sparse tails and empty oceans. Positions are in degrees.
+	Places Distribution = "places"
 )
 
 // GeometryKind is the shape of generated geometries.
@@ -34,10 +38,10 @@ const (
 // ParseDistribution checks a --distribution value.
 func ParseDistribution(s string) (Distribution, error) {
 	switch d := Distribution(s); d {
-	case Uniform, Clustered:
+	case Uniform, Clustered, Places:
 		return d, nil
 	}
-	return "", fmt.Errorf("distribution %q: want uniform or clustered", s)
+	return "", fmt.Errorf("distribution %q: want uniform, clustered or places", s)
 }
 
 // ParseGeometryKind checks a --geometry value.
@@ -62,14 +66,21 @@ type sampler struct {
 	dist     Distribution
 	kind     GeometryKind
 	hotspots []hotspot
+	places   *placeSet
 	scale    float64 // a typical small feature size: 1/2000 of the extent's width
 }
 
-func newSampler(seed uint64, extent spatial.Bound, dist Distribution, kind GeometryKind) *sampler {
+func newSampler(seed uint64, extent spatial.Bound, dist Distribution, kind GeometryKind) (*sampler, error) {
 	s := &sampler{
 		rng:    rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		extent: extent, dist: dist, kind: kind,
 		scale: extent.Width() / 2000,
+	}
+	if dist == Places {
+		var err error
+		if s.places, err = newPlaceSet(extent); err != nil {
+			return nil, err
+		}
 	}
 	if dist == Clustered {
 		// 40 hotspots with Zipf-like weights: a handful of huge cities and
@@ -88,11 +99,14 @@ func newSampler(seed uint64, extent spatial.Bound, dist Distribution, kind Geome
 			s.hotspots[i].weight /= cum
 		}
 	}
-	return s
+	return s, nil
 }
 
 // position draws one point of the distribution, inside the extent.
 func (s *sampler) position() (x, y float64) {
+	if s.dist == Places {
+		return s.placePosition()
+	}
 	e := s.extent
 	if s.dist == Uniform || s.rng.Float64() < 0.05 {
 		return e.MinX + s.rng.Float64()*e.Width(), e.MinY + s.rng.Float64()*e.Height()

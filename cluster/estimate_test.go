@@ -57,7 +57,8 @@ func TestFilesPlannedExact(t *testing.T) {
 }
 
 // TestFileBoundsFollowsTheSorter checks that FileBounds cuts the order a
-// Sorter gives, for every candidate layout.
+// Sorter gives, for every candidate layout: at even counts, or for kd
+// where the leaf changes (RunFiles of the leaves' row counts).
 func TestFileBoundsFollowsTheSorter(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	rows := make([]spatial.Bound, 999)
@@ -71,16 +72,27 @@ func TestFileBoundsFollowsTheSorter(t *testing.T) {
 		require.NoError(t, err)
 		s, err := NewSorter(o, rec.Schema(), SortOptions{Extent: spatial.World, Files: 10})
 		require.NoError(t, err)
-		perm, err := s.Permutation([]arrow.RecordBatch{rec})
+		perm, keys, err := s.SortedKeys([]arrow.RecordBatch{rec})
 		require.NoError(t, err)
+		counts := make([]int64, 10)
+		for f := range counts {
+			counts[f] = int64((f+1)*999/10 - f*999/10)
+		}
+		if shift, ok := s.CutShift(); ok {
+			leaves := NewCellRuns(shift)
+			leaves.Add(keys)
+			counts = RunFiles(leaves.Runs(), 10)
+		}
 		fb, err := FileBounds(rows, o, SortOptions{Extent: spatial.World}, 10)
 		require.NoError(t, err)
-		require.Len(t, fb, 10)
-		for f := range 10 {
+		require.Len(t, fb, len(counts))
+		at := 0
+		for f, c := range counts {
 			want := spatial.EmptyBound()
-			for _, r := range perm[f*999/10 : (f+1)*999/10] {
+			for _, r := range perm[at : at+int(c)] {
 				want = want.Extend(rows[r])
 			}
+			at += int(c)
 			assert.Equal(t, want, fb[f], "%s file %d", name, f)
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"math/rand/v2"
 	"slices"
 
 	"github.com/geocompact/geocompact/spatial"
@@ -15,10 +14,11 @@ import (
 // its rows) along x or y, and the axis is chosen by cost: a window query
 // plans every file whose box it meets, so the split taken is the one whose
 // two halves, each split on down to its files (by the cheapest of a few
-// fixed ways: see continuation), are met by fewer of a set of sample
-// windows. The windows are SortOptions.Windows, else data-placed like
-// bench's and auto's (KDAreas of the extent), so the tree cuts dense
-// regions finely and in the direction windows cross least. A kd key is the row's leaf in its top
+// fixed ways: see continuation), are met by fewer windows. The windows
+// are SortOptions.Windows, else data-placed like bench's and auto's
+// (KDAreas of the extent, one centred on every sampled row), counted on a
+// summed-area grid (kdcost.go), so the tree cuts dense regions finely and
+// in the direction windows cross least. A kd key is the row's leaf in its top
 // KDLeafBits bits and its Hilbert index inside the leaf below them, and
 // files must be cut where the leaf changes (Sorter.CutShift): cut anywhere
 // else, a file holds rows of two leaves and spans both.
@@ -34,9 +34,6 @@ const kdMinLeafRows = 64
 // kdBuildPoints is the fewest sample points a kd tree is built from
 // when the sample has more.
 const kdBuildPoints = 1 << 14
-
-// kdWindows is how many sample windows of each area the split costs count.
-const kdWindows = 500
 
 // KDAreas are the window areas, fractions of the extent, that kd's splits
 // are costed for: the areas auto chooses for by default.
@@ -102,11 +99,15 @@ func (p kdPoint) on(axis int) float64 {
 
 // kdBuilder builds a tree from sample points.
 type kdBuilder struct {
-	sets    [][]spatial.Bound
+	sets    []kdWindowSet
 	weights []float64
 	cells   [2]func(float64) uint32
 	nodes   []kdNode
 	leaves  int
+	// share is the sample points per leaf of the whole tree, and
+	// leavesWanted its leaves.
+	share        float64
+	leavesWanted int
 }
 
 // buildKD builds the kd tree for files files from the sampled centres xs,
@@ -127,12 +128,12 @@ func buildKD(xs, ys []float64, cellX, cellY func(float64) uint32, extent spatial
 	}
 	b := &kdBuilder{cells: [2]func(float64) uint32{cellX, cellY}}
 	for _, set := range sets {
-		if ws := thin(set.Windows, kdWindows*4); len(ws) > 0 {
+		if ws, ok := kdGivenSet(set.Windows); ok {
 			b.sets = append(b.sets, ws)
 		}
 	}
 	if len(b.sets) == 0 {
-		b.sets = dataWindows(pts, extent)
+		b.sets = kdDataSets(xs, ys, extent)
 	}
 	// Each window set weighs the same relative to what it plans: its
 	// weight is one over its cost for a plain median split.
@@ -141,6 +142,7 @@ func buildKD(xs, ys []float64, cellX, cellY func(float64) uint32, extent spatial
 		weights[s] = 1 / max(1, b.approxSet(pts, leaves, s))
 	}
 	b.weights = weights
+	b.share, b.leavesWanted = float64(len(pts))/float64(leaves), leaves
 	b.build(pts, leaves)
 	return &kdTree{nodes: b.nodes, leaves: b.leaves}
 }
@@ -152,42 +154,6 @@ func (b *kdBuilder) approxSet(pts []kdPoint, files, s int) float64 {
 	return b.continuation(pts, files)
 }
 
-// dataWindows returns kdWindows data-placed windows of each of KDAreas of
-// extent (the points' own extent when empty), centred on points drawn
-// from pts.
-func dataWindows(pts []kdPoint, extent spatial.Bound) [][]spatial.Bound {
-	if extent.IsEmpty() {
-		for _, p := range pts {
-			extent = extent.ExtendPoint(p.x, p.y)
-		}
-	}
-	rng := rand.New(rand.NewPCG(AutoSeed, 0x6b64))
-	var sets [][]spatial.Bound
-	for _, a := range KDAreas {
-		side := math.Sqrt(a)
-		w, h := extent.Width()*side, extent.Height()*side
-		ws := make([]spatial.Bound, kdWindows)
-		for i := range ws {
-			p := pts[rng.IntN(len(pts))]
-			ws[i] = spatial.Bound{MinX: p.x - w/2, MinY: p.y - h/2, MaxX: p.x + w/2, MaxY: p.y + h/2}
-		}
-		sets = append(sets, ws)
-	}
-	return sets
-}
-
-// thin returns at most n of ws, evenly spaced.
-func thin(ws []spatial.Bound, n int) []spatial.Bound {
-	if len(ws) <= n {
-		return ws
-	}
-	out := make([]spatial.Bound, n)
-	for i := range out {
-		out[i] = ws[i*len(ws)/n]
-	}
-	return out
-}
-
 // build splits pts (owned) into files leaves and returns the child
 // reference of the subtree: a node index, or ^leaf.
 func (b *kdBuilder) build(pts []kdPoint, files int) int32 {
@@ -195,9 +161,8 @@ func (b *kdBuilder) build(pts []kdPoint, files int) int32 {
 		b.leaves++
 		return ^int32(b.leaves - 1)
 	}
-	axis := b.bestAxis(pts, files)
+	axis, at := b.bestSplit(pts, files)
 	f1 := files / 2
-	at := len(pts) * f1 / files
 	selectNth(pts, at, axis)
 	i := int32(len(b.nodes))
 	b.nodes = append(b.nodes, kdNode{Axis: uint8(axis), Cell: b.cells[axis](pts[at].on(axis))})
@@ -207,22 +172,63 @@ func (b *kdBuilder) build(pts []kdPoint, files int) int32 {
 	return i
 }
 
-// bestAxis returns the axis whose median split the windows meet least,
-// each half costed by its cheapest continuation (see continuation).
-func (b *kdBuilder) bestAxis(pts []kdPoint, files int) int {
+// Split positions: besides the even split, kdShiftSteps positions each
+// side of it are tried, kdShiftStep of a file's share apart, in trees of
+// at most kdShiftMaxFiles leaves. Trying them costs about five times the
+// build; with more leaves that is seconds per group, and the gain there
+// is small (each window already meets many files).
+const (
+	kdShiftSteps    = 2
+	kdShiftStep     = 0.1
+	kdShiftMaxFiles = 128
+)
+
+// bestSplit returns the axis and position whose split the windows meet
+// least (each half costed by its cheapest continuation): the even split
+// or, in small trees, one moved by whole steps of a file's share, as long
+// as both halves keep between 0.85 and 1.2 shares per file. Ties go to x,
+// then to the even split.
+func (b *kdBuilder) bestSplit(pts []kdPoint, files int) (int, int) {
 	f1 := files / 2
-	at := len(pts) * f1 / files
-	best, bestCost := 0, math.Inf(1)
+	even := len(pts) * f1 / files
+	steps := 0
+	if b.leavesWanted <= kdShiftMaxFiles {
+		steps = kdShiftSteps
+	}
+	best, bestAt, bestCost := 0, even, math.Inf(1)
 	tmp := make([]kdPoint, len(pts))
 	for axis := range 2 {
 		copy(tmp, pts)
-		selectNth(tmp, at, axis)
-		c := b.continuation(tmp[:at], f1) + b.continuation(tmp[at:], files-f1)
-		if c < bestCost {
-			best, bestCost = axis, c
+		for _, k := range shiftOrder(steps) {
+			at := even + int(math.Round(float64(k)*kdShiftStep*b.share))
+			if k != 0 && (at <= 0 || at >= len(pts) || !b.inBand(at, f1) || !b.inBand(len(pts)-at, files-f1)) {
+				continue
+			}
+			selectNth(tmp, at, axis)
+			c := b.continuation(tmp[:at], f1) + b.continuation(tmp[at:], files-f1)
+			if c < bestCost {
+				best, bestAt, bestCost = axis, at, c
+			}
 		}
 	}
-	return best
+	return best, bestAt
+}
+
+// shiftOrder lists the steps to try, the even split (0) first so that
+// ties keep it: 0, -1, 1, -2, 2, ...
+func shiftOrder(steps int) []int {
+	out := []int{0}
+	for k := 1; k <= steps; k++ {
+		out = append(out, -k, k)
+	}
+	return out
+}
+
+// inBand reports whether n points for files files keep each file between
+// 0.85 and 1.2 of the tree's share.
+func (b *kdBuilder) inBand(n, files int) bool {
+	per := float64(n) / float64(files)
+	return per >= 0.85*b.share && per <= 1.2*b.share
 }
 
 // The ways continuation splits a node on down to its leaves: every split
@@ -266,23 +272,16 @@ func (b *kdBuilder) approx(pts []kdPoint, files, how int) float64 {
 	return b.approx(pts[:at], f1, how) + b.approx(pts[at:], files-f1, how)
 }
 
-// cost is the weighted count of sample windows box meets.
+// cost is the weighted count of windows box meets.
 func (b *kdBuilder) cost(box spatial.Bound) float64 {
 	if box.IsEmpty() {
 		return 0
 	}
 	c := 0.0
 	for s, ws := range b.sets {
-		if b.weights[s] == 0 {
-			continue
+		if b.weights[s] != 0 {
+			c += b.weights[s] * ws.meets(box)
 		}
-		n := 0
-		for _, w := range ws {
-			if box.Intersects(w) {
-				n++
-			}
-		}
-		c += b.weights[s] * float64(n)
 	}
 	return c
 }

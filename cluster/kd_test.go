@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -283,4 +284,51 @@ func TestKDSplitsForTheGivenWindows(t *testing.T) {
 			assert.Equal(t, tc.axis, n.Axis, "wide %v: node %d", tc.wide, i)
 		}
 	}
+}
+
+// BenchmarkKDBuild times building a kd tree from a full sample (65,536
+// clustered points) for 50 and for 500 files.
+func BenchmarkKDBuild(b *testing.B) {
+	pts := hotspots(1<<16, 3)
+	xs, ys := make([]float64, len(pts)), make([]float64, len(pts))
+	for i, p := range pts {
+		xs[i], ys[i] = p.Center()
+	}
+	cell := func(v float64) uint32 { return uint32((v + 180) * 1e6) }
+	for _, files := range []int{50, 500} {
+		b.Run(strconv.Itoa(files), func(b *testing.B) {
+			for b.Loop() {
+				buildKD(xs, ys, cell, cell, spatial.EmptyBound(), files, nil)
+			}
+		})
+	}
+}
+
+// TestKDSplitPositionsStayInBand checks that costed split positions move
+// some leaves off the even share, and keep every leaf between 0.85 and
+// 1.2 shares (give or take a point of rounding per level).
+func TestKDSplitPositionsStayInBand(t *testing.T) {
+	pts := hotspots(1<<14, 5)
+	xs, ys := make([]float64, len(pts)), make([]float64, len(pts))
+	for i, p := range pts {
+		xs[i], ys[i] = p.Center()
+	}
+	cell := func(v float64) uint32 { return uint32((v + 180) * 1e6) }
+	const files = 40
+	tree := buildKD(xs, ys, cell, cell, spatial.EmptyBound(), files, nil)
+	require.Equal(t, files, tree.leaves)
+	counts := make([]int, files)
+	for i := range xs {
+		counts[tree.leaf(cell(xs[i]), cell(ys[i]))]++
+	}
+	share := float64(len(xs)) / files
+	moved := 0
+	for leaf, c := range counts {
+		assert.GreaterOrEqual(t, float64(c), 0.85*share-8, "leaf %d", leaf)
+		assert.LessOrEqual(t, float64(c), 1.2*share+8, "leaf %d", leaf)
+		if math.Abs(float64(c)-share) > 0.05*share {
+			moved++
+		}
+	}
+	assert.Positive(t, moved, "no split moved off the even share")
 }
