@@ -148,7 +148,9 @@ func (s rowSize) rows(bytes int64) int {
 }
 
 // writeRuns reads every row of the group, validates and digests it, and
-// writes it into runs of at most run Arrow bytes, each sorted by frozen;
+// writes it into runs that hold at most run bytes of memory (the
+// capacity of the batches' buffers, not only their length), each sorted
+// by frozen;
 // a run is sorted and written while the next is read. cells, when not
 // nil, counts the rows' cells. It returns the size of what it read.
 func writeRuns(recs iter.Seq2[arrow.RecordBatch, error], g *groupIO, frozen *cluster.Sorter, rs *spill.Runs, run int64, cells *cluster.CellRuns) (rowSize, error) {
@@ -170,7 +172,7 @@ func writeRuns(recs iter.Seq2[arrow.RecordBatch, error], g *groupIO, frozen *clu
 	err := eachBatch(recs, g.digest, func(rec arrow.RecordBatch) error {
 		size.add(rec)
 		batch = append(batch, rec)
-		held += spill.RecordBytes(rec)
+		held += spill.HeldBytes(rec)
 		if held >= run {
 			todo <- batch
 			batch, held = nil, 0
