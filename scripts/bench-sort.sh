@@ -32,6 +32,8 @@ done
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$dir/bin"
+# The commit measured is the one built, whatever the tree holds by the end.
+commit="$(cd "$root" && git rev-parse --short HEAD)$(cd "$root" && git diff --quiet HEAD || echo '+changes')"
 (cd "$root" && go build -o "$dir/bin/geocompact" ./cmd/geocompact && go test -c -o "$dir/bin/geocompact.test" ./cmd/geocompact)
 gc=$dir/bin/geocompact
 wh=$dir/wh
@@ -84,7 +86,7 @@ done
 rm -rf "$wh"
 
 echo "# $rows rows in $commits commits, $((parquet / mib)) MiB of Parquet, target $target bytes, $rounds rounds"
-echo "# commit $(cd "$root" && git rev-parse --short HEAD)$(cd "$root" && git diff --quiet HEAD || echo '+changes'), $(date -u '+%Y-%m-%d %H:%M UTC'), load:$(uptime | sed 's/.*load average://')"
+echo "# commit $commit, $(date -u '+%Y-%m-%d %H:%M UTC'), load:$(uptime | sed 's/.*load average://')"
 awk -F'\t' '
 function median(a, n,   i, j, t) {
 	for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] > a[j]; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
