@@ -68,12 +68,15 @@
 //
 // A sort's memory follows its budget, whatever the group's size. A group
 // whose in-memory estimate exceeds its share of max-group-memory-bytes is
-// sorted through spill files (sortSpilled in extsort.go) and writes the
-// files the in-memory sort would write; spill directories are removed on
+// sorted through spill files (sortSpilled in extsort.go: sorted runs
+// merged by key for a curve, sortMerged in extmerge.go; key-range buckets
+// for a linear order) and writes the files the in-memory sort would
+// write; spill directories are removed on
 // success and failure, and those of killed runs by the next run
 // (spill.CleanAbandoned; the spill directory, its segment files and the
 // default memory budget live in engine/spill). Tested by
-// TestSpilledSortMatchesInMemory, TestSpillDirProblems and cmd/geocompact's
+// TestSpilledSortMatchesInMemory, spill's TestMergeIsStable,
+// TestSpillDirProblems and cmd/geocompact's
 // TestSpilledRewriteSurvivesSIGKILL; peak memory is measured by
 // BenchmarkRewriteMemory (docs/perf.md).
 //

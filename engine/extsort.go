@@ -17,11 +17,16 @@ import (
 
 // SortPlan is how one sorted group is sorted, as a dry run shows it: in
 // memory when its estimated peak fits its share of max-group-memory-bytes,
-// else by a range-partitioned external sort that spills to local disk.
+// else by an external sort that spills to local disk: sorted runs merged
+// by key for a curve's order, key-range buckets for a linear order.
 type SortPlan struct {
 	// Spill is true when the group is sorted through spill files.
 	Spill bool `json:"spill"`
-	// Buckets is how many key ranges a spilled group is scattered into.
+	// Runs is about how many sorted runs a spilled group by a curve's key
+	// is cut into before they are merged.
+	Runs int `json:"runs,omitempty"`
+	// Buckets is how many key ranges a spilled group by a linear order is
+	// scattered into.
 	Buckets int `json:"buckets,omitempty"`
 	// SpillBytes estimates the local disk the spill files take.
 	SpillBytes int64 `json:"spill_bytes,omitempty"`
@@ -61,7 +66,11 @@ func (r *rewriter) planSorts(p *Plan, concurrency int) {
 	}
 	budget := r.opts.MaxGroupMemoryBytes / int64(max(1, min(concurrency, len(p.Groups))))
 	for i := range p.Groups {
-		p.Groups[i].Sort = sortPlanFor(&p.Groups[i], budget)
+		sp := sortPlanFor(&p.Groups[i], budget)
+		if sp.Spill && r.groupOrder(i).Curve != cluster.CurveLinear {
+			mergePlan(sp, &p.Groups[i])
+		}
+		p.Groups[i].Sort = sp
 	}
 }
 
@@ -129,8 +138,9 @@ func (r *rewriter) checkSpill(p *Plan, concurrency int) error {
 	return nil
 }
 
-// sortSpilled orders a group too large for its memory budget by a
-// range-partitioned external sort, and writes exactly what sortInMemory
+// sortSpilled orders a group too large for its memory budget by merging
+// sorted runs (sortMerged, for a curve's key), or by a range-partitioned
+// external sort (for a linear order), and writes exactly what sortInMemory
 // would (the same rows in the same files in the same order):
 //
 //  1. sample: one pass over only the key and extent columns learns the
@@ -147,6 +157,9 @@ func (r *rewriter) checkSpill(p *Plan, concurrency int) error {
 // order, so the stable order within buckets is the global stable order.
 func (ex *execution) sortSpilled(ctx context.Context, g *groupIO, recs iter.Seq2[arrow.RecordBatch, error]) ([]OutFile, error) {
 	sp := g.o.group.Sort
+	if sp.Runs > 0 {
+		return ex.sortMerged(ctx, g, recs)
+	}
 	if ex.r.opts.CutWindowFraction > 0 {
 		ex.r.log.Warn("cut-window-fraction is not applied to a spilled group: its files are cut at equal row counts", "partition", g.o.group.Partition)
 	}
@@ -223,6 +236,7 @@ func (ex *execution) sampleKeys(ctx context.Context, g *groupIO, sorter *cluster
 	expected := int(max(g.o.group.Records, 1))
 	stats := proj.NewStats(expected)
 	stride := max(1, expected/min(max(256*buckets, 1<<14), 1<<20))
+
 	extent := spatial.EmptyBound()
 	var sample []arrow.RecordBatch
 	defer func() {
@@ -235,7 +249,7 @@ func (ex *execution) sampleKeys(ctx context.Context, g *groupIO, sorter *cluster
 		defer rec.Release()
 		extent = extent.Extend(verify.Extent(rec, pgeom, pbbox))
 		var idx []int32
-		for i := (stride - seen%stride) % stride; i < int(rec.NumRows()); i += stride {
+		for i := (stride - seen%stride) % stride; buckets > 0 && i < int(rec.NumRows()); i += stride {
 			idx = append(idx, int32(i))
 		}
 		seen += int(rec.NumRows())

@@ -150,10 +150,10 @@ type Options struct {
 	// MaxGroupMemoryBytes is the memory budget of the sorted groups
 	// rewritten at once, shared evenly between them. A group whose
 	// in-memory sort would not fit its share is sorted by an external,
-	// range-partitioned sort that spills to SpillDir and stays inside the
-	// share, so any group size can be sorted as one order (default
-	// spill.DefaultMemoryBudget: a quarter of physical memory, from 256 MiB up
-	// to 4 GiB).
+	// sort that spills to SpillDir and stays inside the share, so any
+	// group size can be sorted as one order (default
+	// spill.DefaultMemoryBudget: 160 MiB, or a quarter of physical memory
+	// when less, at least 64 MiB).
 	MaxGroupMemoryBytes int64
 	// SpillDir is the local directory spill files go under (default
 	// $GEOCOMPACT_SPILL_DIR, else the OS temp directory); it is local even

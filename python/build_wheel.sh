@@ -56,7 +56,8 @@ for p in "${platforms[@]}"; do
 	# A private directory per build, so that builds may run side by side.
 	work="$(mktemp -d)"
 	echo "build_wheel.sh: go build $p ($version)" >&2
-	(cd "$root" && GOOS="${p%/*}" GOARCH="${p#*/}" CGO_ENABLED=0 go build -trimpath \
+	# The wheel keeps the Glue and Hive catalogs that docs/python.md lists.
+	(cd "$root" && GOOS="${p%/*}" GOARCH="${p#*/}" CGO_ENABLED=0 go build -trimpath -tags 'glue hive' \
 		-ldflags "-s -w -X main.version=$version" -o "$work/bin/geocompact" ./cmd/geocompact)
 	(cd "$here" && GEOCOMPACT_WHEEL_PLATFORM="$platform_tag" GEOCOMPACT_WHEEL_BINARY="$work/bin/geocompact" \
 		"$venv/bin/python" -m build --wheel --no-isolation --outdir "$work/dist" . >&2)

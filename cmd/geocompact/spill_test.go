@@ -36,7 +36,7 @@ func spillFiles(t *testing.T, root string) (segments int, dirs []string) {
 }
 
 // TestSpilledRewriteSurvivesSIGKILL kills a spilled Hilbert rewrite while
-// it scatters rows into spill files, and again while it sorts the buckets
+// it writes sorted runs into spill files, and again while it merges them
 // (spill files are being consumed). Each time the table must be unchanged
 // and the killed run's spill directory left behind; the next run must
 // remove it and succeed.
@@ -83,10 +83,10 @@ func TestSpilledRewriteSurvivesSIGKILL(t *testing.T) {
 		assert.Len(t, dirs, 1, "killed during %s: the run's spill directory is left", phase)
 		assert.Positive(t, segments)
 	}
-	kill("scatter", func(segments, _ int) bool { return segments > 0 })
+	kill("runs", func(segments, _ int) bool { return segments > 0 })
 	// The first kill's directory is removed by the second run, which is
 	// killed once it has consumed some of its own spill files.
-	kill("bucket sort", func(segments, most int) bool { return most > 4 && segments > 0 && segments < most-2 })
+	kill("merge", func(segments, most int) bool { return most > 4 && segments > 0 && segments < most-2 })
 
 	res := runChild(t, args...)
 	require.Equal(t, 0, res.Code, res.Stderr)

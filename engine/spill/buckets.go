@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 // Buckets writes and reads the spill files of one group's buckets: each
@@ -145,13 +146,19 @@ func conformTo(sc *arrow.Schema, rec arrow.RecordBatch) arrow.RecordBatch {
 
 // RecordBytes is the size of the buffers rec's columns hold (slices count
 // whole buffers).
-func RecordBytes(rec arrow.RecordBatch) int64 {
+func RecordBytes(rec arrow.RecordBatch) int64 { return recordBytes(rec, (*memory.Buffer).Len) }
+
+// HeldBytes is the memory rec's buffers take: their capacity, which in
+// batches from the Parquet reader can be several times their length.
+func HeldBytes(rec arrow.RecordBatch) int64 { return recordBytes(rec, (*memory.Buffer).Cap) }
+
+func recordBytes(rec arrow.RecordBatch, size func(*memory.Buffer) int) int64 {
 	var n int64
 	var walk func(d arrow.ArrayData)
 	walk = func(d arrow.ArrayData) {
 		for _, b := range d.Buffers() {
 			if b != nil {
-				n += int64(b.Len())
+				n += int64(size(b))
 			}
 		}
 		for _, c := range d.Children() {

@@ -7,17 +7,28 @@ import (
 	"strings"
 )
 
-// DefaultMemoryBudget is the default of max-group-memory-bytes: a quarter
-// of the machine's memory (or of the cgroup limit when lower), at least
-// 256 MiB and at most 4 GiB, so a scheduled rewrite shares the machine.
+// DefaultMemoryBudget is the default of max-group-memory-bytes:
+// DefaultBudget, or a quarter of the machine's memory (or of the cgroup
+// limit) when that is less, but at least MinBudget. A group larger than
+// its share is sorted by merging sorted runs from local disk, within
+// 1.5x the in-memory sort's time from 64 MiB up (docs/perf.md), so a
+// scheduled rewrite stays small on a shared machine without being slow.
 func DefaultMemoryBudget() int64 {
-	const lo, hi = 256 << 20, 4 << 30
 	total := physicalMemory()
 	if total <= 0 {
-		return 1 << 30
+		return DefaultBudget
 	}
-	return min(max(total/4, lo), hi)
+	return max(min(total/4, DefaultBudget), MinBudget)
 }
+
+// DefaultBudget is the default memory budget of sorted groups on a
+// machine with 640 MiB of memory or more, chosen from the measurements in
+// docs/perf.md: Hilbert at defaults on 1.5M points peaks under 300 MiB of
+// RSS, and the soft memory limit it sets keeps binpack under 200 MiB.
+const DefaultBudget = 160 << 20
+
+// MinBudget is the smallest default budget, on small machines.
+const MinBudget = 64 << 20
 
 // physicalMemory reads MemTotal from /proc/meminfo and the cgroup v2
 // memory limit; 0 when neither is known.

@@ -256,14 +256,17 @@ func WritePlan(out io.Writer, p *engine.Plan, human bool) error {
 	return err
 }
 
-// sortText says how a group is sorted: in memory, or spilled into so many
-// buckets and bytes of local disk.
+// sortText says how a group is sorted: in memory, or spilled to so many
+// bytes of local disk, as sorted runs merged by key or as key-range
+// buckets.
 func sortText(sp *engine.SortPlan, human bool) string {
 	switch {
 	case sp == nil:
 		return "-"
 	case !sp.Spill:
 		return "in memory"
+	case sp.Runs > 0:
+		return fmt.Sprintf("spill: about %d sorted runs merged, %s", sp.Runs, FormatBytes(sp.SpillBytes, human))
 	}
 	return fmt.Sprintf("spill: %d buckets, %s", sp.Buckets, FormatBytes(sp.SpillBytes, human))
 }

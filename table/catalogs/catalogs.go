@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/apache/iceberg-go"
@@ -20,9 +21,9 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	// Catalog implementations, registered with catalog.Load by their init.
-	_ "github.com/apache/iceberg-go/catalog/glue"
+	// glue and hive come with the build tags glue and hive (see
+	// catalogs_*.go).
 	_ "github.com/apache/iceberg-go/catalog/hadoop"
-	_ "github.com/apache/iceberg-go/catalog/hive"
 	_ "github.com/apache/iceberg-go/catalog/rest"
 	_ "github.com/apache/iceberg-go/catalog/sql"
 
@@ -138,6 +139,10 @@ func Open(ctx context.Context, spec Spec) (catalog.Catalog, error) {
 			// that commits are unsafe; the user configured it, say so.
 			props["allow-unsafe-commits"] = props.Get("allow-unsafe-commits", "false")
 		}
+	}
+	if slices.Contains(missingCatalogs, typ) {
+		return nil, fmt.Errorf("open %s catalog %q: %s catalogs are not in this build of geocompact; build it with -tags %s "+
+			"(go install -tags %s github.com/geocompact/geocompact/cmd/geocompact@latest)", typ, name, typ, typ, typ)
 	}
 	props["type"] = typ
 	cat, err := catalog.Load(ctx, name, props)

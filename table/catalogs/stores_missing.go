@@ -20,6 +20,10 @@ type missingStore struct {
 // missingStores are the stores this build leaves out (stores_no*.go).
 var missingStores []missingStore
 
+// missingCatalogs are the catalog types this build leaves out
+// (catalogs_no*.go).
+var missingCatalogs []string
+
 var registerMissing sync.Once
 
 // registerMissingStores makes the schemes of the stores left out of this

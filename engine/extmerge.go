@@ -1,0 +1,214 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/geocompact/geocompact/cluster"
+	"github.com/geocompact/geocompact/engine/spill"
+)
+
+// Sizes of the merged spilled sort, by the group's budget (its share of
+// max-group-memory-bytes).
+const (
+	// mergeBatchBytes is about how much one batch of a run holds: the
+	// merge holds one per run it reads, plus the batches its pending
+	// output rows come from.
+	mergeBatchBytes = 256 << 10
+	// minFanIn and maxFanIn bound how many runs one merge reads at once
+	// (two files each).
+	minFanIn = 16
+	maxFanIn = 256
+)
+
+// runBudget is the most Arrow bytes one sorted run holds: a run is read
+// while the one before it is sorted and written.
+func runBudget(budget int64) int64 {
+	return max(budget/4, 64<<10)
+}
+
+// fanIn is how many runs one merge reads at once within budget: their
+// batches take at most a quarter of it, but never fewer than minFanIn.
+func fanIn(budget int64) int {
+	return int(min(max(budget/4/mergeBatchBytes, minFanIn), maxFanIn))
+}
+
+// mergePlan turns sp, the spilled sort plan of group g by a curve's key,
+// into a merge of sorted runs.
+func mergePlan(sp *SortPlan, g *Group) {
+	arrowBytes := g.Bytes * arrowPerParquetByte
+	run := runBudget(sp.BudgetBytes)
+	sp.Runs = int(max((arrowBytes+run-1)/run, 2))
+	sp.Buckets = 0
+	// Two runs (one read, one sorted and written) with their permutation,
+	// or the merge's batches: both below half the budget.
+	sp.PeakMemoryBytes = min(sp.PeakMemoryBytes, sortOverheadBytes+2*run+int64(fanIn(sp.BudgetBytes))*mergeBatchBytes)
+}
+
+// sortMerged orders a group too large for its memory budget by its
+// curve's key through sorted runs on local disk, and writes exactly what
+// sortInMemory would (the same rows in the same order in the same files,
+// gathered into the same batches):
+//
+//  1. scale: one pass over only the key and extent columns learns the
+//     key's scale (the group's extent, quantiles), so that every row's
+//     key is the one the in-memory sort gives it;
+//  2. runs: one pass over all rows (deletes applied, validated, digested)
+//     cuts them into runs of a quarter of the budget, each sorted stably
+//     and written with its keys while the next is read;
+//  3. merge: the runs are read back batch by batch and merged by key,
+//     equal keys taken from the earlier run first, into the file writers.
+//
+// Each run is a stretch of the input in stable key order, and a tie goes
+// to the earlier stretch, so the merge is the stable order of the whole
+// group: the in-memory sort's.
+func (ex *execution) sortMerged(ctx context.Context, g *groupIO, recs iter.Seq2[arrow.RecordBatch, error]) ([]OutFile, error) {
+	sp := g.o.group.Sort
+	if ex.r.opts.CutWindowFraction > 0 {
+		ex.r.log.Warn("cut-window-fraction is not applied to a spilled group: its files are cut at equal row counts", "partition", g.o.group.Partition)
+	}
+	sorter, err := ex.groupSorter(g, g.readSc)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	ex.progress(g.o.index, "scaling", 0, 0)
+	frozen, _, _, err := ex.sampleKeys(ctx, g, sorter, 0)
+	if err != nil {
+		return nil, fmt.Errorf("scale: %w", err)
+	}
+	ex.r.log.Debug("spill: scaled", "partition", g.o.group.Partition, "duration", time.Since(start))
+	dir, removed, err := spill.OpenDir(spill.Root(ex.r.opts.SpillDir))
+	if err != nil {
+		return nil, err
+	}
+	defer dir.Close()
+	for _, p := range removed {
+		ex.r.log.Info("removed an abandoned spill directory", "path", p)
+	}
+	start = time.Now()
+	ex.progress(g.o.index, "sorting runs", 0, 0)
+	rs := spill.NewRuns(dir, g.readSc)
+	rs.BeforeWrite = testHookSpillWrite
+	defer rs.Remove()
+	cells := cellRuns(frozen)
+	size, err := writeRuns(recs, g, frozen, rs, runBudget(sp.BudgetBytes), cells)
+	if err != nil {
+		return nil, err
+	}
+	ex.r.log.Debug("spill: runs written", "partition", g.o.group.Partition, "runs", rs.Len(), "rows", g.o.in.Rows, "spill_bytes", rs.DiskBytes(), "duration", time.Since(start))
+	if testHookAfterScatter != nil {
+		testHookAfterScatter()
+	}
+	if g.o.in.Rows == 0 {
+		return nil, nil
+	}
+	start = time.Now()
+	ex.progress(g.o.index, "merging", 0, 0)
+	per := sortedFileRows(g.o.in.Rows, g.o.group.OutputFiles)
+	fileRows := func(int) int64 { return per }
+	if cells != nil {
+		fileRows = runFileRows(cells.Runs(), g.o.group.OutputFiles)
+	}
+	sink := ex.newSink(ctx, g.o, g.sc, fileRows, sinkQueue)
+	err = rs.Merge(fanIn(sp.BudgetBytes), size.rows(mergeBatchBytes), size.rows(gatherBytes), func(rec arrow.RecordBatch) error {
+		if err := sink.Write(rec); err != nil {
+			return fmt.Errorf("write: %w", err)
+		}
+		return nil
+	})
+	files, cerr := sink.Close()
+	if err == nil && cerr != nil {
+		err = fmt.Errorf("write: %w", cerr)
+	}
+	ex.r.log.Debug("spill: merged and written", "partition", g.o.group.Partition, "files", len(files), "duration", time.Since(start))
+	return files, err
+}
+
+// rowSize sums the Arrow bytes and rows of the batches read.
+type rowSize struct{ bytes, n int64 }
+
+func (s *rowSize) add(rec arrow.RecordBatch) {
+	s.bytes += spill.RecordBytes(rec)
+	s.n += rec.NumRows()
+}
+
+// rows is how many rows make about bytes, as chunkRows counts them over
+// the same batches (so the merge gathers the batches the in-memory sort
+// gathers).
+func (s rowSize) rows(bytes int64) int {
+	if s.n == 0 || s.bytes == 0 {
+		return 1 << 16
+	}
+	return int(min(max(bytes*s.n/s.bytes, 1<<10), 1<<17))
+}
+
+// writeRuns reads every row of the group, validates and digests it, and
+// writes it into runs that hold at most run bytes of memory (the
+// capacity of the batches' buffers, not only their length), each sorted
+// by frozen;
+// a run is sorted and written while the next is read. cells, when not
+// nil, counts the rows' cells. It returns the size of what it read.
+func writeRuns(recs iter.Seq2[arrow.RecordBatch, error], g *groupIO, frozen *cluster.Sorter, rs *spill.Runs, run int64, cells *cluster.CellRuns) (rowSize, error) {
+	var size rowSize
+	todo := make(chan []arrow.RecordBatch, 1)
+	done := make(chan error, 1)
+	go func() {
+		var err error
+		for batch := range todo {
+			if err == nil {
+				err = sortRun(batch, g.readSc, frozen, rs, cells)
+			}
+			release(batch)
+		}
+		done <- err
+	}()
+	var batch []arrow.RecordBatch
+	var held int64
+	err := eachBatch(recs, g.digest, func(rec arrow.RecordBatch) error {
+		size.add(rec)
+		batch = append(batch, rec)
+		held += spill.HeldBytes(rec)
+		if held >= run {
+			todo <- batch
+			batch, held = nil, 0
+		}
+		return nil
+	})
+	if err == nil && len(batch) > 0 {
+		todo <- batch
+		batch = nil
+	}
+	release(batch)
+	close(todo)
+	if werr := <-done; err == nil {
+		err = werr
+	}
+	return size, err
+}
+
+// sortRun sorts one run's rows by frozen and writes them as a run.
+func sortRun(recs []arrow.RecordBatch, sc *arrow.Schema, frozen *cluster.Sorter, rs *spill.Runs, cells *cluster.CellRuns) error {
+	perm, keys, err := frozen.SortedKeys(recs)
+	if err != nil {
+		return fmt.Errorf("sort: %w", err)
+	}
+	if cells != nil {
+		cells.Add(keys)
+	}
+	var size rowSize
+	for _, r := range recs {
+		size.add(r)
+	}
+	return rs.Write(recs, perm, keys, size.rows(mergeBatchBytes))
+}
+
+func release(recs []arrow.RecordBatch) {
+	for _, r := range recs {
+		r.Release()
+	}
+}

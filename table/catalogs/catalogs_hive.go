@@ -1,0 +1,6 @@
+//go:build hive
+
+package catalogs
+
+// hive catalogs, in builds with the hive tag.
+import _ "github.com/apache/iceberg-go/catalog/hive"

@@ -1,0 +1,5 @@
+//go:build !glue
+
+package catalogs
+
+func init() { missingCatalogs = append(missingCatalogs, "glue") }

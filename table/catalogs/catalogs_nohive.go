@@ -1,0 +1,5 @@
+//go:build !hive
+
+package catalogs
+
+func init() { missingCatalogs = append(missingCatalogs, "hive") }
