@@ -15,6 +15,7 @@ import (
 
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/internal/enginetest"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/table/catalogs"
 )
@@ -76,7 +77,7 @@ func TestIncrementalMaintenance(t *testing.T) {
 		if v.key != "" {
 			opts[v.key] = v.value
 		}
-		res, err := engine.Rewrite(ctx, cat, name, engine.Request{Curve: "hilbert", Options: opts})
+		res, err := enginetest.Rewrite(ctx, cat, name, engine.Request{Curve: "hilbert", Options: opts})
 		require.NoError(t, err)
 		tbl, err = catalogs.LoadTable(ctx, cat, name)
 		require.NoError(t, err)
@@ -132,7 +133,7 @@ func clusteredWithArrivals(t *testing.T, cat catalog.Catalog, src *table.Table, 
 	require.NoError(t, err)
 	_, err = copyRows(ctx, icebergRows(src, base), catalogs.TableName(src), dst, 1<<16)
 	require.NoError(t, err)
-	_, err = engine.Rewrite(ctx, cat, name, engine.Request{Curve: "hilbert", Options: map[string]string{engine.OptRewriteAll: "true"}})
+	_, err = enginetest.Rewrite(ctx, cat, name, engine.Request{Curve: "hilbert", Options: map[string]string{engine.OptRewriteAll: "true"}})
 	require.NoError(t, err)
 	for _, a := range arrivals {
 		dst, err = catalogs.LoadTable(ctx, cat, name)

@@ -13,6 +13,7 @@ import (
 	"github.com/geocompact/geocompact/engine/spill"
 	"github.com/geocompact/geocompact/engine/verify"
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/table"
 )
 
 // SortPlan is how one sorted group is sorted, as a dry run shows it: in
@@ -145,7 +146,7 @@ func (r *rewriter) checkSpill(p *Plan, concurrency int) error {
 //
 // Equal keys always fall in one bucket, and each bucket keeps input
 // order, so the stable order within buckets is the global stable order.
-func (ex *execution) sortSpilled(ctx context.Context, g *groupIO, recs iter.Seq2[arrow.RecordBatch, error]) ([]OutFile, error) {
+func (ex *execution) sortSpilled(ctx context.Context, g *groupIO, recs iter.Seq2[arrow.RecordBatch, error]) ([]table.OutFile, error) {
 	sp := g.o.group.Sort
 	if ex.r.opts.CutWindowFraction > 0 {
 		ex.r.log.Warn("cut-window-fraction is not applied to a spilled group: its files are cut at equal row counts", "partition", g.o.group.Partition)
@@ -354,7 +355,7 @@ func argmax(xs []int64) int {
 // sortUnits loads the buckets in key order, merged into units of at most
 // unit Arrow bytes, sorts each and writes it into sink; the next unit is
 // loaded and sorted while the current one is written.
-func (ex *execution) sortUnits(ctx context.Context, g *groupIO, frozen *cluster.Sorter, bf *spill.Buckets, unit int64, sink Sink) error {
+func (ex *execution) sortUnits(ctx context.Context, g *groupIO, frozen *cluster.Sorter, bf *spill.Buckets, unit int64, sink table.Sink) error {
 	type sorted struct {
 		recs []arrow.RecordBatch
 		perm []int32

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/table"
 )
 
 // Defaults of the overlap-aware selection (see Options.OverlapSelection).
@@ -40,7 +41,7 @@ const (
 //
 // It returns the candidates, the files left alone, and the reason every
 // group of the partition is kept ("" when it changed nothing).
-func (o Options) overlapSelect(cands []PlanFile, healthy []Skipped) ([]PlanFile, []Skipped, string) {
+func (o Options) overlapSelect(cands []table.PlanFile, healthy []Skipped) ([]table.PlanFile, []Skipped, string) {
 	if !o.OverlapSelection || !o.clustered || o.RewriteAll || len(cands) == 0 || len(healthy) == 0 || !allBounded(cands, healthy) {
 		return cands, healthy, ""
 	}
@@ -89,7 +90,7 @@ func (o Options) overlapSelect(cands []PlanFile, healthy []Skipped) ([]PlanFile,
 }
 
 // allBounded reports whether every file has a box from its statistics.
-func allBounded(cands []PlanFile, healthy []Skipped) bool {
+func allBounded(cands []table.PlanFile, healthy []Skipped) bool {
 	for _, f := range cands {
 		if !f.HasBound {
 			return false
@@ -107,7 +108,7 @@ func allBounded(cands []PlanFile, healthy []Skipped) bool {
 // candidate's box intersects, sparsest first: by records per unit of box
 // area, then by how many candidates overlap them (most first), then by
 // position.
-func overlapped(cands []PlanFile, healthy []Skipped) []int {
+func overlapped(cands []table.PlanFile, healthy []Skipped) []int {
 	type hit struct {
 		i       int
 		density float64

@@ -5,14 +5,16 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/geocompact/geocompact/table"
 )
 
 // Group is a set of files of one partition rewritten together.
 type Group struct {
-	Partition string     `json:"partition"`
-	Files     []PlanFile `json:"files"`
-	Bytes     int64      `json:"bytes"`
-	Records   int64      `json:"records"`
+	Partition string           `json:"partition"`
+	Files     []table.PlanFile `json:"files"`
+	Bytes     int64            `json:"bytes"`
+	Records   int64            `json:"records"`
 	// OutputFiles is the number of files the group is written as.
 	OutputFiles int `json:"output_files"`
 	// Reason says why the group is rewritten.
@@ -24,7 +26,7 @@ type Group struct {
 
 // Skipped is a file the plan leaves alone, with the reason.
 type Skipped struct {
-	PlanFile
+	table.PlanFile
 	Reason string `json:"reason"`
 }
 
@@ -76,10 +78,10 @@ func (p *Plan) Bytes() int64 {
 // Every input file lands in exactly one group or in Skipped with its
 // reason; no group spans partitions; the same input gives the same plan.
 // Groups are then ordered by JobOrder and cut at MaxFilesToRewrite.
-func (o Options) Plan(files []PlanFile) *Plan {
+func (o Options) Plan(files []table.PlanFile) *Plan {
 	p := &Plan{}
 	var order []string
-	byPart := map[string][]PlanFile{}
+	byPart := map[string][]table.PlanFile{}
 	for _, f := range files {
 		if _, ok := byPart[f.Partition]; !ok {
 			order = append(order, f.Partition)
@@ -88,7 +90,7 @@ func (o Options) Plan(files []PlanFile) *Plan {
 	}
 	var hints []string
 	for _, part := range order {
-		var cands []PlanFile
+		var cands []table.PlanFile
 		var healthy []Skipped
 		for _, f := range byPart[part] {
 			if reason := o.notCandidate(f); reason != "" {
@@ -138,7 +140,7 @@ func (o Options) Plan(files []PlanFile) *Plan {
 }
 
 // notCandidate returns why f is not a rewrite candidate, or "" if it is.
-func (o Options) notCandidate(f PlanFile) string {
+func (o Options) notCandidate(f table.PlanFile) string {
 	switch {
 	case o.RewriteAll:
 		return ""
@@ -152,7 +154,7 @@ func (o Options) notCandidate(f PlanFile) string {
 
 // pack packs candidates, in order, into groups of at most
 // MaxFileGroupSize bytes (a single larger file forms its own group).
-func (o Options) pack(part string, cands []PlanFile) []Group {
+func (o Options) pack(part string, cands []table.PlanFile) []Group {
 	var groups []Group
 	cur := Group{Partition: part}
 	for _, f := range cands {
@@ -231,7 +233,7 @@ func (o Options) orderGroups(gs []Group) {
 }
 
 // hint explains an empty plan and what would change it.
-func (o Options) hint(files []PlanFile, groupHints []string) string {
+func (o Options) hint(files []table.PlanFile, groupHints []string) string {
 	if len(files) == 0 {
 		return "the table (or the --where scope) has no data files"
 	}

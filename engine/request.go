@@ -19,7 +19,7 @@ type Request struct {
 	// table's own sort order.
 	SortOrder string
 	// AllowLayoutChange lets a request whose strategy, curve or sort order
-	// differs from the layout the table records (layouts.Of) rewrite
+	// differs from the layout the table records (table.Table.Layout) rewrite
 	// it anyway; without it such a rewrite fails with a *layouts.ChangeError.
 	// Without strategy, curve and sort order a rewrite follows the
 	// table's layout.

@@ -7,8 +7,8 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/spatial"
+	format "github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/catalogs"
 )
 
@@ -77,8 +77,8 @@ func Schema(tbl *table.Table) TableSchema {
 		out.Geometry = geometryOf(cols)
 	}
 	if s := tbl.CurrentSnapshot(); s != nil && s.Summary != nil {
-		if st := s.Summary.Properties[engine.SummaryStrategy]; st != "" {
-			out.LastRewrite = strings.TrimSpace(st + " " + s.Summary.Properties[engine.SummarySortOrder])
+		if st := s.Summary.Properties[format.SummaryStrategy]; st != "" {
+			out.LastRewrite = strings.TrimSpace(st + " " + s.Summary.Properties[format.SummarySortOrder])
 		}
 	}
 	return out

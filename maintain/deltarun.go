@@ -20,7 +20,7 @@ import (
 // policy's cadence, and measure again. The Iceberg steps (manifests,
 // expire, orphans) are reported as not applicable. A Delta table takes no
 // lease: the optimize commit is checked against concurrent commits (a
-// conflict wraps engine.ErrConflict), and vacuum deletes only files no
+// conflict wraps catalogs.ErrConflict), and vacuum deletes only files no
 // version within the retention needs. A failed or unverified optimize
 // stops the run before the vacuum.
 func RunDelta(ctx context.Context, location string, cfg Config) (*Report, error) {
@@ -45,7 +45,11 @@ func RunDelta(ctx context.Context, location string, cfg Config) (*Report, error)
 			return ft.Properties, err
 		},
 		rewrite: func(ctx context.Context, rc engine.Request) (*engine.Result, error) {
-			return deltatable.Rewrite(ctx, location, rc)
+			t, err := deltatable.OpenLocation(ctx, location, rc.DryRun)
+			if err != nil {
+				return nil, err
+			}
+			return engine.Rewrite(ctx, t, rc)
 		},
 	}
 	dm := &deltaMaintainer{maintainer: m, t: t}

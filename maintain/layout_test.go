@@ -11,6 +11,7 @@ import (
 	"github.com/geocompact/geocompact/alter"
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/maintain"
+	"github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/layouts"
 )
 
@@ -30,7 +31,7 @@ func TestMaintainFollowsTableLayout(t *testing.T) {
 	assert.Equal(t, "hilbert()", rep.Rewrite.SortOrder)
 	assert.Equal(t, layouts.FromProperty, rep.Rewrite.LayoutSource)
 	assert.Greater(t, rep.Rewrite.AddedDataFilesCount, 1, "64 KiB files, not one: %+v", rep.Before)
-	assert.Equal(t, "hilbert()", load(t, cat, name).CurrentSnapshot().Summary.Properties[engine.SummarySortOrder])
+	assert.Equal(t, "hilbert()", load(t, cat, name).CurrentSnapshot().Summary.Properties[table.SummarySortOrder])
 }
 
 // TestMaintainRefusesLayoutChange: a policy that bin-packs a table laid

@@ -13,6 +13,7 @@ import (
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/table/catalogs"
+	"github.com/geocompact/geocompact/table/icebergtable"
 )
 
 // Gate thresholds, by their policy names.
@@ -293,7 +294,11 @@ func newIcebergMaintainer(cat catalog.Catalog, name string, p Policy, cfg Config
 			return tbl.Properties(), nil
 		},
 		rewrite: func(ctx context.Context, rc engine.Request) (*engine.Result, error) {
-			return engine.Rewrite(ctx, cat, name, rc)
+			t, err := icebergtable.Open(ctx, cat, name)
+			if err != nil {
+				return nil, err
+			}
+			return engine.Rewrite(ctx, t, rc)
 		},
 	}
 	return m

@@ -1,4 +1,4 @@
-// Package format is the seam between the rewrite engine and a table
+// Package table is the seam between the rewrite engine and a table
 // format: the files a plan is made of (PlanFile), what the engine asks of
 // a format (Format: read, write, read back, commit, remove) and what it
 // hands over (Sink, OutFile, Replacement). It is a leaf: the engine and
@@ -56,10 +56,10 @@ type Format interface {
 	// in one commit, and returns the commit's id (a snapshot id, a
 	// table version) and how many delete files (or deletion vectors)
 	// went with the files they applied to. It fails with
-	// catalogs.ErrConflict (engine.ErrConflict), committing nothing,
+	// catalogs.ErrConflict, committing nothing,
 	// when a replaced file changed under the rewrite; a concurrent
 	// append is not a conflict.
-	Commit(ctx context.Context, groups []Replacement, summary map[string]string) (id int64, removedDeletes int, err error)
+	Commit(ctx context.Context, groups []Replacement, c Commit) (id int64, removedDeletes int, err error)
 	// Remove deletes files a rewrite wrote and did not commit.
 	Remove(ctx context.Context, paths []string) error
 	// BrokenInput adds to err, a failure reading files, which of them is

@@ -21,8 +21,8 @@ import (
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/spark"
 	"github.com/spf13/cobra"
 
-	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/internal/cli"
+	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/table/config"
 )
 
@@ -63,7 +63,7 @@ func run(ctx context.Context, args []string, out, errOut io.Writer) int {
 		return exitOK
 	case errors.As(err, new(*usageError)):
 		return exitUsage
-	case errors.Is(err, engine.ErrConflict):
+	case errors.Is(err, catalogs.ErrConflict):
 		return exitConflict
 	default:
 		return exitError

@@ -15,6 +15,7 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/optval"
 )
 
 func init() { register(newBenchCmd) }
@@ -157,7 +158,7 @@ func (o *benchOptions) config() (bench.Config, error) {
 func runBench(ctx context.Context, o *benchOptions, cfg bench.Config) error {
 	rep, err := measureLayouts(ctx, o, cfg)
 	if err != nil {
-		if errors.Is(err, engine.ErrOption) {
+		if errors.Is(err, optval.ErrBad) {
 			return &usageError{err}
 		}
 		return err

@@ -19,6 +19,7 @@ import (
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/table/catalogs"
+	"github.com/geocompact/geocompact/table/icebergtable"
 	"github.com/geocompact/geocompact/validate"
 )
 
@@ -142,7 +143,11 @@ func runQuickstart(ctx context.Context, o *quickstartOptions) error {
 	t0 = time.Now()
 	target := max(res.Before.Bytes/int64(o.files), bench.MinDefaultTargetFileSize)
 	say("3/4 compacting with --curve hilbert into files of about %s...", engine.FormatBytes(target))
-	rw, err := engine.Rewrite(ctx, cat, o.table, engine.Request{
+	t, err := icebergtable.Open(ctx, cat, o.table)
+	if err != nil {
+		return err
+	}
+	rw, err := engine.Rewrite(ctx, t, engine.Request{
 		Curve: "hilbert", CommitRetries: spec.Retries(), Logger: o.g.Logger(),
 		Options: map[string]string{engine.OptTargetFileSize: fmt.Sprint(target)},
 	})

@@ -18,6 +18,7 @@ import (
 	"github.com/geocompact/geocompact/alter"
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/internal/cli"
 	"github.com/geocompact/geocompact/maintain"
 	"github.com/geocompact/geocompact/sql"
@@ -212,7 +213,7 @@ func largestMemoryBudget(calls []sql.Call) map[string]string {
 // sqlPrepareError makes a mistake in the statements a usage error (exit
 // 2); a catalog or table that cannot be reached stays an error (exit 1).
 func sqlPrepareError(err error) error {
-	for _, usage := range []error{sql.ErrInvalid, procedure.ErrCall, where.ErrInvalid, engine.ErrOption,
+	for _, usage := range []error{sql.ErrInvalid, procedure.ErrCall, where.ErrInvalid, optval.ErrBad,
 		catalogs.ErrBadIdentifier, maintain.ErrRetentionFloor, maintain.ErrDuration} {
 		if errors.Is(err, usage) {
 			return &usageError{err}

@@ -12,8 +12,7 @@ import (
 	"strings"
 )
 
-// ErrBad marks a malformed option value (engine.ErrOption is the same
-// error).
+// ErrBad marks a malformed option value.
 var ErrBad = errors.New("engine: bad option")
 
 // Parser parses the values of named options, keeping the first error;

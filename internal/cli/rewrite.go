@@ -21,8 +21,10 @@ import (
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/sql/where"
+	"github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/layouts"
 )
 
@@ -132,7 +134,7 @@ func ParseKV(pairs []string) (map[string]string, error) {
 // IsUsage reports whether a rewrite failed on the command line's values
 // (an option or --where the table cannot take) rather than on the table.
 func IsUsage(err error) bool {
-	return errors.Is(err, engine.ErrOption) || errors.Is(err, where.ErrInvalid) || errors.Is(err, layouts.ErrChange)
+	return errors.Is(err, optval.ErrBad) || errors.Is(err, where.ErrInvalid) || errors.Is(err, layouts.ErrChange)
 }
 
 // Column is a column a binary adds to the result table, before DURATION.
@@ -162,7 +164,7 @@ func WriteResult(out io.Writer, res *engine.Result, human bool, extra ...Column)
 	}
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	commits := "SNAPSHOTS"
-	if res.Format == engine.FormatDelta {
+	if res.Format == table.FormatDelta {
 		commits = "VERSIONS" // a Delta table commits versions of its log
 	}
 	head := "REWRITTEN FILES\tADDED FILES\tREWRITTEN BYTES\tFAILED FILES\tREMOVED DELETE FILES\tFILES BEFORE\tFILES AFTER\tBYTES BEFORE\tBYTES AFTER\t" + commits

@@ -33,20 +33,14 @@ import (
 
 // Table is an Iceberg table at the snapshot a rewrite planned on.
 type Table struct {
-	// Catalog and Name are where the table is, Retries how often a
-	// commit that lost a race is replayed.
+	// Catalog and Name are where the table is.
 	Catalog catalog.Catalog
 	Name    string
-	Retries int
 
 	Table      *table.Table
 	SnapshotID int64
 	// All are the scan tasks of every live file at the snapshot.
 	All []table.FileScanTask
-
-	// BeforeCommit, when set, runs before each commit attempt (a test's
-	// way to commit concurrently).
-	BeforeCommit func(context.Context)
 
 	// checked holds the data files whose footers were found sound.
 	checked sync.Map
@@ -149,8 +143,13 @@ func (t *Table) BrokenInput(ctx context.Context, files []format.PlanFile, err er
 }
 
 func (t *Table) Spatial() (spatial.Columns, map[string]string, error) {
-	cols, err := spatial.DiscoverTableColumns(t.Table.Schema(), t.Table.Properties(), "")
+	cols, err := discoverColumns(t.Table)
 	return cols, t.Table.Properties(), err
+}
+
+// discoverColumns returns the spatial columns of tbl.
+func discoverColumns(tbl *table.Table) (spatial.Columns, error) {
+	return spatial.DiscoverTableColumns(tbl.Schema(), tbl.Properties(), "")
 }
 
 // ioOptions returns the scan and write options for a group: on a v3 table
@@ -185,13 +184,13 @@ func (t *Table) ioOptions(tasks []table.FileScanTask) ([]table.ScanOption, []tab
 // read: committing then would lose those deletes. It returns the new
 // snapshot's id and how many delete files it dropped with the files they
 // applied to.
-func (t *Table) Commit(ctx context.Context, groups []format.Replacement, summary map[string]string) (id int64, removedDeletes int, err error) {
-	err = catalogs.WithCommitRetry(ctx, t.Retries, func(ctx context.Context) error {
+func (t *Table) Commit(ctx context.Context, groups []format.Replacement, c format.Commit) (id int64, removedDeletes int, err error) {
+	err = catalogs.WithCommitRetry(ctx, c.Retries, func(ctx context.Context) error {
 		// An attempt that fails writing a manifest or metadata file
 		// deletes the files it wrote.
 		return catalogs.RemoveOnFailedWrite(ctx, t.Catalog, t.Table.Identifier(), func(ctx context.Context) error {
 			var err error
-			id, removedDeletes, err = t.commitOnce(ctx, groups, summary)
+			id, removedDeletes, err = t.commitOnce(ctx, groups, c)
 			return err
 		})
 	})
@@ -199,9 +198,9 @@ func (t *Table) Commit(ctx context.Context, groups []format.Replacement, summary
 }
 
 // commitOnce is one attempt of Commit.
-func (t *Table) commitOnce(ctx context.Context, groups []format.Replacement, summary map[string]string) (id int64, removedDeletes int, err error) {
-	if t.BeforeCommit != nil {
-		t.BeforeCommit(ctx)
+func (t *Table) commitOnce(ctx context.Context, groups []format.Replacement, c format.Commit) (id int64, removedDeletes int, err error) {
+	if c.BeforeAttempt != nil {
+		c.BeforeAttempt(ctx)
 	}
 	tbl, err := t.Catalog.LoadTable(ctx, t.Table.Identifier())
 	if err != nil {
@@ -212,7 +211,7 @@ func (t *Table) commitOnce(ctx context.Context, groups []format.Replacement, sum
 		return 0, 0, err
 	}
 	tx := tbl.NewTransaction()
-	rw := tx.NewRewrite(summary)
+	rw := tx.NewRewrite(c.Summary)
 	for _, g := range groups {
 		for _, f := range g.Files {
 			rw.DeleteFile(Task(f).File)
