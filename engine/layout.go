@@ -58,17 +58,14 @@ func layoutTableOf(t table.Table) (layoutTable, error) {
 // none. (Whether the request may replace the recorded layout is checked
 // when the rewrite is planned: see checkLayoutChange.)
 func (lt layoutTable) resolve(cfg Request, opts Options) (layout, error) {
-	l := layout{strategy: cfg.Strategy, geometry: lt.geometry, source: layouts.FromRequest}
-	if err := checkRequestLayout(cfg); err != nil {
-		return l, err
+	rl, err := cfg.layout()
+	if err != nil {
+		return layout{}, err
 	}
+	l := layout{strategy: rl.strategy, order: rl.order, auto: rl.auto, geometry: lt.geometry, source: layouts.FromRequest}
 	rec := lt.recorded
-	var err error
 	switch {
-	case cfg.Curve != "":
-		l.order, l.auto, err = layouts.ParseCurve(cfg.Curve)
-	case cfg.SortOrder != "":
-		l.order, err = cluster.ParseOrder(cfg.SortOrder)
+	case rl.given:
 	case cfg.Strategy == BinPack:
 		return l, nil
 	case rec.Text != "":
@@ -105,21 +102,6 @@ func (lt layoutTable) checkOrder(l layout) error {
 	}
 	if _, err := cluster.NewSorter(l.order, lt.schema, cluster.SortOptions{Normalize: l.normalize, Files: 1}); err != nil {
 		return fmt.Errorf("%w: table %s: %w", optval.ErrBad, lt.name, err)
-	}
-	return nil
-}
-
-// checkRequestLayout checks that the strategy, curve and sort order of
-// cfg fit together.
-func checkRequestLayout(cfg Request) error {
-	if cfg.Strategy != "" && cfg.Strategy != BinPack && cfg.Strategy != Sort {
-		return fmt.Errorf("%w: strategy %q: want binpack or sort", optval.ErrBad, cfg.Strategy)
-	}
-	if cfg.Curve != "" && cfg.SortOrder != "" {
-		return fmt.Errorf("%w: give --curve or --sort-order, not both", optval.ErrBad)
-	}
-	if (cfg.Curve != "" || cfg.SortOrder != "") && cfg.Strategy == BinPack {
-		return fmt.Errorf("%w: strategy binpack does not sort; drop --strategy binpack to use the sort order", optval.ErrBad)
 	}
 	return nil
 }

@@ -19,7 +19,6 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/google/uuid"
 
-	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/table/icebergtable"
@@ -31,11 +30,13 @@ import (
 type Rewrite struct {
 	// ID tags the job's files (the first half of each file's write UUID)
 	// and the snapshot summary of its commit.
-	ID         string             `json:"id"`
-	Table      string             `json:"table"`
-	SnapshotID int64              `json:"snapshot_id"`
-	Request    Request            `json:"request"`
-	Groups     []engine.GroupSpec `json:"groups"`
+	ID         string `json:"id"`
+	Table      string `json:"table"`
+	SnapshotID int64  `json:"snapshot_id"`
+	// Request is the rewrite's request; its logger and progress do not
+	// travel.
+	Request engine.Request     `json:"request"`
+	Groups  []engine.GroupSpec `json:"groups"`
 	// Result is the plan and the table's figures before the rewrite;
 	// Commit fills in the rest.
 	Result *engine.Result `json:"result"`
@@ -45,34 +46,13 @@ type Rewrite struct {
 	ice *icebergtable.Table
 }
 
-// Request is the part of engine.Request a job carries to its workers.
-type Request struct {
-	Strategy      engine.Strategy   `json:"strategy,omitempty"`
-	Curve         string            `json:"curve,omitempty"`
-	SortOrder     string            `json:"sort_order,omitempty"`
-	Where         string            `json:"where,omitempty"`
-	Options       map[string]string `json:"options,omitempty"`
-	CommitRetries int               `json:"commit_retries,omitempty"`
-	// Windows are the query windows kd splits for (engine.Request's
-	// AutoWindows), so that a worker sorting a group whole builds the
-	// driver's tree.
-	Windows []cluster.WindowSet `json:"windows,omitempty"`
-}
-
-func (r Request) engine() engine.Request {
-	return engine.Request{Strategy: r.Strategy, Curve: r.Curve, SortOrder: r.SortOrder, Where: r.Where, Options: r.Options, CommitRetries: r.CommitRetries,
-		AutoWindows: r.Windows}
-}
-
 // Prepare plans a rewrite of the table called name at its current
 // snapshot and samples the bucket boundaries of its sorted groups (see
 // engine.PlanPieces). The job has no groups when there is nothing to
 // rewrite (the result says why) and on a dry run.
 func Prepare(ctx context.Context, cat catalog.Catalog, name string, req engine.Request) (*Rewrite, error) {
 	start := time.Now()
-	j := &Rewrite{ID: newID(), Table: name,
-		Request: Request{Strategy: req.Strategy, Curve: req.Curve, SortOrder: req.SortOrder, Where: req.Where, Options: req.Options, CommitRetries: req.CommitRetries,
-			Windows: req.AutoWindows}}
+	j := &Rewrite{ID: newID(), Table: name, Request: req}
 	ice, err := icebergtable.Load(ctx, cat, name)
 	if err != nil {
 		return nil, err
@@ -131,7 +111,7 @@ func (j *Rewrite) Open(ctx context.Context, cat catalog.Catalog) error {
 	if missing := engine.MissingFiles(t, j.Groups); len(missing) > 0 {
 		return fmt.Errorf("open job %s: %w: data file %s is not in snapshot %d of %s", j.ID, catalogs.ErrConflict, missing[0], j.SnapshotID, j.Table)
 	}
-	p, err := engine.OpenPieces(t, j.Request.engine(), j.Groups, j.pieceOptions())
+	p, err := engine.OpenPieces(t, j.Request, j.Groups, j.pieceOptions())
 	if err != nil {
 		return fmt.Errorf("open job %s: %w", j.ID, err)
 	}

@@ -126,7 +126,7 @@ func runRewrite(ctx context.Context, o *rewriteOptions, cfg engine.Request) erro
 			return engine.Rewrite(ctx, t, cfg)
 		}
 	}
-	cli.LimitMemory(cfg.Options)
+	cli.LimitMemory(cfg)
 	p := newProgress(o.g, "rewrite", "")
 	cfg.Progress = rewriteProgress(p)
 	res, err := rewrite(ctx, cfg)

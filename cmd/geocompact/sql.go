@@ -195,16 +195,15 @@ func runSQL(ctx context.Context, o *sqlOptions, src string) error {
 	})
 }
 
-// largestMemoryBudget returns the rewrite options of the call that names
-// the largest max-group-memory-bytes, for cli.LimitMemory; nil when none
-// does.
-func largestMemoryBudget(calls []sql.Call) map[string]string {
-	var best map[string]string
-	var most int64
+// largestMemoryBudget returns the checked request of the options of the
+// call that names the largest max-group-memory-bytes, for
+// cli.LimitMemory; an unchecked one when none does.
+func largestMemoryBudget(calls []sql.Call) engine.Request {
+	var best engine.Request
 	for _, c := range calls {
-		n, err := engine.GroupMemoryBudget(c.Options)
-		if _, named := c.Options[engine.OptMaxGroupMemory]; err == nil && named && n > most {
-			best, most = c.Options, n
+		req, err := engine.Request{Options: c.Options}.Check()
+		if _, named := c.Options[engine.OptMaxGroupMemory]; err == nil && named && req.MemoryBudget() > best.MemoryBudget() {
+			best = req
 		}
 	}
 	return best

@@ -70,26 +70,11 @@ func (f *RewriteFlags) Request() (engine.Request, error) {
 	if err != nil {
 		return engine.Request{}, err
 	}
-	if _, err := engine.ParseOptions(kv, nil); err != nil {
-		return engine.Request{}, err
+	req, err := engine.Request{Strategy: engine.Strategy(f.Strategy), Curve: f.Curve, SortOrder: f.SortOrder, Where: f.Where,
+		Options: kv, DryRun: f.DryRun, AllowLayoutChange: f.AllowLayoutChange}.Check()
+	if err != nil {
+		return req, FlagError(err)
 	}
-	if f.Curve != "" {
-		if _, _, err := layouts.ParseCurve(f.Curve); err != nil {
-			return engine.Request{}, fmt.Errorf("--curve: %w", err)
-		}
-	}
-	if f.SortOrder != "" {
-		if _, err := cluster.ParseOrder(f.SortOrder); err != nil {
-			return engine.Request{}, fmt.Errorf("--sort-order: %w", err)
-		}
-	}
-	switch engine.Strategy(f.Strategy) {
-	case "", engine.BinPack, engine.Sort:
-	default:
-		return engine.Request{}, fmt.Errorf("--strategy %q: want binpack or sort", f.Strategy)
-	}
-	req := engine.Request{Strategy: engine.Strategy(f.Strategy), Curve: f.Curve, SortOrder: f.SortOrder, Where: f.Where,
-		Options: kv, DryRun: f.DryRun, AllowLayoutChange: f.AllowLayoutChange}
 	if f.Windows != "" {
 		if !strings.EqualFold(f.Curve, layouts.CurveAuto) && !strings.EqualFold(f.Curve, "kd") {
 			return req, errors.New("--windows is the query mix --curve auto chooses for and --curve kd splits for; add one of them or drop --windows")
@@ -115,6 +100,26 @@ func readWindowsFile(path string) ([]spatial.Bound, error) {
 		return nil, fmt.Errorf("--windows %s: %w", path, err)
 	}
 	return ws, nil
+}
+
+// requestFlags are the flags of the fields of a request.
+var requestFlags = map[string]string{engine.FieldCurve: "--curve", engine.FieldSortOrder: "--sort-order"}
+
+// FlagError words err, a request's error, in the command line's terms:
+// a curve, sort order or strategy that does not parse names its flag.
+// Other errors are returned as they are.
+func FlagError(err error) error {
+	var re *engine.RequestError
+	if !errors.As(err, &re) {
+		return err
+	}
+	switch {
+	case re.Field == engine.FieldStrategy && re.Value != string(engine.BinPack):
+		return fmt.Errorf("--%w", re.Err)
+	case requestFlags[re.Field] != "":
+		return fmt.Errorf("%s: %w", requestFlags[re.Field], re.Err)
+	}
+	return err
 }
 
 // ParseKV parses repeated K=V flags; a bare K (a boolean option set to
