@@ -29,6 +29,7 @@ import (
 	"github.com/geocompact/geocompact/internal/enginetest"
 	"github.com/geocompact/geocompact/internal/testenv"
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/spatial/icebergspatial"
 	format "github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/catalogs"
 )
@@ -316,12 +317,12 @@ func TestRewriteSortOrders(t *testing.T) {
 // of the table extent.
 func checkCompactBoxes(t *testing.T, tbl *table.Table) {
 	t.Helper()
-	cols, err := spatial.DiscoverTableColumns(tbl.Schema(), tbl.Properties(), "")
+	cols, err := icebergspatial.Columns(tbl.Schema(), tbl.Properties(), "")
 	require.NoError(t, err)
 	var sum float64
 	files := tableFiles(t, tbl)
 	for _, f := range files {
-		b, ok := spatial.FileBound(tbl.Schema(), cols, f.File.LowerBoundValues(), f.File.UpperBoundValues())
+		b, ok := icebergspatial.FileBound(tbl.Schema(), cols, f.File.LowerBoundValues(), f.File.UpperBoundValues())
 		require.True(t, ok, "file %s has no bbox statistics", f.File.FilePath())
 		sum += (b.MaxX - b.MinX) * (b.MaxY - b.MinY)
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/spatial/icebergspatial"
 	"github.com/geocompact/geocompact/table/catalogs"
 )
 
@@ -115,7 +115,7 @@ func Advise(ctx context.Context, tbl *table.Table) (*Advice, error) {
 	}
 	a := AdviseFrom(h)
 	a.Table = catalogs.TableName(tbl)
-	if cols, err := spatial.DiscoverTableColumns(tbl.Schema(), tbl.Properties(), ""); err == nil && cols.HasBBox() {
+	if cols, err := icebergspatial.Columns(tbl.Schema(), tbl.Properties(), ""); err == nil && cols.HasBBox() {
 		a.SparkSortOrder = fmt.Sprintf("zorder(%s, %s)", cols.BBox[0], cols.BBox[1])
 	} else {
 		a.SparkSortOrder = ""

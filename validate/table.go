@@ -13,6 +13,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/spatial/icebergspatial"
 )
 
 // FileReport is the report of one data file of a table.
@@ -49,7 +50,7 @@ func Table(ctx context.Context, tbl *table.Table, cfg Config) (*TableReport, err
 	if props == nil {
 		props = map[string]string{}
 	}
-	cols, err := spatial.DiscoverTableColumns(tbl.Schema(), props, cfg.Column)
+	cols, err := icebergspatial.Columns(tbl.Schema(), props, cfg.Column)
 	if err != nil {
 		rep.columnProblem(err)
 		return rep, nil

@@ -26,6 +26,7 @@ import (
 
 	"github.com/geocompact/geocompact/internal/footer"
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/spatial/icebergspatial"
 	format "github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/table/geowrite"
@@ -149,7 +150,7 @@ func (t *Table) Spatial() (spatial.Columns, map[string]string, error) {
 
 // discoverColumns returns the spatial columns of tbl.
 func discoverColumns(tbl *table.Table) (spatial.Columns, error) {
-	return spatial.DiscoverTableColumns(tbl.Schema(), tbl.Properties(), "")
+	return icebergspatial.Columns(tbl.Schema(), tbl.Properties(), "")
 }
 
 // ioOptions returns the scan and write options for a group: on a v3 table
@@ -317,7 +318,7 @@ func errDiverged(msg string, args ...any) error {
 // PlanFiles turns scan tasks into the planner's view of them.
 func PlanFiles(tbl *table.Table, tasks []table.FileScanTask) []format.PlanFile {
 	out := make([]format.PlanFile, len(tasks))
-	cols, colsErr := spatial.DiscoverTableColumns(tbl.Schema(), tbl.Properties(), "")
+	cols, colsErr := icebergspatial.Columns(tbl.Schema(), tbl.Properties(), "")
 	for i := range tasks {
 		t := &tasks[i]
 		out[i] = format.PlanFile{
@@ -329,7 +330,7 @@ func PlanFiles(tbl *table.Table, tasks []table.FileScanTask) []format.PlanFile {
 			File:        t,
 		}
 		if colsErr == nil {
-			out[i].Bound, out[i].HasBound = spatial.FileBound(tbl.Schema(), cols, t.File.LowerBoundValues(), t.File.UpperBoundValues())
+			out[i].Bound, out[i].HasBound = icebergspatial.FileBound(tbl.Schema(), cols, t.File.LowerBoundValues(), t.File.UpperBoundValues())
 		}
 	}
 	return out
