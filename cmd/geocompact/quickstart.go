@@ -21,6 +21,7 @@ import (
 	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/table/icebergtable"
 	"github.com/geocompact/geocompact/validate"
+	"github.com/geocompact/geocompact/validate/tablecheck"
 )
 
 func init() { register(newQuickstartCmd) }
@@ -227,7 +228,7 @@ func quickstartValidate(ctx context.Context, cat catalog.Catalog, name string, r
 	if err != nil {
 		return err
 	}
-	rep, err := validate.Table(ctx, tbl, validate.DefaultConfig())
+	rep, err := tablecheck.Table(ctx, tbl, validate.DefaultConfig())
 	if err != nil {
 		return err
 	}

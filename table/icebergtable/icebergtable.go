@@ -393,7 +393,7 @@ func (t *Table) checkFooters(ctx context.Context, tasks []table.FileScanTask) er
 				return fmt.Errorf("no file system: %w", err)
 			}
 		}
-		if err := footer.CheckFile(fsys, p); err != nil {
+		if err := footer.CheckFile(fsys.Open, p); err != nil {
 			return err
 		}
 		t.checked.Store(p, true)
