@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/geocompact/geocompact/cluster"
+	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/engine/spill"
 	"github.com/geocompact/geocompact/engine/verify"
 	"github.com/geocompact/geocompact/spatial"
@@ -125,7 +126,7 @@ func (r *rewriter) checkSpill(p *Plan, concurrency int) error {
 	}
 	if free >= 0 && need > free {
 		return fmt.Errorf("%w: the sort spills about %s to %s, which has %s free; nothing was written: point the %s option or %s at a larger local disk, or raise %s",
-			spill.ErrDir, FormatBytes(need), root, FormatBytes(free), OptSpillDir, spill.EnvDir, OptMaxGroupMemory)
+			spill.ErrDir, optval.FormatBytes(need), root, optval.FormatBytes(free), OptSpillDir, spill.EnvDir, OptMaxGroupMemory)
 	}
 	return nil
 }

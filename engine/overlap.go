@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/table"
 )
@@ -85,7 +86,7 @@ func (o Options) overlapSelect(cands []table.PlanFile, healthy []Skipped) ([]tab
 		rest = append(rest, f)
 	}
 	reason := fmt.Sprintf("%d new files overlap %d size-healthy files; merged with the %d sparsest of them (%s of %s, %s=%g)",
-		len(cands)-len(merged), len(order), len(merged), FormatBytes(used), FormatBytes(total), OptOverlapMaxBytes, o.OverlapMaxBytes)
+		len(cands)-len(merged), len(order), len(merged), optval.FormatBytes(used), optval.FormatBytes(total), OptOverlapMaxBytes, o.OverlapMaxBytes)
 	return cands, rest, reason
 }
 

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/table"
 )
 
@@ -108,12 +109,12 @@ func (o Options) Plan(files []table.PlanFile) *Plan {
 				continue
 			}
 			reason := fmt.Sprintf("group of %d candidate files (%s) is below %s=%d and holds less than one target file (%s=%d)",
-				len(g.Files), FormatBytes(g.Bytes), OptMinInputFiles, o.MinInputFiles, OptTargetFileSize, o.TargetFileSize)
+				len(g.Files), optval.FormatBytes(g.Bytes), OptMinInputFiles, o.MinInputFiles, OptTargetFileSize, o.TargetFileSize)
 			for _, f := range g.Files {
 				p.Skipped = append(p.Skipped, Skipped{PlanFile: f, Reason: reason})
 			}
 			hints = append(hints, fmt.Sprintf("partition %s has %d candidate files (%s), below %s=%d; pass --option %s=%d (or %s=true) to rewrite them",
-				PartitionLabel(part), len(g.Files), FormatBytes(g.Bytes), OptMinInputFiles, o.MinInputFiles, OptMinInputFiles, max(len(g.Files), 2), OptRewriteAll))
+				PartitionLabel(part), len(g.Files), optval.FormatBytes(g.Bytes), OptMinInputFiles, o.MinInputFiles, OptMinInputFiles, max(len(g.Files), 2), OptRewriteAll))
 		}
 	}
 	o.orderGroups(p.Groups)
@@ -149,7 +150,7 @@ func (o Options) notCandidate(f table.PlanFile) string {
 	case f.Size < o.MinFileSize || f.Size > o.MaxFileSize:
 		return ""
 	}
-	return fmt.Sprintf("size %s is within [%s=%s, %s=%s]", FormatBytes(f.Size), OptMinFileSize, FormatBytes(o.MinFileSize), OptMaxFileSize, FormatBytes(o.MaxFileSize))
+	return fmt.Sprintf("size %s is within [%s=%s, %s=%s]", optval.FormatBytes(f.Size), OptMinFileSize, optval.FormatBytes(o.MinFileSize), OptMaxFileSize, optval.FormatBytes(o.MaxFileSize))
 }
 
 // pack packs candidates, in order, into groups of at most
@@ -181,13 +182,13 @@ func (o Options) keepReason(g Group) string {
 	case n > 1 && n >= o.MinInputFiles:
 		return fmt.Sprintf("%d files >= %s=%d", n, OptMinInputFiles, o.MinInputFiles)
 	case n > 1 && g.Bytes > o.TargetFileSize:
-		return fmt.Sprintf("%d files hold more than one target file (%s)", n, FormatBytes(g.Bytes))
+		return fmt.Sprintf("%d files hold more than one target file (%s)", n, optval.FormatBytes(g.Bytes))
 	case g.Bytes > o.MaxFileGroupSize:
 		return fmt.Sprintf("more than %s", OptMaxFileGroupSize)
 	}
 	for _, f := range g.Files {
 		if f.Size > o.MaxFileSize {
-			return fmt.Sprintf("file of %s above %s=%s must be split", FormatBytes(f.Size), OptMaxFileSize, FormatBytes(o.MaxFileSize))
+			return fmt.Sprintf("file of %s above %s=%s must be split", optval.FormatBytes(f.Size), OptMaxFileSize, optval.FormatBytes(o.MaxFileSize))
 		}
 		if f.DeleteFiles >= o.DeleteFileThreshold {
 			return fmt.Sprintf("file has %d delete files >= %s=%d", f.DeleteFiles, OptDeleteFileThreshold, o.DeleteFileThreshold)
@@ -241,5 +242,5 @@ func (o Options) hint(files []table.PlanFile, groupHints []string) string {
 		return strings.Join(groupHints, "; ")
 	}
 	return fmt.Sprintf("all %d files are within the size band [%s, %s] around %s=%s with no delete files to drop; pass --option %s=true to rewrite them anyway (for example to apply a new sort order)",
-		len(files), FormatBytes(o.MinFileSize), FormatBytes(o.MaxFileSize), OptTargetFileSize, FormatBytes(o.TargetFileSize), OptRewriteAll)
+		len(files), optval.FormatBytes(o.MinFileSize), optval.FormatBytes(o.MaxFileSize), OptTargetFileSize, optval.FormatBytes(o.TargetFileSize), OptRewriteAll)
 }

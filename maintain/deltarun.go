@@ -8,6 +8,7 @@ import (
 
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/table/deltatable"
 )
@@ -38,7 +39,7 @@ func RunDelta(ctx context.Context, location string, cfg Config) (*Report, error)
 		commit: "version", cleanup: "the vacuum",
 		metrics: func(ctx context.Context) (*TableMetrics, error) { return DeltaMetrics(ctx, t, nil) },
 		summary: func(met *TableMetrics) string {
-			return fmt.Sprintf("%d files, average %s, %d versions in the log", met.FileCount, engine.FormatBytes(met.AvgFileBytes), met.SnapshotCount)
+			return fmt.Sprintf("%d files, average %s, %d versions in the log", met.FileCount, optval.FormatBytes(met.AvgFileBytes), met.SnapshotCount)
 		},
 		properties: func(ctx context.Context) (map[string]string, error) {
 			ft, err := deltatable.Open(ctx, t, location, true)
@@ -103,7 +104,7 @@ func (m *deltaMaintainer) vacuum(ctx context.Context) error {
 		m.rep.step("vacuum", StepFailed, err.Error(), start)
 		return err
 	}
-	what := fmt.Sprintf("%d unreferenced files (%s) removed from the table more than %s ago", len(res.Files), engine.FormatBytes(res.Bytes), FormatDuration(res.Retain()))
+	what := fmt.Sprintf("%d unreferenced files (%s) removed from the table more than %s ago", len(res.Files), optval.FormatBytes(res.Bytes), FormatDuration(res.Retain()))
 	if res.TempFiles > 0 {
 		what += fmt.Sprintf(", %d of them temporary files of killed writers", res.TempFiles)
 	}

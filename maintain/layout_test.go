@@ -10,6 +10,7 @@ import (
 
 	"github.com/geocompact/geocompact/alter"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/maintain"
 	"github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/layouts"
@@ -26,7 +27,7 @@ func TestMaintainFollowsTableLayout(t *testing.T) {
 
 	rep, err := maintain.Run(t.Context(), cat, name, maintain.Config{Policy: testPolicy(), Owner: "test"})
 	require.NoError(t, err, "%+v", rep.Steps)
-	assert.Contains(t, rep.Gate.Reason, "average below "+engine.FormatBytes(16<<10))
+	assert.Contains(t, rep.Gate.Reason, "average below "+optval.FormatBytes(16<<10))
 	require.NotNil(t, rep.Rewrite)
 	assert.Equal(t, "hilbert()", rep.Rewrite.SortOrder)
 	assert.Equal(t, layouts.FromProperty, rep.Rewrite.LayoutSource)

@@ -236,7 +236,7 @@ func writeSQLResult(out io.Writer, r *procedure.Result, human bool) error {
 		for i, v := range row.Values {
 			cells[i] = fmt.Sprint(v)
 			if n, ok := v.(int64); ok && strings.HasSuffix(r.Columns[i], "_bytes_count") {
-				cells[i] = formatBytes(n, human)
+				cells[i] = cli.FormatBytes(n, human)
 			}
 		}
 		fmt.Fprintln(w, strings.Join(cells, "\t"))

@@ -118,6 +118,21 @@ func (p *Parser) SizeAtMost(name string, dst *int64, minVal, maxVal int64) {
 	*dst = n
 }
 
+// FormatBytes renders n in binary units ("1.2 GiB") for messages and
+// human-readable output.
+func FormatBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
 // FormatLimit writes a size limit for a message: in the largest unit
 // that divides it exactly, with the byte count, e.g. "1024TiB
 // (1125899906842624 bytes)".

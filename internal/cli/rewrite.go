@@ -288,7 +288,7 @@ func FormatBytes(n int64, human bool) string {
 	if !human {
 		return strconv.FormatInt(n, 10)
 	}
-	return engine.FormatBytes(n)
+	return optval.FormatBytes(n)
 }
 
 // OrDash is s, or "-" when s is empty.
