@@ -18,6 +18,7 @@
 //
 // The files read in the order a rewrite runs:
 //
+//	check.go                         Request.Check: a request's strategy, curve, sort order and options, parsed once
 //	plan.go, options.go, layout.go   pure: which files, in which groups, in which order, and why the rest are skipped
 //	tablelayout.go                   checking an order against the table's columns (table/layouts reads the recorded layout)
 //	rewrite.go                       Rewrite: plan the table, run the groups, commit them batch by batch, clean up
@@ -27,6 +28,7 @@
 //	sink.go                          the file writer both sorts and binpack stream into, one file at a time per lane
 //	verify.go                        the digest of the rows read and of the rows written, compared per group
 //	pieces.go                        the same steps as plain functions for another process (plan and sample, scatter, write, commit)
+//	replace.go                       what a commit hands the format (table.Replacement)
 //	commit.go                        the commit through the format (Iceberg: a replace snapshot on a fresh base,
 //	                                 with its conflict checks and retries, in table/icebergtable)
 //
