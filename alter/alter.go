@@ -1,7 +1,7 @@
 // Package alter records a table's layout and properties, as Spark's
 // ALTER TABLE ... WRITE ORDERED BY and SET/UNSET TBLPROPERTIES do: the
 // layout a rewrite without --strategy, --curve or --sort-order applies
-// (see layouts.Of) and properties such as the target file size.
+// (see icebergtable.Layout) and properties such as the target file size.
 package alter
 
 import (
@@ -21,6 +21,7 @@ import (
 	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/internal/suggest"
 	"github.com/geocompact/geocompact/table/catalogs"
+	"github.com/geocompact/geocompact/table/icebergtable"
 	"github.com/geocompact/geocompact/table/layouts"
 )
 
@@ -82,7 +83,7 @@ func IsSizeProperty(key string) bool {
 // Check validates the request without a table: the layout parses, keys
 // are well formed and not misspelt known ones, size values parse, and a
 // key is not both set and unset. It returns the request with size values
-// as byte counts. Errors wrap engine.ErrOption.
+// as byte counts. Errors wrap optval.ErrBad.
 func (r Request) Check() (Request, error) { return r.check(icebergRules) }
 
 // keyRules are a table format's rules for property keys and values.
@@ -99,16 +100,16 @@ var icebergRules = keyRules{known: knownProperties, isSize: IsSizeProperty}
 
 func (r Request) check(rules keyRules) (Request, error) {
 	if r.Curve != "" && r.SortOrder != "" {
-		return r, fmt.Errorf("%w: give --curve or --sort-order, not both", engine.ErrOption)
+		return r, fmt.Errorf("%w: give --curve or --sort-order, not both", optval.ErrBad)
 	}
 	if r.Unsorted && (r.Curve != "" || r.SortOrder != "") {
-		return r, fmt.Errorf("%w: --unsorted records no layout, --curve and --sort-order record one: give one of them", engine.ErrOption)
+		return r, fmt.Errorf("%w: --unsorted records no layout, --curve and --sort-order record one: give one of them", optval.ErrBad)
 	}
 	if !r.Unsorted && r.Curve == "" && r.SortOrder == "" && len(r.Set) == 0 && len(r.Unset) == 0 {
-		return r, fmt.Errorf("%w: nothing to alter: give --curve, --sort-order, --unsorted, --set KEY=VALUE or --unset KEY", engine.ErrOption)
+		return r, fmt.Errorf("%w: nothing to alter: give --curve, --sort-order, --unsorted, --set KEY=VALUE or --unset KEY", optval.ErrBad)
 	}
 	if _, _, err := r.layout(); err != nil {
-		return r, fmt.Errorf("%w: %w", engine.ErrOption, err)
+		return r, fmt.Errorf("%w: %w", optval.ErrBad, err)
 	}
 	set := make(map[string]string, len(r.Set))
 	for _, k := range slices.Sorted(maps.Keys(r.Set)) {
@@ -117,15 +118,15 @@ func (r Request) check(rules keyRules) (Request, error) {
 			return r, err
 		}
 		if slices.Contains(r.Unset, k) {
-			return r, fmt.Errorf("%w: property %s is both set and unset", engine.ErrOption, k)
+			return r, fmt.Errorf("%w: property %s is both set and unset", optval.ErrBad, k)
 		}
 		set[k] = v
 	}
 	if _, ok := set[layouts.Prop]; ok && (r.Curve != "" || r.SortOrder != "") {
-		return r, fmt.Errorf("%w: give the layout by --curve or --sort-order, or by --set %s, not both", engine.ErrOption, layouts.Prop)
+		return r, fmt.Errorf("%w: give the layout by --curve or --sort-order, or by --set %s, not both", optval.ErrBad, layouts.Prop)
 	}
 	if _, ok := set[layouts.Prop]; ok && r.Unsorted {
-		return r, fmt.Errorf("%w: --unsorted removes %s: do not --set it too", engine.ErrOption, layouts.Prop)
+		return r, fmt.Errorf("%w: --unsorted removes %s: do not --set it too", optval.ErrBad, layouts.Prop)
 	}
 	for _, k := range r.Unset {
 		if err := rules.key(k, "", true); err != nil {
@@ -140,16 +141,16 @@ func (r Request) check(rules keyRules) (Request, error) {
 // what the format's own check refuses.
 func (rules keyRules) key(k, v string, unset bool) error {
 	if strings.TrimSpace(k) == "" || strings.ContainsAny(k, " \t\n=") {
-		return fmt.Errorf("%w: property key %q: want a name such as %s", engine.ErrOption, k, rules.known[1])
+		return fmt.Errorf("%w: property key %q: want a name such as %s", optval.ErrBad, k, rules.known[1])
 	}
 	if !slices.Contains(rules.known, k) {
 		if hint := suggest.Hint(k, rules.known); hint != "" {
-			return fmt.Errorf("%w: unknown property %q%s", engine.ErrOption, k, hint)
+			return fmt.Errorf("%w: unknown property %q%s", optval.ErrBad, k, hint)
 		}
 	}
 	if rules.check != nil {
 		if err := rules.check(k, v, unset); err != nil {
-			return fmt.Errorf("%w: %w", engine.ErrOption, err)
+			return fmt.Errorf("%w: %w", optval.ErrBad, err)
 		}
 	}
 	return nil
@@ -160,7 +161,7 @@ func (rules keyRules) property(k, v string) (string, error) {
 	switch {
 	case k == layouts.Prop:
 		if _, _, err := layouts.Parse(v); err != nil {
-			return "", fmt.Errorf("%w: %s=%q: %w", engine.ErrOption, k, v, err)
+			return "", fmt.Errorf("%w: %s=%q: %w", optval.ErrBad, k, v, err)
 		}
 	case rules.isSize(k):
 		n, err := optval.ParseSize(v)
@@ -171,7 +172,7 @@ func (rules keyRules) property(k, v string) (string, error) {
 			err = fmt.Errorf("want at most %s", optval.FormatLimit(engine.MaxFileSize))
 		}
 		if err != nil {
-			return "", fmt.Errorf("%w: %s=%q: %w", engine.ErrOption, k, v, err)
+			return "", fmt.Errorf("%w: %s=%q: %w", optval.ErrBad, k, v, err)
 		}
 		v = strconv.FormatInt(n, 10)
 	}
@@ -208,12 +209,12 @@ func Apply(ctx context.Context, cat catalog.Catalog, name string, req Request) (
 	if err != nil {
 		return nil, fmt.Errorf("alter %s: commit: %w", name, err)
 	}
-	rec, err := layouts.Of(tbl)
+	rec, err := icebergtable.Layout(tbl)
 	if err != nil {
 		return nil, err
 	}
 	res := &Result{Table: name, Layout: rec, Set: st.set, Unset: st.unset}
-	if o, ok := layouts.SortOrderOf(tbl); ok {
+	if o, ok := icebergtable.SortOrder(tbl); ok {
 		res.SortOrder = o.String()
 	}
 	return res, nil
@@ -270,9 +271,9 @@ func stageLayout(tbl *table.Table, st *staged, req Request) error {
 	if ok {
 		o, auto, err := layouts.Parse(text)
 		if err != nil {
-			return fmt.Errorf("%w: %w", engine.ErrOption, err)
+			return fmt.Errorf("%w: %w", optval.ErrBad, err)
 		}
-		if err := engine.CheckLayoutColumns(tbl, o, auto); err != nil {
+		if err := engine.CheckLayoutColumns(icebergtable.Describe(tbl), o, auto); err != nil {
 			return err
 		}
 		if !auto {

@@ -11,8 +11,11 @@ import (
 	"github.com/geocompact/geocompact/alter"
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/optval"
+	"github.com/geocompact/geocompact/internal/enginetest"
 	"github.com/geocompact/geocompact/internal/testenv"
 	"github.com/geocompact/geocompact/table/catalogs"
+	"github.com/geocompact/geocompact/table/icebergtable"
 	"github.com/geocompact/geocompact/table/layouts"
 )
 
@@ -60,7 +63,7 @@ func TestAlterRoundTrip(t *testing.T) {
 
 	_, err = alter.Apply(ctx, cat, name, alter.Request{Unset: []string{layouts.Prop}, Set: map[string]string{"gc.enabled": "true"}})
 	require.NoError(t, err)
-	rec, err := layouts.Of(load(t, cat, name))
+	rec, err := icebergtable.Layout(load(t, cat, name))
 	require.NoError(t, err)
 	assert.Equal(t, layouts.FromSortOrder, rec.Source, "unsetting the property leaves the Iceberg sort order")
 }
@@ -89,7 +92,7 @@ func TestAlterRefusesBadInput(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := alter.Apply(t.Context(), cat, name, tc.req)
-			require.ErrorIs(t, err, engine.ErrOption)
+			require.ErrorIs(t, err, optval.ErrBad)
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
@@ -151,7 +154,7 @@ func TestAlterUnsorted(t *testing.T) {
 	assert.True(t, tbl.SortOrder().IsUnsorted())
 	assert.Len(t, tbl.Metadata().Snapshots(), snaps, "alter adds no snapshot")
 
-	rw, err := engine.Rewrite(ctx, cat, name, engine.Request{Options: map[string]string{"rewrite-all": "true"}})
+	rw, err := enginetest.Rewrite(ctx, cat, name, engine.Request{Options: map[string]string{"rewrite-all": "true"}})
 	require.NoError(t, err, "no recorded layout to protect: binpack needs no --allow-layout-change")
 	assert.Equal(t, string(engine.BinPack), rw.Strategy)
 	assert.Equal(t, layouts.FromDefault, rw.LayoutSource)
@@ -171,9 +174,9 @@ func TestAlterUnsortedConflicts(t *testing.T) {
 		{Unsorted: true, Set: map[string]string{layouts.Prop: "zorder()"}},
 	} {
 		_, err := alter.Apply(t.Context(), cat, name, req)
-		require.ErrorIs(t, err, engine.ErrOption, "%+v", req)
+		require.ErrorIs(t, err, optval.ErrBad, "%+v", req)
 		assert.Contains(t, err.Error(), "--unsorted", "%+v", req)
-		require.ErrorIs(t, alter.Validate(t.Context(), cat, name, req), engine.ErrOption)
+		require.ErrorIs(t, alter.Validate(t.Context(), cat, name, req), optval.ErrBad)
 	}
 	after := load(t, cat, name)
 	assert.Equal(t, before.LastUpdatedMillis(), after.Metadata().LastUpdatedMillis(), "nothing was committed")

@@ -9,6 +9,9 @@ import (
 
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/optval"
+	"github.com/geocompact/geocompact/table"
+	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/table/deltatable"
 	"github.com/geocompact/geocompact/table/layouts"
 )
@@ -20,7 +23,7 @@ var deltaRules = keyRules{
 	known:  append([]string{layouts.Prop}, delta.SettableProperties...),
 	isSize: func(k string) bool { return k == delta.PropTargetFileSize },
 	check: func(k, v string, unset bool) error {
-		if k == engine.PropTargetFileSize {
+		if k == table.PropTargetFileSize {
 			return fmt.Errorf("a Delta table's target file size is %s, which other Delta writers honour too: use --set %s=128MiB",
 				delta.PropTargetFileSize, delta.PropTargetFileSize)
 		}
@@ -39,7 +42,7 @@ func (r Request) CheckDelta() (Request, error) { return r.check(deltaRules) }
 // first against the table's columns as a rewrite checks it, and Unsorted
 // removes layouts.Prop. Properties go into the table's configuration. A
 // concurrent change of the table's metadata fails with
-// engine.ErrConflict, committing nothing; a concurrent append is not a
+// catalogs.ErrConflict, committing nothing; a concurrent append is not a
 // conflict.
 func ApplyDelta(ctx context.Context, location string, req Request, commitAttempts int) (*Result, error) {
 	t, set, unset, err := stageDelta(ctx, location, req)
@@ -53,7 +56,7 @@ func ApplyDelta(ctx context.Context, location string, req Request, commitAttempt
 	if err != nil {
 		var ce *delta.ConflictError
 		if errors.As(err, &ce) {
-			return nil, fmt.Errorf("%w: alter %s: %w; nothing was committed, run alter again", engine.ErrConflict, location, err)
+			return nil, fmt.Errorf("%w: alter %s: %w; nothing was committed, run alter again", catalogs.ErrConflict, location, err)
 		}
 		return nil, fmt.Errorf("alter %s: %w", location, err)
 	}
@@ -105,7 +108,7 @@ func checkDeltaLayout(ctx context.Context, t *delta.Table, location, text string
 	}
 	o, auto, err := layouts.Parse(text)
 	if err != nil {
-		return fmt.Errorf("%w: %w", engine.ErrOption, err)
+		return fmt.Errorf("%w: %w", optval.ErrBad, err)
 	}
-	return engine.CheckTableLayout(ft, o, auto)
+	return engine.CheckLayout(ft, o, auto)
 }

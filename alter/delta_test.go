@@ -10,7 +10,9 @@ import (
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/delta/deltatest"
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/table/deltatable"
+	"github.com/geocompact/geocompact/engine/optval"
+	"github.com/geocompact/geocompact/internal/enginetest"
+	"github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/layouts"
 )
 
@@ -39,7 +41,7 @@ func TestApplyDelta(t *testing.T) {
 	assert.Equal(t, "SET TBLPROPERTIES", s.CommitInfo.Operation)
 
 	rows := deltatest.LiveRows(t, tbl)
-	rw, err := deltatable.Rewrite(t.Context(), dir, engine.Request{Options: map[string]string{"rewrite-all": "true"}})
+	rw, err := enginetest.RewriteDelta(t.Context(), dir, engine.Request{Options: map[string]string{"rewrite-all": "true"}})
 	require.NoError(t, err)
 	assert.Equal(t, layouts.FromProperty, rw.LayoutSource)
 	assert.Equal(t, "hilbert()", rw.SortOrder)
@@ -72,7 +74,7 @@ func TestApplyDeltaRefusals(t *testing.T) {
 		{alter.Request{Set: map[string]string{"delta.enableDeletionVectors": "true"}}, `needs the table feature "deletionVectors"`},
 		{alter.Request{Set: map[string]string{"delta.columnMapping.mode": "name"}}, `needs the table feature "columnMapping"`},
 		{alter.Request{Unset: []string{"delta.appendOnly"}}, `needs the table feature "appendOnly"`},
-		{alter.Request{Set: map[string]string{engine.PropTargetFileSize: "128MiB"}}, "--set delta.targetFileSize=128MiB"},
+		{alter.Request{Set: map[string]string{table.PropTargetFileSize: "128MiB"}}, "--set delta.targetFileSize=128MiB"},
 		{alter.Request{Set: map[string]string{"delta.targetFileSiz": "1"}}, "did you mean delta.targetFileSize?"},
 		{alter.Request{Set: map[string]string{delta.PropTargetFileSize: "big"}}, "delta.targetFileSize"},
 		{alter.Request{SortOrder: "bbox_minx, nope"}, "its columns are id, geometry, bbox_minx"},
@@ -80,7 +82,7 @@ func TestApplyDeltaRefusals(t *testing.T) {
 		{alter.Request{Set: map[string]string{layouts.Prop: "zorder(nope, id)"}}, "has no column \"nope\""},
 	} {
 		_, err := alter.ApplyDelta(t.Context(), dir, tc.req, 0)
-		require.ErrorIs(t, err, engine.ErrOption, "%+v", tc.req)
+		require.ErrorIs(t, err, optval.ErrBad, "%+v", tc.req)
 		assert.Contains(t, err.Error(), tc.want, "%+v", tc.req)
 	}
 	assert.Equal(t, v, deltatest.Snapshot(t, tbl).Version, "nothing was committed")
@@ -96,8 +98,8 @@ func TestApplyDeltaUnsorted(t *testing.T) {
 	v := deltatest.Snapshot(t, tbl).Version
 
 	_, err = alter.ApplyDelta(t.Context(), dir, alter.Request{Unsorted: true, SortOrder: "id"}, 0)
-	require.ErrorIs(t, err, engine.ErrOption)
-	require.ErrorIs(t, alter.ValidateDelta(t.Context(), dir, alter.Request{Unsorted: true, Curve: "zorder"}), engine.ErrOption)
+	require.ErrorIs(t, err, optval.ErrBad)
+	require.ErrorIs(t, alter.ValidateDelta(t.Context(), dir, alter.Request{Unsorted: true, Curve: "zorder"}), optval.ErrBad)
 	assert.Equal(t, v, deltatest.Snapshot(t, tbl).Version, "nothing was committed")
 
 	require.NoError(t, alter.ValidateDelta(t.Context(), dir, alter.Request{Unsorted: true}))
@@ -108,7 +110,7 @@ func TestApplyDeltaUnsorted(t *testing.T) {
 	assert.Equal(t, []string{layouts.Prop}, res.Unset)
 	assert.Equal(t, map[string]string{"team": "maps"}, deltatest.Snapshot(t, tbl).Metadata.Configuration)
 
-	rw, err := deltatable.Rewrite(t.Context(), dir, engine.Request{Options: map[string]string{"rewrite-all": "true"}})
+	rw, err := enginetest.RewriteDelta(t.Context(), dir, engine.Request{Options: map[string]string{"rewrite-all": "true"}})
 	require.NoError(t, err)
 	assert.Equal(t, layouts.FromDefault, rw.LayoutSource)
 	assert.Equal(t, string(engine.BinPack), rw.Strategy)

@@ -7,13 +7,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/internal/enginetest"
 	"github.com/geocompact/geocompact/table/catalogs"
 )
 
 func TestBenchCurrentAndArrivalAfterCompaction(t *testing.T) {
 	cat := newCatalog(t)
 	generateSmall(t, cat, "b.pings", 6000, 40)
-	_, err := engine.Rewrite(t.Context(), cat, "b.pings", engine.Request{Curve: "hilbert",
+	_, err := enginetest.Rewrite(t.Context(), cat, "b.pings", engine.Request{Curve: "hilbert",
 		Options: map[string]string{engine.OptRewriteAll: "true", engine.OptTargetFileSize: "16000"}})
 	require.NoError(t, err)
 

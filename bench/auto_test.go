@@ -9,6 +9,7 @@ import (
 
 	"github.com/geocompact/geocompact/alter"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/catalogs"
 )
 
@@ -29,7 +30,7 @@ func TestRunAutoAndRecordedLayout(t *testing.T) {
 	scratch, err := catalogs.LoadTable(t.Context(), cat, rep.Layouts[1].ScratchTable)
 	require.NoError(t, err)
 	sum := scratch.CurrentSnapshot().Summary.Properties
-	assert.True(t, strings.HasPrefix(sum[engine.SummarySortOrder], "auto: "), sum[engine.SummarySortOrder])
+	assert.True(t, strings.HasPrefix(sum[table.SummarySortOrder], "auto: "), sum[table.SummarySortOrder])
 	assert.Contains(t, sum[engine.SummaryAuto], `"estimates":[`)
 	assert.Equal(t, rep.Rows, rep.Layouts[1].Rows)
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/apache/iceberg-go"
 
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/spatial/icebergspatial"
 )
 
 // ErrNoSpatialColumns is returned for a table with neither the four bbox
@@ -14,7 +15,7 @@ var ErrNoSpatialColumns = errors.New("bench: table has no bbox columns and no ge
 
 // spatialColumns is what a table offers to filter on: its four bbox double
 // columns (preferred, as production queries on v2 tables use them) or its
-// v3 geometry column, as spatial.DiscoverTableColumns resolves them.
+// v3 geometry column, as icebergspatial.Columns resolves them.
 type spatialColumns struct {
 	spatial.Columns
 	sc *iceberg.Schema
@@ -22,7 +23,7 @@ type spatialColumns struct {
 
 // columnsOf finds the columns windows are filtered on.
 func columnsOf(sc *iceberg.Schema, props iceberg.Properties) (spatialColumns, error) {
-	cols, err := spatial.DiscoverTableColumns(sc, props, "")
+	cols, err := icebergspatial.Columns(sc, props, "")
 	c := spatialColumns{Columns: cols, sc: sc}
 	if cols.HasBBox() || (err == nil && cols.Encoding == spatial.EncodingIcebergGeometry) {
 		return c, nil
@@ -56,7 +57,7 @@ func (c spatialColumns) filter(w spatial.Bound) iceberg.BooleanExpression {
 }
 
 // fileBound is the bbox a data file's manifest statistics claim for its
-// rows (spatial.FileBound), which is what scan planning prunes on.
+// rows (icebergspatial.FileBound), which is what scan planning prunes on.
 func (c spatialColumns) fileBound(lower, upper map[int][]byte) (spatial.Bound, bool) {
-	return spatial.FileBound(c.sc, c.Columns, lower, upper)
+	return icebergspatial.FileBound(c.sc, c.Columns, lower, upper)
 }

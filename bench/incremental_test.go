@@ -15,6 +15,7 @@ import (
 
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/internal/enginetest"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/table/catalogs"
 )
@@ -125,7 +126,7 @@ func scheduledRewrite(t *testing.T, cat catalog.Catalog, name, key, value string
 	if key != "" {
 		opts[key] = value
 	}
-	res, err := engine.Rewrite(t.Context(), cat, name, engine.Request{Curve: "hilbert", Options: opts})
+	res, err := enginetest.Rewrite(t.Context(), cat, name, engine.Request{Curve: "hilbert", Options: opts})
 	require.NoError(t, err)
 	tbl, err := catalogs.LoadTable(t.Context(), cat, name)
 	require.NoError(t, err)
@@ -237,7 +238,7 @@ func clusteredWithArrivals(t *testing.T, cat catalog.Catalog, src *table.Table, 
 	require.NoError(t, err)
 	_, err = copyRows(ctx, icebergRows(src, base), catalogs.TableName(src), dst, 1<<16)
 	require.NoError(t, err)
-	_, err = engine.Rewrite(ctx, cat, name, engine.Request{Curve: "hilbert", Options: map[string]string{engine.OptRewriteAll: "true"}})
+	_, err = enginetest.Rewrite(ctx, cat, name, engine.Request{Curve: "hilbert", Options: map[string]string{engine.OptRewriteAll: "true"}})
 	require.NoError(t, err)
 	appendTasks(t, cat, src, arrivals, name)
 	dst, err = catalogs.LoadTable(ctx, cat, name)

@@ -246,7 +246,7 @@ func checkFooters(ctx context.Context, tbl *table.Table, tasks []table.FileScanT
 		return fmt.Errorf("no file system: %w", err)
 	}
 	for _, t := range tasks {
-		if err := footer.CheckFile(fsys, t.File.FilePath()); err != nil {
+		if err := footer.CheckFile(fsys.Open, t.File.FilePath()); err != nil {
 			return err
 		}
 	}

@@ -12,8 +12,10 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/table/catalogs"
+	"github.com/geocompact/geocompact/table/icebergtable"
 )
 
 // MaxRowSample bounds Report.RowSample.
@@ -195,7 +197,7 @@ func targetFileSize(cfg Config, sourceBytes int64) (int64, error) {
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("%w: %s=%q: want a positive integer", engine.ErrOption, engine.OptTargetFileSize, v)
+		return 0, fmt.Errorf("%w: %s=%q: want a positive integer", optval.ErrBad, engine.OptTargetFileSize, v)
 	}
 	return n, nil
 }
@@ -258,7 +260,11 @@ func runLayout(ctx context.Context, cat catalog.Catalog, src *source, arrival ro
 	}
 	if rc := rewriteRequest(l, cfg.Options, rep.TargetFileSize); rc != nil {
 		rc.Logger = log
-		res, err := engine.Rewrite(ctx, cat, name, *rc)
+		t, err := icebergtable.Open(ctx, cat, name)
+		if err != nil {
+			return nil, err
+		}
+		res, err := engine.Rewrite(ctx, t, *rc)
 		if err != nil {
 			return nil, err
 		}

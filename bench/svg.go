@@ -12,7 +12,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/spatial"
 )
 
@@ -178,7 +178,7 @@ func writeLegend(p func(string, ...any), rep *Report, lr *LayoutReport, x float6
 		fmt.Sprintf("  ratio to lower bound: %s", ratio),
 		"file bbox overlap depth",
 		fmt.Sprintf("  mean %.2f, max %d", lr.MeanOverlapDepth, lr.MaxOverlapDepth),
-		fmt.Sprintf("target file size %s", engine.FormatBytes(rep.TargetFileSize)),
+		fmt.Sprintf("target file size %s", optval.FormatBytes(rep.TargetFileSize)),
 	}
 	for _, l := range lines {
 		p(`<text x="%.1f" y="%.1f" xml:space="preserve">%s</text>`+"\n", x, y, esc(l))

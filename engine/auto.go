@@ -11,6 +11,7 @@ import (
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine/verify"
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/layouts"
 )
 
@@ -41,7 +42,7 @@ const (
 // column, nothing else is read) and lets cluster.Choose weigh the
 // candidates for the group's output file count and the request's windows
 // (cluster's default data-placed windows when none are given).
-func (r *rewriter) chooseLayouts(ctx context.Context, tf Format, plan *Plan) ([]AutoChoice, error) {
+func (r *rewriter) chooseLayouts(ctx context.Context, tf table.Format, plan *Plan) ([]AutoChoice, error) {
 	r.autoOrders = make([]cluster.Order, len(plan.Groups))
 	out := make([]AutoChoice, 0, len(plan.Groups))
 	for i := range plan.Groups {
@@ -102,7 +103,7 @@ func autoSummary(choices []AutoChoice) string {
 
 // sampleBounds reads the row boxes of group g at the snapshot, keeping
 // about n of them spread evenly over the group's rows in scan order.
-func sampleBounds(ctx context.Context, tf Format, g *Group, n int) ([]spatial.Bound, error) {
+func sampleBounds(ctx context.Context, tf table.Format, g *Group, n int) ([]spatial.Bound, error) {
 	sp, _, _ := tf.Spatial()
 	geom := sp.Geometry
 	cols := []string{geom}

@@ -18,7 +18,9 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/internal/enginetest"
 	"github.com/geocompact/geocompact/internal/testenv"
+	"github.com/geocompact/geocompact/table/catalogs"
 )
 
 // racingCatalog is a catalog whose CommitTable loses the race (all of
@@ -60,9 +62,9 @@ func TestLostCommitRaceLeavesNoFiles(t *testing.T) {
 		inner, name, tbl := racedTable(t, c)
 		before := tableDigest(t, tbl)
 		cat := &racingCatalog{Catalog: inner, t: t}
-		res, err := engine.Rewrite(t.Context(), cat, name, engine.Request{Curve: "hilbert", CommitRetries: 1})
+		res, err := enginetest.Rewrite(t.Context(), cat, name, engine.Request{Curve: "hilbert", CommitRetries: 1})
 		require.Error(t, err, "result %+v, commits %d", res, cat.commits.Load())
-		assert.True(t, errors.Is(err, engine.ErrConflict), "error %v, want a conflict", err)
+		assert.True(t, errors.Is(err, catalogs.ErrConflict), "error %v, want a conflict", err)
 		require.Equal(t, int32(4), cat.commits.Load(), "two attempts of two catalog commits each")
 
 		// Nothing of the rewrite was committed, and every row the other
@@ -182,9 +184,9 @@ func TestUnknownCommitOutcomeDeletesNothing(t *testing.T) {
 	eachCatalog(t, func(t *testing.T, c testenv.Catalog) {
 		inner, name := newTable(t, c, bench.GenerateConfig{Rows: 2000, Commits: 6})
 		before := tableDigest(t, mustLoad(t, inner, name))
-		_, err := engine.Rewrite(t.Context(), lostReplyCatalog{inner}, name, engine.Request{Curve: "hilbert"})
+		_, err := enginetest.Rewrite(t.Context(), lostReplyCatalog{inner}, name, engine.Request{Curve: "hilbert"})
 		require.ErrorIs(t, err, context.DeadlineExceeded)
-		assert.False(t, errors.Is(err, engine.ErrConflict), "error %v must not be a conflict", err)
+		assert.False(t, errors.Is(err, catalogs.ErrConflict), "error %v must not be a conflict", err)
 
 		after := mustLoad(t, inner, name)
 		require.Equal(t, table.OpReplace, after.CurrentSnapshot().Summary.Operation)

@@ -1,37 +1,34 @@
 // Package engine is geocompact's rewrite core: it compacts a spatial
 // table into target-size files, clustered by a sort order or a
 // space-filling curve, and commits the result as one replace (or, with
-// partial progress, a few). The core works through a table format
-// (table's Format: read a group, write its files, read them back,
-// commit, remove): table/icebergtable is the Iceberg table Rewrite works
-// on, table/deltatable the Delta table RewriteTable works on; the
-// execution of a plan never asks which. Maintenance (maintain), the
+// partial progress, a few). Rewrite, its one entry, takes a table.Table,
+// which table/icebergtable and table/deltatable open: what planning needs
+// of the table and its format (read a group, write its files, read them
+// back, commit, remove). The core never asks which format it runs on and
+// imports neither iceberg-go nor the Delta layer. Maintenance (maintain), the
 // metadata tables (inspect), ingest and table creation
 // (ingest), the config file (table/config),
 // recording a table's layout and properties (alter) and distributed
 // jobs (job) are packages of their own that use the core; the core
-// imports none of them. It uses nine leaf packages: the --where language
-// (sql/where), the format seam (table), layout names and the
-// layout a table records (table/layouts), the spill directory and its
-// bucket files
-// (engine/spill), the order-independent digest of rows (engine/verify),
-// GeoParquet writing of data files and the file sink (table/geowrite),
-// where a group's rows are cut into files (engine/cuts), option values
-// and byte sizes (engine/optval), and catalogs, table loading and commit
-// retries (table/catalogs).
+// imports none of them. It uses these leaf packages: the format seam
+// (table), layout names and recorded layouts (table/layouts), the spill
+// directory and its bucket files (engine/spill), the order-independent
+// digest of rows (engine/verify), where a group's rows are cut into files
+// (engine/cuts), and option values and byte sizes (engine/optval).
 //
 // The files read in the order a rewrite runs:
 //
+//	check.go                         Request.Check: a request's strategy, curve, sort order and options, parsed once
 //	plan.go, options.go, layout.go   pure: which files, in which groups, in which order, and why the rest are skipped
 //	tablelayout.go                   checking an order against the table's columns (table/layouts reads the recorded layout)
 //	rewrite.go                       Rewrite: plan the table, run the groups, commit them batch by batch, clean up
-//	rewritetable.go                  RewriteTable: the same for a table of another format (FormatTable)
 //	auto.go                          --curve auto: each group's layout chosen from a sample of its row boxes
 //	group.go                         one group: read (deletes applied), sort in memory, cut and write target-size files
 //	extsort.go                       a group larger than its memory budget: sample, scatter to spill files, sort unit by unit
 //	sink.go                          the file writer both sorts and binpack stream into, one file at a time per lane
 //	verify.go                        the digest of the rows read and of the rows written, compared per group
 //	pieces.go                        the same steps as plain functions for another process (plan and sample, scatter, write, commit)
+//	replace.go                       what a commit hands the format (table.Replacement)
 //	commit.go                        the commit through the format (Iceberg: a replace snapshot on a fresh base,
 //	                                 with its conflict checks and retries, in table/icebergtable)
 //
@@ -51,7 +48,7 @@
 // the delete files that apply to them, so deleted rows are not written
 // again; the commit then checks, on the fresh base it commits on, that
 // every replaced file is still live with exactly the delete files that
-// were applied when it was read, and fails with ErrConflict otherwise
+// were applied when it was read, and fails with catalogs.ErrConflict otherwise
 // (Table.checkBase in table/icebergtable; a Delta table's commit checks
 // the commits that won the race the same way, in table/deltatable). A delete file is dropped only when
 // every live data file it applies to is replaced. Tested by
@@ -83,7 +80,7 @@
 // A no-op always says why. A rewrite that commits nothing returns a Result
 // whose NoopReason names the reason (no snapshot, nothing matches --where,
 // or the planner's Hint: which option kept which files out), and never an
-// error (rewriter.run in rewrite.go, Options.hint in plan.go). Tested by
+// error (rewriter.plan in rewrite.go, Options.hint in plan.go). Tested by
 // TestRewriteMinInputFiles and TestPlanMinInputFilesHint.
 //
 // Every data file written is GeoParquet 1.1. Its footer's geo key states the

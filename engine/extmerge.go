@@ -10,6 +10,7 @@ import (
 
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine/spill"
+	"github.com/geocompact/geocompact/table"
 )
 
 // Sizes of the merged spilled sort, by the group's budget (its share of
@@ -66,7 +67,7 @@ func mergePlan(sp *SortPlan, g *Group) {
 // Each run is a stretch of the input in stable key order, and a tie goes
 // to the earlier stretch, so the merge is the stable order of the whole
 // group: the in-memory sort's.
-func (ex *execution) sortMerged(ctx context.Context, g *groupIO, recs iter.Seq2[arrow.RecordBatch, error]) ([]OutFile, error) {
+func (ex *execution) sortMerged(ctx context.Context, g *groupIO, recs iter.Seq2[arrow.RecordBatch, error]) ([]table.OutFile, error) {
 	sp := g.o.group.Sort
 	if ex.r.opts.CutWindowFraction > 0 {
 		ex.r.log.Warn("cut-window-fraction is not applied to a spilled group: its files are cut at equal row counts", "partition", g.o.group.Partition)

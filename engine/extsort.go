@@ -10,9 +10,11 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/geocompact/geocompact/cluster"
+	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/engine/spill"
 	"github.com/geocompact/geocompact/engine/verify"
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/table"
 )
 
 // SortPlan is how one sorted group is sorted, as a dry run shows it: in
@@ -133,7 +135,7 @@ func (r *rewriter) checkSpill(p *Plan, concurrency int) error {
 	}
 	if free >= 0 && need > free {
 		return fmt.Errorf("%w: the sort spills about %s to %s, which has %s free; nothing was written: point the %s option or %s at a larger local disk, or raise %s",
-			spill.ErrDir, FormatBytes(need), root, FormatBytes(free), OptSpillDir, spill.EnvDir, OptMaxGroupMemory)
+			spill.ErrDir, optval.FormatBytes(need), root, optval.FormatBytes(free), OptSpillDir, spill.EnvDir, OptMaxGroupMemory)
 	}
 	return nil
 }
@@ -155,7 +157,7 @@ func (r *rewriter) checkSpill(p *Plan, concurrency int) error {
 //
 // Equal keys always fall in one bucket, and each bucket keeps input
 // order, so the stable order within buckets is the global stable order.
-func (ex *execution) sortSpilled(ctx context.Context, g *groupIO, recs iter.Seq2[arrow.RecordBatch, error]) ([]OutFile, error) {
+func (ex *execution) sortSpilled(ctx context.Context, g *groupIO, recs iter.Seq2[arrow.RecordBatch, error]) ([]table.OutFile, error) {
 	sp := g.o.group.Sort
 	if sp.Runs > 0 {
 		return ex.sortMerged(ctx, g, recs)
@@ -368,7 +370,7 @@ func argmax(xs []int64) int {
 // sortUnits loads the buckets in key order, merged into units of at most
 // unit Arrow bytes, sorts each and writes it into sink; the next unit is
 // loaded and sorted while the current one is written.
-func (ex *execution) sortUnits(ctx context.Context, g *groupIO, frozen *cluster.Sorter, bf *spill.Buckets, unit int64, sink Sink) error {
+func (ex *execution) sortUnits(ctx context.Context, g *groupIO, frozen *cluster.Sorter, bf *spill.Buckets, unit int64, sink table.Sink) error {
 	type sorted struct {
 		recs []arrow.RecordBatch
 		perm []int32

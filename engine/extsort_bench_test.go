@@ -8,6 +8,7 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/internal/enginetest"
 	"github.com/geocompact/geocompact/table/catalogs"
 )
 
@@ -44,7 +45,7 @@ func BenchmarkSpilledSort(b *testing.B) {
 				req := engine.Request{Curve: "hilbert", Options: map[string]string{
 					engine.OptTargetFileSize: strconv.Itoa(1 << 20), engine.OptRewriteAll: "true",
 					engine.OptMaxGroupMemory: strconv.FormatInt(budget<<20, 10)}}
-				res, err := engine.Rewrite(b.Context(), cat, "geo.t", req)
+				res, err := enginetest.Rewrite(b.Context(), cat, "geo.t", req)
 				if err != nil {
 					b.Fatal(err)
 				}

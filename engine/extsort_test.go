@@ -18,6 +18,7 @@ import (
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/spill"
+	"github.com/geocompact/geocompact/internal/enginetest"
 	"github.com/geocompact/geocompact/internal/testenv"
 )
 
@@ -215,7 +216,7 @@ func TestSpillDirProblems(t *testing.T) {
 			if tc.hook != nil {
 				defer engine.SetTestHookSpillWrite(tc.hook)()
 			}
-			_, err := engine.Rewrite(t.Context(), cat, name, engine.Request{Curve: "hilbert",
+			_, err := enginetest.Rewrite(t.Context(), cat, name, engine.Request{Curve: "hilbert",
 				Options: opts("rewrite-all", "true", "max-group-memory-bytes", spillBudget, "spill-dir", dir)})
 			require.Error(t, err)
 			assert.ErrorIs(t, err, spill.ErrDir)
@@ -244,7 +245,7 @@ func TestSpillTooSmallFailsBeforeWriting(t *testing.T) {
 	filesBefore := dirFiles(t, dataDir)
 	o := opts("rewrite-all", "true", "max-group-memory-bytes", spillBudget, "spill-dir", t.TempDir())
 
-	res, err := engine.Rewrite(t.Context(), cat, name, engine.Request{Curve: "hilbert", DryRun: true, Options: o})
+	res, err := enginetest.Rewrite(t.Context(), cat, name, engine.Request{Curve: "hilbert", DryRun: true, Options: o})
 	require.NoError(t, err)
 	sp := res.Plan.Groups[0].Sort
 	require.NotNil(t, sp)
@@ -253,7 +254,7 @@ func TestSpillTooSmallFailsBeforeWriting(t *testing.T) {
 	assert.Greater(t, sp.Runs, 1)
 
 	defer engine.SetFreeSpace(func(string) (int64, error) { return 1024, nil })()
-	_, err = engine.Rewrite(t.Context(), cat, name, engine.Request{Curve: "hilbert", Options: o})
+	_, err = enginetest.Rewrite(t.Context(), cat, name, engine.Request{Curve: "hilbert", Options: o})
 	require.ErrorIs(t, err, spill.ErrDir)
 	assert.Contains(t, err.Error(), "1.0 KiB free")
 	assert.Contains(t, err.Error(), o["spill-dir"])

@@ -13,8 +13,10 @@ import (
 
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine/cuts"
+	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/engine/spill"
 	"github.com/geocompact/geocompact/engine/verify"
+	"github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/validate"
 )
 
@@ -47,7 +49,7 @@ func (ex *execution) rewriteGroupErr(ctx context.Context, o *groupOut) error {
 		return err
 	}
 	start := time.Now()
-	var files []OutFile
+	var files []table.OutFile
 	switch {
 	case ex.r.lay.strategy != Sort:
 		files, err = ex.writeStream(ctx, g, recs)
@@ -71,7 +73,7 @@ func (ex *execution) rewriteGroupErr(ctx context.Context, o *groupOut) error {
 // readGroup starts reading files (all or some of group o's) at the
 // planned version, deletes applied, and returns what reading and writing
 // the group needs; g.digest validates a batch and folds it into o.in.
-func (ex *execution) readGroup(ctx context.Context, o *groupOut, files []PlanFile) (*groupIO, iter.Seq2[arrow.RecordBatch, error], error) {
+func (ex *execution) readGroup(ctx context.Context, o *groupOut, files []table.PlanFile) (*groupIO, iter.Seq2[arrow.RecordBatch, error], error) {
 	readSc, recs, err := ex.tf.Read(ctx, o.files, files, nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read: %w", err)
@@ -104,7 +106,7 @@ type groupIO struct {
 
 // writeStream writes the rows of recs as they come (binpack): files of
 // even row counts, streamed, so memory does not grow with the group.
-func (ex *execution) writeStream(ctx context.Context, g *groupIO, recs iter.Seq2[arrow.RecordBatch, error]) ([]OutFile, error) {
+func (ex *execution) writeStream(ctx context.Context, g *groupIO, recs iter.Seq2[arrow.RecordBatch, error]) ([]table.OutFile, error) {
 	sink := ex.newSink(ctx, g.o, g.sc, evenChunks(g.o.group.Records, g.o.group.OutputFiles), sinkQueue)
 	err := eachBatch(recs, g.digest, func(rec arrow.RecordBatch) error {
 		if err := sink.Write(rec); err != nil {
@@ -148,7 +150,7 @@ func eachBatch(recs iter.Seq2[arrow.RecordBatch, error], check func(arrow.Record
 // Curve positions are normalised over the group's extent (the union of
 // the rows' bboxes, known once every row is read), so the keys depend
 // only on the group's rows; sortSpilled learns the same scale.
-func (ex *execution) sortInMemory(ctx context.Context, g *groupIO, recs iter.Seq2[arrow.RecordBatch, error]) ([]OutFile, error) {
+func (ex *execution) sortInMemory(ctx context.Context, g *groupIO, recs iter.Seq2[arrow.RecordBatch, error]) ([]table.OutFile, error) {
 	sorter, err := ex.groupSorter(g, g.readSc)
 	if err != nil {
 		return nil, err
@@ -201,7 +203,7 @@ func (ex *execution) sortInMemory(ctx context.Context, g *groupIO, recs iter.Seq
 
 // errAutoDistributed refuses --curve auto in a distributed rewrite.
 var errAutoDistributed = fmt.Errorf("%w: --curve auto is chosen per group by a local rewrite; a distributed rewrite needs a fixed layout: "+
-	"rewrite --curve auto --dry-run shows the choice, then pass that curve", ErrOption)
+	"rewrite --curve auto --dry-run shows the choice, then pass that curve", optval.ErrBad)
 
 // sorter returns a Sorter for the layout's order over schema sc, for a
 // group written as files files (STR sizes its slabs by it): the order of
@@ -229,7 +231,7 @@ const gatherBytes = 8 << 20
 
 // gatherInto writes the rows of in, in perm's order, into sink, gathering
 // about gatherBytes at a time.
-func gatherInto(sink Sink, sc *arrow.Schema, in []arrow.RecordBatch, perm []int32) error {
+func gatherInto(sink table.Sink, sc *arrow.Schema, in []arrow.RecordBatch, perm []int32) error {
 	return gatherEach(sc, in, perm, func(rec arrow.RecordBatch) error {
 		if err := sink.Write(rec); err != nil {
 			return fmt.Errorf("write: %w", err)

@@ -23,6 +23,7 @@ import (
 	"github.com/geocompact/geocompact/engine/verify"
 	"github.com/geocompact/geocompact/job"
 	"github.com/geocompact/geocompact/spatial"
+	format "github.com/geocompact/geocompact/table"
 )
 
 // runJob runs a job's pieces in this process the way a distributed
@@ -200,7 +201,7 @@ func TestJobMatchesRewrite(t *testing.T) {
 			require.NoError(t, err)
 			tbl := mustLoad(t, dist, name)
 			checkUnchanged(t, before, tbl)
-			assert.Equal(t, j.ID, tbl.CurrentSnapshot().Summary.Properties[engine.SummaryJobID])
+			assert.Equal(t, j.ID, tbl.CurrentSnapshot().Summary.Properties[format.SummaryJobID])
 			assert.True(t, got.Verified)
 			assert.Equal(t, want.AddedDataFilesCount, got.AddedDataFilesCount)
 			assert.Equal(t, want.RewrittenDataFilesCount, got.RewrittenDataFilesCount)

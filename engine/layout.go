@@ -5,11 +5,11 @@ import (
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/cluster"
+	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/spatial"
-	"github.com/geocompact/geocompact/table/catalogs"
+	"github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/layouts"
 )
 
@@ -28,20 +28,6 @@ type layout struct {
 	source string
 }
 
-// resolveLayout turns the strategy, curve and sort order of cfg into a
-// layout. A curve or a sort order implies the sort strategy. Without
-// either, the table's recorded layout (layouts.Of) applies, else
-// binpack; strategy sort without an order fails when the table records
-// none. (Whether the request may replace the recorded layout is checked
-// when the rewrite is planned: see checkLayoutChange.)
-func resolveLayout(tbl *table.Table, cfg Request, opts Options) (layout, error) {
-	lt, err := icebergLayoutTable(tbl)
-	if err != nil {
-		return layout{}, err
-	}
-	return lt.resolve(cfg, opts)
-}
-
 // layoutTable is what choosing a rewrite's layout needs of a table, in
 // any format.
 type layoutTable struct {
@@ -54,30 +40,32 @@ type layoutTable struct {
 	schema *arrow.Schema
 }
 
-// icebergLayoutTable describes tbl for choosing a layout.
-func icebergLayoutTable(tbl *table.Table) (layoutTable, error) {
-	rec, err := layouts.Of(tbl)
-	if err != nil {
-		return layoutTable{}, err
+// layoutTableOf describes t for choosing and checking a layout.
+func layoutTableOf(t table.Table) (layoutTable, error) {
+	lt := layoutTable{name: t.Name, geometry: t.Geometry, columns: t.Columns, schema: t.Schema}
+	if t.Layout == nil {
+		return lt, nil
 	}
-	lt := layoutTable{name: catalogs.TableName(tbl), geometry: spatialGeomName(tbl), recorded: rec, columns: topLevelColumns(tbl.Schema())}
-	lt.schema, _ = table.SchemaToArrowSchema(tbl.Schema(), nil, false, false) // unknown when it cannot be built
-	return lt, nil
+	var err error
+	lt.recorded, err = t.Layout()
+	return lt, err
 }
 
-// resolve is resolveLayout for the table lt describes.
+// resolve turns the strategy, curve and sort order of cfg into a layout
+// for the table lt describes. A curve or a sort order implies the sort
+// strategy. Without either, the table's recorded layout applies, else
+// binpack; strategy sort without an order fails when the table records
+// none. (Whether the request may replace the recorded layout is checked
+// when the rewrite is planned: see checkLayoutChange.)
 func (lt layoutTable) resolve(cfg Request, opts Options) (layout, error) {
-	l := layout{strategy: cfg.Strategy, geometry: lt.geometry, source: layouts.FromRequest}
-	if err := checkRequestLayout(cfg); err != nil {
-		return l, err
+	rl, err := cfg.layout()
+	if err != nil {
+		return layout{}, err
 	}
+	l := layout{strategy: rl.strategy, order: rl.order, auto: rl.auto, geometry: lt.geometry, source: layouts.FromRequest}
 	rec := lt.recorded
-	var err error
 	switch {
-	case cfg.Curve != "":
-		l.order, l.auto, err = layouts.ParseCurve(cfg.Curve)
-	case cfg.SortOrder != "":
-		l.order, err = cluster.ParseOrder(cfg.SortOrder)
+	case rl.given:
 	case cfg.Strategy == BinPack:
 		return l, nil
 	case rec.Text != "":
@@ -85,7 +73,7 @@ func (lt layoutTable) resolve(cfg Request, opts Options) (layout, error) {
 		l.order, l.auto, err = layouts.Parse(rec.Text)
 	case cfg.Strategy == Sort:
 		return l, fmt.Errorf("%w: strategy sort needs an order, and table %s has no sort order; pass --curve hilbert (or zorder, linear) or --sort-order EXPR",
-			ErrOption, lt.name)
+			optval.ErrBad, lt.name)
 	default:
 		l.strategy, l.source = BinPack, layouts.FromDefault
 		return l, nil
@@ -93,10 +81,10 @@ func (lt layoutTable) resolve(cfg Request, opts Options) (layout, error) {
 	l.strategy = Sort
 	if err != nil {
 		// A curve or sort order that does not parse is a usage mistake.
-		return l, fmt.Errorf("%w: %w", ErrOption, err)
+		return l, fmt.Errorf("%w: %w", optval.ErrBad, err)
 	}
 	if l.normalize, err = cluster.ParseNormalization(opts.Normalize); err != nil {
-		return l, fmt.Errorf("%w: %w", ErrOption, err)
+		return l, fmt.Errorf("%w: %w", optval.ErrBad, err)
 	}
 	l.orderText = layouts.Text(l.order, l.auto)
 	if err := lt.checkOrderColumns(l.order, l.auto); err != nil {
@@ -113,39 +101,15 @@ func (lt layoutTable) checkOrder(l layout) error {
 		return nil
 	}
 	if _, err := cluster.NewSorter(l.order, lt.schema, cluster.SortOptions{Normalize: l.normalize, Files: 1}); err != nil {
-		return fmt.Errorf("%w: table %s: %w", ErrOption, lt.name, err)
+		return fmt.Errorf("%w: table %s: %w", optval.ErrBad, lt.name, err)
 	}
 	return nil
 }
 
-// checkRequestLayout checks that the strategy, curve and sort order of
-// cfg fit together.
-func checkRequestLayout(cfg Request) error {
-	if cfg.Strategy != "" && cfg.Strategy != BinPack && cfg.Strategy != Sort {
-		return fmt.Errorf("%w: strategy %q: want binpack or sort", ErrOption, cfg.Strategy)
-	}
-	if cfg.Curve != "" && cfg.SortOrder != "" {
-		return fmt.Errorf("%w: give --curve or --sort-order, not both", ErrOption)
-	}
-	if (cfg.Curve != "" || cfg.SortOrder != "") && cfg.Strategy == BinPack {
-		return fmt.Errorf("%w: strategy binpack does not sort; drop --strategy binpack to use the sort order", ErrOption)
-	}
-	return nil
-}
-
-// checkLayoutChange fails with a *layouts.ChangeError when l, asked for by
-// the request, differs from the layout the table records and the request
-// does not allow it. Planning checks it (a rewrite, a job's preparation);
-// a job's workers, which replay the plan, do not.
-func checkLayoutChange(tbl *table.Table, l layout, cfg Request) error {
-	lt, err := icebergLayoutTable(tbl)
-	if err != nil {
-		return err
-	}
-	return lt.checkLayoutChange(l, cfg)
-}
-
-// checkLayoutChange is checkLayoutChange for the table lt describes.
+// checkLayoutChange fails with a *layouts.ChangeError when l, asked for
+// by the request, differs from the layout the table records and the
+// request does not allow it. Planning checks it (a rewrite, a job's
+// preparation); a job's workers, which replay the plan, do not.
 func (lt layoutTable) checkLayoutChange(l layout, cfg Request) error {
 	if l.source != layouts.FromRequest || cfg.AllowLayoutChange {
 		return nil

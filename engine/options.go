@@ -10,6 +10,7 @@ import (
 	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/engine/spill"
 	"github.com/geocompact/geocompact/internal/suggest"
+	"github.com/geocompact/geocompact/table"
 )
 
 // Strategy is how a rewrite lays out rows.
@@ -86,19 +87,11 @@ func KnownOptions() []string {
 	return names
 }
 
-// ErrOption marks an unknown option or a malformed option value. It is
-// optval.ErrBad, which the option value parsers wrap.
-var ErrOption = optval.ErrBad
-
 // MaxFileSize is the largest target file size and minimum file size
 // accepted (the maximum file size may reach twice it), 1024 TiB: far
 // above any real file, and low enough that the sizes derived from it
 // cannot overflow.
 const MaxFileSize int64 = 1 << 50
-
-// PropTargetFileSize is the table property that supplies the default
-// target file size.
-const PropTargetFileSize = "write.target-file-size-bytes"
 
 const (
 	defaultTargetFileSize   = 512 << 20
@@ -217,9 +210,9 @@ func ParseOptions(kv map[string]string, tableProps map[string]string) (Options, 
 	for _, k := range names {
 		if !slices.Contains(known, k) {
 			if hint := suggest.Hint(k, known); hint != "" {
-				return Options{}, fmt.Errorf("%w: unknown option %q%s", ErrOption, k, hint)
+				return Options{}, fmt.Errorf("%w: unknown option %q%s", optval.ErrBad, k, hint)
 			}
-			return Options{}, fmt.Errorf("%w: unknown option %q; valid options: %s", ErrOption, k, strings.Join(known, ", "))
+			return Options{}, fmt.Errorf("%w: unknown option %q; valid options: %s", optval.ErrBad, k, strings.Join(known, ", "))
 		}
 	}
 	o, err := defaultOptions(tableProps)
@@ -249,7 +242,7 @@ func ParseOptions(kv map[string]string, tableProps map[string]string) (Options, 
 	if v, ok := p.Value(OptOverlapMaxDepth); ok {
 		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 		if err != nil || !(f >= 1) {
-			p.Err = fmt.Errorf("%w: %s=%q: want a number >= 1 (1: files do not overlap at all)", ErrOption, OptOverlapMaxDepth, v)
+			p.Err = fmt.Errorf("%w: %s=%q: want a number >= 1 (1: files do not overlap at all)", optval.ErrBad, OptOverlapMaxDepth, v)
 		}
 		o.OverlapMaxDepth = f
 	}
@@ -258,13 +251,13 @@ func ParseOptions(kv map[string]string, tableProps map[string]string) (Options, 
 		case JobOrderNone, JobOrderBytesAsc, JobOrderBytesDesc, JobOrderFilesAsc, JobOrderFilesDesc:
 			o.JobOrder = jo
 		default:
-			p.Err = fmt.Errorf("%w: %s=%q: want none, bytes-asc, bytes-desc, files-asc or files-desc", ErrOption, OptRewriteJobOrder, v)
+			p.Err = fmt.Errorf("%w: %s=%q: want none, bytes-asc, bytes-desc, files-asc or files-desc", optval.ErrBad, OptRewriteJobOrder, v)
 		}
 	}
 	if v, ok := kv[OptCutWindow]; ok && p.Err == nil {
 		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 		if err != nil || !(f >= 0 && f <= 1) {
-			p.Err = fmt.Errorf("%w: %s=%q: want a fraction in [0, 1]", ErrOption, OptCutWindow, v)
+			p.Err = fmt.Errorf("%w: %s=%q: want a fraction in [0, 1]", optval.ErrBad, OptCutWindow, v)
 		}
 		o.CutWindowFraction = f
 	}
@@ -273,7 +266,7 @@ func ParseOptions(kv map[string]string, tableProps map[string]string) (Options, 
 	}
 	if v, ok := kv[OptNormalize]; ok && p.Err == nil {
 		if v != "extent" && v != "quantile" {
-			p.Err = fmt.Errorf("%w: %s=%q: want extent or quantile", ErrOption, OptNormalize, v)
+			p.Err = fmt.Errorf("%w: %s=%q: want extent or quantile", optval.ErrBad, OptNormalize, v)
 		}
 		o.Normalize = v
 	}
@@ -312,11 +305,11 @@ func defaultOptions(tableProps map[string]string) (Options, error) {
 		OverlapMaxDepth:     defaultOverlapMaxDepth,
 		OverlapMaxBytes:     defaultOverlapMaxBytes,
 	}
-	if v, ok := tableProps[PropTargetFileSize]; ok {
+	if v, ok := tableProps[table.PropTargetFileSize]; ok {
 		n, err := optval.ParseSize(v)
 		if err != nil || n <= 0 || n > MaxFileSize {
 			return Options{}, fmt.Errorf("%w: table property %s=%q is not a positive size of at most %s; fix it with geocompact alter --set %s=128MiB",
-				ErrOption, PropTargetFileSize, v, optval.FormatLimit(MaxFileSize), PropTargetFileSize)
+				optval.ErrBad, table.PropTargetFileSize, v, optval.FormatLimit(MaxFileSize), table.PropTargetFileSize)
 		}
 		o.TargetFileSize = n
 	}
@@ -326,9 +319,9 @@ func defaultOptions(tableProps map[string]string) (Options, error) {
 func (o Options) validate() error {
 	switch {
 	case o.MinFileSize >= o.TargetFileSize:
-		return fmt.Errorf("%w: %s (%d) must be below %s (%d)", ErrOption, OptMinFileSize, o.MinFileSize, OptTargetFileSize, o.TargetFileSize)
+		return fmt.Errorf("%w: %s (%d) must be below %s (%d)", optval.ErrBad, OptMinFileSize, o.MinFileSize, OptTargetFileSize, o.TargetFileSize)
 	case o.MaxFileSize <= o.TargetFileSize:
-		return fmt.Errorf("%w: %s (%d) must be above %s (%d)", ErrOption, OptMaxFileSize, o.MaxFileSize, OptTargetFileSize, o.TargetFileSize)
+		return fmt.Errorf("%w: %s (%d) must be above %s (%d)", optval.ErrBad, OptMaxFileSize, o.MaxFileSize, OptTargetFileSize, o.TargetFileSize)
 	}
 	return nil
 }

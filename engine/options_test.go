@@ -5,6 +5,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/geocompact/geocompact/engine/optval"
+	"github.com/geocompact/geocompact/table"
 )
 
 func TestParseOptionsUnitsAndBareKeys(t *testing.T) {
@@ -16,10 +19,10 @@ func TestParseOptionsUnitsAndBareKeys(t *testing.T) {
 	assert.True(t, o.RewriteAll, "a bare boolean key means true")
 
 	_, err = ParseOptions(map[string]string{OptMinInputFiles: ""}, nil)
-	require.ErrorIs(t, err, ErrOption)
+	require.ErrorIs(t, err, optval.ErrBad)
 	assert.ErrorContains(t, err, "option min-input-files needs a value: --option min-input-files=VALUE")
 	_, err = ParseOptions(map[string]string{OptTargetFileSize: "128 furlongs"}, nil)
-	require.ErrorIs(t, err, ErrOption)
+	require.ErrorIs(t, err, optval.ErrBad)
 	assert.ErrorContains(t, err, "target-file-size-bytes")
 }
 
@@ -34,14 +37,14 @@ func TestParseOptionsSizeLimits(t *testing.T) {
 		{OptMaxFileSize, "9000000TB"}:              "at most 2048TiB (2251799813685248 bytes)",
 	} {
 		_, err := ParseOptions(map[string]string{kv[0]: kv[1]}, nil)
-		require.ErrorIs(t, err, ErrOption, "%v", kv)
+		require.ErrorIs(t, err, optval.ErrBad, "%v", kv)
 		assert.ErrorContains(t, err, kv[0]+"=")
 		assert.ErrorContains(t, err, want)
 		assert.NotContains(t, err.Error(), "(-", "no overflowed size")
 	}
-	_, err := ParseOptions(nil, map[string]string{PropTargetFileSize: "1000000TiB"})
-	require.ErrorIs(t, err, ErrOption)
-	assert.ErrorContains(t, err, PropTargetFileSize)
+	_, err := ParseOptions(nil, map[string]string{table.PropTargetFileSize: "1000000TiB"})
+	require.ErrorIs(t, err, optval.ErrBad)
+	assert.ErrorContains(t, err, table.PropTargetFileSize)
 	assert.ErrorContains(t, err, "at most 1024TiB")
 
 	o, err := ParseOptions(map[string]string{OptTargetFileSize: "1024TiB", OptMaxFileGroupSize: "9223372036854775807"}, nil)

@@ -6,7 +6,9 @@ import (
 	"math"
 	"slices"
 
+	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/table"
 )
 
 // Defaults of the overlap-aware selection (see Options.OverlapSelection).
@@ -40,7 +42,7 @@ const (
 //
 // It returns the candidates, the files left alone, and the reason every
 // group of the partition is kept ("" when it changed nothing).
-func (o Options) overlapSelect(cands []PlanFile, healthy []Skipped) ([]PlanFile, []Skipped, string) {
+func (o Options) overlapSelect(cands []table.PlanFile, healthy []Skipped) ([]table.PlanFile, []Skipped, string) {
 	if !o.OverlapSelection || !o.clustered || o.RewriteAll || len(cands) == 0 || len(healthy) == 0 || !allBounded(cands, healthy) {
 		return cands, healthy, ""
 	}
@@ -84,12 +86,12 @@ func (o Options) overlapSelect(cands []PlanFile, healthy []Skipped) ([]PlanFile,
 		rest = append(rest, f)
 	}
 	reason := fmt.Sprintf("%d new files overlap %d size-healthy files; merged with the %d sparsest of them (%s of %s, %s=%g)",
-		len(cands)-len(merged), len(order), len(merged), FormatBytes(used), FormatBytes(total), OptOverlapMaxBytes, o.OverlapMaxBytes)
+		len(cands)-len(merged), len(order), len(merged), optval.FormatBytes(used), optval.FormatBytes(total), OptOverlapMaxBytes, o.OverlapMaxBytes)
 	return cands, rest, reason
 }
 
 // allBounded reports whether every file has a box from its statistics.
-func allBounded(cands []PlanFile, healthy []Skipped) bool {
+func allBounded(cands []table.PlanFile, healthy []Skipped) bool {
 	for _, f := range cands {
 		if !f.HasBound {
 			return false
@@ -107,7 +109,7 @@ func allBounded(cands []PlanFile, healthy []Skipped) bool {
 // candidate's box intersects, sparsest first: by records per unit of box
 // area, then by how many candidates overlap them (most first), then by
 // position.
-func overlapped(cands []PlanFile, healthy []Skipped) []int {
+func overlapped(cands []table.PlanFile, healthy []Skipped) []int {
 	type hit struct {
 		i       int
 		density float64

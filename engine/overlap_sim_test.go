@@ -10,6 +10,7 @@ import (
 
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/table"
 )
 
 // simRowBytes is the size a simulated row takes in a file.
@@ -18,7 +19,7 @@ const simRowBytes = 40
 // simFile is a simulated data file: its rows and the plan's view of it.
 type simFile struct {
 	rows []spatial.Bound
-	pf   PlanFile
+	pf   table.PlanFile
 }
 
 func newSimFile(name string, rows []spatial.Bound) simFile {
@@ -26,7 +27,7 @@ func newSimFile(name string, rows []spatial.Bound) simFile {
 	for _, r := range rows {
 		b = b.Extend(r)
 	}
-	return simFile{rows: rows, pf: PlanFile{Path: name, Size: int64(len(rows)) * simRowBytes, Records: int64(len(rows)), Bound: b, HasBound: true}}
+	return simFile{rows: rows, pf: table.PlanFile{Path: name, Size: int64(len(rows)) * simRowBytes, Records: int64(len(rows)), Bound: b, HasBound: true}}
 }
 
 // sortedFiles orders rows along the Hilbert curve over their extent and
@@ -91,8 +92,8 @@ func meanPlanned(files []simFile, windows []spatial.Bound) float64 {
 	return float64(sum) / float64(len(windows))
 }
 
-func planFilesOf(files []simFile) []PlanFile {
-	out := make([]PlanFile, len(files))
+func planFilesOf(files []simFile) []table.PlanFile {
+	out := make([]table.PlanFile, len(files))
 	for i, f := range files {
 		out[i] = f.pf
 	}

@@ -10,8 +10,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/cluster"
+	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/internal/testpoints"
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/table"
 )
 
 // appendScenario is a Hilbert-clustered partition of 64 files after 20
@@ -74,16 +76,16 @@ func TestOverlapSelectionOnAppendedClusteredTable(t *testing.T) {
 // gridPartition is 16 size-healthy files tiling a 4×4 grid of unit cells
 // (tile-r-c covers [c, c+1] × [r, r+1], shrunk so neighbours do not touch),
 // plus small new files covering box each.
-func gridPartition(target int64, news ...spatial.Bound) []PlanFile {
-	var files []PlanFile
+func gridPartition(target int64, news ...spatial.Bound) []table.PlanFile {
+	var files []table.PlanFile
 	for r := range 4 {
 		for c := range 4 {
 			b := spatial.Bound{MinX: float64(c) + 0.01, MinY: float64(r) + 0.01, MaxX: float64(c) + 0.99, MaxY: float64(r) + 0.99}
-			files = append(files, PlanFile{Path: "tile-" + strconv.Itoa(r) + "-" + strconv.Itoa(c), Size: target, Records: 1000, Bound: b, HasBound: true})
+			files = append(files, table.PlanFile{Path: "tile-" + strconv.Itoa(r) + "-" + strconv.Itoa(c), Size: target, Records: 1000, Bound: b, HasBound: true})
 		}
 	}
 	for i, b := range news {
-		files = append(files, PlanFile{Path: "new-" + strconv.Itoa(i), Size: target / 20, Records: 50, Bound: b, HasBound: true})
+		files = append(files, table.PlanFile{Path: "new-" + strconv.Itoa(i), Size: target / 20, Records: 50, Bound: b, HasBound: true})
 	}
 	return files
 }
@@ -115,7 +117,7 @@ func TestOverlapSelect(t *testing.T) {
 		name      string
 		kv        map[string]string
 		clustered bool
-		files     []PlanFile
+		files     []table.PlanFile
 		want      []string
 	}{
 		{"arrivals merge with the files they overlap", nil, true, gridPartition(target, news...), wantCorner},
@@ -123,7 +125,7 @@ func TestOverlapSelect(t *testing.T) {
 		{"layout not spatial", nil, false, gridPartition(target, news...), wantCorner[:5]},
 		{"a file without statistics", nil, true, unbounded, wantCorner[:5]},
 		{"budget keeps the sparsest overlapped files", map[string]string{OptOverlapMaxBytes: "0.1"}, true,
-			func() []PlanFile {
+			func() []table.PlanFile {
 				f := gridPartition(target, news...)
 				f[1].Records = 10 // tile-0-1 is the sparsest
 				return f
@@ -156,7 +158,7 @@ func TestOverlapSelect(t *testing.T) {
 func TestOverlapOptionsRefuseBadValues(t *testing.T) {
 	for k, v := range map[string]string{OptOverlapMaxBytes: "1.5", OptOverlapMaxDepth: "0.5", OptOverlapSelection: "maybe"} {
 		_, err := ParseOptions(map[string]string{k: v}, nil)
-		require.ErrorIs(t, err, ErrOption, k)
+		require.ErrorIs(t, err, optval.ErrBad, k)
 		assert.Contains(t, err.Error(), k)
 	}
 }

@@ -6,15 +6,12 @@ import (
 	"runtime"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/catalog"
-	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine/spill"
 	"github.com/geocompact/geocompact/engine/verify"
-	"github.com/geocompact/geocompact/table/icebergtable"
+	"github.com/geocompact/geocompact/table"
 )
 
 // Pieces are the steps of one rewrite at one snapshot of its table, as
@@ -26,9 +23,9 @@ import (
 // with OpenPieces), and verify and commit (Commit, on the driver).
 type Pieces struct {
 	ex     *execution
-	ice    *icebergtable.Table
+	t      table.Table
 	groups []GroupSpec
-	tasks  map[string]*table.FileScanTask
+	files  map[string]table.PlanFile
 }
 
 // GroupSpec is one planned group as the pieces carry it between
@@ -72,22 +69,21 @@ type PieceOptions struct {
 	WriteID func() uuid.UUID
 }
 
-// PlanPieces plans a rewrite of the table called name at its current
-// snapshot and, for sorted groups, learns each group's key scale and the
+// PlanPieces plans a rewrite of t and, for sorted groups, learns each group's key scale and the
 // boundaries of its buckets (one pass over the key columns). A sorted
 // group gets as many buckets as it takes for each to fit
 // max-group-memory-bytes, the memory one worker sorts a bucket in. The
 // pieces are nil when there is nothing to rewrite (the result says why)
 // and on a dry run.
-func PlanPieces(ctx context.Context, cat catalog.Catalog, name string, req Request, po PieceOptions) (*Pieces, *Result, error) {
-	r, tbl, filter, err := newRewriter(ctx, cat, name, req)
+func PlanPieces(ctx context.Context, t table.Table, req Request, po PieceOptions) (*Pieces, *Result, error) {
+	r, err := newRewriter(t, req)
 	if err != nil {
 		return nil, nil, err
 	}
 	if r.lay.auto {
 		return nil, nil, errAutoDistributed
 	}
-	res, tf, err := r.plan(ctx, tbl, filter)
+	res, err := r.plan(ctx, t)
 	if err != nil || len(res.Plan.Groups) == 0 {
 		return nil, res, err
 	}
@@ -104,7 +100,7 @@ func PlanPieces(ctx context.Context, cat catalog.Catalog, name string, req Reque
 	if r.opts.CutWindowFraction > 0 && r.lay.strategy == Sort {
 		r.log.Warn("cut-window-fraction is not applied to the groups a distributed rewrite scatters across workers: their files are cut at equal row counts (kd's at its leaves)")
 	}
-	p := &Pieces{ice: tf, ex: &execution{r: r, tf: tf, groups: len(res.Plan.Groups), lanes: 1, writeID: po.WriteID}}
+	p := &Pieces{t: t, ex: &execution{r: r, tf: t, groups: len(res.Plan.Groups), lanes: 1, writeID: po.WriteID}}
 	p.index()
 	for i := range res.Plan.Groups {
 		g, err := p.sample(ctx, &res.Plan.Groups[i])
@@ -150,48 +146,53 @@ func (p *Pieces) sample(ctx context.Context, g *Group) (GroupSpec, error) {
 	return spec, nil
 }
 
-// OpenPieces readies the pieces of a planned rewrite in a worker: it
-// loads the table and the files of snapshot snapshotID (with their delete
-// files), and checks that every file of groups is one of them.
-func OpenPieces(ctx context.Context, cat catalog.Catalog, name string, req Request, snapshotID int64, groups []GroupSpec, po PieceOptions) (*Pieces, error) {
-	r, tbl, _, err := newRewriter(ctx, cat, name, req)
+// OpenPieces readies the pieces of a planned rewrite in a worker, on t
+// opened at the version they were planned on. Every file of groups is one
+// of t's files, as the caller checks (see MissingFiles).
+func OpenPieces(t table.Table, req Request, groups []GroupSpec, po PieceOptions) (*Pieces, error) {
+	r, err := newRewriter(t, req)
 	if err != nil {
 		return nil, err
 	}
 	r.jobID = po.JobID
-	all, err := tbl.Scan(table.WithSnapshotID(snapshotID)).PlanFiles(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("plan files of %s at snapshot %d: %w", name, snapshotID, err)
-	}
-	tf := r.icebergTable(tbl, snapshotID, all)
-	p := &Pieces{groups: groups, ice: tf, ex: &execution{r: r, tf: tf, groups: len(groups),
+	p := &Pieces{groups: groups, t: t, ex: &execution{r: r, tf: t, groups: len(groups),
 		lanes: max(1, runtime.NumCPU()/2), writeID: po.WriteID}}
 	p.index()
-	for _, g := range groups {
-		for _, f := range g.Files {
-			if p.tasks[f] == nil {
-				return nil, fmt.Errorf("%w: data file %s is not in snapshot %d of %s", ErrConflict, f, snapshotID, name)
-			}
-		}
+	if missing := MissingFiles(t, groups); len(missing) > 0 {
+		return nil, fmt.Errorf("data file %s is not in version %d of %s", missing[0], t.Version, t.Name)
 	}
 	return p, nil
 }
 
+// MissingFiles are the files of groups that t does not hold.
+func MissingFiles(t table.Table, groups []GroupSpec) []string {
+	have := make(map[string]bool, len(t.Files))
+	for _, f := range t.Files {
+		have[f.Path] = true
+	}
+	var missing []string
+	for _, g := range groups {
+		for _, f := range g.Files {
+			if !have[f] {
+				missing = append(missing, f)
+			}
+		}
+	}
+	return missing
+}
+
 func (p *Pieces) index() {
-	p.tasks = make(map[string]*table.FileScanTask, len(p.ice.All))
-	for i := range p.ice.All {
-		p.tasks[p.ice.All[i].File.FilePath()] = &p.ice.All[i]
+	p.files = make(map[string]table.PlanFile, len(p.t.Files))
+	for _, f := range p.t.Files {
+		p.files[f.Path] = f
 	}
 }
 
 // Groups are the specs of the planned groups, in plan order.
 func (p *Pieces) Groups() []GroupSpec { return p.groups }
 
-// SnapshotID is the snapshot the pieces read.
-func (p *Pieces) SnapshotID() int64 { return p.ice.SnapshotID }
-
-// Table is the table as loaded when the pieces were planned or opened.
-func (p *Pieces) Table() *table.Table { return p.ice.Table }
+// Version is the snapshot (or version) the pieces read.
+func (p *Pieces) Version() int64 { return p.t.Version }
 
 // group returns a fresh groupOut for group i.
 func (p *Pieces) group(i int) *groupOut { return p.groupOut(i, &p.groups[i]) }
@@ -201,9 +202,9 @@ func (p *Pieces) group(i int) *groupOut { return p.groupOut(i, &p.groups[i]) }
 func (p *Pieces) groupOut(i int, s *GroupSpec) *groupOut {
 	o := &groupOut{group: &Group{Partition: s.Partition, Records: s.Records, OutputFiles: s.OutputFiles}, index: i, in: verify.NewDigest(), out: verify.NewDigest()}
 	for _, f := range s.Files {
-		t := p.tasks[f]
-		o.files = append(o.files, PlanFile{Path: f, Size: t.File.FileSizeBytes(), Records: t.File.Count(), File: t})
-		o.group.Bytes += t.File.FileSizeBytes()
+		pf := p.files[f]
+		o.files = append(o.files, pf)
+		o.group.Bytes += pf.Size
 	}
 	o.group.Files = o.files
 	return o
@@ -309,16 +310,16 @@ func scatterBatch(rec arrow.RecordBatch, sc *arrow.Schema, frozen *cluster.Sorte
 // the local engine does, and returns the files written and the digests
 // of the rows read (in) and written (out). After an error it still
 // returns the files written, for Abort.
-func (p *Pieces) RewriteGroup(ctx context.Context, group int) ([]iceberg.DataFile, verify.Digest, verify.Digest, error) {
+func (p *Pieces) RewriteGroup(ctx context.Context, group int) ([]table.OutFile, verify.Digest, verify.Digest, error) {
 	if err := p.checkGroup(group); err != nil {
 		return nil, verify.Digest{}, verify.Digest{}, err
 	}
 	o := p.group(group)
 	if err := p.ex.rewriteGroupErr(ctx, o); err != nil {
 		err = p.ex.tf.BrokenInput(ctx, o.files, err)
-		return icebergtable.DataFiles(o.newFiles), o.in, o.out, fmt.Errorf("rewrite group %d (%s): %w", group+1, PartitionLabel(o.group.Partition), err)
+		return o.newFiles, o.in, o.out, fmt.Errorf("rewrite group %d (%s): %w", group+1, PartitionLabel(o.group.Partition), err)
 	}
-	return icebergtable.DataFiles(o.newFiles), o.in, o.out, nil
+	return o.newFiles, o.in, o.out, nil
 }
 
 // FileRows returns the row count of the group's i-th output file when it
@@ -352,7 +353,7 @@ type PieceWriter struct {
 	p     *Pieces
 	group int
 	g     *groupIO
-	sink  Sink
+	sink  table.Sink
 }
 
 // NewWriter returns a writer of rows of group group into files of
@@ -413,14 +414,14 @@ func (w *PieceWriter) Write(rec arrow.RecordBatch) error {
 // Close finishes the files and reads them back: it returns them, in
 // order, with the digest of their rows. After an error it still returns
 // the files written.
-func (w *PieceWriter) Close(ctx context.Context) ([]iceberg.DataFile, verify.Digest, error) {
+func (w *PieceWriter) Close(ctx context.Context) ([]table.OutFile, verify.Digest, error) {
 	d := verify.NewDigest()
 	files, err := w.sink.Close()
 	if err != nil {
-		return icebergtable.DataFiles(files), d, fmt.Errorf("write: %w", err)
+		return files, d, fmt.Errorf("write: %w", err)
 	}
 	err = w.p.ex.readBack(ctx, w.g.o.files, files, w.g.geom, w.g.bbox, &d)
-	return icebergtable.DataFiles(files), d, err
+	return files, d, err
 }
 
 // Commit verifies what was written for every group (the digests of the
@@ -432,7 +433,7 @@ func (w *PieceWriter) Close(ctx context.Context) ([]iceberg.DataFile, verify.Dig
 // commits every group, or nothing is committed; with it each batch of
 // groups commits on its own, and a group that fails verification, or a
 // batch that fails to commit, fails alone, as in a local rewrite.
-func (p *Pieces) Commit(ctx context.Context, res *Result, files [][]iceberg.DataFile, in, out []verify.Digest) error {
+func (p *Pieces) Commit(ctx context.Context, res *Result, files [][]table.OutFile, in, out []verify.Digest) error {
 	n := len(p.groups)
 	if len(files) != n || len(in) != n || len(out) != n {
 		return fmt.Errorf("commit: %d groups, got files for %d and digests for %d and %d", n, len(files), len(in), len(out))
@@ -441,7 +442,7 @@ func (p *Pieces) Commit(ctx context.Context, res *Result, files [][]iceberg.Data
 	done := make([]chan struct{}, n)
 	for i := range p.groups {
 		outs[i] = p.group(i)
-		outs[i].newFiles, outs[i].in, outs[i].out = icebergtable.Out(files[i]), in[i], out[i]
+		outs[i].newFiles, outs[i].in, outs[i].out = files[i], in[i], out[i]
 		if d := in[i].Diff(out[i]); d != "" {
 			outs[i].err = fmt.Errorf("group %d (%s): %w: %s; nothing was committed", i+1, PartitionLabel(p.groups[i].Partition), ErrVerify, d)
 		}

@@ -5,14 +5,17 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/geocompact/geocompact/engine/optval"
+	"github.com/geocompact/geocompact/table"
 )
 
 // Group is a set of files of one partition rewritten together.
 type Group struct {
-	Partition string     `json:"partition"`
-	Files     []PlanFile `json:"files"`
-	Bytes     int64      `json:"bytes"`
-	Records   int64      `json:"records"`
+	Partition string           `json:"partition"`
+	Files     []table.PlanFile `json:"files"`
+	Bytes     int64            `json:"bytes"`
+	Records   int64            `json:"records"`
 	// OutputFiles is the number of files the group is written as.
 	OutputFiles int `json:"output_files"`
 	// Reason says why the group is rewritten.
@@ -24,7 +27,7 @@ type Group struct {
 
 // Skipped is a file the plan leaves alone, with the reason.
 type Skipped struct {
-	PlanFile
+	table.PlanFile
 	Reason string `json:"reason"`
 }
 
@@ -76,10 +79,10 @@ func (p *Plan) Bytes() int64 {
 // Every input file lands in exactly one group or in Skipped with its
 // reason; no group spans partitions; the same input gives the same plan.
 // Groups are then ordered by JobOrder and cut at MaxFilesToRewrite.
-func (o Options) Plan(files []PlanFile) *Plan {
+func (o Options) Plan(files []table.PlanFile) *Plan {
 	p := &Plan{}
 	var order []string
-	byPart := map[string][]PlanFile{}
+	byPart := map[string][]table.PlanFile{}
 	for _, f := range files {
 		if _, ok := byPart[f.Partition]; !ok {
 			order = append(order, f.Partition)
@@ -88,7 +91,7 @@ func (o Options) Plan(files []PlanFile) *Plan {
 	}
 	var hints []string
 	for _, part := range order {
-		var cands []PlanFile
+		var cands []table.PlanFile
 		var healthy []Skipped
 		for _, f := range byPart[part] {
 			if reason := o.notCandidate(f); reason != "" {
@@ -106,12 +109,12 @@ func (o Options) Plan(files []PlanFile) *Plan {
 				continue
 			}
 			reason := fmt.Sprintf("group of %d candidate files (%s) is below %s=%d and holds less than one target file (%s=%d)",
-				len(g.Files), FormatBytes(g.Bytes), OptMinInputFiles, o.MinInputFiles, OptTargetFileSize, o.TargetFileSize)
+				len(g.Files), optval.FormatBytes(g.Bytes), OptMinInputFiles, o.MinInputFiles, OptTargetFileSize, o.TargetFileSize)
 			for _, f := range g.Files {
 				p.Skipped = append(p.Skipped, Skipped{PlanFile: f, Reason: reason})
 			}
 			hints = append(hints, fmt.Sprintf("partition %s has %d candidate files (%s), below %s=%d; pass --option %s=%d (or %s=true) to rewrite them",
-				PartitionLabel(part), len(g.Files), FormatBytes(g.Bytes), OptMinInputFiles, o.MinInputFiles, OptMinInputFiles, max(len(g.Files), 2), OptRewriteAll))
+				PartitionLabel(part), len(g.Files), optval.FormatBytes(g.Bytes), OptMinInputFiles, o.MinInputFiles, OptMinInputFiles, max(len(g.Files), 2), OptRewriteAll))
 		}
 	}
 	o.orderGroups(p.Groups)
@@ -138,7 +141,7 @@ func (o Options) Plan(files []PlanFile) *Plan {
 }
 
 // notCandidate returns why f is not a rewrite candidate, or "" if it is.
-func (o Options) notCandidate(f PlanFile) string {
+func (o Options) notCandidate(f table.PlanFile) string {
 	switch {
 	case o.RewriteAll:
 		return ""
@@ -147,12 +150,12 @@ func (o Options) notCandidate(f PlanFile) string {
 	case f.Size < o.MinFileSize || f.Size > o.MaxFileSize:
 		return ""
 	}
-	return fmt.Sprintf("size %s is within [%s=%s, %s=%s]", FormatBytes(f.Size), OptMinFileSize, FormatBytes(o.MinFileSize), OptMaxFileSize, FormatBytes(o.MaxFileSize))
+	return fmt.Sprintf("size %s is within [%s=%s, %s=%s]", optval.FormatBytes(f.Size), OptMinFileSize, optval.FormatBytes(o.MinFileSize), OptMaxFileSize, optval.FormatBytes(o.MaxFileSize))
 }
 
 // pack packs candidates, in order, into groups of at most
 // MaxFileGroupSize bytes (a single larger file forms its own group).
-func (o Options) pack(part string, cands []PlanFile) []Group {
+func (o Options) pack(part string, cands []table.PlanFile) []Group {
 	var groups []Group
 	cur := Group{Partition: part}
 	for _, f := range cands {
@@ -179,13 +182,13 @@ func (o Options) keepReason(g Group) string {
 	case n > 1 && n >= o.MinInputFiles:
 		return fmt.Sprintf("%d files >= %s=%d", n, OptMinInputFiles, o.MinInputFiles)
 	case n > 1 && g.Bytes > o.TargetFileSize:
-		return fmt.Sprintf("%d files hold more than one target file (%s)", n, FormatBytes(g.Bytes))
+		return fmt.Sprintf("%d files hold more than one target file (%s)", n, optval.FormatBytes(g.Bytes))
 	case g.Bytes > o.MaxFileGroupSize:
 		return fmt.Sprintf("more than %s", OptMaxFileGroupSize)
 	}
 	for _, f := range g.Files {
 		if f.Size > o.MaxFileSize {
-			return fmt.Sprintf("file of %s above %s=%s must be split", FormatBytes(f.Size), OptMaxFileSize, FormatBytes(o.MaxFileSize))
+			return fmt.Sprintf("file of %s above %s=%s must be split", optval.FormatBytes(f.Size), OptMaxFileSize, optval.FormatBytes(o.MaxFileSize))
 		}
 		if f.DeleteFiles >= o.DeleteFileThreshold {
 			return fmt.Sprintf("file has %d delete files >= %s=%d", f.DeleteFiles, OptDeleteFileThreshold, o.DeleteFileThreshold)
@@ -231,7 +234,7 @@ func (o Options) orderGroups(gs []Group) {
 }
 
 // hint explains an empty plan and what would change it.
-func (o Options) hint(files []PlanFile, groupHints []string) string {
+func (o Options) hint(files []table.PlanFile, groupHints []string) string {
 	if len(files) == 0 {
 		return "the table (or the --where scope) has no data files"
 	}
@@ -239,5 +242,5 @@ func (o Options) hint(files []PlanFile, groupHints []string) string {
 		return strings.Join(groupHints, "; ")
 	}
 	return fmt.Sprintf("all %d files are within the size band [%s, %s] around %s=%s with no delete files to drop; pass --option %s=true to rewrite them anyway (for example to apply a new sort order)",
-		len(files), FormatBytes(o.MinFileSize), FormatBytes(o.MaxFileSize), OptTargetFileSize, FormatBytes(o.TargetFileSize), OptRewriteAll)
+		len(files), optval.FormatBytes(o.MinFileSize), optval.FormatBytes(o.MaxFileSize), OptTargetFileSize, optval.FormatBytes(o.TargetFileSize), OptRewriteAll)
 }

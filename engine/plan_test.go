@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"pgregory.net/rapid"
+
+	"github.com/geocompact/geocompact/table"
 )
 
 func mustOptions(t testing.TB, kv map[string]string) Options {
@@ -18,10 +20,10 @@ func mustOptions(t testing.TB, kv map[string]string) Options {
 	return o
 }
 
-func files(part string, sizes ...int64) []PlanFile {
-	var fs []PlanFile
+func files(part string, sizes ...int64) []table.PlanFile {
+	var fs []table.PlanFile
 	for i, s := range sizes {
-		fs = append(fs, PlanFile{Path: fmt.Sprintf("%s/f%d", part, i), Size: s, Records: s / 10, Partition: part})
+		fs = append(fs, table.PlanFile{Path: fmt.Sprintf("%s/f%d", part, i), Size: s, Records: s / 10, Partition: part})
 	}
 	return fs
 }
@@ -113,9 +115,9 @@ func TestPlanJobOrderAndCap(t *testing.T) {
 func TestPlanProperties(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		n := rapid.IntRange(0, 60).Draw(t, "files")
-		var in []PlanFile
+		var in []table.PlanFile
 		for i := range n {
-			in = append(in, PlanFile{
+			in = append(in, table.PlanFile{
 				Path:        fmt.Sprintf("f%d", i),
 				Size:        rapid.Int64Range(1, 5000).Draw(t, "size"),
 				Partition:   fmt.Sprintf("p%d", rapid.IntRange(0, 3).Draw(t, "part")),
@@ -160,7 +162,7 @@ func TestPlanProperties(t *testing.T) {
 
 func ExampleOptions_Plan() {
 	o, _ := ParseOptions(map[string]string{OptTargetFileSize: "1000", OptMinInputFiles: "3"}, nil)
-	p := o.Plan([]PlanFile{
+	p := o.Plan([]table.PlanFile{
 		{Path: "a", Size: 300}, {Path: "b", Size: 400}, {Path: "c", Size: 500},
 		{Path: "d", Size: 950}, // within [750, 1800]: left alone
 	})

@@ -10,39 +10,42 @@ import (
 // consider, and the Iceberg options that tune the plan.
 type Request struct {
 	// Strategy is binpack (default) or sort. A Curve or SortOrder implies sort.
-	Strategy Strategy
+	Strategy Strategy `json:"strategy,omitempty"`
 	// Curve is the shorthand for a curve over the table's spatial columns:
 	// linear, zorder, hilbert, str, kd, or auto (layouts.CurveAuto) to choose per group.
-	Curve string
+	Curve string `json:"curve,omitempty"`
 	// SortOrder is an explicit sort order: "col [ASC|DESC] [NULLS FIRST|LAST], ...",
 	// "zorder(a, b)" or "hilbert(a, b)". Empty with strategy sort means the
 	// table's own sort order.
-	SortOrder string
+	SortOrder string `json:"sort_order,omitempty"`
 	// AllowLayoutChange lets a request whose strategy, curve or sort order
-	// differs from the layout the table records (layouts.Of) rewrite
+	// differs from the layout the table records (table.Table.Layout) rewrite
 	// it anyway; without it such a rewrite fails with a *layouts.ChangeError.
 	// Without strategy, curve and sort order a rewrite follows the
 	// table's layout.
-	AllowLayoutChange bool
+	AllowLayoutChange bool `json:"allow_layout_change,omitempty"`
 	// AutoWindows are the query windows --curve auto chooses for and kd
 	// costs its splits for (each set weighs the same); nil means
 	// cluster's default data-placed windows of 0.1% and 1% of the extent.
-	AutoWindows []cluster.WindowSet
+	AutoWindows []cluster.WindowSet `json:"windows,omitempty"`
 	// Where scopes the rewrite to files that may hold matching rows, in
 	// the small predicate language of where.Parse.
-	Where string
+	Where string `json:"where,omitempty"`
 	// Options are Iceberg rewrite_data_files options by name.
-	Options map[string]string
+	Options map[string]string `json:"options,omitempty"`
 	// DryRun plans and reports without writing anything.
-	DryRun bool
+	DryRun bool `json:"dry_run,omitempty"`
 	// CommitRetries is the budget for commits that lose a race with another
 	// writer (0 means 4, negative none).
-	CommitRetries int
+	CommitRetries int `json:"commit_retries,omitempty"`
 	// Logger receives one line per phase; nil discards.
-	Logger *slog.Logger
+	Logger *slog.Logger `json:"-"`
 	// Progress, when set, is told each phase of each group as it starts
 	// (from several goroutines when groups run concurrently).
-	Progress func(Progress)
+	Progress func(Progress) `json:"-"`
+
+	// checked is what Check parsed (nil before it ran).
+	checked *checked
 }
 
 // Progress says where a rewrite is.

@@ -1,17 +1,19 @@
 package engine
 
-import "github.com/geocompact/geocompact/table/layouts"
+import (
+	"time"
 
-import "time"
+	"github.com/geocompact/geocompact/table/layouts"
+)
 
 // Result is the outcome of one rewrite, the row Iceberg's
 // rewrite_data_files procedure returns plus what a person needs to judge
 // it. The five Iceberg counters keep their Iceberg names.
 //
-// A Delta table's result (Format FormatDelta) names its commits versions
+// A Delta table's result (Format table.FormatDelta) names its commits versions
 // when encoded (see MarshalJSON).
 type Result struct {
-	// Format is FormatDelta for a Delta table's rewrite (FormatTable's
+	// Format is table.FormatDelta for a Delta table's rewrite (the table's
 	// FormatName), empty for an Iceberg table's.
 	Format string `json:"format,omitempty"`
 

@@ -1,10 +1,13 @@
 package engine
 
-import "encoding/json"
+import (
+	"encoding/json"
 
-// FormatDelta is Result.Format (and FormatTable.FormatName) for a Delta
+	"github.com/geocompact/geocompact/table"
+)
+
+// table.FormatDelta is Result.Format (and FormatTable.FormatName) for a Delta
 // table, whose commits are versions of its log, not snapshots.
-const FormatDelta = "delta"
 
 // resultJSON is Result without its methods, for encoding it.
 type resultJSON Result
@@ -21,11 +24,11 @@ type deltaResultJSON struct {
 	Versions          []int64   `json:"versions,omitempty"`
 }
 
-// MarshalJSON encodes the result. A Delta table's (Format FormatDelta)
+// MarshalJSON encodes the result. A Delta table's (Format table.FormatDelta)
 // names its commits versions_committed and versions, where an Iceberg
 // table's name them snapshots_committed and snapshot_ids.
 func (r Result) MarshalJSON() ([]byte, error) {
-	if r.Format != FormatDelta {
+	if r.Format != table.FormatDelta {
 		return json.Marshal(resultJSON(r))
 	}
 	return json.Marshal(deltaResultJSON{resultJSON: resultJSON(r), VersionsCommitted: r.SnapshotsCommitted, Versions: r.SnapshotIDs})
@@ -37,7 +40,7 @@ func (r *Result) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &plain); err != nil {
 		return err
 	}
-	if plain.Format == FormatDelta {
+	if plain.Format == table.FormatDelta {
 		d := deltaResultJSON{resultJSON: plain}
 		if err := json.Unmarshal(b, &d); err != nil {
 			return err

@@ -8,13 +8,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/table"
 )
 
 // TestResultJSON: a Delta table's result names its commits versions and
 // decodes back to itself; an Iceberg table's names them snapshots and has
 // no format key.
 func TestResultJSON(t *testing.T) {
-	res := engine.Result{Format: engine.FormatDelta, RewrittenDataFilesCount: 3, SnapshotsCommitted: 2, SnapshotIDs: []int64{5, 6}, Strategy: "sort", Verified: true}
+	res := engine.Result{Format: table.FormatDelta, RewrittenDataFilesCount: 3, SnapshotsCommitted: 2, SnapshotIDs: []int64{5, 6}, Strategy: "sort", Verified: true}
 	b, err := json.Marshal(res)
 	require.NoError(t, err)
 	s := string(b)
@@ -39,7 +40,7 @@ func TestResultJSON(t *testing.T) {
 	assert.Equal(t, res, back)
 
 	// A Delta result that committed nothing says so, and lists no versions.
-	b, err = json.Marshal(engine.Result{Format: engine.FormatDelta})
+	b, err = json.Marshal(engine.Result{Format: table.FormatDelta})
 	require.NoError(t, err)
 	assert.Contains(t, string(b), `"versions_committed":0`)
 	assert.NotContains(t, string(b), `"versions":`)

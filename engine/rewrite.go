@@ -9,81 +9,79 @@ import (
 	"sync"
 	"time"
 
-	"github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/catalog"
-	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 
 	"github.com/geocompact/geocompact/cluster"
+	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/engine/spill"
 	"github.com/geocompact/geocompact/engine/verify"
-	"github.com/geocompact/geocompact/spatial"
-	"github.com/geocompact/geocompact/sql/where"
-	format "github.com/geocompact/geocompact/table"
-	"github.com/geocompact/geocompact/table/catalogs"
-	"github.com/geocompact/geocompact/table/icebergtable"
+	"github.com/geocompact/geocompact/table"
 )
 
-// Snapshot summary keys a rewrite records.
-const (
-	SummaryStrategy  = "geocompact.strategy"
-	SummarySortOrder = "geocompact.sort-order"
-	SummaryGroups    = "geocompact.file-groups"
-	SummaryJobID     = "geocompact.job-id"
-)
-
-// Rewrite compacts the table called name in cat as cfg says: plan which
-// files to rewrite, rewrite each group (ordered by the sort key across the
-// whole group for the sort strategy), verify that the rows written are the
-// rows read, and commit a replace snapshot (or partial-progress batches).
+// Rewrite compacts t as req says: plan which files to rewrite, rewrite
+// each group (ordered by the sort key across the whole group for the sort
+// strategy), verify that the rows written are the rows read, and commit a
+// replace (or partial-progress batches) through t's format. It is the
+// one entry for every format: table/icebergtable and table/deltatable
+// open the table.
 //
 // When nothing is rewritten the result says why in NoopReason; that is
 // not an error. On any failure the files written so far are deleted and
 // the table is left as it was (or, with partial progress, with the batches
 // that committed).
-func Rewrite(ctx context.Context, cat catalog.Catalog, name string, cfg Request) (*Result, error) {
+func Rewrite(ctx context.Context, t table.Table, req Request) (*Result, error) {
 	start := time.Now()
-	r, tbl, filter, err := newRewriter(ctx, cat, name, cfg)
+	r, err := newRewriter(t, req)
 	if err != nil {
 		return nil, err
 	}
-	res, err := r.run(ctx, tbl, filter)
+	res, err := r.plan(ctx, t)
+	if err == nil && len(res.Plan.Groups) > 0 {
+		res, err = r.execute(ctx, res, t)
+	}
 	if res != nil {
-		res.Duration = time.Since(start)
+		res.Format, res.Duration = t.FormatName, time.Since(start)
 	}
 	return res, err
 }
 
-// newRewriter loads the table and checks cfg against it.
-func newRewriter(ctx context.Context, cat catalog.Catalog, name string, cfg Request) (*rewriter, *table.Table, iceberg.BooleanExpression, error) {
-	cat = catalogs.Wrap(cat)
-	tbl, err := catalogs.LoadTable(ctx, cat, name)
-	if err != nil {
-		return nil, nil, nil, err
+// newRewriter checks req against t: its options, its layout and its
+// predicate.
+func newRewriter(t table.Table, req Request) (*rewriter, error) {
+	if req.Where != "" && t.Scope == nil {
+		return nil, fmt.Errorf("%w: --where is not available for table %s: rewrite it whole, or scope the rewrite with max-files-to-rewrite", optval.ErrBad, t.Name)
 	}
-	opts, err := ParseOptions(cfg.Options, tbl.Properties())
+	opts, err := ParseOptions(req.Options, t.Properties)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
-	lay, err := resolveLayout(tbl, cfg, opts)
+	lt, err := layoutTableOf(t)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
-	filter, err := where.Parse(cfg.Where, tbl.Schema())
+	lay, err := lt.resolve(req, opts)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
-	r := &rewriter{cat: cat, name: name, cfg: cfg, opts: opts, lay: lay, log: cfg.logger().With("table", name)}
-	return r, tbl, filter, nil
+	r := &rewriter{name: t.Name, cfg: req, opts: opts, lay: lay, lt: lt, log: req.logger().With("table", t.Name)}
+	if req.Where != "" {
+		if r.scope, err = t.Scope(req.Where); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
 }
 
 // rewriter carries one rewrite's settings through its phases.
 type rewriter struct {
-	cat  catalog.Catalog // nil for a table of another format (RewriteTable)
 	name string
 	cfg  Request
 	opts Options
 	lay  layout
+	// lt is the table as choosing a layout sees it.
+	lt layoutTable
+	// scope selects the files Request.Where may match (nil for none).
+	scope table.Scoper
 	// autoOrders are the orders --curve auto chose, by group (nil for any
 	// other layout).
 	autoOrders []cluster.Order
@@ -98,18 +96,10 @@ type rewriter struct {
 	}
 }
 
-func (r *rewriter) run(ctx context.Context, tbl *table.Table, filter iceberg.BooleanExpression) (*Result, error) {
-	res, tf, err := r.plan(ctx, tbl, filter)
-	if err != nil || len(res.Plan.Groups) == 0 {
-		return res, err
-	}
-	return r.execute(ctx, res, tf)
-}
-
 // execute runs the plan of res (which has groups) on the table tf: plans
 // each group's sort, then rewrites, verifies and commits the groups
 // (nothing more on a dry run). The core of a rewrite, in any format.
-func (r *rewriter) execute(ctx context.Context, res *Result, tf Format) (*Result, error) {
+func (r *rewriter) execute(ctx context.Context, res *Result, tf table.Format) (*Result, error) {
 	plan := res.Plan
 	r.planSorts(plan, r.concurrency(plan))
 	if !r.cfg.DryRun {
@@ -134,46 +124,33 @@ func (r *rewriter) execute(ctx context.Context, res *Result, tf Format) (*Result
 	return res, nil
 }
 
-// plan lists the table's files at its current snapshot and plans which to
-// rewrite. A result with no groups says why in NoopReason.
-func (r *rewriter) plan(ctx context.Context, tbl *table.Table, filter iceberg.BooleanExpression) (*Result, *icebergtable.Table, error) {
-	if err := checkLayoutChange(tbl, r.lay, r.cfg); err != nil {
-		return nil, nil, err
+// plan plans which of t's files to rewrite. A result with no groups says
+// why in NoopReason.
+func (r *rewriter) plan(ctx context.Context, t table.Table) (*Result, error) {
+	if err := r.lt.checkLayoutChange(r.lay, r.cfg); err != nil {
+		return nil, err
 	}
 	res := r.newResult()
-	snap := tbl.CurrentSnapshot()
-	if snap == nil {
-		res.NoopReason = "the table has no snapshot yet: there is no data to rewrite"
-		return res, nil, nil
-	}
-	all, err := tbl.Scan(table.WithSnapshotID(snap.SnapshotID)).PlanFiles(ctx)
-	if err != nil {
-		return nil, nil, fmt.Errorf("plan files of %s: %w", r.name, err)
-	}
-	for _, t := range all {
+	for _, f := range t.Files {
 		res.FilesBefore++
-		res.BytesBefore += t.File.FileSizeBytes()
+		res.BytesBefore += f.Size
 	}
 	res.FilesAfter, res.BytesAfter = res.FilesBefore, res.BytesBefore
-	selected := all
-	if _, ok := filter.(iceberg.AlwaysTrue); !ok {
-		// Tasks from a filtered scan would drop the non-matching rows of
-		// the files they select; rewrite whole files, as Iceberg does.
-		scoped, err := tbl.Scan(table.WithSnapshotID(snap.SnapshotID), table.WithRowFilter(filter)).PlanFiles(ctx)
-		if err != nil {
-			return nil, nil, fmt.Errorf("plan files of %s for --where: %w", r.name, err)
-		}
-		keep := make(map[string]bool, len(scoped))
-		for _, t := range scoped {
-			keep[t.File.FilePath()] = true
-		}
-		selected = slices.DeleteFunc(slices.Clone(all), func(t table.FileScanTask) bool { return !keep[t.File.FilePath()] })
+	if t.Empty != "" {
+		res.NoopReason = t.Empty
+		return res, nil
 	}
-	tf := r.icebergTable(tbl, snap.SnapshotID, all)
-	if err := r.planSelected(ctx, res, tf, icebergtable.PlanFiles(tbl, selected), len(all)); err != nil {
-		return nil, nil, err
+	selected := t.Files
+	if r.scope != nil {
+		var err error
+		if selected, err = r.scope(ctx, t.Files); err != nil {
+			return nil, err
+		}
 	}
-	return res, tf, nil
+	if err := r.planSelected(ctx, res, t, selected, len(t.Files)); err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // newResult is the result of a rewrite that has done nothing yet.
@@ -185,7 +162,7 @@ func (r *rewriter) newResult() *Result {
 // table) into res.Plan, saying why in res.NoopReason when it has no
 // groups, and for --curve auto chooses each group's layout from rows
 // tf reads.
-func (r *rewriter) planSelected(ctx context.Context, res *Result, tf Format, selected []PlanFile, total int) error {
+func (r *rewriter) planSelected(ctx context.Context, res *Result, tf table.Format, selected []table.PlanFile, total int) error {
 	opts := r.opts
 	opts.clustered = r.lay.spatial()
 	res.Plan = opts.Plan(selected)
@@ -208,24 +185,17 @@ func (r *rewriter) planSelected(ctx context.Context, res *Result, tf Format, sel
 	return nil
 }
 
-// icebergTable is tbl at snapshot snapshotID, whose live files are all,
-// as the rewrite reads, writes and commits it.
-func (r *rewriter) icebergTable(tbl *table.Table, snapshotID int64, all []table.FileScanTask) *icebergtable.Table {
-	return &icebergtable.Table{Catalog: r.cat, Name: r.name, Retries: r.cfg.CommitRetries, Table: tbl, SnapshotID: snapshotID, All: all,
-		BeforeCommit: testHookBeforeCommit}
-}
-
 // summary is the snapshot summary a rewrite commit records.
-func (r *rewriter) summary(groups int) iceberg.Properties {
-	p := iceberg.Properties{SummaryStrategy: string(r.lay.strategy), SummaryGroups: strconv.Itoa(groups)}
+func (r *rewriter) summary(groups int) map[string]string {
+	p := map[string]string{table.SummaryStrategy: string(r.lay.strategy), table.SummaryGroups: strconv.Itoa(groups)}
 	if r.lay.orderText != "" {
-		p[SummarySortOrder] = r.lay.orderText
+		p[table.SummarySortOrder] = r.lay.orderText
 	}
 	if len(r.auto) > 0 {
 		p[SummaryAuto] = autoSummary(r.auto)
 	}
 	if r.jobID != "" {
-		p[SummaryJobID] = r.jobID
+		p[table.SummaryJobID] = r.jobID
 	}
 	return p
 }
@@ -233,13 +203,13 @@ func (r *rewriter) summary(groups int) iceberg.Properties {
 // execution runs the groups of one plan and commits them.
 type execution struct {
 	r  *rewriter
-	tf Format
+	tf table.Format
 
 	mu      sync.Mutex
 	written []string // paths of every file written, for cleanup
 	// created records every data file the format's writer creates, also
 	// those a failed write left part-written, for cleanup.
-	created *format.Created
+	created *table.Created
 
 	// lanes is how many files of one group are written at once.
 	lanes int
@@ -267,7 +237,7 @@ func (ex *execution) progress(i int, phase string, step, steps int) {
 		BytesDone: ex.bytesDone, Bytes: ex.bytes})
 }
 
-func (ex *execution) track(files []OutFile) {
+func (ex *execution) track(files []table.OutFile) {
 	ex.mu.Lock()
 	defer ex.mu.Unlock()
 	ex.written = append(ex.written, outPaths(files)...)
@@ -305,9 +275,9 @@ func (ex *execution) geomName() string {
 // groupOut is what rewriting one group produced.
 type groupOut struct {
 	group    *Group
-	index    int        // in the plan
-	files    []PlanFile // the group's input files
-	newFiles []OutFile
+	index    int              // in the plan
+	files    []table.PlanFile // the group's input files
+	newFiles []table.OutFile
 	in, out  verify.Digest
 	err      error
 }
@@ -316,7 +286,7 @@ type groupOut struct {
 // batch by batch as they finish, in plan order. Files of groups that did
 // not commit are deleted before it returns.
 func (ex *execution) run(ctx context.Context, plan *Plan, res *Result) error {
-	ctx, ex.created = format.Track(ctx)
+	ctx, ex.created = table.Track(ctx)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	outs, done := ex.launch(ctx, plan)
@@ -390,15 +360,13 @@ type runState struct {
 }
 
 // nothingCommitted reports whether a commit that failed with err surely
-// left the table unchanged: it lost to another writer or found its base
-// changed (catalogs.IsRetryable), or failed writing a file before the
-// table could take it (catalogs.FailedWrite). Any other failure (a
-// timeout after the commit was sent, a catalog's server error) leaves its
-// outcome unknown, and the files it would add are kept: deleting them
-// could break a commit the catalog took. Orphan cleanup finds them if it
-// did not.
+// left the table unchanged, as the format marks it (table.NotCommitted).
+// Any other failure (a timeout after the commit was sent, a catalog's
+// server error) leaves its outcome unknown, and the files it would add
+// are kept: deleting them could break a commit the catalog took. Orphan
+// cleanup finds them if it did not.
 func nothingCommitted(err error) bool {
-	return catalogs.IsRetryable(err) || catalogs.FailedWrite(err)
+	return table.IsNotCommitted(err)
 }
 
 // fail records err, returning it only for the first failure; later ones
@@ -483,14 +451,6 @@ func (r *rewriter) batches(n int) [][2]int {
 		out = append(out, [2]int{i, min(n, i+per)})
 	}
 	return out
-}
-
-func spatialGeomName(tbl *table.Table) string {
-	cols, err := spatial.DiscoverTableColumns(tbl.Schema(), tbl.Properties(), "")
-	if err != nil {
-		return ""
-	}
-	return cols.Geometry
 }
 
 // Test hooks: run before each commit attempt, and after a group's files

@@ -10,6 +10,7 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/internal/enginetest"
 	"github.com/geocompact/geocompact/internal/testenv"
 	"github.com/geocompact/geocompact/table/catalogs"
 )
@@ -50,7 +51,7 @@ func BenchmarkRewrite(b *testing.B) {
 					if way == "hilbert" {
 						c.Curve = "hilbert"
 					}
-					if _, err := engine.Rewrite(b.Context(), cat, "geo.t", c); err != nil {
+					if _, err := enginetest.Rewrite(b.Context(), cat, "geo.t", c); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -26,8 +26,11 @@ import (
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/verify"
+	"github.com/geocompact/geocompact/internal/enginetest"
 	"github.com/geocompact/geocompact/internal/testenv"
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/spatial/icebergspatial"
+	format "github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/catalogs"
 )
 
@@ -105,7 +108,7 @@ func tableDigest(t testing.TB, tbl *table.Table) verify.Digest {
 
 func rewrite(t testing.TB, cat catalog.Catalog, name string, cfg engine.Request) *engine.Result {
 	t.Helper()
-	res, err := engine.Rewrite(t.Context(), cat, name, cfg)
+	res, err := enginetest.Rewrite(t.Context(), cat, name, cfg)
 	if err != nil {
 		t.Fatalf("rewrite: %v", err)
 	}
@@ -149,7 +152,7 @@ func TestRewriteBinpackMerges(t *testing.T) {
 			t.Fatalf("%d files after, want 1", n)
 		}
 		checkUnchanged(t, before, tbl)
-		if got := tbl.CurrentSnapshot().Summary.Properties[engine.SummaryStrategy]; got != "binpack" {
+		if got := tbl.CurrentSnapshot().Summary.Properties[format.SummaryStrategy]; got != "binpack" {
 			t.Fatalf("summary strategy %q", got)
 		}
 	})
@@ -211,7 +214,7 @@ func TestRewriteMinInputFiles(t *testing.T) {
 func TestRewriteUnknownOption(t *testing.T) {
 	eachCatalog(t, func(t *testing.T, c testenv.Catalog) {
 		cat, name := newTable(t, c, bench.GenerateConfig{Rows: 100, Commits: 2})
-		_, err := engine.Rewrite(t.Context(), cat, name, engine.Request{Options: opts("target-file-size", "10")})
+		_, err := enginetest.Rewrite(t.Context(), cat, name, engine.Request{Options: opts("target-file-size", "10")})
 		if err == nil || !strings.Contains(err.Error(), `"target-file-size"`) || !strings.Contains(err.Error(), "target-file-size-bytes") {
 			t.Fatalf("error %v should name the option and list valid ones", err)
 		}
@@ -294,7 +297,7 @@ func TestRewriteSortOrders(t *testing.T) {
 				}
 				tbl = mustLoad(t, cat, name)
 				checkUnchanged(t, before, tbl)
-				if got := tbl.CurrentSnapshot().Summary.Properties[engine.SummarySortOrder]; got == "" {
+				if got := tbl.CurrentSnapshot().Summary.Properties[format.SummarySortOrder]; got == "" {
 					t.Fatal("snapshot summary lacks the sort order")
 				}
 				if curve == "linear" {
@@ -314,12 +317,12 @@ func TestRewriteSortOrders(t *testing.T) {
 // of the table extent.
 func checkCompactBoxes(t *testing.T, tbl *table.Table) {
 	t.Helper()
-	cols, err := spatial.DiscoverTableColumns(tbl.Schema(), tbl.Properties(), "")
+	cols, err := icebergspatial.Columns(tbl.Schema(), tbl.Properties(), "")
 	require.NoError(t, err)
 	var sum float64
 	files := tableFiles(t, tbl)
 	for _, f := range files {
-		b, ok := spatial.FileBound(tbl.Schema(), cols, f.File.LowerBoundValues(), f.File.UpperBoundValues())
+		b, ok := icebergspatial.FileBound(tbl.Schema(), cols, f.File.LowerBoundValues(), f.File.UpperBoundValues())
 		require.True(t, ok, "file %s has no bbox statistics", f.File.FilePath())
 		sum += (b.MaxX - b.MinX) * (b.MaxY - b.MinY)
 	}
@@ -467,7 +470,7 @@ func TestRewriteFailedWriteLeavesNoFiles(t *testing.T) {
 		restore := engine.SetTestHookBeforeCommit(func(context.Context) { panic("unreachable") })
 		defer restore()
 		restoreFail := engine.SetTestHookAfterWrite(func() error { return fmt.Errorf("disk full") })
-		_, err := engine.Rewrite(t.Context(), cat, name, engine.Request{})
+		_, err := enginetest.Rewrite(t.Context(), cat, name, engine.Request{})
 		restoreFail()
 		if err == nil || !strings.Contains(err.Error(), "disk full") {
 			t.Fatalf("error %v, want the injected failure", err)
@@ -543,7 +546,7 @@ func TestRewriteRefusesInvalidGeometry(t *testing.T) {
 			t.Fatal(err)
 		}
 		snap := tbl.CurrentSnapshot().SnapshotID
-		_, err = engine.Rewrite(t.Context(), cat, name, engine.Request{Curve: "hilbert"})
+		_, err = enginetest.Rewrite(t.Context(), cat, name, engine.Request{Curve: "hilbert"})
 		if !errors.Is(err, engine.ErrInvalidData) || !strings.Contains(err.Error(), "wkb.") {
 			t.Fatalf("error %v, want an invalid-geometry error naming the check", err)
 		}
@@ -576,8 +579,8 @@ func TestRewriteConcurrentDeleteConflicts(t *testing.T) {
 		})
 		defer restore()
 		before := dirFiles(t, dir+"/data")
-		_, err := engine.Rewrite(t.Context(), cat, name, engine.Request{Curve: "hilbert"})
-		if !catalogs.IsRetryable(err) || !errors.Is(err, engine.ErrConflict) {
+		_, err := enginetest.Rewrite(t.Context(), cat, name, engine.Request{Curve: "hilbert"})
+		if !catalogs.IsRetryable(err) || !errors.Is(err, catalogs.ErrConflict) {
 			t.Fatalf("error %v, want a retryable conflict", err)
 		}
 		d := tableDigest(t, mustLoad(t, cat, name))
@@ -741,7 +744,7 @@ func TestRewritePartialProgressCountsCommittedGroups(t *testing.T) {
 		return nil
 	})
 	defer restore()
-	res, err := engine.Rewrite(t.Context(), cat, name, engine.Request{Options: opts(
+	res, err := enginetest.Rewrite(t.Context(), cat, name, engine.Request{Options: opts(
 		"partial-progress.enabled", "true", "partial-progress.max-commits", "3", "min-input-files", "2",
 		"max-concurrent-file-group-rewrites", "1", "rewrite-job-order", "files-desc")})
 	require.Error(t, err)
@@ -837,7 +840,7 @@ func TestRewriteCurveWithoutGeometryNamesTheWayOut(t *testing.T) {
 		b.Release()
 	}
 	snap := tbl.CurrentSnapshot().SnapshotID
-	_, err = engine.Rewrite(t.Context(), cat, "geo.bare", engine.Request{Curve: "hilbert", Options: opts("rewrite-all", "true")})
+	_, err = enginetest.Rewrite(t.Context(), cat, "geo.bare", engine.Request{Curve: "hilbert", Options: opts("rewrite-all", "true")})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `no column "bbox_minx"`)
 	assert.Contains(t, err.Error(), spatial.PropGeometryColumn)

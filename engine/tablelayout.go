@@ -5,12 +5,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/table"
-
 	"github.com/geocompact/geocompact/cluster"
+	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/spatial"
-	"github.com/geocompact/geocompact/table/catalogs"
+	"github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/layouts"
 )
 
@@ -39,23 +37,26 @@ func (lt layoutTable) checkOrderColumns(o cluster.Order, auto bool) error {
 				spatial.PropGeometryColumn, spatial.PropGeometryColumn)
 		}
 		return fmt.Errorf("%w: sort order %s: table %s has no column %q; its columns are %s%s",
-			ErrOption, layouts.Text(o, auto), lt.name, c, strings.Join(lt.columns, ", "), hint)
+			optval.ErrBad, layouts.Text(o, auto), lt.name, c, strings.Join(lt.columns, ", "), hint)
 	}
 	return nil
 }
 
 // CheckLayoutColumns fails when layout o (auto: the automatic choice)
-// names a column tbl does not hold, listing the table's columns, as a
-// rewrite's plan does; the bbox columns may stand for the boxes of tbl's
-// geometry column.
-func CheckLayoutColumns(tbl *table.Table, o cluster.Order, auto bool) error {
-	return layoutTable{name: catalogs.TableName(tbl), geometry: spatialGeomName(tbl), columns: topLevelColumns(tbl.Schema())}.checkOrderColumns(o, auto)
+// names a column t does not hold, listing the table's columns, as a
+// rewrite's plan does; the bbox columns may stand for the boxes of t's
+// geometry column. t needs no files (see icebergtable.Describe).
+func CheckLayoutColumns(t table.Table, o cluster.Order, auto bool) error {
+	return layoutTable{name: t.Name, geometry: t.Geometry, columns: t.Columns}.checkOrderColumns(o, auto)
 }
 
-func topLevelColumns(sc *iceberg.Schema) []string {
-	names := make([]string, 0, sc.NumFields())
-	for _, f := range sc.Fields() {
-		names = append(names, f.Name)
+// CheckLayout fails when layout o (auto: the automatic choice) cannot
+// order t's rows, as a rewrite's plan would: a column t does not hold, a
+// curve over one dimension.
+func CheckLayout(t table.Table, o cluster.Order, auto bool) error {
+	lt := layoutTable{name: t.Name, geometry: t.Geometry, columns: t.Columns, schema: t.Schema}
+	if err := lt.checkOrderColumns(o, auto); err != nil {
+		return err
 	}
-	return names
+	return lt.checkOrder(layout{strategy: Sort, order: o, auto: auto})
 }

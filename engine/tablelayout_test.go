@@ -12,7 +12,10 @@ import (
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/optval"
+	"github.com/geocompact/geocompact/internal/enginetest"
 	"github.com/geocompact/geocompact/job"
+	"github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/layouts"
 )
 
@@ -34,19 +37,19 @@ func TestRewriteFollowsTableLayout(t *testing.T) {
 	}
 	assert.Greater(t, dry.Plan.Groups[0].OutputFiles, 1, "the table's 40 KiB target splits %d bytes", bytes)
 
-	_, err = engine.Rewrite(t.Context(), cat, name, engine.Request{Strategy: engine.BinPack})
+	_, err = enginetest.Rewrite(t.Context(), cat, name, engine.Request{Strategy: engine.BinPack})
 	var lce *layouts.ChangeError
 	require.ErrorAs(t, err, &lce)
 	assert.ErrorIs(t, err, layouts.ErrChange)
 	assert.Equal(t, "hilbert()", lce.Recorded)
 	assert.Contains(t, err.Error(), "--allow-layout-change")
-	_, err = engine.Rewrite(t.Context(), cat, name, engine.Request{Curve: "zorder", DryRun: true})
+	_, err = enginetest.Rewrite(t.Context(), cat, name, engine.Request{Curve: "zorder", DryRun: true})
 	assert.ErrorIs(t, err, layouts.ErrChange)
 	same := rewrite(t, cat, name, engine.Request{Curve: "hilbert", DryRun: true})
 	assert.Equal(t, layouts.FromRequest, same.LayoutSource, "the recorded layout asked for again is no change")
 
 	res := rewrite(t, cat, name, engine.Request{Options: opts(engine.OptRewriteAll, "true")})
-	assert.Equal(t, "hilbert()", mustLoad(t, cat, name).CurrentSnapshot().Summary.Properties[engine.SummarySortOrder])
+	assert.Equal(t, "hilbert()", mustLoad(t, cat, name).CurrentSnapshot().Summary.Properties[table.SummarySortOrder])
 	assert.Greater(t, res.AddedDataFilesCount, 1)
 
 	allowed := rewrite(t, cat, name, engine.Request{Strategy: engine.BinPack, AllowLayoutChange: true, Options: opts(engine.OptRewriteAll, "true")})
@@ -62,8 +65,8 @@ func TestRewriteDryRunChecksColumns(t *testing.T) {
 		{SortOrder: "ts, devce_id", DryRun: true},
 		{SortOrder: "hilbert(bbox_minx, nope)", DryRun: true},
 	} {
-		_, err := engine.Rewrite(t.Context(), cat, name, req)
-		require.ErrorIs(t, err, engine.ErrOption)
+		_, err := enginetest.Rewrite(t.Context(), cat, name, req)
+		require.ErrorIs(t, err, optval.ErrBad)
 		assert.Contains(t, err.Error(), "its columns are id, ts, device_id")
 	}
 	_, err := alter.Apply(t.Context(), cat, name, alter.Request{Set: map[string]string{layouts.Prop: "linear"}})
@@ -119,7 +122,7 @@ func TestAutoChoosesByFileCount(t *testing.T) {
 	sum := mustLoad(t, cat, name).CurrentSnapshot().Summary.Properties
 	assert.Contains(t, sum[engine.SummaryAuto], `"curve":"kd"`)
 	assert.Contains(t, sum[engine.SummaryAuto], `"estimates":[`)
-	assert.Equal(t, few.SortOrder, sum[engine.SummarySortOrder])
+	assert.Equal(t, few.SortOrder, sum[table.SummarySortOrder])
 }
 
 // TestJobLayout: a distributed job refuses --curve auto at preparation
@@ -128,7 +131,7 @@ func TestAutoChoosesByFileCount(t *testing.T) {
 func TestJobLayout(t *testing.T) {
 	cat, name := newTable(t, sqlite(t), bench.GenerateConfig{Rows: 600, Commits: 6})
 	_, err := job.Prepare(t.Context(), cat, name, engine.Request{Curve: "auto"})
-	require.ErrorIs(t, err, engine.ErrOption)
+	require.ErrorIs(t, err, optval.ErrBad)
 	assert.Contains(t, err.Error(), "distributed")
 
 	_, err = alter.Apply(t.Context(), cat, name, alter.Request{Curve: "hilbert"})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/geocompact/geocompact/engine/verify"
+	"github.com/geocompact/geocompact/table"
 )
 
 // ErrVerify marks a rewrite whose output differs from its input: the
@@ -30,7 +31,7 @@ func (ex *execution) verify(ctx context.Context, o *groupOut, geom int, bbox [4]
 
 // readBack reads the files written for the group of in and folds their
 // rows into d.
-func (ex *execution) readBack(ctx context.Context, in []PlanFile, written []OutFile, geom int, bbox [4]int, d *verify.Digest) error {
+func (ex *execution) readBack(ctx context.Context, in []table.PlanFile, written []table.OutFile, geom int, bbox [4]int, d *verify.Digest) error {
 	if len(written) == 0 {
 		return nil
 	}

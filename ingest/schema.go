@@ -10,6 +10,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/spatial/icebergspatial"
 	"github.com/geocompact/geocompact/validate"
 )
 
@@ -23,7 +24,7 @@ type target struct {
 
 func (in *ingester) target(ctx context.Context, tbl *table.Table) (target, error) {
 	if tbl != nil {
-		cols, err := spatial.DiscoverTableColumns(tbl.Schema(), tbl.Properties(), "")
+		cols, err := icebergspatial.Columns(tbl.Schema(), tbl.Properties(), "")
 		if err != nil {
 			return target{}, fmt.Errorf("table %s: %w", in.cfg.Table, err)
 		}

@@ -23,6 +23,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/spatial/icebergspatial"
 	"github.com/geocompact/geocompact/table/catalogs"
 )
 
@@ -111,7 +112,7 @@ func (r Row) MarshalJSON() ([]byte, error) {
 // upper_bounds) are keyed by column name instead of field id, bounds are
 // decoded by the column's type (a v3 geometry bound becomes {"x":..,"y":..}),
 // and each row gains a "bbox" column: the file's bounding box from the bbox
-// columns' or the geometry column's bounds (see spatial.FileBound), or null.
+// columns' or the geometry column's bounds (see icebergspatial.FileBound), or null.
 func Rows(ctx context.Context, tbl *table.Table, kind Kind) ([]Row, error) {
 	it := tbl.Inspect()
 	var (
@@ -138,7 +139,7 @@ func Rows(ctx context.Context, tbl *table.Table, kind Kind) ([]Row, error) {
 	}
 	defer rdr.Release()
 	// A table without a geometry column may still have bbox columns.
-	cols, _ := spatial.DiscoverTableColumns(tbl.Schema(), tbl.Properties(), "")
+	cols, _ := icebergspatial.Columns(tbl.Schema(), tbl.Properties(), "")
 	conv := &rowConverter{schema: tbl.Schema(), cols: cols, files: kind == Files}
 	rows := []Row{}
 	for rdr.Next() {
@@ -188,7 +189,7 @@ func (c *rowConverter) row(rec arrow.RecordBatch, i int) Row {
 	}
 	if c.files {
 		var bbox any
-		if b, ok := spatial.FileBound(c.schema, c.cols, lower, upper); ok {
+		if b, ok := icebergspatial.FileBound(c.schema, c.cols, lower, upper); ok {
 			bbox = b
 		}
 		r = append(r, Field{Key: "bbox", Value: bbox})
@@ -198,7 +199,7 @@ func (c *rowConverter) row(rec arrow.RecordBatch, i int) Row {
 
 // fieldIDMap renders a map keyed by field id as an object keyed by column
 // name; bounds are decoded by the column's type. It also returns the raw
-// map, for spatial.FileBound.
+// map, for icebergspatial.FileBound.
 func (c *rowConverter) fieldIDMap(m *array.Map, i int, bounds bool) (any, map[int][]byte) {
 	if m.IsNull(i) {
 		return nil, nil

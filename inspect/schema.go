@@ -7,8 +7,8 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/spatial/icebergspatial"
+	format "github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/catalogs"
 )
 
@@ -46,7 +46,7 @@ type Column struct {
 }
 
 // Geometry is where a table's geometry lives, as every command resolves
-// it (spatial.DiscoverTableColumns).
+// it (icebergspatial.Columns).
 type Geometry struct {
 	Column      string   `json:"column"`
 	Encoding    string   `json:"encoding"`
@@ -70,15 +70,15 @@ func Schema(tbl *table.Table) TableSchema {
 	for _, f := range sc.Fields() {
 		out.Columns = append(out.Columns, Column{ID: f.ID, Name: f.Name, Type: f.Type.String(), Required: f.Required})
 	}
-	cols, err := spatial.DiscoverTableColumns(sc, tbl.Properties(), "")
+	cols, err := icebergspatial.Columns(sc, tbl.Properties(), "")
 	if err != nil {
 		out.GeometryProblem = err.Error()
 	} else {
 		out.Geometry = geometryOf(cols)
 	}
 	if s := tbl.CurrentSnapshot(); s != nil && s.Summary != nil {
-		if st := s.Summary.Properties[engine.SummaryStrategy]; st != "" {
-			out.LastRewrite = strings.TrimSpace(st + " " + s.Summary.Properties[engine.SummarySortOrder])
+		if st := s.Summary.Properties[format.SummaryStrategy]; st != "" {
+			out.LastRewrite = strings.TrimSpace(st + " " + s.Summary.Properties[format.SummarySortOrder])
 		}
 	}
 	return out

@@ -15,7 +15,9 @@ import (
 
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/verify"
+	format "github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/catalogs"
+	"github.com/geocompact/geocompact/table/icebergtable"
 )
 
 // Commit verifies what the workers wrote for every group (the digests of
@@ -33,7 +35,11 @@ func (j *Rewrite) Commit(ctx context.Context, cat catalog.Catalog, files [][]ice
 			return res, err
 		}
 	}
-	if err := j.pieces.Commit(ctx, res, files, in, out); err != nil {
+	outs := make([][]format.OutFile, len(files))
+	for i, fs := range files {
+		outs[i] = icebergtable.Out(fs)
+	}
+	if err := j.pieces.Commit(ctx, res, outs, in, out); err != nil {
 		return res, err
 	}
 	res.Duration += time.Since(start)
@@ -80,8 +86,7 @@ func (j *Rewrite) EncodeFiles(files []iceberg.DataFile) ([]byte, error) {
 	if len(files) == 0 {
 		return nil, nil
 	}
-	p, err := j.open()
-	if err != nil {
+	if _, err := j.open(); err != nil {
 		return nil, err
 	}
 	var man, list bytes.Buffer
@@ -89,7 +94,7 @@ func (j *Rewrite) EncodeFiles(files []iceberg.DataFile) ([]byte, error) {
 	for i, f := range files {
 		entries[i] = iceberg.NewManifestEntry(iceberg.EntryStatusADDED, &j.SnapshotID, nil, nil, f)
 	}
-	meta := p.Table().Metadata()
+	meta := j.ice.Table.Metadata()
 	mf, err := iceberg.WriteManifest("job-"+j.ID+".avro", &man, 2, meta.PartitionSpec(), meta.CurrentSchema(), j.SnapshotID, entries)
 	if err != nil {
 		return nil, fmt.Errorf("encode data files: %w", err)

@@ -19,8 +19,9 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/google/uuid"
 
-	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/table/catalogs"
+	"github.com/geocompact/geocompact/table/icebergtable"
 )
 
 // Rewrite is one rewrite as a distributed job. A group's rows are cut
@@ -29,35 +30,20 @@ import (
 type Rewrite struct {
 	// ID tags the job's files (the first half of each file's write UUID)
 	// and the snapshot summary of its commit.
-	ID         string             `json:"id"`
-	Table      string             `json:"table"`
-	SnapshotID int64              `json:"snapshot_id"`
-	Request    Request            `json:"request"`
-	Groups     []engine.GroupSpec `json:"groups"`
+	ID         string `json:"id"`
+	Table      string `json:"table"`
+	SnapshotID int64  `json:"snapshot_id"`
+	// Request is the rewrite's request; its logger and progress do not
+	// travel.
+	Request engine.Request     `json:"request"`
+	Groups  []engine.GroupSpec `json:"groups"`
 	// Result is the plan and the table's figures before the rewrite;
 	// Commit fills in the rest.
 	Result *engine.Result `json:"result"`
 
 	pieces *engine.Pieces
-}
-
-// Request is the part of engine.Request a job carries to its workers.
-type Request struct {
-	Strategy      engine.Strategy   `json:"strategy,omitempty"`
-	Curve         string            `json:"curve,omitempty"`
-	SortOrder     string            `json:"sort_order,omitempty"`
-	Where         string            `json:"where,omitempty"`
-	Options       map[string]string `json:"options,omitempty"`
-	CommitRetries int               `json:"commit_retries,omitempty"`
-	// Windows are the query windows kd splits for (engine.Request's
-	// AutoWindows), so that a worker sorting a group whole builds the
-	// driver's tree.
-	Windows []cluster.WindowSet `json:"windows,omitempty"`
-}
-
-func (r Request) engine() engine.Request {
-	return engine.Request{Strategy: r.Strategy, Curve: r.Curve, SortOrder: r.SortOrder, Where: r.Where, Options: r.Options, CommitRetries: r.CommitRetries,
-		AutoWindows: r.Windows}
+	// ice is the table the pieces read.
+	ice *icebergtable.Table
 }
 
 // Prepare plans a rewrite of the table called name at its current
@@ -66,10 +52,12 @@ func (r Request) engine() engine.Request {
 // rewrite (the result says why) and on a dry run.
 func Prepare(ctx context.Context, cat catalog.Catalog, name string, req engine.Request) (*Rewrite, error) {
 	start := time.Now()
-	j := &Rewrite{ID: newID(), Table: name,
-		Request: Request{Strategy: req.Strategy, Curve: req.Curve, SortOrder: req.SortOrder, Where: req.Where, Options: req.Options, CommitRetries: req.CommitRetries,
-			Windows: req.AutoWindows}}
-	p, res, err := engine.PlanPieces(ctx, cat, name, req, j.pieceOptions())
+	j := &Rewrite{ID: newID(), Table: name, Request: req}
+	ice, err := icebergtable.Load(ctx, cat, name)
+	if err != nil {
+		return nil, err
+	}
+	p, res, err := engine.PlanPieces(ctx, ice.Describe(), req, j.pieceOptions())
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +66,7 @@ func Prepare(ctx context.Context, cat catalog.Catalog, name string, req engine.R
 	if p == nil {
 		return j, nil
 	}
-	j.pieces, j.SnapshotID, j.Groups = p, p.SnapshotID(), p.Groups()
+	j.pieces, j.ice, j.SnapshotID, j.Groups = p, ice, p.Version(), p.Groups()
 	return j, nil
 }
 
@@ -115,11 +103,19 @@ func (j *Rewrite) Tag() string {
 // Open readies a job decoded in a worker: it loads the table and the
 // planned snapshot's files (with their delete files).
 func (j *Rewrite) Open(ctx context.Context, cat catalog.Catalog) error {
-	p, err := engine.OpenPieces(ctx, cat, j.Table, j.Request.engine(), j.SnapshotID, j.Groups, j.pieceOptions())
+	ice, err := icebergtable.LoadAt(ctx, cat, j.Table, j.SnapshotID)
 	if err != nil {
 		return fmt.Errorf("open job %s: %w", j.ID, err)
 	}
-	j.pieces = p
+	t := ice.Describe()
+	if missing := engine.MissingFiles(t, j.Groups); len(missing) > 0 {
+		return fmt.Errorf("open job %s: %w: data file %s is not in snapshot %d of %s", j.ID, catalogs.ErrConflict, missing[0], j.SnapshotID, j.Table)
+	}
+	p, err := engine.OpenPieces(t, j.Request, j.Groups, j.pieceOptions())
+	if err != nil {
+		return fmt.Errorf("open job %s: %w", j.ID, err)
+	}
+	j.pieces, j.ice = p, ice
 	return nil
 }
 
@@ -134,13 +130,12 @@ func (j *Rewrite) open() (*engine.Pieces, error) {
 // Storage returns the table's location and file system, for files a
 // distributed engine keeps beside the table (its result, for one).
 func (j *Rewrite) Storage(ctx context.Context) (string, icebergio.IO, error) {
-	p, err := j.open()
-	if err != nil {
+	if _, err := j.open(); err != nil {
 		return "", nil, err
 	}
-	fs, err := p.Table().FS(ctx)
+	fs, err := j.ice.Table.FS(ctx)
 	if err != nil {
 		return "", nil, fmt.Errorf("file system of %s: %w", j.Table, err)
 	}
-	return p.Table().Location(), fs, nil
+	return j.ice.Table.Location(), fs, nil
 }

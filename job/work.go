@@ -14,6 +14,8 @@ import (
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/verify"
+	"github.com/geocompact/geocompact/table"
+	"github.com/geocompact/geocompact/table/icebergtable"
 )
 
 // Fragment is the rows one bucket holds of a file that spans a bucket
@@ -111,7 +113,9 @@ func (j *Rewrite) WriteBucket(ctx context.Context, group, bucket int, firstRow, 
 	}
 	out := &BucketOutput{}
 	var cerr error
-	out.Files, out.Out, cerr = w.Close(ctx)
+	var files []table.OutFile
+	files, out.Out, cerr = w.Close(ctx)
+	out.Files = icebergtable.DataFiles(files)
 	if err == nil {
 		err = cerr
 	}
@@ -187,9 +191,9 @@ func (j *Rewrite) WriteSpanning(ctx context.Context, group, file int, frags []ar
 		err = cerr
 	}
 	if err != nil {
-		return files, out, fmt.Errorf("write file %d of group %d: %w", file+1, group+1, err)
+		return icebergtable.DataFiles(files), out, fmt.Errorf("write file %d of group %d: %w", file+1, group+1, err)
 	}
-	return files, out, nil
+	return icebergtable.DataFiles(files), out, nil
 }
 
 // concatBatches joins recs (releasing them) into one batch.
@@ -232,5 +236,6 @@ func (j *Rewrite) RewriteGroup(ctx context.Context, group int) ([]iceberg.DataFi
 	if err != nil {
 		return nil, verify.Digest{}, verify.Digest{}, err
 	}
-	return p.RewriteGroup(ctx, group)
+	files, in, out, err := p.RewriteGroup(ctx, group)
+	return icebergtable.DataFiles(files), in, out, err
 }

@@ -12,7 +12,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/engine/optval"
+	"github.com/geocompact/geocompact/spatial/icebergspatial"
 	"github.com/geocompact/geocompact/table/catalogs"
 )
 
@@ -115,7 +116,7 @@ func Advise(ctx context.Context, tbl *table.Table) (*Advice, error) {
 	}
 	a := AdviseFrom(h)
 	a.Table = catalogs.TableName(tbl)
-	if cols, err := spatial.DiscoverTableColumns(tbl.Schema(), tbl.Properties(), ""); err == nil && cols.HasBBox() {
+	if cols, err := icebergspatial.Columns(tbl.Schema(), tbl.Properties(), ""); err == nil && cols.HasBBox() {
 		a.SparkSortOrder = fmt.Sprintf("zorder(%s, %s)", cols.BBox[0], cols.BBox[1])
 	} else {
 		a.SparkSortOrder = ""
@@ -191,7 +192,7 @@ func AdviseFrom(h History) Advice {
 	a.TargetFileSizeBytes = min(max(pow2Floor(perCadence), minAdvisedTarget), maxAdvisedTarget)
 	a.MinFileSizeBytes = a.TargetFileSizeBytes * 3 / 4
 	a.reason("target-file-size-bytes %s: about %s arrive per cadence (bounds %s to %s); min-file-size-bytes %s is 75%% of it",
-		engine.FormatBytes(a.TargetFileSizeBytes), engine.FormatBytes(perCadence), engine.FormatBytes(minAdvisedTarget), engine.FormatBytes(maxAdvisedTarget), engine.FormatBytes(a.MinFileSizeBytes))
+		optval.FormatBytes(a.TargetFileSizeBytes), optval.FormatBytes(perCadence), optval.FormatBytes(minAdvisedTarget), optval.FormatBytes(maxAdvisedTarget), optval.FormatBytes(a.MinFileSizeBytes))
 
 	// Gate.
 	a.MinAvgFileBytes = a.TargetFileSizeBytes / 4
@@ -199,7 +200,7 @@ func AdviseFrom(h History) Advice {
 	need := (a.LargestPartition + a.TargetFileSizeBytes - 1) / a.TargetFileSizeBytes
 	a.MaxFilesPerPartition = need + max(perRun, 10)
 	a.reason("gate: compact a partition averaging below %s, or holding more than %d files (%d at the target for the largest partition, plus a cadence of commits)",
-		engine.FormatBytes(a.MinAvgFileBytes), a.MaxFilesPerPartition, need)
+		optval.FormatBytes(a.MinAvgFileBytes), a.MaxFilesPerPartition, need)
 
 	a.adviseRetention(known)
 	a.Policy = a.policy()

@@ -3,12 +3,12 @@ package maintain
 import (
 	"encoding/json"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/table"
 )
 
 // FormatDelta is Report.Format and TableMetrics.Format for a Delta table
 // (RunDelta, DeltaMetrics).
-const FormatDelta = engine.FormatDelta
+const FormatDelta = table.FormatDelta
 
 // deltaTableMetrics is TableMetrics as a Delta table's metrics encode it:
 // the same fields, with the snapshot figures named for what they count on

@@ -8,6 +8,7 @@ import (
 
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/table/deltatable"
 )
@@ -20,7 +21,7 @@ import (
 // policy's cadence, and measure again. The Iceberg steps (manifests,
 // expire, orphans) are reported as not applicable. A Delta table takes no
 // lease: the optimize commit is checked against concurrent commits (a
-// conflict wraps engine.ErrConflict), and vacuum deletes only files no
+// conflict wraps catalogs.ErrConflict), and vacuum deletes only files no
 // version within the retention needs. A failed or unverified optimize
 // stops the run before the vacuum.
 func RunDelta(ctx context.Context, location string, cfg Config) (*Report, error) {
@@ -38,14 +39,18 @@ func RunDelta(ctx context.Context, location string, cfg Config) (*Report, error)
 		commit: "version", cleanup: "the vacuum",
 		metrics: func(ctx context.Context) (*TableMetrics, error) { return DeltaMetrics(ctx, t, nil) },
 		summary: func(met *TableMetrics) string {
-			return fmt.Sprintf("%d files, average %s, %d versions in the log", met.FileCount, engine.FormatBytes(met.AvgFileBytes), met.SnapshotCount)
+			return fmt.Sprintf("%d files, average %s, %d versions in the log", met.FileCount, optval.FormatBytes(met.AvgFileBytes), met.SnapshotCount)
 		},
 		properties: func(ctx context.Context) (map[string]string, error) {
 			ft, err := deltatable.Open(ctx, t, location, true)
 			return ft.Properties, err
 		},
 		rewrite: func(ctx context.Context, rc engine.Request) (*engine.Result, error) {
-			return deltatable.Rewrite(ctx, location, rc)
+			t, err := deltatable.OpenLocation(ctx, location, rc.DryRun)
+			if err != nil {
+				return nil, err
+			}
+			return engine.Rewrite(ctx, t, rc)
 		},
 	}
 	dm := &deltaMaintainer{maintainer: m, t: t}
@@ -99,7 +104,7 @@ func (m *deltaMaintainer) vacuum(ctx context.Context) error {
 		m.rep.step("vacuum", StepFailed, err.Error(), start)
 		return err
 	}
-	what := fmt.Sprintf("%d unreferenced files (%s) removed from the table more than %s ago", len(res.Files), engine.FormatBytes(res.Bytes), FormatDuration(res.Retain()))
+	what := fmt.Sprintf("%d unreferenced files (%s) removed from the table more than %s ago", len(res.Files), optval.FormatBytes(res.Bytes), FormatDuration(res.Retain()))
 	if res.TempFiles > 0 {
 		what += fmt.Sprintf(", %d of them temporary files of killed writers", res.TempFiles)
 	}

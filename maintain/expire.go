@@ -16,7 +16,7 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/table/catalogs"
 )
 
@@ -56,7 +56,7 @@ func DefaultExpireConfig() ExpireConfig {
 // Validate checks the config, including the retention floor.
 func (c ExpireConfig) Validate() error {
 	if c.RetainLast < 1 {
-		return fmt.Errorf("%w: retain-last %d: want at least 1", engine.ErrOption, c.RetainLast)
+		return fmt.Errorf("%w: retain-last %d: want at least 1", optval.ErrBad, c.RetainLast)
 	}
 	if c.OlderThan < 0 {
 		return fmt.Errorf("%w: older-than %s is negative", ErrDuration, c.OlderThan)

@@ -7,10 +7,11 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/spatial/icebergspatial"
 )
 
 // LayoutHealth says how well a partition's files are clustered, from the
-// boxes their statistics give (spatial.FileBound): the figures that decay
+// boxes their statistics give (icebergspatial.FileBound): the figures that decay
 // as arrivals land between compactions and recover after a sorted rewrite.
 // A file without a box covers every point, as scan planning cannot prune
 // it.
@@ -43,7 +44,7 @@ type healthCollector struct {
 }
 
 func newHealthCollector(tbl *table.Table) *healthCollector {
-	cols, err := spatial.DiscoverTableColumns(tbl.Schema(), tbl.Properties(), "")
+	cols, err := icebergspatial.Columns(tbl.Schema(), tbl.Properties(), "")
 	if err != nil || (!cols.HasBBox() && cols.Encoding != spatial.EncodingIcebergGeometry) {
 		return nil
 	}
@@ -54,7 +55,7 @@ func (h *healthCollector) add(partition string, df iceberg.DataFile) {
 	if h == nil {
 		return
 	}
-	b, ok := spatial.FileBound(h.sc, h.cols, df.LowerBoundValues(), df.UpperBoundValues())
+	b, ok := icebergspatial.FileBound(h.sc, h.cols, df.LowerBoundValues(), df.UpperBoundValues())
 	h.addBox(partition, b, ok)
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/internal/enginetest"
 	"github.com/geocompact/geocompact/maintain"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/table/catalogs"
@@ -67,7 +68,7 @@ func TestLayoutHealthDecaysAndRecovers(t *testing.T) {
 	ws := gridWindows()
 	sortAll := func() {
 		t.Helper()
-		_, err := engine.Rewrite(t.Context(), cat, "h.t", engine.Request{Curve: "hilbert", Options: map[string]string{
+		_, err := enginetest.Rewrite(t.Context(), cat, "h.t", engine.Request{Curve: "hilbert", Options: map[string]string{
 			engine.OptRewriteAll: "true", engine.OptTargetFileSize: "40000"}})
 		require.NoError(t, err)
 	}

@@ -10,7 +10,9 @@ import (
 
 	"github.com/geocompact/geocompact/alter"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/maintain"
+	"github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/layouts"
 )
 
@@ -25,12 +27,12 @@ func TestMaintainFollowsTableLayout(t *testing.T) {
 
 	rep, err := maintain.Run(t.Context(), cat, name, maintain.Config{Policy: testPolicy(), Owner: "test"})
 	require.NoError(t, err, "%+v", rep.Steps)
-	assert.Contains(t, rep.Gate.Reason, "average below "+engine.FormatBytes(16<<10))
+	assert.Contains(t, rep.Gate.Reason, "average below "+optval.FormatBytes(16<<10))
 	require.NotNil(t, rep.Rewrite)
 	assert.Equal(t, "hilbert()", rep.Rewrite.SortOrder)
 	assert.Equal(t, layouts.FromProperty, rep.Rewrite.LayoutSource)
 	assert.Greater(t, rep.Rewrite.AddedDataFilesCount, 1, "64 KiB files, not one: %+v", rep.Before)
-	assert.Equal(t, "hilbert()", load(t, cat, name).CurrentSnapshot().Summary.Properties[engine.SummarySortOrder])
+	assert.Equal(t, "hilbert()", load(t, cat, name).CurrentSnapshot().Summary.Properties[table.SummarySortOrder])
 }
 
 // TestMaintainRefusesLayoutChange: a policy that bin-packs a table laid

@@ -14,7 +14,6 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/table/catalogs"
 )
 
@@ -51,10 +50,10 @@ const leaseRefMaxAgeMs = math.MaxInt64
 var (
 	// ErrLeaseHeld marks a table another maintain run holds. It wraps
 	// ErrConflict: the run is safe to retry later (exit 4).
-	ErrLeaseHeld = fmt.Errorf("%w: table is leased by another maintain run", engine.ErrConflict)
+	ErrLeaseHeld = fmt.Errorf("%w: table is leased by another maintain run", catalogs.ErrConflict)
 	// ErrLeaseLost marks a lease that lapsed and was taken over while the
 	// run still worked; the run stops before its next step.
-	ErrLeaseLost = fmt.Errorf("%w: maintain lease lost", engine.ErrConflict)
+	ErrLeaseLost = fmt.Errorf("%w: maintain lease lost", catalogs.ErrConflict)
 	// ErrNoSnapshot marks a table without a snapshot, which a lease cannot
 	// be taken on (and which needs no maintenance).
 	ErrNoSnapshot = errors.New("maintain: table has no snapshot")

@@ -12,7 +12,9 @@ import (
 
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/table/catalogs"
+	"github.com/geocompact/geocompact/table/icebergtable"
 )
 
 // Gate thresholds, by their policy names.
@@ -64,7 +66,7 @@ func (g GatePolicy) Evaluate(m *TableMetrics) GateDecision {
 			}
 		}
 		d.Reason = fmt.Sprintf("%s fired: %d of %d partitions average below %s (smallest: %s, %d files averaging %s)",
-			GateMinAvgFileBytes, len(small), len(m.Partitions), engine.FormatBytes(g.MinAvgFileBytes), engine.PartitionLabel(w.Partition), w.FileCount, engine.FormatBytes(w.AvgFileBytes))
+			GateMinAvgFileBytes, len(small), len(m.Partitions), optval.FormatBytes(g.MinAvgFileBytes), engine.PartitionLabel(w.Partition), w.FileCount, optval.FormatBytes(w.AvgFileBytes))
 	}
 	if len(many) > 0 {
 		d.Fired = append(d.Fired, GateMaxFilesPerPartition)
@@ -85,7 +87,7 @@ func (g GatePolicy) Evaluate(m *TableMetrics) GateDecision {
 	d.Compact = len(d.Fired) > 0
 	if !d.Compact {
 		d.Reason = fmt.Sprintf("no threshold fired: no partition of %d averages below %s over two or more files, none holds more than %d files",
-			len(m.Partitions), engine.FormatBytes(g.MinAvgFileBytes), g.MaxFilesPerPartition)
+			len(m.Partitions), optval.FormatBytes(g.MinAvgFileBytes), g.MaxFilesPerPartition)
 	}
 	return d
 }
@@ -283,7 +285,7 @@ func newIcebergMaintainer(cat catalog.Catalog, name string, p Policy, cfg Config
 		},
 		summary: func(met *TableMetrics) string {
 			return fmt.Sprintf("%d files, average %s, %d snapshots, %d manifests",
-				met.FileCount, engine.FormatBytes(met.AvgFileBytes), met.SnapshotCount, met.ManifestCount)
+				met.FileCount, optval.FormatBytes(met.AvgFileBytes), met.SnapshotCount, met.ManifestCount)
 		},
 		properties: func(ctx context.Context) (map[string]string, error) {
 			tbl, err := catalogs.LoadTable(ctx, cat, name)
@@ -293,7 +295,11 @@ func newIcebergMaintainer(cat catalog.Catalog, name string, p Policy, cfg Config
 			return tbl.Properties(), nil
 		},
 		rewrite: func(ctx context.Context, rc engine.Request) (*engine.Result, error) {
-			return engine.Rewrite(ctx, cat, name, rc)
+			t, err := icebergtable.Open(ctx, cat, name)
+			if err != nil {
+				return nil, err
+			}
+			return engine.Rewrite(ctx, t, rc)
 		},
 	}
 	return m
@@ -419,12 +425,12 @@ func (m *maintainer) rewrite(ctx context.Context) error {
 			out += g.OutputFiles
 		}
 		rep.step("rewrite", StepWouldRun, fmt.Sprintf("would rewrite %d files (%s) in %d groups into about %d, %s",
-			res.Plan.Files(), engine.FormatBytes(res.Plan.Bytes()), len(res.Plan.Groups), out, res.LayoutText()), start)
+			res.Plan.Files(), optval.FormatBytes(res.Plan.Bytes()), len(res.Plan.Groups), out, res.LayoutText()), start)
 		rep.step("verify", StepSkipped, "dry run: nothing is written", start)
 		return nil
 	}
 	rep.step("rewrite", StepDone, fmt.Sprintf("%d files (%s) rewritten into %d (%s) in %d %s(s), %s",
-		res.RewrittenDataFilesCount, engine.FormatBytes(res.RewrittenBytesCount), res.AddedDataFilesCount, engine.FormatBytes(res.AddedBytesCount), res.SnapshotsCommitted,
+		res.RewrittenDataFilesCount, optval.FormatBytes(res.RewrittenBytesCount), res.AddedDataFilesCount, optval.FormatBytes(res.AddedBytesCount), res.SnapshotsCommitted,
 		m.table.commit, res.LayoutText()), start)
 	start = time.Now()
 	if !res.Verified {
@@ -525,11 +531,11 @@ func (m *maintainer) expire(ctx context.Context) error {
 	}
 	if m.cfg.DryRun {
 		m.rep.step("expire", StepWouldRun, fmt.Sprintf("would expire %d snapshots older than %s, freeing %d files (%s)%s",
-			len(res.ExpiredSnapshots), FormatDuration(res.OlderThan), len(res.Files), engine.FormatBytes(res.FreedBytes), keptNote(res.Kept)), start)
+			len(res.ExpiredSnapshots), FormatDuration(res.OlderThan), len(res.Files), optval.FormatBytes(res.FreedBytes), keptNote(res.Kept)), start)
 		return nil
 	}
 	m.rep.step("expire", StepDone, fmt.Sprintf("%d snapshots older than %s expired, %d files (%s) freed%s",
-		len(res.ExpiredSnapshots), FormatDuration(res.OlderThan), len(res.Files), engine.FormatBytes(res.FreedBytes), keptNote(res.Kept)), start)
+		len(res.ExpiredSnapshots), FormatDuration(res.OlderThan), len(res.Files), optval.FormatBytes(res.FreedBytes), keptNote(res.Kept)), start)
 	m.props[PropLastExpireMs] = strconv.FormatInt(time.Now().UnixMilli(), 10)
 	return m.renew(ctx)
 }
@@ -548,11 +554,11 @@ func (m *maintainer) orphans(ctx context.Context) error {
 	}
 	if m.cfg.DryRun {
 		m.rep.step("orphans", StepWouldRun, fmt.Sprintf("would remove %d unreferenced files older than %s (%s)%s",
-			len(res.Files), FormatDuration(res.OlderThan), engine.FormatBytes(res.Bytes), keptNote(res.Kept)), start)
+			len(res.Files), FormatDuration(res.OlderThan), optval.FormatBytes(res.Bytes), keptNote(res.Kept)), start)
 		return nil
 	}
 	m.rep.step("orphans", StepDone, fmt.Sprintf("%d unreferenced files older than %s removed (%s)%s",
-		len(res.Files), FormatDuration(res.OlderThan), engine.FormatBytes(res.Bytes), keptNote(res.Kept)), start)
+		len(res.Files), FormatDuration(res.OlderThan), optval.FormatBytes(res.Bytes), keptNote(res.Kept)), start)
 	// Recorded at release.
 	m.props[PropLastOrphansMs] = strconv.FormatInt(time.Now().UnixMilli(), 10)
 	return nil

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/internal/enginetest"
 	"github.com/geocompact/geocompact/internal/testenv"
 	"github.com/geocompact/geocompact/maintain"
 	"github.com/geocompact/geocompact/sql/where"
@@ -201,7 +202,7 @@ func TestRewriteThenExpireShrinksTable(t *testing.T) {
 	tbl := load(t, cat, name)
 	rows, _ := liveRows(t, tbl)
 	dir := tableDir(t, tbl)
-	res, err := engine.Rewrite(t.Context(), cat, name, engine.Request{Curve: "hilbert"})
+	res, err := enginetest.Rewrite(t.Context(), cat, name, engine.Request{Curve: "hilbert"})
 	if err != nil {
 		t.Fatal(err)
 	}

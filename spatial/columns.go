@@ -4,10 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/iceberg-go"
 )
 
 // ErrGeometryColumn is the category of problems that leave no usable
@@ -29,6 +27,12 @@ func (e *ColumnError) Error() string {
 		return e.Reason
 	}
 	return fmt.Sprintf("column %q: %s", e.Column, e.Reason)
+}
+
+// NewColumnError returns a ColumnError of category err (ErrGeometryColumn
+// or ErrGeoMetadata).
+func NewColumnError(column, code, reason string, err error) *ColumnError {
+	return &ColumnError{Column: column, Code: code, Reason: reason, err: err}
 }
 
 // Unwrap returns the category: ErrGeometryColumn or ErrGeoMetadata.
@@ -267,65 +271,4 @@ func (c *Columns) discoverBBox(sc *arrow.Schema, geo *GeoMetadata) {
 
 func (c *Columns) warn(code, reason string) {
 	c.Warnings = append(c.Warnings, GeoWarning{Code: code, Column: c.Geometry, Reason: reason})
-}
-
-// DiscoverTableColumns finds the geometry column of an Iceberg table from
-// its schema and properties: the column named by hints.Column, else by
-// PropGeometryColumn, else the first field of the v3 geometry type. A v3
-// geometry field carries its own CRS; a binary one takes PropCRS, which
-// defaults to OGC:CRS84. It is the one resolver of a table's geometry
-// column: the rewrite, its verification, validation, layouts and bench all
-// ask it, so they cannot disagree about which column is the geometry.
-//
-// The bbox columns (BBoxColumns, of type double) are found first: on an
-// error the returned Columns still names them, for callers that can work
-// from bbox columns alone.
-func DiscoverTableColumns(sc *iceberg.Schema, props map[string]string, column string) (Columns, error) {
-	c := Columns{Geometry: column}
-	for i, name := range BBoxColumns {
-		if bf, ok := sc.FindFieldByName(name); ok && strings.EqualFold(bf.Type.String(), "double") {
-			c.BBox[i] = name
-		}
-	}
-	if c.Geometry == "" {
-		c.Geometry = props[PropGeometryColumn]
-	}
-	if c.Geometry == "" {
-		for _, f := range sc.Fields() {
-			if _, ok := f.Type.(iceberg.GeometryType); ok {
-				c.Geometry = f.Name
-				break
-			}
-		}
-	}
-	if c.Geometry == "" {
-		return c, &ColumnError{Code: "geometry.column", Reason: "table has no geometry column: set the table property " + PropGeometryColumn, err: ErrGeometryColumn}
-	}
-	f, ok := sc.FindFieldByName(c.Geometry)
-	if !ok {
-		return c, &ColumnError{Column: c.Geometry, Code: "geometry.column", Reason: "geometry column is not in the table schema", err: ErrGeometryColumn}
-	}
-	var err error
-	switch t := f.Type.(type) {
-	case iceberg.GeometryType:
-		c.Encoding, c.CRSSource = EncodingIcebergGeometry, "iceberg type"
-		c.CRS, err = NormalizeCRS(t.CRS())
-	case iceberg.BinaryType:
-		c.Encoding, c.CRSSource = EncodingWKB, "table property"
-		crs := props[PropCRS]
-		if crs == "" {
-			crs = DefaultCRS
-		}
-		c.CRS, err = NormalizeCRS(crs)
-	default:
-		kind := "has type " + f.Type.String()
-		if _, ok := f.Type.(iceberg.StringType); ok {
-			kind = "is a string column (WKT or GeoJSON?)"
-		}
-		return c, &ColumnError{Column: c.Geometry, Code: "geometry.column", Reason: "geometry column " + kind + "; want binary WKB or geometry", err: ErrGeometryColumn}
-	}
-	if err != nil {
-		return c, &ColumnError{Column: c.Geometry, Code: "crs.missing", Reason: err.Error(), err: err}
-	}
-	return c, nil
 }

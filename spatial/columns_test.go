@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/iceberg-go"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -70,35 +69,6 @@ func TestDiscoverColumns(t *testing.T) {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
-	}
-}
-
-func TestDiscoverTableColumns(t *testing.T) {
-	g, _ := iceberg.GeometryTypeOf("srid:3857")
-	v3 := iceberg.NewSchema(0,
-		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64},
-		iceberg.NestedField{ID: 2, Name: "shape", Type: g},
-	)
-	got, err := DiscoverTableColumns(v3, nil, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Geometry != "shape" || got.Encoding != EncodingIcebergGeometry || got.CRS != "EPSG:3857" {
-		t.Errorf("v3: %+v", got)
-	}
-	v2 := iceberg.NewSchema(0,
-		iceberg.NestedField{ID: 1, Name: "geometry", Type: iceberg.PrimitiveTypes.Binary},
-		iceberg.NestedField{ID: 2, Name: "bbox_minx", Type: iceberg.PrimitiveTypes.Float64},
-	)
-	got, err = DiscoverTableColumns(v2, map[string]string{PropGeometryColumn: "geometry"}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.CRS != DefaultCRS || got.HasBBox() || got.BBox[0] != "bbox_minx" {
-		t.Errorf("v2: %+v", got)
-	}
-	if _, err := DiscoverTableColumns(v2, nil, ""); !errors.Is(err, ErrGeometryColumn) {
-		t.Errorf("no property: %v", err)
 	}
 }
 

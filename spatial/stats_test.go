@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/spatial/icebergspatial"
 )
 
 func le64(f float64) []byte { return binary.LittleEndian.AppendUint64(nil, math.Float64bits(f)) }
@@ -80,9 +81,9 @@ func TestFileBound(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cols, err := spatial.DiscoverTableColumns(tc.sc, map[string]string{spatial.PropGeometryColumn: "geometry"}, "")
+			cols, err := icebergspatial.Columns(tc.sc, map[string]string{spatial.PropGeometryColumn: "geometry"}, "")
 			require.NoError(t, err)
-			got, ok := spatial.FileBound(tc.sc, cols, tc.lower, tc.upper)
+			got, ok := icebergspatial.FileBound(tc.sc, cols, tc.lower, tc.upper)
 			assert.Equal(t, tc.ok, ok)
 			if tc.ok {
 				assert.Equal(t, tc.want, got)

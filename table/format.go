@@ -1,4 +1,4 @@
-// Package format is the seam between the rewrite engine and a table
+// Package table is the seam between the rewrite engine and a table
 // format: the files a plan is made of (PlanFile), what the engine asks of
 // a format (Format: read, write, read back, commit, remove) and what it
 // hands over (Sink, OutFile, Replacement). It is a leaf: the engine and
@@ -7,6 +7,7 @@ package table
 
 import (
 	"context"
+	"errors"
 	"iter"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -56,10 +57,10 @@ type Format interface {
 	// in one commit, and returns the commit's id (a snapshot id, a
 	// table version) and how many delete files (or deletion vectors)
 	// went with the files they applied to. It fails with
-	// catalogs.ErrConflict (engine.ErrConflict), committing nothing,
+	// catalogs.ErrConflict, committing nothing,
 	// when a replaced file changed under the rewrite; a concurrent
 	// append is not a conflict.
-	Commit(ctx context.Context, groups []Replacement, summary map[string]string) (id int64, removedDeletes int, err error)
+	Commit(ctx context.Context, groups []Replacement, c Commit) (id int64, removedDeletes int, err error)
 	// Remove deletes files a rewrite wrote and did not commit.
 	Remove(ctx context.Context, paths []string) error
 	// BrokenInput adds to err, a failure reading files, which of them is
@@ -104,4 +105,29 @@ type OutFile struct {
 	// File is the format's own description of it (an iceberg.DataFile,
 	// a Delta add action).
 	File any
+}
+
+// notCommitted is an error of a commit that surely left the table
+// unchanged; its message is the error's own.
+type notCommitted struct{ error }
+
+func (e notCommitted) Unwrap() error { return e.error }
+
+// NotCommitted marks err, a failure of Format.Commit, as one that surely
+// left the table unchanged: the commit lost to another writer, found its
+// base changed, or failed writing a file before the table could take it.
+// A format returns any other failure (a timeout after the commit was
+// sent, a catalog's server error) unmarked: its outcome is unknown.
+func NotCommitted(err error) error {
+	if err == nil || IsNotCommitted(err) {
+		return err
+	}
+	return notCommitted{err}
+}
+
+// IsNotCommitted reports whether err was marked by NotCommitted: the
+// files the commit would have added may be deleted.
+func IsNotCommitted(err error) bool {
+	var nc notCommitted
+	return errors.As(err, &nc)
 }

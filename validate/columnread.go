@@ -72,14 +72,14 @@ func (s *columnScan) rowGroup(rgr *file.RowGroupReader, rg int, sc *schema.Schem
 	n := rgr.NumRows()
 	gr, err := rgr.Column(s.gi)
 	if err != nil {
-		s.rep.add(-1, CodeCorrupt, fmt.Sprintf("row group %d: %v", rg, err))
+		s.rep.Add(-1, CodeCorrupt, fmt.Sprintf("row group %d: %v", rg, err))
 		return n, false
 	}
 	geo := gr.(*file.ByteArrayColumnChunkReader)
 	if s.hasBBox {
 		for k := range s.bb {
 			if err := s.bb[k].open(rgr, s.bi[k], sc.Column(s.bi[k]).MaxDefinitionLevel(), s.batch); err != nil {
-				s.rep.add(-1, CodeCorrupt, fmt.Sprintf("row group %d: %v", rg, err))
+				s.rep.Add(-1, CodeCorrupt, fmt.Sprintf("row group %d: %v", rg, err))
 				return n, false
 			}
 		}
@@ -89,7 +89,7 @@ func (s *columnScan) rowGroup(rgr *file.RowGroupReader, rg int, sc *schema.Schem
 		if s.hasBBox {
 			for k := range s.bb {
 				if err := s.bb[k].read(want); err != nil {
-					s.rep.add(-1, CodeCorrupt, fmt.Sprintf("row group %d, %s: %v", rg, s.cols.BBox[k], err))
+					s.rep.Add(-1, CodeCorrupt, fmt.Sprintf("row group %d, %s: %v", rg, s.cols.BBox[k], err))
 					return n, false
 				}
 			}
@@ -102,7 +102,7 @@ func (s *columnScan) rowGroup(rgr *file.RowGroupReader, rg int, sc *schema.Schem
 				err = fmt.Errorf("column ended after %d of %d rows", done+got, n)
 			}
 			if err != nil {
-				s.rep.add(-1, CodeCorrupt, fmt.Sprintf("row group %d, %s: %v", rg, s.cols.Geometry, err))
+				s.rep.Add(-1, CodeCorrupt, fmt.Sprintf("row group %d, %s: %v", rg, s.cols.Geometry, err))
 				return n, false
 			}
 			s.checkPage(row+done, got, total)

@@ -37,12 +37,12 @@ func Reader(ctx context.Context, r parquet.ReaderAtSeeker, cfg Config) (rep *Rep
 		return nil, err
 	}
 	start := time.Now()
-	rr := newReport(cfg)
+	rr := NewReport(cfg)
 	rep = &rr
-	defer recoverCorrupt(rep, &err)
+	defer RecoverCorrupt(rep, &err)
 	pf, err := footer.Open(r)
 	if err != nil {
-		rep.add(-1, CodeCorrupt, "not a readable Parquet file: "+err.Error())
+		rep.Add(-1, CodeCorrupt, "not a readable Parquet file: "+err.Error())
 		return rep, nil
 	}
 	defer pf.Close()
@@ -50,16 +50,16 @@ func Reader(ctx context.Context, r parquet.ReaderAtSeeker, cfg Config) (rep *Rep
 	if err != nil {
 		return nil, err
 	}
-	cfg.logger().Debug("validate file done", "rows", rep.Rows, "violations", rep.Violations(), "duration", time.Since(start))
+	cfg.Log().Debug("validate file done", "rows", rep.Rows, "violations", rep.Violations(), "duration", time.Since(start))
 	return rep, nil
 }
 
-// recoverCorrupt, deferred, turns a panic into a file.corrupt finding in rep
+// RecoverCorrupt, deferred, turns a panic into a file.corrupt finding in rep
 // and clears *err: arrow-go's decoders can panic on a corrupt page, and that
 // is the file's defect, reported like any other corruption.
-func recoverCorrupt(rep *Report, err *error) {
+func RecoverCorrupt(rep *Report, err *error) {
 	if p := recover(); p != nil {
-		rep.add(-1, CodeCorrupt, fmt.Sprintf("reading: %v", p))
+		rep.Add(-1, CodeCorrupt, fmt.Sprintf("reading: %v", p))
 		*err = nil
 	}
 }
@@ -78,12 +78,12 @@ func readFile(ctx context.Context, rep *Report, pf *file.Reader, cfg Config) (sp
 	}
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(batch)}, memory.DefaultAllocator)
 	if err != nil {
-		rep.add(-1, CodeCorrupt, "schema: "+err.Error())
+		rep.Add(-1, CodeCorrupt, "schema: "+err.Error())
 		return spatial.Columns{}, nil
 	}
 	sc, err := fr.Schema()
 	if err != nil {
-		rep.add(-1, CodeCorrupt, "schema: "+err.Error())
+		rep.Add(-1, CodeCorrupt, "schema: "+err.Error())
 		return spatial.Columns{}, nil
 	}
 	cols, ok := resolveColumns(rep, sc, geoJSON, cfg)
@@ -92,38 +92,38 @@ func readFile(ctx context.Context, rep *Report, pf *file.Reader, cfg Config) (sp
 	}
 	if handled, err := checkColumns(ctx, rep, pf, cols, cfg); handled || err != nil {
 		if handled && err == nil {
-			finishFile(rep, cols, cfg)
+			FinishFile(rep, cols, cfg)
 		}
 		return cols, err
 	}
 	rr, err := fr.GetRecordReader(ctx, neededLeaves(pf, cols), nil)
 	if err != nil {
-		rep.add(-1, CodeCorrupt, "reading: "+err.Error())
+		rep.Add(-1, CodeCorrupt, "reading: "+err.Error())
 		return cols, nil
 	}
 	defer rr.Release()
 	var row int64
 	for rr.Next() {
 		rec := rr.RecordBatch()
-		checkBatch(rep, rec, cols, cfg, row)
+		CheckBatch(rep, rec, cols, cfg, row)
 		row += rec.NumRows()
 	}
 	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
 		if ctx.Err() != nil {
 			return cols, context.Cause(ctx)
 		}
-		rep.add(-1, CodeCorrupt, "reading: "+err.Error())
+		rep.Add(-1, CodeCorrupt, "reading: "+err.Error())
 	}
 	if row != pf.NumRows() && rep.Counts[CodeCorrupt] == 0 {
-		rep.add(-1, CodeCorrupt, fmt.Sprintf("read %d rows, footer says %d", row, pf.NumRows()))
+		rep.Add(-1, CodeCorrupt, fmt.Sprintf("read %d rows, footer says %d", row, pf.NumRows()))
 	}
-	finishFile(rep, cols, cfg)
+	FinishFile(rep, cols, cfg)
 	return cols, nil
 }
 
-// finishFile adds the checks that need every row (the file-level bbox) and
+// FinishFile adds the checks that need every row (the file-level bbox) and
 // the summary of the geometry read.
-func finishFile(rep *Report, cols spatial.Columns, cfg Config) {
+func FinishFile(rep *Report, cols spatial.Columns, cfg Config) {
 	checkFileBBox(rep, cols, cfg)
 	rep.Geometry = &GeometryInfo{Column: cols.Geometry, Encoding: cols.Encoding, CRS: cols.CRS, Types: rep.data.Types(), BBox: rep.data.BBoxSlice()}
 }

@@ -31,13 +31,13 @@ type rowChecker struct {
 // batch's first row. Column-level problems (the geometry column absent or
 // not binary, bbox columns not double) are reported once with row -1.
 func Batch(rec arrow.RecordBatch, cols spatial.Columns, cfg Config) Report {
-	r := newReport(cfg)
-	checkBatch(&r, rec, cols, cfg, 0)
+	r := NewReport(cfg)
+	CheckBatch(&r, rec, cols, cfg, 0)
 	return r
 }
 
-// checkBatch adds rec's findings to r, numbering rows from first.
-func checkBatch(r *Report, rec arrow.RecordBatch, cols spatial.Columns, cfg Config, first int64) {
+// CheckBatch adds rec's findings to r, numbering rows from first.
+func CheckBatch(r *Report, rec arrow.RecordBatch, cols spatial.Columns, cfg Config, first int64) {
 	r.Rows += rec.NumRows()
 	rc, ok := newRowChecker(r, rec, cols, cfg)
 	if !ok {
@@ -53,12 +53,12 @@ func newRowChecker(r *Report, rec arrow.RecordBatch, cols spatial.Columns, cfg C
 	rc := newChecker(cols, cfg)
 	idx := rec.Schema().FieldIndices(cols.Geometry)
 	if len(idx) != 1 {
-		r.add(-1, CodeColumn, fmt.Sprintf("geometry column %q is not in the batch", cols.Geometry))
+		r.Add(-1, CodeColumn, fmt.Sprintf("geometry column %q is not in the batch", cols.Geometry))
 		return nil, false
 	}
 	var ok bool
 	if rc.geo, ok = spatial.WKBValues(rec.Column(idx[0])); !ok {
-		r.add(-1, CodeColumn, fmt.Sprintf("geometry column %q has type %s, want WKB binary", cols.Geometry, rec.Column(idx[0]).DataType()))
+		r.Add(-1, CodeColumn, fmt.Sprintf("geometry column %q has type %s, want WKB binary", cols.Geometry, rec.Column(idx[0]).DataType()))
 		return nil, false
 	}
 	rc.bbox, rc.bboxNames = bboxColumns(r, rec, cols)
@@ -98,7 +98,7 @@ func bboxColumns(r *Report, rec arrow.RecordBatch, cols spatial.Columns) (*bboxA
 			names[i] = name
 			a, ok := float64Column(rec, name)
 			if !ok {
-				r.add(-1, CodeBBoxMissing, fmt.Sprintf("bbox column %q is not double", name))
+				r.Add(-1, CodeBBoxMissing, fmt.Sprintf("bbox column %q is not double", name))
 				return nil, names
 			}
 			out[i] = a
@@ -106,12 +106,12 @@ func bboxColumns(r *Report, rec arrow.RecordBatch, cols spatial.Columns) (*bboxA
 	case cols.Covering != "":
 		idx := rec.Schema().FieldIndices(cols.Covering)
 		if len(idx) != 1 {
-			r.add(-1, CodeBBoxMissing, fmt.Sprintf("covering column %q is not in the batch", cols.Covering))
+			r.Add(-1, CodeBBoxMissing, fmt.Sprintf("covering column %q is not in the batch", cols.Covering))
 			return nil, names
 		}
 		st, ok := rec.Column(idx[0]).(*array.Struct)
 		if !ok {
-			r.add(-1, CodeBBoxMissing, fmt.Sprintf("covering column %q is not a struct", cols.Covering))
+			r.Add(-1, CodeBBoxMissing, fmt.Sprintf("covering column %q is not a struct", cols.Covering))
 			return nil, names
 		}
 		stype := st.DataType().(*arrow.StructType)
@@ -123,7 +123,7 @@ func bboxColumns(r *Report, rec arrow.RecordBatch, cols spatial.Columns) (*bboxA
 				a, ok = st.Field(fi).(*array.Float64)
 			}
 			if !ok {
-				r.add(-1, CodeBBoxMissing, fmt.Sprintf("covering field %q is absent or not double", names[i]))
+				r.Add(-1, CodeBBoxMissing, fmt.Sprintf("covering field %q is absent or not double", names[i]))
 				return nil, names
 			}
 			out[i] = a
@@ -171,7 +171,7 @@ func (rc *rowChecker) row(r *Report, i int, row int64) {
 func (rc *rowChecker) check(r *Report, row int64, b []byte, isNull bool, box *[4]float64, nullAt int) {
 	if isNull {
 		if !rc.cfg.AllowNull {
-			r.add(row, CodeNull, "geometry is null")
+			r.Add(row, CodeNull, "geometry is null")
 		}
 		return
 	}
@@ -184,7 +184,7 @@ func (rc *rowChecker) check(r *Report, row int64, b []byte, isNull bool, box *[4
 				detail = fmt.Sprintf("at byte %d of %d: %s", we.Offset, len(b), we.Reason)
 			}
 		}
-		r.add(row, code, detail)
+		r.Add(row, code, detail)
 		return
 	}
 	if r.data != nil {
@@ -192,14 +192,14 @@ func (rc *rowChecker) check(r *Report, row int64, b []byte, isNull bool, box *[4
 	}
 	if rc.allowed != nil {
 		if t, _ := spatial.WKBType(b); !rc.allowed[t] {
-			r.add(row, CodeType, fmt.Sprintf("%s is not an allowed geometry type", t))
+			r.Add(row, CodeType, fmt.Sprintf("%s is not an allowed geometry type", t))
 		}
 	}
 	if box == nil {
 		return
 	}
 	if nullAt >= 0 {
-		r.add(row, CodeBBoxMissing, rc.bboxNames[nullAt]+" is null")
+		r.Add(row, CodeBBoxMissing, rc.bboxNames[nullAt]+" is null")
 		return
 	}
 	rc.checkBBox(r, row, box, env)
@@ -211,7 +211,7 @@ func (rc *rowChecker) checkBBox(r *Report, row int64, v *[4]float64, env spatial
 		return // an empty geometry has no box to agree with
 	}
 	if rc.geographic && (v[0] > v[2] || env.MaxX-env.MinX > 180) {
-		r.add(row, CodeAntimeridian, fmt.Sprintf("bbox x [%g, %g], geometry x-span [%g, %g]", v[0], v[2], env.MinX, env.MaxX))
+		r.Add(row, CodeAntimeridian, fmt.Sprintf("bbox x [%g, %g], geometry x-span [%g, %g]", v[0], v[2], env.MinX, env.MaxX))
 		return
 	}
 	want := [4]float64{env.MinX, env.MinY, env.MaxX, env.MaxY}
@@ -222,7 +222,7 @@ func (rc *rowChecker) checkBBox(r *Report, row int64, v *[4]float64, env spatial
 			if r.wantDetail() {
 				detail = fmt.Sprintf("%s = %g, envelope %g (off by %g, tolerance %g)", rc.bboxNames[k], v[k], want[k], d, tol)
 			}
-			r.add(row, CodeBBoxMismatch, detail)
+			r.Add(row, CodeBBoxMismatch, detail)
 			return
 		}
 	}

@@ -23,7 +23,7 @@ func resolveColumns(r *Report, sc *arrow.Schema, geoJSON string, cfg Config) (co
 	if geoJSON != "" {
 		g, err := spatial.ParseGeoMetadata([]byte(geoJSON))
 		if err != nil {
-			r.add(-1, CodeGeoMetadata, err.Error())
+			r.Add(-1, CodeGeoMetadata, err.Error())
 			badGeo = true
 			if hints.Column == "" {
 				// The rows can still be checked when the document names
@@ -36,19 +36,19 @@ func resolveColumns(r *Report, sc *arrow.Schema, geoJSON string, cfg Config) (co
 	}
 	cols, err := spatial.DiscoverColumns(sc, geo, hints)
 	for _, w := range cols.Warnings {
-		r.add(-1, w.Code, w.Error())
+		r.Add(-1, w.Code, w.Error())
 	}
 	if err != nil {
 		ce, isCE := errors.AsType[*spatial.ColumnError](err)
 		switch {
 		case !isCE:
-			r.add(-1, CodeColumn, err.Error())
+			r.Add(-1, CodeColumn, err.Error())
 			return cols, false
 		case badGeo && ce.Code == CodeColumn && cols.Geometry == "":
 			// The geo.metadata finding already says why no column was found.
 			return cols, false
 		}
-		r.add(-1, ce.Code, ce.Error())
+		r.Add(-1, ce.Code, ce.Error())
 		if ce.Code != CodeCRSMissing {
 			return cols, false
 		}
@@ -90,7 +90,7 @@ func checkFileBBox(r *Report, cols spatial.Columns, cfg Config) {
 	if xOK && ext.MinY >= ymin-tol && ext.MaxY <= ymax+tol {
 		return
 	}
-	r.add(-1, CodeGeoBBox, fmt.Sprintf("column %q: the file bbox [%g, %g, %g, %g] does not contain the data's extent [%g, %g, %g, %g]: the bbox must cover every geometry; rewrite the metadata with the data's extent",
+	r.Add(-1, CodeGeoBBox, fmt.Sprintf("column %q: the file bbox [%g, %g, %g, %g] does not contain the data's extent [%g, %g, %g, %g]: the bbox must cover every geometry; rewrite the metadata with the data's extent",
 		cols.Geometry, xmin, ymin, xmax, ymax, ext.MinX, ext.MinY, ext.MaxX, ext.MaxY))
 }
 
@@ -98,11 +98,11 @@ func checkFileBBox(r *Report, cols spatial.Columns, cfg Config) {
 func checkCRS(r *Report, cols spatial.Columns, cfg Config) {
 	switch {
 	case cols.CRS == "" && cols.CRSSource == "null":
-		r.add(-1, CodeCRSMissing, fmt.Sprintf("column %q: crs is null (unknown)", cols.Geometry))
+		r.Add(-1, CodeCRSMissing, fmt.Sprintf("column %q: crs is null (unknown)", cols.Geometry))
 	case cols.CRS == "":
-		r.add(-1, CodeCRSMissing, fmt.Sprintf("column %q: no CRS in GeoParquet or GeoArrow metadata, nor a table property", cols.Geometry))
+		r.Add(-1, CodeCRSMissing, fmt.Sprintf("column %q: no CRS in GeoParquet or GeoArrow metadata, nor a table property", cols.Geometry))
 	case cfg.CRS != "" && cols.CRS != cfg.CRS:
-		r.add(-1, CodeCRSMismatch, fmt.Sprintf("data CRS %s (from %s) differs from the table CRS %s", spatial.Excerpt(cols.CRS), cols.CRSSource, spatial.Excerpt(cfg.CRS)))
+		r.Add(-1, CodeCRSMismatch, fmt.Sprintf("data CRS %s (from %s) differs from the table CRS %s", spatial.Excerpt(cols.CRS), cols.CRSSource, spatial.Excerpt(cfg.CRS)))
 	}
 }
 
@@ -121,11 +121,11 @@ func checkBBoxSchema(r *Report, sc *arrow.Schema, cols spatial.Columns, cfg Conf
 		}
 		f, _ := sc.FieldsByName(name)
 		if len(f) == 1 && f[0].Type.ID() != arrow.FLOAT64 {
-			r.add(-1, CodeBBoxMissing, fmt.Sprintf("bbox column %q has type %s, want double", name, f[0].Type))
+			r.Add(-1, CodeBBoxMissing, fmt.Sprintf("bbox column %q has type %s, want double", name, f[0].Type))
 		}
 	}
 	need := cfg.RequireBBox && cols.Encoding == spatial.EncodingWKB
 	if len(missing) > 0 && (need || len(missing) < 4) {
-		r.add(-1, CodeBBoxMissing, "missing bbox columns: "+strings.Join(missing, ", "))
+		r.Add(-1, CodeBBoxMissing, "missing bbox columns: "+strings.Join(missing, ", "))
 	}
 }

@@ -113,7 +113,8 @@ func (c Config) Validate() error {
 	return nil
 }
 
-func (c Config) logger() *slog.Logger {
+// Log returns the logger, or one that discards.
+func (c Config) Log() *slog.Logger {
 	if c.Logger == nil {
 		return slog.New(slog.DiscardHandler)
 	}
@@ -156,7 +157,8 @@ type GeometryInfo struct {
 	BBox []float64 `json:"bbox,omitempty"`
 }
 
-func newReport(cfg Config) Report {
+// NewReport is an empty report with cfg's cap on examples.
+func NewReport(cfg Config) Report {
 	return Report{Counts: map[string]int64{}, Examples: []Finding{}, max: cfg.MaxExamples, strict: cfg.Strict, data: spatial.NewGeoStats()}
 }
 
@@ -164,8 +166,8 @@ func newReport(cfg Config) Report {
 // can skip formatting details that would be dropped.
 func (r *Report) wantDetail() bool { return len(r.Examples) < r.max }
 
-// add counts a finding and keeps it as an example while there is room.
-func (r *Report) add(row int64, code, detail string) {
+// Add counts a finding and keeps it as an example while there is room.
+func (r *Report) Add(row int64, code, detail string) {
 	if r.Counts == nil {
 		r.Counts = map[string]int64{}
 	}
@@ -192,9 +194,9 @@ func (r *Report) Violations() int64 {
 // Codes returns the codes found, sorted.
 func (r *Report) Codes() []string { return slices.Sorted(maps.Keys(r.Counts)) }
 
-// merge adds o's rows and counts to r and keeps its examples up to r's
+// Merge adds o's rows and counts to r and keeps its examples up to r's
 // cap.
-func (r *Report) merge(o Report) {
+func (r *Report) Merge(o Report) {
 	r.Rows += o.Rows
 	for code, n := range o.Counts {
 		r.Counts[code] += n
@@ -205,4 +207,34 @@ func (r *Report) merge(o Report) {
 		}
 		r.Examples = append(r.Examples, f)
 	}
+}
+
+// FileReport is the report of one data file of a table.
+type FileReport struct {
+	Path string `json:"path"`
+	Report
+}
+
+// TableReport is the result of validating a table: its geometry metadata,
+// each data file of the current snapshot, and the totals.
+type TableReport struct {
+	Table      string       `json:"table"`
+	SnapshotID int64        `json:"snapshot_id"`
+	Metadata   Report       `json:"metadata"`
+	Files      []FileReport `json:"files"`
+	Total      Report       `json:"total"`
+}
+
+// OK reports whether the metadata and every file are free of violations.
+func (r *TableReport) OK() bool { return r.Total.OK() }
+
+// ColumnProblem records a table without a usable geometry column as a
+// metadata finding (the ColumnError's code, else geometry.column).
+func (r *TableReport) ColumnProblem(err error) {
+	code := CodeColumn
+	if ce, ok := errors.AsType[*spatial.ColumnError](err); ok {
+		code = ce.Code
+	}
+	r.Metadata.Add(-1, code, err.Error())
+	r.Total.Merge(r.Metadata)
 }

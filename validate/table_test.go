@@ -14,6 +14,7 @@ import (
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/validate"
+	"github.com/geocompact/geocompact/validate/tablecheck"
 	"github.com/geocompact/geocompact/validate/validatetest"
 )
 
@@ -74,7 +75,7 @@ func TestTable(t *testing.T) {
 
 	cfg := validate.DefaultConfig()
 	cfg.Parallelism = 2
-	rep, err := validate.Table(t.Context(), tbl, cfg)
+	rep, err := tablecheck.Table(t.Context(), tbl, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +105,7 @@ func TestTable(t *testing.T) {
 	if err := os.WriteFile(strings.TrimPrefix(badFile, "file://"), []byte("PAR1 garbage"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rep, err = validate.Table(t.Context(), tbl, cfg)
+	rep, err = tablecheck.Table(t.Context(), tbl, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +133,7 @@ func TestTableMetadata(t *testing.T) {
 			if tc.cfg != nil {
 				tc.cfg(&cfg)
 			}
-			rep, err := validate.Table(t.Context(), tbl, cfg)
+			rep, err := tablecheck.Table(t.Context(), tbl, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/internal/enginetest"
 	"github.com/geocompact/geocompact/table/catalogs"
 )
 
@@ -49,7 +50,7 @@ func BenchmarkShuffledGroup(b *testing.B) {
 				b.StartTimer()
 				var res *engine.Result
 				if name == "local" {
-					res, err = engine.Rewrite(b.Context(), cat, "geo.t", cfg)
+					res, err = enginetest.Rewrite(b.Context(), cat, "geo.t", cfg)
 				} else {
 					var r *Result
 					r, err = rewrite(b.Context(), spec, "geo.t", cfg, "prism")

@@ -15,6 +15,7 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/internal/enginetest"
 	"github.com/geocompact/geocompact/job"
 	"github.com/geocompact/geocompact/table/catalogs"
 )
@@ -43,7 +44,7 @@ func TestDriverKilledBeforeCommit(t *testing.T) {
 	cfg := engine.Request{Curve: "hilbert", Options: shuffled}
 	cat, err := catalogs.Open(t.Context(), local)
 	require.NoError(t, err)
-	_, err = engine.Rewrite(t.Context(), cat, "geo.t", cfg)
+	_, err = enginetest.Rewrite(t.Context(), cat, "geo.t", cfg)
 	require.NoError(t, err)
 	before := snapshots(load(t, dist))
 	files := dirFiles(t, dist.Warehouse)

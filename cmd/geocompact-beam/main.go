@@ -21,8 +21,8 @@ import (
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/spark"
 	"github.com/spf13/cobra"
 
-	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/internal/cli"
+	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/table/config"
 )
 
@@ -63,7 +63,7 @@ func run(ctx context.Context, args []string, out, errOut io.Writer) int {
 		return exitOK
 	case errors.As(err, new(*usageError)):
 		return exitUsage
-	case errors.Is(err, engine.ErrConflict):
+	case errors.Is(err, catalogs.ErrConflict):
 		return exitConflict
 	default:
 		return exitError
@@ -145,7 +145,7 @@ func runRewrite(ctx context.Context, o *rewriteOptions, out io.Writer) error {
 		return &usageError{err}
 	}
 	cfg.CommitRetries = spec.Retries()
-	cli.LimitMemory(cfg.Options) // as geocompact rewrite: Prism runs the workers in this process
+	cli.LimitMemory(cfg) // as geocompact rewrite: Prism runs the workers in this process
 	res, err := rewrite(ctx, spec, o.flags.Table, cfg, flag.Lookup("runner").Value.String())
 	if err != nil && (res == nil || res.Result == nil) {
 		if cli.IsUsage(err) {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/internal/enginetest"
 	"github.com/geocompact/geocompact/table/catalogs"
 )
 
@@ -132,7 +133,7 @@ func TestPrismMatchesLocal(t *testing.T) {
 			}
 			cat, err := catalogs.Open(t.Context(), local)
 			require.NoError(t, err)
-			want, err := engine.Rewrite(t.Context(), cat, "geo.t", cfg)
+			want, err := enginetest.Rewrite(t.Context(), cat, "geo.t", cfg)
 			require.NoError(t, err)
 			got, err := rewrite(t.Context(), dist, "geo.t", cfg, "prism")
 			require.NoError(t, err)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/internal/enginetest"
 	"github.com/geocompact/geocompact/table/catalogs"
 )
 
@@ -51,7 +52,7 @@ func TestMultiProcess(t *testing.T) {
 	opts := []string{"--option", "rewrite-all=true", "--option", "target-file-size-bytes=65536", "--option", "max-group-memory-bytes=1048576"}
 	cat, err := catalogs.Open(t.Context(), local)
 	require.NoError(t, err)
-	_, err = engine.Rewrite(t.Context(), cat, "geo.t", engine.Request{Curve: "hilbert", Options: map[string]string{
+	_, err = enginetest.Rewrite(t.Context(), cat, "geo.t", engine.Request{Curve: "hilbert", Options: map[string]string{
 		"rewrite-all": "true", "target-file-size-bytes": "65536", "max-group-memory-bytes": "1048576"}})
 	require.NoError(t, err)
 

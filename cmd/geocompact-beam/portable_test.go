@@ -16,7 +16,9 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/internal/enginetest"
 	"github.com/geocompact/geocompact/job"
+	format "github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/catalogs"
 )
 
@@ -116,7 +118,7 @@ func TestPortableMatchesLocal(t *testing.T) {
 			}
 			cat, err := catalogs.Open(t.Context(), local)
 			require.NoError(t, err)
-			want, err := engine.Rewrite(t.Context(), cat, "geo.t", cfg)
+			want, err := enginetest.Rewrite(t.Context(), cat, "geo.t", cfg)
 			require.NoError(t, err)
 			before := snapshots(load(t, dist))
 
@@ -137,7 +139,7 @@ func TestPortableMatchesLocal(t *testing.T) {
 			dt := load(t, dist)
 			assert.Equal(t, fileIDs(t, load(t, local)), fileIDs(t, dt))
 			assert.Equal(t, table.OpReplace, dt.CurrentSnapshot().Summary.Operation)
-			assert.NotEmpty(t, dt.CurrentSnapshot().Summary.Properties[engine.SummaryJobID])
+			assert.NotEmpty(t, dt.CurrentSnapshot().Summary.Properties[format.SummaryJobID])
 
 			// One commit (the local engine's batches with partial progress),
 			// and nothing left behind: the same Parquet files on disk as
@@ -165,7 +167,7 @@ func TestPortableBundleFailsOnce(t *testing.T) {
 	cfg := engine.Request{Curve: "hilbert", Options: shuffled}
 	cat, err := catalogs.Open(t.Context(), local)
 	require.NoError(t, err)
-	_, err = engine.Rewrite(t.Context(), cat, "geo.t", cfg)
+	_, err = enginetest.Rewrite(t.Context(), cat, "geo.t", cfg)
 	require.NoError(t, err)
 	before := snapshots(load(t, dist))
 	files := dirFiles(t, dist.Warehouse)

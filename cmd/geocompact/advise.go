@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/geocompact/geocompact/internal/cli"
 	"github.com/geocompact/geocompact/maintain"
 	"github.com/geocompact/geocompact/table/catalogs"
 )
@@ -82,17 +83,17 @@ func runAdvise(ctx context.Context, o *adviseOptions) error {
 		fmt.Fprintf(w, "commits per hour\tunknown: %s\n", a.RateUnknown)
 	} else {
 		fmt.Fprintf(w, "commits per hour\t%.1f\n", a.CommitsPerHour)
-		fmt.Fprintf(w, "ingest per hour\t%s\n", formatBytes(int64(a.IngestBytesPerHour), human))
+		fmt.Fprintf(w, "ingest per hour\t%s\n", cli.FormatBytes(int64(a.IngestBytesPerHour), human))
 	}
-	fmt.Fprintf(w, "bytes per commit\t%s\n", formatBytes(a.BytesPerCommit, human))
-	fmt.Fprintf(w, "data files\t%d, average %s\n", a.FileCount, formatBytes(a.AvgFileBytes, human))
-	fmt.Fprintf(w, "partitions\t%d, largest %s\n", a.Partitions, formatBytes(a.LargestPartition, human))
+	fmt.Fprintf(w, "bytes per commit\t%s\n", cli.FormatBytes(a.BytesPerCommit, human))
+	fmt.Fprintf(w, "data files\t%d, average %s\n", a.FileCount, cli.FormatBytes(a.AvgFileBytes, human))
+	fmt.Fprintf(w, "partitions\t%d, largest %s\n", a.Partitions, cli.FormatBytes(a.LargestPartition, human))
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "SUGGESTED\tVALUE")
-	fmt.Fprintf(w, "target-file-size-bytes\t%s\n", formatBytes(a.TargetFileSizeBytes, human))
-	fmt.Fprintf(w, "min-file-size-bytes\t%s\n", formatBytes(a.MinFileSizeBytes, human))
+	fmt.Fprintf(w, "target-file-size-bytes\t%s\n", cli.FormatBytes(a.TargetFileSizeBytes, human))
+	fmt.Fprintf(w, "min-file-size-bytes\t%s\n", cli.FormatBytes(a.MinFileSizeBytes, human))
 	fmt.Fprintf(w, "cadence\t%s\n", maintain.FormatDuration(a.Cadence))
-	fmt.Fprintf(w, "gate min-avg-file-bytes\t%s\n", formatBytes(a.MinAvgFileBytes, human))
+	fmt.Fprintf(w, "gate min-avg-file-bytes\t%s\n", cli.FormatBytes(a.MinAvgFileBytes, human))
 	fmt.Fprintf(w, "gate max-files-per-partition\t%d\n", a.MaxFilesPerPartition)
 	fmt.Fprintf(w, "expire older-than\t%s\n", maintain.FormatDuration(a.ExpireOlderThan))
 	fmt.Fprintf(w, "expire retain-last\t%d\n", a.RetainLast)

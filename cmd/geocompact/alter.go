@@ -13,7 +13,7 @@ import (
 
 	"github.com/geocompact/geocompact/alter"
 	"github.com/geocompact/geocompact/delta"
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/internal/cli"
 	"github.com/geocompact/geocompact/table/layouts"
 )
@@ -117,7 +117,7 @@ func (o *alterOptions) request() (alter.Request, error) {
 func runAlter(ctx context.Context, o *alterOptions, req alter.Request) error {
 	res, err := applyAlter(ctx, o, req)
 	if err != nil {
-		if errors.Is(err, engine.ErrOption) {
+		if errors.Is(err, optval.ErrBad) {
 			return &usageError{err}
 		}
 		return err

@@ -15,6 +15,8 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/optval"
+	"github.com/geocompact/geocompact/internal/cli"
 )
 
 func init() { register(newBenchCmd) }
@@ -157,7 +159,7 @@ func (o *benchOptions) config() (bench.Config, error) {
 func runBench(ctx context.Context, o *benchOptions, cfg bench.Config) error {
 	rep, err := measureLayouts(ctx, o, cfg)
 	if err != nil {
-		if errors.Is(err, engine.ErrOption) {
+		if errors.Is(err, optval.ErrBad) {
 			return &usageError{err}
 		}
 		return err
@@ -212,9 +214,9 @@ func benchRow(lr bench.LayoutReport, human bool) []string {
 		ratio = strconv.FormatFloat(*lr.RatioToLowerBound, 'f', 3, 64)
 	}
 	f := func(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
-	return []string{string(lr.Layout), strconv.Itoa(lr.Files), formatBytes(lr.Bytes, human),
+	return []string{string(lr.Layout), strconv.Itoa(lr.Files), cli.FormatBytes(lr.Bytes, human),
 		f(lr.MeanFilesPlanned, 2), f(lr.MedianFilesPlanned, 1), f(lr.P95FilesPlanned, 0),
-		formatBytes(int64(lr.MeanBytesPlanned), human), f(lr.MeanFilesWithMatches, 2), f(lr.MeanLowerBound, 2), ratio,
+		cli.FormatBytes(int64(lr.MeanBytesPlanned), human), f(lr.MeanFilesWithMatches, 2), f(lr.MeanLowerBound, 2), ratio,
 		f(lr.MeanOverlapDepth, 2), strconv.Itoa(lr.MaxOverlapDepth)}
 }
 
@@ -253,7 +255,7 @@ func writeBenchTable(g *globalOptions, rep *bench.Report) error {
 			how = fmt.Sprintf("of %.3g%% of the extent, %s placement, seed %d", rep.WindowArea*100, rep.Placement, rep.Seed)
 		}
 		fmt.Fprintf(g.IO.ErrOut, "%s: %d rows, %d windows %s, target file size %s, filter on %s, arrival order from %s\n",
-			rep.Table, rep.Rows, rep.Windows, how, formatBytes(rep.TargetFileSize, true), rep.Filter, rep.ArrivalOrder)
+			rep.Table, rep.Rows, rep.Windows, how, cli.FormatBytes(rep.TargetFileSize, true), rep.Filter, rep.ArrivalOrder)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/geocompact/geocompact/internal/cli"
 	"github.com/geocompact/geocompact/maintain"
 )
 
@@ -125,7 +126,7 @@ func writeExpireResult(out io.Writer, res *maintain.ExpireResult, human bool) er
 	fmt.Fprintln(w, "EXPIRED\tRETAINED\tDATA FILES\tDELETE FILES\tMANIFESTS\tMANIFEST LISTS\tSTATISTICS\tFREED")
 	fmt.Fprintf(w, "%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", len(res.ExpiredSnapshots), res.RetainedSnapshots,
 		res.DeletedDataFilesCount, res.DeletedPositionDeleteFilesCount+res.DeletedEqualityDeleteFilesCount,
-		res.DeletedManifestFilesCount, res.DeletedManifestListsCount, res.DeletedStatisticsFilesCount, formatBytes(res.FreedBytes, human))
+		res.DeletedManifestFilesCount, res.DeletedManifestListsCount, res.DeletedStatisticsFilesCount, cli.FormatBytes(res.FreedBytes, human))
 	if err := w.Flush(); err != nil {
 		return err
 	}
@@ -143,12 +144,12 @@ func writeExpireResult(out io.Writer, res *maintain.ExpireResult, human bool) er
 	switch {
 	case res.DryRun:
 		_, err = fmt.Fprintf(out, "dry run: %d snapshots %s would expire, freeing %d files (%s); nothing was changed\n",
-			len(res.ExpiredSnapshots), cut, len(res.Files), formatBytes(res.FreedBytes, true))
+			len(res.ExpiredSnapshots), cut, len(res.Files), cli.FormatBytes(res.FreedBytes, true))
 	case len(res.ExpiredSnapshots) == 0:
 		_, err = fmt.Fprintf(out, "nothing to expire: no snapshot is %s\n", cut)
 	default:
 		_, err = fmt.Fprintf(out, "expired %d snapshots %s; freed %d files (%s)\n",
-			len(res.ExpiredSnapshots), cut, len(res.Files), formatBytes(res.FreedBytes, true))
+			len(res.ExpiredSnapshots), cut, len(res.Files), cli.FormatBytes(res.FreedBytes, true))
 	}
 	return err
 }
@@ -160,7 +161,7 @@ func writeFreedFiles(w io.Writer, files []maintain.FreedFile, human bool) error 
 	}
 	fmt.Fprintln(w, "KIND\tBYTES\tPATH")
 	for _, f := range files {
-		fmt.Fprintf(w, "%s\t%s\t%s\n", f.Kind, formatBytes(f.Bytes, human), f.Path)
+		fmt.Fprintf(w, "%s\t%s\t%s\n", f.Kind, cli.FormatBytes(f.Bytes, human), f.Path)
 	}
 	_, err := fmt.Fprintln(w)
 	return err
@@ -176,7 +177,7 @@ func writeKeptFiles(out io.Writer, kept []maintain.KeptFile, human bool, outside
 	fmt.Fprintln(w, "KEPT\tKIND\tBYTES\tPATH")
 	outside := 0
 	for _, f := range kept {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", f.Reason, f.Kind, formatBytes(f.Bytes, human), f.Path)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", f.Reason, f.Kind, cli.FormatBytes(f.Bytes, human), f.Path)
 		if f.Reason == maintain.KeepOutsideLocation {
 			outside++
 		}

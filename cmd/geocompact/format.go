@@ -8,16 +8,9 @@ import (
 
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/optval"
-	"github.com/geocompact/geocompact/internal/cli"
 	"github.com/geocompact/geocompact/maintain"
 	"github.com/geocompact/geocompact/spatial"
 )
-
-// formatBytes renders n in binary units on a terminal ("1.2 GiB") and as a
-// raw number when piped, so scripts can parse it.
-func formatBytes(n int64, human bool) string {
-	return cli.FormatBytes(n, human)
-}
 
 // formatBound renders a bbox as minx,miny,maxx,maxy.
 func formatBound(b spatial.Bound) string {
@@ -96,7 +89,7 @@ func rewriteProgress(p *progress) func(engine.Progress) {
 func rewriteProgressText(e engine.Progress) string {
 	text := fmt.Sprintf("%d/%d groups done", e.GroupsDone, e.Groups)
 	if e.Bytes > 0 {
-		text += fmt.Sprintf(" (%s of %s)", engine.FormatBytes(e.BytesDone), engine.FormatBytes(e.Bytes))
+		text += fmt.Sprintf(" (%s of %s)", optval.FormatBytes(e.BytesDone), optval.FormatBytes(e.Bytes))
 	}
 	switch {
 	case e.Phase == "done":

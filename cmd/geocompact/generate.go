@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/geocompact/geocompact/bench"
+	"github.com/geocompact/geocompact/internal/cli"
 	"github.com/geocompact/geocompact/spatial"
 )
 
@@ -94,6 +95,6 @@ func runGenerate(ctx context.Context, o *generateOptions) error {
 	w := tabwriter.NewWriter(o.g.IO.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "TABLE\tROWS\tCOMMITS\tDATA FILES\tBYTES\tEXTENT")
 	fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%s\t%s\n", res.Table, res.Rows, res.Commits, res.DataFiles,
-		formatBytes(res.Bytes, o.g.IO.OutTTY), formatBound(res.Extent))
+		cli.FormatBytes(res.Bytes, o.g.IO.OutTTY), formatBound(res.Extent))
 	return w.Flush()
 }

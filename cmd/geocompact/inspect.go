@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/geocompact/geocompact/inspect"
+	"github.com/geocompact/geocompact/internal/cli"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/table/catalogs"
 )
@@ -296,9 +297,9 @@ func bytesCol(key string) func(inspect.Row, bool) string {
 	return func(r inspect.Row, human bool) string {
 		switch n := get(r, key).(type) {
 		case int64:
-			return formatBytes(n, human)
+			return cli.FormatBytes(n, human)
 		case int32:
-			return formatBytes(int64(n), human)
+			return cli.FormatBytes(int64(n), human)
 		}
 		return "-"
 	}

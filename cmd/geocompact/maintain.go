@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/geocompact/geocompact/internal/cli"
 	"github.com/geocompact/geocompact/maintain"
 	"github.com/geocompact/geocompact/table/layouts"
 )
@@ -148,8 +149,8 @@ func writeMaintainReport(out io.Writer, rep *maintain.Report, human bool) error 
 		f    func(*maintain.TableMetrics) string
 	}{
 		{"data files", func(m *maintain.TableMetrics) string { return fmt.Sprint(m.FileCount) }},
-		{"average file size", func(m *maintain.TableMetrics) string { return formatBytes(m.AvgFileBytes, human) }},
-		{"total bytes", func(m *maintain.TableMetrics) string { return formatBytes(m.TotalBytes, human) }},
+		{"average file size", func(m *maintain.TableMetrics) string { return cli.FormatBytes(m.AvgFileBytes, human) }},
+		{"total bytes", func(m *maintain.TableMetrics) string { return cli.FormatBytes(m.TotalBytes, human) }},
 		{"records", func(m *maintain.TableMetrics) string { return fmt.Sprint(m.TotalRecords) }},
 		{"partitions", func(m *maintain.TableMetrics) string { return fmt.Sprint(len(m.Partitions)) }},
 		{history + "s", func(m *maintain.TableMetrics) string { return fmt.Sprint(m.SnapshotCount) }},

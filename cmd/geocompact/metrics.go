@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/geocompact/geocompact/bench"
+	"github.com/geocompact/geocompact/internal/cli"
 	"github.com/geocompact/geocompact/maintain"
 	"github.com/geocompact/geocompact/spatial"
 )
@@ -144,7 +145,7 @@ func writeMetricsTable(out io.Writer, name string, m *maintain.TableMetrics, hum
 	h := strings.ToUpper(historyNoun(m.Format))
 	fmt.Fprintf(w, "TABLE\tFILES\tAVG FILE\tTOTAL\tRECORDS\t%sS\tOLDEST %s AGE\tCURRENT %s AGE\tMANIFESTS\tDELETE FILES\n", h, h, h)
 	fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%d\t%d\t%s\t%s\t%d\t%d\n", name, m.FileCount,
-		formatBytes(m.AvgFileBytes, human), formatBytes(m.TotalBytes, human), m.TotalRecords, m.SnapshotCount,
+		cli.FormatBytes(m.AvgFileBytes, human), cli.FormatBytes(m.TotalBytes, human), m.TotalRecords, m.SnapshotCount,
 		formatAge(m.OldestSnapshotAgeSeconds, human), formatAge(m.CurrentSnapshotAgeSeconds, human),
 		m.ManifestCount, m.DeleteFileCount)
 	if err := w.Flush(); err != nil {
@@ -168,7 +169,7 @@ func writeMetricsTable(out io.Writer, name string, m *maintain.TableMetrics, hum
 				planned = strconv.FormatFloat(*l.MeanFilesPlanned, 'f', 2, 64)
 			}
 		}
-		fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", part, p.FileCount, formatBytes(p.AvgFileBytes, human), formatBytes(p.TotalBytes, human), mean, maxDepth, planned)
+		fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", part, p.FileCount, cli.FormatBytes(p.AvgFileBytes, human), cli.FormatBytes(p.TotalBytes, human), mean, maxDepth, planned)
 	}
 	return w.Flush()
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/geocompact/geocompact/internal/cli"
 	"github.com/geocompact/geocompact/maintain"
 )
 
@@ -104,9 +105,9 @@ func writeOrphansResult(g *globalOptions, res *maintain.OrphansResult) error {
 	case len(res.Files) == 0:
 		_, err = fmt.Fprintf(out, "no orphan files %s\n", cut)
 	case res.DryRun:
-		_, err = fmt.Fprintf(out, "dry run: %d orphan files (%s) %s would be removed; nothing was deleted\n", len(res.Files), formatBytes(res.Bytes, true), cut)
+		_, err = fmt.Fprintf(out, "dry run: %d orphan files (%s) %s would be removed; nothing was deleted\n", len(res.Files), cli.FormatBytes(res.Bytes, true), cut)
 	default:
-		_, err = fmt.Fprintf(out, "removed %d orphan files (%s) %s\n", len(res.Files), formatBytes(res.Bytes, true), cut)
+		_, err = fmt.Fprintf(out, "removed %d orphan files (%s) %s\n", len(res.Files), cli.FormatBytes(res.Bytes, true), cut)
 	}
 	return err
 }

@@ -17,9 +17,13 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/optval"
+	"github.com/geocompact/geocompact/internal/cli"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/table/catalogs"
+	"github.com/geocompact/geocompact/table/icebergtable"
 	"github.com/geocompact/geocompact/validate"
+	"github.com/geocompact/geocompact/validate/tablecheck"
 )
 
 func init() { register(newQuickstartCmd) }
@@ -141,8 +145,12 @@ func runQuickstart(ctx context.Context, o *quickstartOptions) error {
 
 	t0 = time.Now()
 	target := max(res.Before.Bytes/int64(o.files), bench.MinDefaultTargetFileSize)
-	say("3/4 compacting with --curve hilbert into files of about %s...", engine.FormatBytes(target))
-	rw, err := engine.Rewrite(ctx, cat, o.table, engine.Request{
+	say("3/4 compacting with --curve hilbert into files of about %s...", optval.FormatBytes(target))
+	t, err := icebergtable.Open(ctx, cat, o.table)
+	if err != nil {
+		return err
+	}
+	rw, err := engine.Rewrite(ctx, t, engine.Request{
 		Curve: "hilbert", CommitRetries: spec.Retries(), Logger: o.g.Logger(),
 		Options: map[string]string{engine.OptTargetFileSize: fmt.Sprint(target)},
 	})
@@ -222,7 +230,7 @@ func quickstartValidate(ctx context.Context, cat catalog.Catalog, name string, r
 	if err != nil {
 		return err
 	}
-	rep, err := validate.Table(ctx, tbl, validate.DefaultConfig())
+	rep, err := tablecheck.Table(ctx, tbl, validate.DefaultConfig())
 	if err != nil {
 		return err
 	}
@@ -275,10 +283,10 @@ func writeQuickstart(out io.Writer, r *quickstartResult, cmd string) error {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(w, "%s (%d rows)\tBEFORE\tAFTER\t\n", r.Table, r.Rows)
 	fmt.Fprintf(w, "data files\t%d\t%d\t\n", r.Before.Files, r.After.Files)
-	fmt.Fprintf(w, "average file size\t%s\t%s\t\n", formatBytes(r.Before.AvgFileBytes, true), formatBytes(r.After.AvgFileBytes, true))
-	fmt.Fprintf(w, "total size\t%s\t%s\t\n", formatBytes(r.Before.Bytes, true), formatBytes(r.After.Bytes, true))
+	fmt.Fprintf(w, "average file size\t%s\t%s\t\n", cli.FormatBytes(r.Before.AvgFileBytes, true), cli.FormatBytes(r.After.AvgFileBytes, true))
+	fmt.Fprintf(w, "total size\t%s\t%s\t\n", cli.FormatBytes(r.Before.Bytes, true), cli.FormatBytes(r.After.Bytes, true))
 	fmt.Fprintf(w, "files planned per bbox query (mean of %d)\t%.1f\t%.1f\t\n", len(r.Windows), r.Before.MeanFilesPlanned, r.After.MeanFilesPlanned)
-	fmt.Fprintf(w, "bytes planned per bbox query (mean)\t%s\t%s\t\n", formatBytes(int64(r.Before.MeanBytesPlanned), true), formatBytes(int64(r.After.MeanBytesPlanned), true))
+	fmt.Fprintf(w, "bytes planned per bbox query (mean)\t%s\t%s\t\n", cli.FormatBytes(int64(r.Before.MeanBytesPlanned), true), cli.FormatBytes(int64(r.After.MeanBytesPlanned), true))
 	if err := w.Flush(); err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/internal/cli"
 	"github.com/geocompact/geocompact/table/deltatable"
+	"github.com/geocompact/geocompact/table/icebergtable"
 	"github.com/geocompact/geocompact/table/layouts"
 )
 
@@ -105,7 +106,11 @@ func parseKV(pairs []string) (map[string]string, error) {
 
 func runRewrite(ctx context.Context, o *rewriteOptions, cfg engine.Request) error {
 	rewrite := func(ctx context.Context, cfg engine.Request) (*engine.Result, error) {
-		return deltatable.Rewrite(ctx, o.delta, cfg)
+		t, err := deltatable.OpenLocation(ctx, o.delta, cfg.DryRun)
+		if err != nil {
+			return nil, err
+		}
+		return engine.Rewrite(ctx, t, cfg)
 	}
 	if o.delta == "" {
 		cat, spec, err := o.g.openCatalog(ctx)
@@ -114,10 +119,14 @@ func runRewrite(ctx context.Context, o *rewriteOptions, cfg engine.Request) erro
 		}
 		cfg.CommitRetries = spec.Retries()
 		rewrite = func(ctx context.Context, cfg engine.Request) (*engine.Result, error) {
-			return engine.Rewrite(ctx, cat, o.flags.Table, cfg)
+			t, err := icebergtable.Open(ctx, cat, o.flags.Table)
+			if err != nil {
+				return nil, err
+			}
+			return engine.Rewrite(ctx, t, cfg)
 		}
 	}
-	cli.LimitMemory(cfg.Options)
+	cli.LimitMemory(cfg)
 	p := newProgress(o.g, "rewrite", "")
 	cfg.Progress = rewriteProgress(p)
 	res, err := rewrite(ctx, cfg)

@@ -18,6 +18,7 @@ import (
 	"github.com/geocompact/geocompact/alter"
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/internal/cli"
 	"github.com/geocompact/geocompact/maintain"
 	"github.com/geocompact/geocompact/sql"
@@ -194,16 +195,15 @@ func runSQL(ctx context.Context, o *sqlOptions, src string) error {
 	})
 }
 
-// largestMemoryBudget returns the rewrite options of the call that names
-// the largest max-group-memory-bytes, for cli.LimitMemory; nil when none
-// does.
-func largestMemoryBudget(calls []sql.Call) map[string]string {
-	var best map[string]string
-	var most int64
+// largestMemoryBudget returns the checked request of the options of the
+// call that names the largest max-group-memory-bytes, for
+// cli.LimitMemory; an unchecked one when none does.
+func largestMemoryBudget(calls []sql.Call) engine.Request {
+	var best engine.Request
 	for _, c := range calls {
-		n, err := engine.GroupMemoryBudget(c.Options)
-		if _, named := c.Options[engine.OptMaxGroupMemory]; err == nil && named && n > most {
-			best, most = c.Options, n
+		req, err := engine.Request{Options: c.Options}.Check()
+		if _, named := c.Options[engine.OptMaxGroupMemory]; err == nil && named && req.MemoryBudget() > best.MemoryBudget() {
+			best = req
 		}
 	}
 	return best
@@ -212,7 +212,7 @@ func largestMemoryBudget(calls []sql.Call) map[string]string {
 // sqlPrepareError makes a mistake in the statements a usage error (exit
 // 2); a catalog or table that cannot be reached stays an error (exit 1).
 func sqlPrepareError(err error) error {
-	for _, usage := range []error{sql.ErrInvalid, procedure.ErrCall, where.ErrInvalid, engine.ErrOption,
+	for _, usage := range []error{sql.ErrInvalid, procedure.ErrCall, where.ErrInvalid, optval.ErrBad,
 		catalogs.ErrBadIdentifier, maintain.ErrRetentionFloor, maintain.ErrDuration} {
 		if errors.Is(err, usage) {
 			return &usageError{err}
@@ -236,7 +236,7 @@ func writeSQLResult(out io.Writer, r *procedure.Result, human bool) error {
 		for i, v := range row.Values {
 			cells[i] = fmt.Sprint(v)
 			if n, ok := v.(int64); ok && strings.HasSuffix(r.Columns[i], "_bytes_count") {
-				cells[i] = formatBytes(n, human)
+				cells[i] = cli.FormatBytes(n, human)
 			}
 		}
 		fmt.Fprintln(w, strings.Join(cells, "\t"))

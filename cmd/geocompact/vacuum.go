@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/geocompact/geocompact/delta"
+	"github.com/geocompact/geocompact/internal/cli"
 	"github.com/geocompact/geocompact/maintain"
 )
 
@@ -127,7 +128,7 @@ func writeVacuumResult(g *globalOptions, res *delta.VacuumResult) error {
 	if len(res.Files) > 0 {
 		fmt.Fprintln(w, "BYTES\tPATH")
 		for _, f := range res.Files {
-			fmt.Fprintf(w, "%s\t%s\n", formatBytes(f.Bytes, human), f.Path)
+			fmt.Fprintf(w, "%s\t%s\n", cli.FormatBytes(f.Bytes, human), f.Path)
 		}
 		fmt.Fprintln(w)
 	}
@@ -153,9 +154,9 @@ func vacuumSummary(res *delta.VacuumResult) string {
 	case len(res.Files) == 0:
 		return fmt.Sprintf("nothing to vacuum %s: every file is referenced or inside the retention%s", cut, keptLinksNote(res))
 	case res.DryRun:
-		return fmt.Sprintf("dry run: %d files (%s%s) would be deleted %s; nothing was deleted%s", len(res.Files), formatBytes(res.Bytes, true), tempNote(res), cut, keptLinksNote(res))
+		return fmt.Sprintf("dry run: %d files (%s%s) would be deleted %s; nothing was deleted%s", len(res.Files), cli.FormatBytes(res.Bytes, true), tempNote(res), cut, keptLinksNote(res))
 	}
-	return fmt.Sprintf("deleted %d files (%s%s) %s%s", res.DeletedCount, formatBytes(res.Bytes, true), tempNote(res), cut, keptLinksNote(res))
+	return fmt.Sprintf("deleted %d files (%s%s) %s%s", res.DeletedCount, cli.FormatBytes(res.Bytes, true), tempNote(res), cut, keptLinksNote(res))
 }
 
 // keptLinksNote says how many symbolic links a vacuum kept; "" when none.

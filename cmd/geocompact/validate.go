@@ -14,6 +14,7 @@ import (
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/validate"
+	"github.com/geocompact/geocompact/validate/tablecheck"
 )
 
 func init() { register(newValidateCmd) }
@@ -181,7 +182,7 @@ func validateTableReport(ctx context.Context, o *validateOptions) (*validate.Tab
 		if err != nil {
 			return nil, err
 		}
-		return validate.Delta(ctx, tbl, o.delta, o.cfg)
+		return tablecheck.Delta(ctx, tbl, o.delta, o.cfg)
 	}
 	cat, _, err := o.g.openCatalog(ctx)
 	if err != nil {
@@ -191,7 +192,7 @@ func validateTableReport(ctx context.Context, o *validateOptions) (*validate.Tab
 	if err != nil {
 		return nil, err
 	}
-	tr, err := validate.Table(ctx, tbl, o.cfg)
+	tr, err := tablecheck.Table(ctx, tbl, o.cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -12,8 +12,7 @@ import (
 	"strings"
 )
 
-// ErrBad marks a malformed option value (engine.ErrOption is the same
-// error).
+// ErrBad marks a malformed option value.
 var ErrBad = errors.New("engine: bad option")
 
 // Parser parses the values of named options, keeping the first error;
@@ -117,6 +116,21 @@ func (p *Parser) SizeAtMost(name string, dst *int64, minVal, maxVal int64) {
 		return
 	}
 	*dst = n
+}
+
+// FormatBytes renders n in binary units ("1.2 GiB") for messages and
+// human-readable output.
+func FormatBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
 // FormatLimit writes a size limit for a message: in the largest unit

@@ -8,18 +8,19 @@ import (
 	"github.com/geocompact/geocompact/engine/spill"
 )
 
-// LimitMemory sets the Go runtime's soft memory limit to the rewrite's
-// memory budget (options' max-group-memory-bytes, read by the engine's own
-// parser, or the default budget) plus room for the runtime, unless GOMEMLIMIT is set, so
-// that the garbage collector keeps the process near its budget instead of
-// letting the heap double between collections.
-func LimitMemory(options map[string]string) {
+// LimitMemory sets the Go runtime's soft memory limit to the memory
+// budget of req, a checked request (its max-group-memory-bytes as Check
+// parsed it, or the default budget), plus room for the runtime, unless
+// GOMEMLIMIT is set, so that the garbage collector keeps the process near
+// its budget instead of letting the heap double between collections.
+func LimitMemory(req engine.Request) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	budget, err := engine.GroupMemoryBudget(options)
-	if err != nil {
-		// The rewrite refuses the value itself; until then keep the default.
+	budget := req.MemoryBudget()
+	if budget == 0 {
+		// An unchecked request: the rewrite checks it itself; until then
+		// keep the default.
 		budget = spill.DefaultMemoryBudget()
 	}
 	debug.SetMemoryLimit(budget + memoryLimitRoom)

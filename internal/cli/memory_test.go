@@ -31,10 +31,11 @@ func TestLimitMemory(t *testing.T) {
 		{"lots", def.MaxGroupMemoryBytes + room},
 	} {
 		t.Run(tc.value, func(t *testing.T) {
-			cli.LimitMemory(map[string]string{engine.OptMaxGroupMemory: tc.value})
+			req, _ := engine.Request{Options: map[string]string{engine.OptMaxGroupMemory: tc.value}}.Check()
+			cli.LimitMemory(req)
 			assert.Equal(t, tc.want, debug.SetMemoryLimit(-1))
 		})
 	}
-	cli.LimitMemory(nil)
+	cli.LimitMemory(engine.Request{})
 	assert.Equal(t, def.MaxGroupMemoryBytes+room, debug.SetMemoryLimit(-1))
 }

@@ -21,8 +21,10 @@ import (
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/sql/where"
+	"github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/layouts"
 )
 
@@ -68,26 +70,11 @@ func (f *RewriteFlags) Request() (engine.Request, error) {
 	if err != nil {
 		return engine.Request{}, err
 	}
-	if _, err := engine.ParseOptions(kv, nil); err != nil {
-		return engine.Request{}, err
+	req, err := engine.Request{Strategy: engine.Strategy(f.Strategy), Curve: f.Curve, SortOrder: f.SortOrder, Where: f.Where,
+		Options: kv, DryRun: f.DryRun, AllowLayoutChange: f.AllowLayoutChange}.Check()
+	if err != nil {
+		return req, FlagError(err)
 	}
-	if f.Curve != "" {
-		if _, _, err := layouts.ParseCurve(f.Curve); err != nil {
-			return engine.Request{}, fmt.Errorf("--curve: %w", err)
-		}
-	}
-	if f.SortOrder != "" {
-		if _, err := cluster.ParseOrder(f.SortOrder); err != nil {
-			return engine.Request{}, fmt.Errorf("--sort-order: %w", err)
-		}
-	}
-	switch engine.Strategy(f.Strategy) {
-	case "", engine.BinPack, engine.Sort:
-	default:
-		return engine.Request{}, fmt.Errorf("--strategy %q: want binpack or sort", f.Strategy)
-	}
-	req := engine.Request{Strategy: engine.Strategy(f.Strategy), Curve: f.Curve, SortOrder: f.SortOrder, Where: f.Where,
-		Options: kv, DryRun: f.DryRun, AllowLayoutChange: f.AllowLayoutChange}
 	if f.Windows != "" {
 		if !strings.EqualFold(f.Curve, layouts.CurveAuto) && !strings.EqualFold(f.Curve, "kd") {
 			return req, errors.New("--windows is the query mix --curve auto chooses for and --curve kd splits for; add one of them or drop --windows")
@@ -115,6 +102,26 @@ func readWindowsFile(path string) ([]spatial.Bound, error) {
 	return ws, nil
 }
 
+// requestFlags are the flags of the fields of a request.
+var requestFlags = map[string]string{engine.FieldCurve: "--curve", engine.FieldSortOrder: "--sort-order"}
+
+// FlagError words err, a request's error, in the command line's terms:
+// a curve, sort order or strategy that does not parse names its flag.
+// Other errors are returned as they are.
+func FlagError(err error) error {
+	var re *engine.RequestError
+	if !errors.As(err, &re) {
+		return err
+	}
+	switch {
+	case re.Field == engine.FieldStrategy && re.Value != string(engine.BinPack):
+		return fmt.Errorf("--%w", re.Err)
+	case requestFlags[re.Field] != "":
+		return fmt.Errorf("%s: %w", requestFlags[re.Field], re.Err)
+	}
+	return err
+}
+
 // ParseKV parses repeated K=V flags; a bare K (a boolean option set to
 // true) has the empty value.
 func ParseKV(pairs []string) (map[string]string, error) {
@@ -132,7 +139,7 @@ func ParseKV(pairs []string) (map[string]string, error) {
 // IsUsage reports whether a rewrite failed on the command line's values
 // (an option or --where the table cannot take) rather than on the table.
 func IsUsage(err error) bool {
-	return errors.Is(err, engine.ErrOption) || errors.Is(err, where.ErrInvalid) || errors.Is(err, layouts.ErrChange)
+	return errors.Is(err, optval.ErrBad) || errors.Is(err, where.ErrInvalid) || errors.Is(err, layouts.ErrChange)
 }
 
 // Column is a column a binary adds to the result table, before DURATION.
@@ -162,7 +169,7 @@ func WriteResult(out io.Writer, res *engine.Result, human bool, extra ...Column)
 	}
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	commits := "SNAPSHOTS"
-	if res.Format == engine.FormatDelta {
+	if res.Format == table.FormatDelta {
 		commits = "VERSIONS" // a Delta table commits versions of its log
 	}
 	head := "REWRITTEN FILES\tADDED FILES\tREWRITTEN BYTES\tFAILED FILES\tREMOVED DELETE FILES\tFILES BEFORE\tFILES AFTER\tBYTES BEFORE\tBYTES AFTER\t" + commits
@@ -284,7 +291,7 @@ func FormatBytes(n int64, human bool) string {
 	if !human {
 		return strconv.FormatInt(n, 10)
 	}
-	return engine.FormatBytes(n)
+	return optval.FormatBytes(n)
 }
 
 // OrDash is s, or "-" when s is empty.

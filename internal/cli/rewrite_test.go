@@ -10,6 +10,7 @@ import (
 
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/internal/cli"
+	"github.com/geocompact/geocompact/table"
 )
 
 // TestRequest checks that the flags become the engine's request and that
@@ -58,7 +59,7 @@ func TestWriteResult(t *testing.T) {
 
 // TestWriteResultDelta: a Delta table's commits are counted as versions.
 func TestWriteResultDelta(t *testing.T) {
-	res := &engine.Result{Format: engine.FormatDelta, SnapshotsCommitted: 1, Strategy: "binpack", Verified: true, Plan: &engine.Plan{}}
+	res := &engine.Result{Format: table.FormatDelta, SnapshotsCommitted: 1, Strategy: "binpack", Verified: true, Plan: &engine.Plan{}}
 	var out bytes.Buffer
 	require.NoError(t, cli.WriteResult(&out, res, false))
 	assert.Contains(t, out.String(), "BYTES AFTER  VERSIONS  DURATION")

@@ -15,7 +15,6 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
-	iceio "github.com/apache/iceberg-go/io"
 )
 
 // ErrBadFooter marks a Parquet footer that declares sizes or offsets the
@@ -163,10 +162,14 @@ func Open(r parquet.ReaderAtSeeker, opts ...file.ReadOption) (*file.Reader, erro
 	return pf, nil
 }
 
-// CheckFile opens the data file at path through fsys and checks its footer
-// (see Check). The error names the file.
-func CheckFile(fsys iceio.IO, path string) error {
-	f, err := fsys.Open(path)
+// CheckFile opens the data file at path with open (a file system's Open,
+// such as iceberg-go's io.IO's) and checks its footer (see Check). The
+// error names the file.
+func CheckFile[F interface {
+	parquet.ReaderAtSeeker
+	io.Closer
+}](open func(string) (F, error), path string) error {
+	f, err := open(path)
 	if err != nil {
 		return fmt.Errorf("data file %s: %w", path, err)
 	}

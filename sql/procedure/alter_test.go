@@ -12,7 +12,7 @@ import (
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/delta/deltatest"
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/sql"
 	"github.com/geocompact/geocompact/sql/procedure"
 	"github.com/geocompact/geocompact/table/catalogs"
@@ -78,11 +78,11 @@ func TestAlterIcebergRefusals(t *testing.T) {
 		is     error
 		want   string
 	}{
-		{"ALTER TABLE geo.t SET TBLPROPERTIES ('write.target-file-size-bytes' = '12XB')", engine.ErrOption, "write.target-file-size-bytes"},
-		{"ALTER TABLE geo.t SET TBLPROPERTIES ('write.target-file-size' = '1MiB')", engine.ErrOption, "did you mean write.target-file-size-bytes?"},
-		{"ALTER TABLE geo.t WRITE ORDERED BY bbox_minx, tss", engine.ErrOption, `no column "tss"`},
-		{"ALTER TABLE geo.t SET TBLPROPERTIES ('" + layouts.Prop + "' = 'hilbert(')", engine.ErrOption, layouts.Prop},
-		{"ALTER TABLE geo.t WRITE UNORDERED;\nALTER TABLE geo.t SET TBLPROPERTIES ('gc.enabled' = 'true', 'write.target-file-size-bytes' = '0')", engine.ErrOption, "positive"},
+		{"ALTER TABLE geo.t SET TBLPROPERTIES ('write.target-file-size-bytes' = '12XB')", optval.ErrBad, "write.target-file-size-bytes"},
+		{"ALTER TABLE geo.t SET TBLPROPERTIES ('write.target-file-size' = '1MiB')", optval.ErrBad, "did you mean write.target-file-size-bytes?"},
+		{"ALTER TABLE geo.t WRITE ORDERED BY bbox_minx, tss", optval.ErrBad, `no column "tss"`},
+		{"ALTER TABLE geo.t SET TBLPROPERTIES ('" + layouts.Prop + "' = 'hilbert(')", optval.ErrBad, layouts.Prop},
+		{"ALTER TABLE geo.t WRITE UNORDERED;\nALTER TABLE geo.t SET TBLPROPERTIES ('gc.enabled' = 'true', 'write.target-file-size-bytes' = '0')", optval.ErrBad, "positive"},
 		{"ALTER TABLE geo.nope WRITE UNORDERED", catalog.ErrNoSuchTable, "geo.nope"},
 		{"ALTER TABLE lake.geo.t WRITE UNORDERED", catalog.ErrNoSuchTable, "lake.geo.t"},
 		{"ALTER TABLE geo.t WRITE ORDERED BY hilbert(bbox_minx, bbox_miny); ALTER TABLE geo.t UNSET TBLPROPERTIES x", sql.ErrInvalid, "line 1, column"},
@@ -160,7 +160,7 @@ func TestAlterDelta(t *testing.T) {
 		{"UNSET TBLPROPERTIES ('delta.columnMapping.mode')", "columnMapping"},
 	} {
 		_, err := run(t, "ALTER TABLE delta.`"+dirA+"` WRITE ORDERED BY hilbert();\nALTER TABLE delta.`"+dirA+"` "+tc.stmt, procedure.Catalogs{}, procedure.Options{})
-		require.ErrorIs(t, err, engine.ErrOption, tc.stmt)
+		require.ErrorIs(t, err, optval.ErrBad, tc.stmt)
 		assert.Contains(t, err.Error(), tc.want, tc.stmt)
 		assert.Contains(t, err.Error(), "statement 2", tc.stmt)
 	}

@@ -82,7 +82,7 @@ func (s *Script) checkOptimize(ctx context.Context, tbl *delta.Table, o *sql.Opt
 	if err != nil {
 		return fmt.Errorf("OPTIMIZE %s: %w", o.Location, err)
 	}
-	if _, err := engine.RewriteTable(ctx, ft, s.optimizeRequest(o, true)); err != nil {
+	if _, err := engine.Rewrite(ctx, ft, s.optimizeRequest(o, true)); err != nil {
 		return fmt.Errorf("OPTIMIZE %s: %w", o.Location, err)
 	}
 	return nil
@@ -108,7 +108,7 @@ func (s *Script) runOptimize(ctx context.Context, st *step, res *Result) error {
 	if err != nil {
 		return fmt.Errorf("OPTIMIZE %s: %w", o.Location, err)
 	}
-	out, err := engine.RewriteTable(ctx, ft, req)
+	out, err := engine.Rewrite(ctx, ft, req)
 	if err != nil {
 		return fmt.Errorf("OPTIMIZE %s: %w", o.Location, err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/internal/testenv"
 	"github.com/geocompact/geocompact/sql/procedure"
 )
@@ -128,7 +129,7 @@ func TestDeltaOptimize(t *testing.T) {
 		is           error
 		want         string
 	}{
-		{"where unknown column", "OPTIMIZE delta.`" + dir + "` WHERE nope > 3 ZORDER BY (id)", engine.ErrOption, `unknown column "nope" (columns: id)`},
+		{"where unknown column", "OPTIMIZE delta.`" + dir + "` WHERE nope > 3 ZORDER BY (id)", optval.ErrBad, `unknown column "nope" (columns: id)`},
 		{"unknown column", "OPTIMIZE '" + dir + "' HILBERT BY (id, nope)", procedure.ErrCall, "the table has no column nope"},
 		{"not a Delta table", "VACUUM '" + t.TempDir() + "'", nil, "_delta_log"},
 	}

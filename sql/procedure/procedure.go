@@ -28,7 +28,7 @@ import (
 
 // ErrCall marks a call that cannot run as written: an unknown catalog, an
 // older_than in the future. Errors of sql (sql.ErrInvalid), of the
-// where argument (where.ErrInvalid) and of options (engine.ErrOption) keep
+// where argument (where.ErrInvalid) and of options (optval.ErrBad) keep
 // their own sentinels.
 var ErrCall = errors.New("procedure: bad call")
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/maintain"
 	"github.com/geocompact/geocompact/sql"
 	"github.com/geocompact/geocompact/sql/procedure"
@@ -216,7 +217,7 @@ func TestRefusedBeforeAnythingRuns(t *testing.T) {
 		{"unknown catalog", "CALL geocompat.system.rewrite_manifests('geo.t')", procedure.ErrCall, []string{"statement 2", `catalog "geocompat"`, "did you mean geocompact?"}},
 		{"missing table", "CALL system.rewrite_manifests('geo.nope')", nil, []string{"statement 2 (line 2, rewrite_manifests)", "geo.nope"}},
 		{"unknown column in where", `CALL system.rewrite_data_files(table => 'geo.t', where => 'devic_id = 1')`, where.ErrInvalid, []string{"argument where", "devic_id"}},
-		{"unknown option", "CALL system.rewrite_data_files(table => 'geo.t', options => map('min-input-file', '2'))", engine.ErrOption, []string{"argument options", "min-input-files"}},
+		{"unknown option", "CALL system.rewrite_data_files(table => 'geo.t', options => map('min-input-file', '2'))", optval.ErrBad, []string{"argument options", "min-input-files"}},
 		{"older_than in the future", "CALL system.expire_snapshots('geo.t', TIMESTAMP '2999-01-01')", procedure.ErrCall, []string{"older_than", "future"}},
 		{"below the retention floor", "CALL system.remove_orphan_files('geo.t', TIMESTAMP '" + time.Now().UTC().Format(time.DateTime) + "')", maintain.ErrRetentionFloor, []string{"retention floor"}},
 	}

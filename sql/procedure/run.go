@@ -8,6 +8,7 @@ import (
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/maintain"
 	"github.com/geocompact/geocompact/sql"
+	"github.com/geocompact/geocompact/table/icebergtable"
 )
 
 // run runs one statement.
@@ -35,7 +36,11 @@ func (s *Script) run(ctx context.Context, st *step) (*Result, error) {
 	case sql.RewriteDataFiles:
 		req := engine.Request{Strategy: engine.Strategy(c.Strategy), SortOrder: c.SortOrder, Where: c.Where, Options: c.Options,
 			DryRun: s.opts.DryRun, CommitRetries: st.spec.Retries(), Logger: log, Progress: s.opts.Progress}
-		out, err := engine.Rewrite(ctx, st.cat, c.Table, req)
+		t, err := icebergtable.Open(ctx, st.cat, c.Table)
+		if err != nil {
+			return nil, err
+		}
+		out, err := engine.Rewrite(ctx, t, req)
 		if err != nil {
 			return nil, err
 		}

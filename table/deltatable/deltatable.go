@@ -1,5 +1,5 @@
-// Package deltatable rewrites Delta tables with the engine: it describes
-// a Delta table's latest version as an engine.FormatTable, whose Format
+// Package deltatable opens Delta tables for the engine: it describes a
+// Delta table's latest version as a table.Table, whose Format
 // reads live rows (deletion vectors applied), writes Parquet files with
 // per-file statistics, and commits an OPTIMIZE (remove and add actions
 // with dataChange=false) with Delta's put-if-absent of the next version.
@@ -15,55 +15,66 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/geocompact/geocompact/delta"
-	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/table"
+	"github.com/geocompact/geocompact/table/layouts"
 )
 
-// Rewrite compacts the Delta table at location (a directory, file: URL or
-// s3:// URL) as engine.Rewrite compacts an Iceberg table: an OPTIMIZE,
-// binpack or clustered by the request's layout or the one the table
-// records in its geocompact.layout property.
-func Rewrite(ctx context.Context, location string, req engine.Request) (*engine.Result, error) {
+// OpenLocation opens the Delta table at location (a directory, file: URL
+// or s3:// URL), named by it in messages, as Open does: engine.Rewrite
+// then runs an OPTIMIZE, binpack or clustered by the request's layout or
+// the one the table records in its geocompact.layout property.
+func OpenLocation(ctx context.Context, location string, dryRun bool) (table.Table, error) {
 	t, err := delta.Open(ctx, location)
 	if err != nil {
-		return nil, err
+		return table.Table{}, err
 	}
-	ft, err := Open(ctx, t, location, req.DryRun)
-	if err != nil {
-		return nil, err
-	}
-	return engine.RewriteTable(ctx, ft, req)
+	return Open(ctx, t, location, dryRun)
 }
 
 // Open describes the latest version of t, called name in messages, for
-// engine.RewriteTable. Unless dryRun, a table this package cannot write
+// a rewrite. Unless dryRun, a table this package cannot write
 // (a protocol or feature it does not honour) is refused here, before
 // anything is written.
-func Open(ctx context.Context, t *delta.Table, name string, dryRun bool) (engine.FormatTable, error) {
+func Open(ctx context.Context, t *delta.Table, name string, dryRun bool) (table.Table, error) {
 	snap, err := t.Snapshot(ctx)
 	if err != nil {
-		return engine.FormatTable{}, err
+		return table.Table{}, err
 	}
 	if !dryRun {
 		if err := delta.CheckWrite(snap.Protocol, snap.Metadata); err != nil {
-			return engine.FormatTable{}, fmt.Errorf("table %s: %w", name, err)
+			return table.Table{}, fmt.Errorf("table %s: %w", name, err)
 		}
 	}
 	sc, err := snap.ArrowSchema()
 	if err != nil {
-		return engine.FormatTable{}, err
+		return table.Table{}, err
 	}
 	f := &format{t: t, snap: snap, name: name, sc: sc, props: properties(snap)}
 	f.cols, f.colsErr = snap.SpatialColumns("")
 	files, err := f.planFiles()
 	if err != nil {
-		return engine.FormatTable{}, err
+		return table.Table{}, err
 	}
 	var columns []string
 	for _, fl := range snap.Schema.Fields {
 		columns = append(columns, fl.Name)
 	}
-	return engine.FormatTable{Name: name, FormatName: engine.FormatDelta, Properties: f.props, Columns: columns, Schema: sc, Files: files, Format: f, Scope: f.scope}, nil
+	d := table.Table{Format: f, Name: name, FormatName: table.FormatDelta, Version: snap.Version, Properties: f.props, Columns: columns, Schema: sc, Files: files,
+		Layout: func() (layouts.Record, error) {
+			rec, _, err := layouts.FromProperties(name, f.props)
+			return rec, err
+		},
+		Scope: func(text string) (table.Scoper, error) {
+			return func(_ context.Context, files []table.PlanFile) ([]table.PlanFile, error) { return f.scope(files, text) }, nil
+		}}
+	if f.colsErr == nil {
+		d.Geometry = f.cols.Geometry
+	}
+	if len(files) == 0 {
+		d.Empty = "the table has no data files: there is nothing to rewrite"
+	}
+	return d, nil
 }
 
 // properties are the table's configuration, with Delta's target file
@@ -73,8 +84,8 @@ func properties(s *delta.Snapshot) map[string]string {
 	for k, v := range s.Metadata.Configuration {
 		props[k] = v
 	}
-	if v, ok := props[delta.PropTargetFileSize]; ok && props[engine.PropTargetFileSize] == "" {
-		props[engine.PropTargetFileSize] = v
+	if v, ok := props[delta.PropTargetFileSize]; ok && props[table.PropTargetFileSize] == "" {
+		props[table.PropTargetFileSize] = v
 	}
 	return props
 }
@@ -91,8 +102,8 @@ type format struct {
 }
 
 // planFiles describes the snapshot's live files for the planner.
-func (f *format) planFiles() ([]engine.PlanFile, error) {
-	out := make([]engine.PlanFile, 0, len(f.snap.Files))
+func (f *format) planFiles() ([]table.PlanFile, error) {
+	out := make([]table.PlanFile, 0, len(f.snap.Files))
 	root := f.t.Store.TableRoot()
 	for _, add := range f.snap.Files {
 		p, _, err := root.Canonical(add.Path)
@@ -103,7 +114,7 @@ func (f *format) planFiles() ([]engine.PlanFile, error) {
 		if err != nil {
 			return nil, fmt.Errorf("stats of %s: %w", p, err)
 		}
-		pf := engine.PlanFile{Path: p, Size: add.Size, Partition: f.snap.PartitionPath(add), File: add}
+		pf := table.PlanFile{Path: p, Size: add.Size, Partition: f.snap.PartitionPath(add), File: add}
 		if add.DeletionVector != nil {
 			pf.DeleteFiles = 1
 		}
@@ -116,9 +127,9 @@ func (f *format) planFiles() ([]engine.PlanFile, error) {
 	return out, nil
 }
 
-func add(f engine.PlanFile) *delta.Add { return f.File.(*delta.Add) }
+func add(f table.PlanFile) *delta.Add { return f.File.(*delta.Add) }
 
-func (f *format) Read(ctx context.Context, _, files []engine.PlanFile, cols []string) (*arrow.Schema, iter.Seq2[arrow.RecordBatch, error], error) {
+func (f *format) Read(ctx context.Context, _, files []table.PlanFile, cols []string) (*arrow.Schema, iter.Seq2[arrow.RecordBatch, error], error) {
 	adds := make([]*delta.Add, len(files))
 	for i, pf := range files {
 		adds[i] = add(pf)
@@ -148,11 +159,11 @@ func project(sc *arrow.Schema, cols []string) (*arrow.Schema, []int, error) {
 	return arrow.NewSchema(fields, nil), idx, nil
 }
 
-func (f *format) WriteSchema(_ []engine.PlanFile, sc *arrow.Schema) (*arrow.Schema, error) {
+func (f *format) WriteSchema(_ []table.PlanFile, sc *arrow.Schema) (*arrow.Schema, error) {
 	return sc, nil
 }
 
-func (f *format) ReadBack(ctx context.Context, _ []engine.PlanFile, written []engine.OutFile) (iter.Seq2[arrow.RecordBatch, error], error) {
+func (f *format) ReadBack(ctx context.Context, _ []table.PlanFile, written []table.OutFile) (iter.Seq2[arrow.RecordBatch, error], error) {
 	adds := make([]*delta.Add, len(written))
 	for i, o := range written {
 		adds[i] = o.File.(*delta.Add)
@@ -182,7 +193,7 @@ func (f *format) Remove(ctx context.Context, paths []string) error {
 }
 
 // BrokenInput returns err: reading a Delta file names it already.
-func (f *format) BrokenInput(_ context.Context, _ []engine.PlanFile, err error) error { return err }
+func (f *format) BrokenInput(_ context.Context, _ []table.PlanFile, err error) error { return err }
 
 func (f *format) Spatial() (spatial.Columns, map[string]string, error) {
 	return f.cols, f.props, f.colsErr

@@ -20,7 +20,10 @@ import (
 
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/optval"
+	"github.com/geocompact/geocompact/internal/enginetest"
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/table/deltatable"
 )
 
@@ -160,7 +163,7 @@ func TestOptimizeClustersAndKeepsRows(t *testing.T) {
 				appendPoints(t, tbl, "2026-01-02", 10000, 6, 500)
 				before := rows(t, tbl)
 				req := engine.Request{Curve: curve, Options: opts("target-file-size-bytes", "60000", "min-input-files", "2")}
-				res, err := deltatable.Rewrite(t.Context(), dir, req)
+				res, err := enginetest.RewriteDelta(t.Context(), dir, req)
 				require.NoError(t, err)
 				require.Len(t, res.Plan.Groups, 2, res.NoopReason)
 				assert.Equal(t, 12, res.RewrittenDataFilesCount)
@@ -188,7 +191,7 @@ func TestOptimizeClustersAndKeepsRows(t *testing.T) {
 				assert.Equal(t, 12, removes)
 				assert.Equal(t, res.AddedDataFilesCount, adds)
 
-				again, err := deltatable.Rewrite(t.Context(), dir, req)
+				again, err := enginetest.RewriteDelta(t.Context(), dir, req)
 				require.NoError(t, err)
 				assert.Zero(t, again.RewrittenDataFilesCount)
 				assert.NotEmpty(t, again.NoopReason)
@@ -214,7 +217,7 @@ func TestOptimizeMaterialisesDeletionVectors(t *testing.T) {
 	before := rows(t, tbl)
 	require.Len(t, before, 997)
 
-	res, err := deltatable.Rewrite(t.Context(), dir, engine.Request{Curve: "hilbert", Options: opts("rewrite-all", "true")})
+	res, err := enginetest.RewriteDelta(t.Context(), dir, engine.Request{Curve: "hilbert", Options: opts("rewrite-all", "true")})
 	require.NoError(t, err)
 	assert.Equal(t, 1, res.RemovedDeleteFilesCount)
 	assert.Equal(t, before, rows(t, tbl))
@@ -237,7 +240,7 @@ func TestOptimizeSpilled(t *testing.T) {
 		if budget != "" {
 			o["max-group-memory-bytes"] = budget
 		}
-		res, err := deltatable.Rewrite(t.Context(), dir, engine.Request{Curve: "hilbert", Options: o})
+		res, err := enginetest.RewriteDelta(t.Context(), dir, engine.Request{Curve: "hilbert", Options: o})
 		require.NoError(t, err)
 		require.Len(t, res.Plan.Groups, 1)
 		require.NotNil(t, res.Plan.Groups[0].Sort)
@@ -275,7 +278,7 @@ func TestOptimizeConcurrentCommits(t *testing.T) {
 		require.NoError(t, err)
 		appendPoints(t, tbl, "2026-01-01", 5000, 1, 50)
 		before := rows(t, tbl)
-		res, err := engine.RewriteTable(t.Context(), ft, req)
+		res, err := engine.Rewrite(t.Context(), ft, req)
 		require.NoError(t, err)
 		assert.Equal(t, 4, res.RewrittenDataFilesCount)
 		assert.Equal(t, before, rows(t, tbl), "the concurrent append is kept")
@@ -289,8 +292,8 @@ func TestOptimizeConcurrentCommits(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, delta.Commit(t.Context(), tbl, s.Version+1, []delta.Action{{Remove: &delta.Remove{Path: adds[1].Path, DataChange: true}}}))
 		before := rows(t, tbl)
-		_, err = engine.RewriteTable(t.Context(), ft, req)
-		require.ErrorIs(t, err, engine.ErrConflict)
+		_, err = engine.Rewrite(t.Context(), ft, req)
+		require.ErrorIs(t, err, catalogs.ErrConflict)
 		after, err := tbl.Snapshot(t.Context())
 		require.NoError(t, err)
 		assert.Equal(t, s.Version+1, after.Version, "nothing was committed")
@@ -315,9 +318,9 @@ func TestOptimizeRefusals(t *testing.T) {
 		{engine.Request{Options: opts("no-such-option", "1")}, "no-such-option"},
 		{engine.Request{SortOrder: "zorder(nope, id)"}, `"nope"`},
 	} {
-		_, err := deltatable.Rewrite(t.Context(), dir, c.req)
+		_, err := enginetest.RewriteDelta(t.Context(), dir, c.req)
 		require.Error(t, err)
-		assert.ErrorIs(t, err, engine.ErrOption)
+		assert.ErrorIs(t, err, optval.ErrBad)
 		assert.Contains(t, err.Error(), c.want)
 	}
 	s, err := tbl.Snapshot(t.Context())
@@ -334,7 +337,7 @@ func TestOptimizeWherePartitions(t *testing.T) {
 	appendPoints(t, tbl, "2026-01-02", 10000, 4, 100)
 	before := rows(t, tbl)
 	req := engine.Request{Curve: "hilbert", Where: "day >= '2026-01-02'", Options: opts("min-input-files", "2")}
-	res, err := deltatable.Rewrite(t.Context(), dir, req)
+	res, err := enginetest.RewriteDelta(t.Context(), dir, req)
 	require.NoError(t, err)
 	require.Len(t, res.Plan.Groups, 1)
 	assert.Equal(t, "day=2026-01-02", res.Plan.Groups[0].Partition)
@@ -342,7 +345,7 @@ func TestOptimizeWherePartitions(t *testing.T) {
 	assert.Equal(t, before, rows(t, tbl))
 
 	req.Where = "day = '2025-12-31'"
-	res, err = deltatable.Rewrite(t.Context(), dir, req)
+	res, err = enginetest.RewriteDelta(t.Context(), dir, req)
 	require.NoError(t, err)
 	assert.Zero(t, res.RewrittenDataFilesCount)
 	assert.Contains(t, res.NoopReason, "no data file may hold rows matching --where")
@@ -361,7 +364,7 @@ func TestOptimizeAutoAndPartialProgress(t *testing.T) {
 	s, err := tbl.Snapshot(t.Context())
 	require.NoError(t, err)
 
-	res, err := deltatable.Rewrite(t.Context(), dir, engine.Request{Curve: "auto",
+	res, err := enginetest.RewriteDelta(t.Context(), dir, engine.Request{Curve: "auto",
 		Options: opts("rewrite-all", "true", "partial-progress.enabled", "true", "partial-progress.max-commits", "2")})
 	require.NoError(t, err)
 	require.Len(t, res.Auto, 2)

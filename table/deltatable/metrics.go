@@ -11,8 +11,8 @@ import (
 	"github.com/apache/iceberg-go"
 
 	"github.com/geocompact/geocompact/delta"
-	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/table"
 )
 
 // fileMetrics evaluates a bound --where predicate (NOTs rewritten away)
@@ -23,7 +23,7 @@ import (
 type fileMetrics struct {
 	cols map[int]*whereColumn
 	mode delta.ColumnMapping
-	file engine.PlanFile
+	file table.PlanFile
 	// stats are the file's statistics, nil without; records is their
 	// numRecords, -1 when they do not say.
 	stats   *delta.Stats

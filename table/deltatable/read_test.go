@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/delta/deltatest"
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/table"
 )
 
 // TestReadInOrderAndStops checks the read-ahead read: every file's rows
@@ -71,4 +71,4 @@ func fieldNames(sc *arrow.Schema) []string {
 	return out
 }
 
-var _ engine.Format = (*format)(nil)
+var _ table.Format = (*format)(nil)

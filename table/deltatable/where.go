@@ -9,8 +9,9 @@ import (
 	"github.com/apache/iceberg-go"
 
 	"github.com/geocompact/geocompact/delta"
-	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/sql/where"
+	"github.com/geocompact/geocompact/table"
 )
 
 // scope returns the files that may hold rows matching text, a predicate
@@ -20,12 +21,12 @@ import (
 // nullCount and numRecords) do not rule a match out, and a selected file
 // is rewritten whole. A predicate on partition columns alone is decided
 // exactly on the partition values, as Delta's own OPTIMIZE WHERE does.
-func (f *format) scope(files []engine.PlanFile, text string) ([]engine.PlanFile, error) {
+func (f *format) scope(files []table.PlanFile, text string) ([]table.PlanFile, error) {
 	now := time.Now()
 	sc, cols := f.whereSchema()
 	expr, err := where.ParseAt(text, sc, now)
 	if err != nil {
-		return nil, fmt.Errorf("%w: --where on Delta table %s: %w", engine.ErrOption, f.name, err)
+		return nil, fmt.Errorf("%w: --where on Delta table %s: %w", optval.ErrBad, f.name, err)
 	}
 	if _, all := expr.(iceberg.AlwaysTrue); all {
 		return files, nil // as an Iceberg rewrite scans unfiltered
@@ -60,17 +61,17 @@ func (f *format) partitionsOnly(sc *iceberg.Schema, expr iceberg.BooleanExpressi
 // scopeMetrics returns the files whose statistics do not rule out a row
 // matching expr: inclusive, so a file without statistics for a column
 // the predicate names is selected.
-func (f *format) scopeMetrics(files []engine.PlanFile, sc *iceberg.Schema, expr iceberg.BooleanExpression, cols map[int]*whereColumn) ([]engine.PlanFile, error) {
+func (f *format) scopeMetrics(files []table.PlanFile, sc *iceberg.Schema, expr iceberg.BooleanExpression, cols map[int]*whereColumn) ([]table.PlanFile, error) {
 	rewritten, err := iceberg.RewriteNotExpr(expr)
 	if err != nil {
 		return nil, fmt.Errorf("--where on Delta table %s: %w", f.name, err)
 	}
 	bound, err := iceberg.BindExpr(sc, rewritten, true)
 	if err != nil {
-		return nil, fmt.Errorf("%w: --where on Delta table %s: %w", engine.ErrOption, f.name, err)
+		return nil, fmt.Errorf("%w: --where on Delta table %s: %w", optval.ErrBad, f.name, err)
 	}
 	mode := f.snap.ColumnMapping()
-	var out []engine.PlanFile
+	var out []table.PlanFile
 	for _, pf := range files {
 		m := &fileMetrics{cols: cols, mode: mode, file: pf, records: -1}
 		if m.stats, err = add(pf).ParsedStats(); err != nil {
@@ -94,20 +95,20 @@ func (f *format) scopeMetrics(files []engine.PlanFile, sc *iceberg.Schema, expr 
 
 // scopePartitions returns the files whose partition values satisfy text,
 // which names partition columns only: decided exactly, on the values.
-func (f *format) scopePartitions(files []engine.PlanFile, text string, now time.Time) ([]engine.PlanFile, error) {
+func (f *format) scopePartitions(files []table.PlanFile, text string, now time.Time) ([]table.PlanFile, error) {
 	sc, types, err := f.partitionSchema()
 	if err != nil {
 		return nil, err
 	}
 	expr, err := where.ParseAt(text, sc, now)
 	if err != nil {
-		return nil, fmt.Errorf("%w: --where on Delta table %s: %w", engine.ErrOption, f.name, err)
+		return nil, fmt.Errorf("%w: --where on Delta table %s: %w", optval.ErrBad, f.name, err)
 	}
 	match, err := iceberg.ExpressionEvaluator(sc, expr, false)
 	if err != nil {
-		return nil, fmt.Errorf("%w: --where %q: %w", engine.ErrOption, text, err)
+		return nil, fmt.Errorf("%w: --where %q: %w", optval.ErrBad, text, err)
 	}
-	var out []engine.PlanFile
+	var out []table.PlanFile
 	for _, pf := range files {
 		row, err := f.partitionRow(add(pf), types)
 		if err != nil {

@@ -17,7 +17,8 @@ import (
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/delta/deltatest"
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/table/deltatable"
+	"github.com/geocompact/geocompact/engine/optval"
+	"github.com/geocompact/geocompact/internal/enginetest"
 )
 
 // statsSchema is a table with a timestamp, a string, a nested double, a
@@ -168,7 +169,7 @@ func TestWhereDataColumns(t *testing.T) {
 		{"FALSE", nil},
 	} {
 		t.Run(c.where, func(t *testing.T) {
-			res, err := deltatable.Rewrite(t.Context(), dir, engine.Request{Where: c.where, DryRun: true,
+			res, err := enginetest.RewriteDelta(t.Context(), dir, engine.Request{Where: c.where, DryRun: true,
 				Options: opts("rewrite-all", "true")})
 			require.NoError(t, err)
 			assert.Equal(t, c.want, planned(res))
@@ -184,7 +185,7 @@ func TestWhereDataColumns(t *testing.T) {
 func TestWhereRewritesSelectedFiles(t *testing.T) {
 	tbl, dir := statsTable(t)
 	before := statsRows(t, tbl)
-	res, err := deltatable.Rewrite(t.Context(), dir, engine.Request{Where: "ts >= '2026-01-01 06:00' AND ts < '2026-01-01 18:00'",
+	res, err := enginetest.RewriteDelta(t.Context(), dir, engine.Request{Where: "ts >= '2026-01-01 06:00' AND ts < '2026-01-01 18:00'",
 		Options: opts("rewrite-all", "true")})
 	require.NoError(t, err)
 	assert.True(t, res.Verified)
@@ -241,8 +242,8 @@ func TestWhereRefusals(t *testing.T) {
 		{"ts > 'yesterday'", []string{`"ts"`, "timestamp"}},
 		{"name LIKE 'z%'", []string{"LIKE"}},
 	} {
-		_, err := deltatable.Rewrite(t.Context(), dir, engine.Request{Where: c.where, Options: opts("rewrite-all", "true")})
-		require.ErrorIs(t, err, engine.ErrOption, c.where)
+		_, err := enginetest.RewriteDelta(t.Context(), dir, engine.Request{Where: c.where, Options: opts("rewrite-all", "true")})
+		require.ErrorIs(t, err, optval.ErrBad, c.where)
 		for _, w := range c.want {
 			assert.Contains(t, err.Error(), w)
 		}
@@ -281,7 +282,7 @@ func TestWhereBBoxCovering(t *testing.T) {
 		{"bbox(100, 0, 110, 10)", nil},
 		{"bbox.xmin >= 20", []string{"f2", "f3"}},
 	} {
-		res, err := deltatable.Rewrite(t.Context(), dir, engine.Request{Where: c.where, DryRun: true, Options: opts("rewrite-all", "true")})
+		res, err := enginetest.RewriteDelta(t.Context(), dir, engine.Request{Where: c.where, DryRun: true, Options: opts("rewrite-all", "true")})
 		require.NoError(t, err, c.where)
 		assert.Equal(t, c.want, planned(res), c.where)
 	}

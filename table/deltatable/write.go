@@ -14,9 +14,10 @@ import (
 
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/delta"
-	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/cuts"
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/table"
+	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/table/layouts"
 )
 
@@ -24,7 +25,7 @@ import (
 // when concurrent appends keep winning the race.
 const commitAttempts = 20
 
-func (f *format) NewSink(ctx context.Context, group []engine.PlanFile, _ *arrow.Schema, cfg engine.SinkConfig) engine.Sink {
+func (f *format) NewSink(ctx context.Context, group []table.PlanFile, _ *arrow.Schema, cfg table.SinkConfig) table.Sink {
 	var values map[string]*string
 	if len(group) > 0 {
 		values = add(group[0]).PartitionValues
@@ -34,7 +35,7 @@ func (f *format) NewSink(ctx context.Context, group []engine.PlanFile, _ *arrow.
 		dir += "/"
 	}
 	w := &fileWriter{f: f, values: values, dir: dir, writeID: cfg.WriteID}
-	return cuts.NewSink(ctx, cuts.SinkConfig[engine.OutFile]{FileRows: cfg.FileRows, Lanes: cfg.Lanes, Queue: cfg.Queue, Write: w.write})
+	return cuts.NewSink(ctx, cuts.SinkConfig[table.OutFile]{FileRows: cfg.FileRows, Lanes: cfg.Lanes, Queue: cfg.Queue, Write: w.write})
 }
 
 // fileWriter writes the data files of one group's partition; on a table
@@ -48,7 +49,7 @@ type fileWriter struct {
 }
 
 // write writes file i of the group from rows.
-func (w *fileWriter) write(ctx context.Context, i int, rows iter.Seq2[arrow.RecordBatch, error]) ([]engine.OutFile, error) {
+func (w *fileWriter) write(ctx context.Context, i int, rows iter.Seq2[arrow.RecordBatch, error]) ([]table.OutFile, error) {
 	id := uuid.New()
 	if w.writeID != nil {
 		id = w.writeID()
@@ -62,9 +63,9 @@ func (w *fileWriter) write(ctx context.Context, i int, rows iter.Seq2[arrow.Reco
 	if w.f.colsErr == nil && w.f.cols.Geometry != "" {
 		geo = spatial.NewGeoStats()
 	}
-	failed := func(err error) ([]engine.OutFile, error) {
+	failed := func(err error) ([]table.OutFile, error) {
 		fw.Close()
-		return []engine.OutFile{{Path: name}}, err
+		return []table.OutFile{{Path: name}}, err
 	}
 	for rec := range rows { // the sink yields no errors
 		err := fw.Write(rec)
@@ -87,13 +88,13 @@ func (w *fileWriter) write(ctx context.Context, i int, rows iter.Seq2[arrow.Reco
 	}
 	a, err := fw.Close()
 	if err != nil {
-		return []engine.OutFile{{Path: name}}, err
+		return []table.OutFile{{Path: name}}, err
 	}
 	var records int64
 	if st, err := a.ParsedStats(); err == nil && st != nil {
 		records = st.NumRecords
 	}
-	return []engine.OutFile{{Path: name, Size: a.Size, Records: records, File: a}}, nil
+	return []table.OutFile{{Path: name, Size: a.Size, Records: records, File: a}}, nil
 }
 
 // Commit commits the groups as one OPTIMIZE: a commitInfo, then a remove
@@ -101,10 +102,11 @@ func (w *fileWriter) write(ctx context.Context, i int, rows iter.Seq2[arrow.Reco
 // of every new one, put as the next version only if it is absent. When a
 // concurrent commit wins the version, its actions are checked: one that
 // removed a replaced file or changed its deletion vector is a conflict
-// (engine.ErrConflict); anything else (an append) is not, and the commit
+// (catalogs.ErrConflict); anything else (an append) is not, and the commit
 // is retried on the next version. A checkpoint follows on
 // delta.checkpointInterval; failing to write one does not undo the commit.
-func (f *format) Commit(ctx context.Context, groups []engine.Replacement, summary map[string]string) (int64, int, error) {
+func (f *format) Commit(ctx context.Context, groups []table.Replacement, c table.Commit) (int64, int, error) {
+	summary := c.Summary
 	var replaced, added []*delta.Add
 	var dvs int
 	var removedBytes, addedBytes int64
@@ -133,11 +135,11 @@ func (f *format) Commit(ctx context.Context, groups []engine.Replacement, summar
 	var ce *delta.ConflictError
 	switch {
 	case errors.As(err, &ce):
-		return 0, 0, fmt.Errorf("%w: %v; nothing was committed, run the rewrite again", engine.ErrConflict, err)
+		return 0, 0, table.NotCommitted(fmt.Errorf("%w: %v; nothing was committed, run the rewrite again", catalogs.ErrConflict, err))
 	case err != nil:
 		var ve *delta.VersionExistsError
 		if errors.As(err, &ve) {
-			return 0, 0, fmt.Errorf("%w: %v", engine.ErrConflict, err)
+			return 0, 0, table.NotCommitted(fmt.Errorf("%w: %v", catalogs.ErrConflict, err))
 		}
 		return 0, 0, err
 	}
@@ -150,7 +152,7 @@ func (f *format) Commit(ctx context.Context, groups []engine.Replacement, summar
 func optimizeParams(summary map[string]string) map[string]any {
 	params := map[string]any{"predicate": "[]"}
 	zorder := []string{}
-	if o := summary[engine.SummarySortOrder]; o != "" {
+	if o := summary[table.SummarySortOrder]; o != "" {
 		if cols, ok := zorderColumns(o); ok {
 			zorder = cols
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/spatial/icebergspatial"
 	format "github.com/geocompact/geocompact/table"
 )
 
@@ -36,7 +37,7 @@ import (
 // several files (a partitioned table, or rolling at the target size), each
 // file states the call's types and extent, which contain its own.
 func Records(ctx context.Context, tbl *table.Table, sc *arrow.Schema, rows iter.Seq2[arrow.RecordBatch, error], opts ...table.WriteRecordOption) iter.Seq2[iceberg.DataFile, error] {
-	cols, err := spatial.DiscoverTableColumns(tbl.Schema(), tbl.Properties(), "")
+	cols, err := icebergspatial.Columns(tbl.Schema(), tbl.Properties(), "")
 	gi := sc.FieldIndices(cols.Geometry)
 	if err != nil || len(gi) != 1 {
 		return table.WriteRecords(ctx, tbl, sc, rows, opts...)

@@ -26,6 +26,7 @@ import (
 
 	"github.com/geocompact/geocompact/internal/footer"
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/spatial/icebergspatial"
 	format "github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/table/geowrite"
@@ -33,20 +34,14 @@ import (
 
 // Table is an Iceberg table at the snapshot a rewrite planned on.
 type Table struct {
-	// Catalog and Name are where the table is, Retries how often a
-	// commit that lost a race is replayed.
+	// Catalog and Name are where the table is.
 	Catalog catalog.Catalog
 	Name    string
-	Retries int
 
 	Table      *table.Table
 	SnapshotID int64
 	// All are the scan tasks of every live file at the snapshot.
 	All []table.FileScanTask
-
-	// BeforeCommit, when set, runs before each commit attempt (a test's
-	// way to commit concurrently).
-	BeforeCommit func(context.Context)
 
 	// checked holds the data files whose footers were found sound.
 	checked sync.Map
@@ -149,8 +144,13 @@ func (t *Table) BrokenInput(ctx context.Context, files []format.PlanFile, err er
 }
 
 func (t *Table) Spatial() (spatial.Columns, map[string]string, error) {
-	cols, err := spatial.DiscoverTableColumns(t.Table.Schema(), t.Table.Properties(), "")
+	cols, err := discoverColumns(t.Table)
 	return cols, t.Table.Properties(), err
+}
+
+// discoverColumns returns the spatial columns of tbl.
+func discoverColumns(tbl *table.Table) (spatial.Columns, error) {
+	return icebergspatial.Columns(tbl.Schema(), tbl.Properties(), "")
 }
 
 // ioOptions returns the scan and write options for a group: on a v3 table
@@ -185,25 +185,28 @@ func (t *Table) ioOptions(tasks []table.FileScanTask) ([]table.ScanOption, []tab
 // read: committing then would lose those deletes. It returns the new
 // snapshot's id and how many delete files it dropped with the files they
 // applied to.
-func (t *Table) Commit(ctx context.Context, groups []format.Replacement, summary map[string]string) (id int64, removedDeletes int, err error) {
-	err = catalogs.WithCommitRetry(ctx, t.Retries, func(ctx context.Context) error {
+func (t *Table) Commit(ctx context.Context, groups []format.Replacement, c format.Commit) (id int64, removedDeletes int, err error) {
+	err = catalogs.WithCommitRetry(ctx, c.Retries, func(ctx context.Context) error {
 		// An attempt that fails writing a manifest or metadata file, or
 		// that the catalog refuses, deletes the files it wrote; one that
 		// commits deletes those of its refused tries.
 		return catalogs.CommitTracked(ctx, t.Catalog, t.Table.Identifier(), func(ctx context.Context) (*table.Table, error) {
 			var nt *table.Table
 			var err error
-			nt, id, removedDeletes, err = t.commitOnce(ctx, groups, summary)
+			nt, id, removedDeletes, err = t.commitOnce(ctx, groups, c)
 			return nt, err
 		})
 	})
+	if catalogs.IsRetryable(err) || catalogs.FailedWrite(err) {
+		err = format.NotCommitted(err)
+	}
 	return id, removedDeletes, err
 }
 
 // commitOnce is one attempt of Commit.
-func (t *Table) commitOnce(ctx context.Context, groups []format.Replacement, summary map[string]string) (nt *table.Table, id int64, removedDeletes int, err error) {
-	if t.BeforeCommit != nil {
-		t.BeforeCommit(ctx)
+func (t *Table) commitOnce(ctx context.Context, groups []format.Replacement, c format.Commit) (nt *table.Table, id int64, removedDeletes int, err error) {
+	if c.BeforeAttempt != nil {
+		c.BeforeAttempt(ctx)
 	}
 	tbl, err := t.Catalog.LoadTable(ctx, t.Table.Identifier())
 	if err != nil {
@@ -214,7 +217,7 @@ func (t *Table) commitOnce(ctx context.Context, groups []format.Replacement, sum
 		return nil, 0, 0, err
 	}
 	tx := tbl.NewTransaction()
-	rw := tx.NewRewrite(summary)
+	rw := tx.NewRewrite(c.Summary)
 	for _, g := range groups {
 		for _, f := range g.Files {
 			rw.DeleteFile(Task(f).File)
@@ -320,7 +323,7 @@ func errDiverged(msg string, args ...any) error {
 // PlanFiles turns scan tasks into the planner's view of them.
 func PlanFiles(tbl *table.Table, tasks []table.FileScanTask) []format.PlanFile {
 	out := make([]format.PlanFile, len(tasks))
-	cols, colsErr := spatial.DiscoverTableColumns(tbl.Schema(), tbl.Properties(), "")
+	cols, colsErr := icebergspatial.Columns(tbl.Schema(), tbl.Properties(), "")
 	for i := range tasks {
 		t := &tasks[i]
 		out[i] = format.PlanFile{
@@ -332,7 +335,7 @@ func PlanFiles(tbl *table.Table, tasks []table.FileScanTask) []format.PlanFile {
 			File:        t,
 		}
 		if colsErr == nil {
-			out[i].Bound, out[i].HasBound = spatial.FileBound(tbl.Schema(), cols, t.File.LowerBoundValues(), t.File.UpperBoundValues())
+			out[i].Bound, out[i].HasBound = icebergspatial.FileBound(tbl.Schema(), cols, t.File.LowerBoundValues(), t.File.UpperBoundValues())
 		}
 	}
 	return out
@@ -395,7 +398,7 @@ func (t *Table) checkFooters(ctx context.Context, tasks []table.FileScanTask) er
 				return fmt.Errorf("no file system: %w", err)
 			}
 		}
-		if err := footer.CheckFile(fsys, p); err != nil {
+		if err := footer.CheckFile(fsys.Open, p); err != nil {
 			return err
 		}
 		t.checked.Store(p, true)

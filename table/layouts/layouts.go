@@ -1,6 +1,6 @@
 // Package layouts names a table's layout and where it is recorded: the
 // --curve names, the canonical text of an order, the table property
-// geocompact.layout, an Iceberg sort order read as a linear order, and the
+// geocompact.layout, and the
 // error a rewrite returns when it would replace a recorded layout. It is
 // a leaf of the engine: alter, maintain and the commands use it as the
 // rewrite does.
@@ -12,12 +12,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/apache/iceberg-go/table"
-
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/internal/suggest"
-	"github.com/geocompact/geocompact/table/catalogs"
 )
 
 // Prop is the table property that records a table's layout when
@@ -47,21 +44,6 @@ type Record struct {
 	Text string `json:"layout"`
 	// Source is FromProperty or FromSortOrder ("" for none).
 	Source string `json:"source"`
-}
-
-// Of returns the layout tbl records: Prop when set,
-// else its Iceberg sort order when that is a plain column order (a sort by
-// a transform such as bucket or day cannot be evaluated by a rewrite and
-// counts as none). A Prop value that does not parse is an error
-// naming the property and the fix.
-func Of(tbl *table.Table) (Record, error) {
-	if l, ok, err := FromProperties(catalogs.TableName(tbl), tbl.Properties()); ok || err != nil {
-		return l, err
-	}
-	if o, ok := SortOrderOf(tbl); ok {
-		return Record{Text: o.String(), Source: FromSortOrder}, nil
-	}
-	return Record{}, nil
 }
 
 // FromProperties returns the layout the table property Prop
@@ -158,33 +140,4 @@ func ParseCurve(name string) (cluster.Order, bool, error) {
 	}
 	o, err := cluster.CurveOrder(n)
 	return o, false, err
-}
-
-// SortOrderOf converts the table's Iceberg sort order into a linear order, or
-// reports false when the table is unsorted or sorts by a transform (bucket,
-// day, ...) that a rewrite cannot evaluate.
-func SortOrderOf(tbl *table.Table) (cluster.Order, bool) {
-	so := tbl.SortOrder()
-	if so.IsUnsorted() {
-		return cluster.Order{}, false
-	}
-	o := cluster.Order{Curve: cluster.CurveLinear}
-	for _, f := range so.Fields() {
-		if f.Transform.String() != "identity" {
-			return cluster.Order{}, false
-		}
-		name, ok := tbl.Schema().FindColumnName(f.SourceID())
-		if !ok {
-			return cluster.Order{}, false
-		}
-		field := cluster.Field{Column: name, Direction: cluster.Asc, Nulls: cluster.NullsFirst}
-		if f.Direction == table.SortDESC {
-			field.Direction = cluster.Desc
-		}
-		if f.NullOrder == table.NullsLast {
-			field.Nulls = cluster.NullsLast
-		}
-		o.Fields = append(o.Fields, field)
-	}
-	return o, len(o.Fields) > 0
 }

@@ -1,4 +1,4 @@
-package validate
+package tablecheck
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/validate"
 )
 
 // Delta validates a Delta table as Table validates an Iceberg table: its
@@ -21,7 +22,7 @@ import (
 //
 // A file that cannot be found is an error; one that cannot be read (not
 // Parquet, truncated, a broken deletion vector) is a file.corrupt finding.
-func Delta(ctx context.Context, tbl *delta.Table, name string, cfg Config) (*TableReport, error) {
+func Delta(ctx context.Context, tbl *delta.Table, name string, cfg validate.Config) (*validate.TableReport, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -29,14 +30,14 @@ func Delta(ctx context.Context, tbl *delta.Table, name string, cfg Config) (*Tab
 	if err != nil {
 		return nil, err
 	}
-	rep := &TableReport{Table: name, SnapshotID: s.Version, Metadata: newReport(cfg), Total: newReport(cfg)}
+	rep := &validate.TableReport{Table: name, SnapshotID: s.Version, Metadata: validate.NewReport(cfg), Total: validate.NewReport(cfg)}
 	cols, err := s.SpatialColumns(cfg.Column)
 	if err != nil {
-		rep.columnProblem(err)
+		rep.ColumnProblem(err)
 		return rep, nil
 	}
 	checkTableMetadata(&rep.Metadata, cols, s.Metadata.Configuration, cfg)
-	rep.Total.merge(rep.Metadata)
+	rep.Total.Merge(rep.Metadata)
 	paths := make([]string, len(s.Files))
 	for i, f := range s.Files {
 		if paths[i], err = f.DecodedPath(); err != nil {
@@ -46,26 +47,26 @@ func Delta(ctx context.Context, tbl *delta.Table, name string, cfg Config) (*Tab
 	read := []string{cols.Geometry, cols.Covering}
 	read = append(read, cols.BBox[:]...)
 	opts := delta.ReadOptions{BatchSize: int64(cfg.BatchSize), Columns: read}
-	err = validateEach(ctx, rep, paths, cfg, func(i int) (*Report, error) {
+	err = validateEach(ctx, rep, paths, cfg, func(i int) (*validate.Report, error) {
 		return deltaFile(ctx, tbl, s, s.Files[i], opts, cols, cfg)
 	})
 	if err != nil {
 		return nil, err
 	}
 	for _, f := range rep.Files {
-		rep.Total.merge(f.Report)
+		rep.Total.Merge(f.Report)
 	}
 	return rep, nil
 }
 
 // deltaFile validates the live rows of one file of snapshot s.
-func deltaFile(ctx context.Context, tbl *delta.Table, s *delta.Snapshot, add *delta.Add, opts delta.ReadOptions, cols spatial.Columns, cfg Config) (rep *Report, err error) {
-	r := newReport(cfg)
+func deltaFile(ctx context.Context, tbl *delta.Table, s *delta.Snapshot, add *delta.Add, opts delta.ReadOptions, cols spatial.Columns, cfg validate.Config) (rep *validate.Report, err error) {
+	r := validate.NewReport(cfg)
 	rep = &r
-	defer recoverCorrupt(rep, &err)
+	defer validate.RecoverCorrupt(rep, &err)
 	var row int64
 	err = tbl.ReadFile(ctx, s, add, opts, func(rec arrow.RecordBatch) error {
-		checkBatch(rep, rec, cols, cfg, row)
+		validate.CheckBatch(rep, rec, cols, cfg, row)
 		row += rec.NumRows()
 		return nil
 	})
@@ -76,8 +77,8 @@ func deltaFile(ctx context.Context, tbl *delta.Table, s *delta.Snapshot, add *de
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("validate: %w", err)
 	default:
-		rep.add(-1, CodeCorrupt, err.Error())
+		rep.Add(-1, validate.CodeCorrupt, err.Error())
 	}
-	finishFile(rep, cols, cfg)
+	validate.FinishFile(rep, cols, cfg)
 	return rep, nil
 }

@@ -1,4 +1,7 @@
-package validate
+// Package tablecheck validates whole tables, Iceberg and Delta, with
+// validate's file checks: the table's spatial metadata, then every live
+// file.
+package tablecheck
 
 import (
 	"context"
@@ -13,26 +16,9 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/spatial/icebergspatial"
+	"github.com/geocompact/geocompact/validate"
 )
-
-// FileReport is the report of one data file of a table.
-type FileReport struct {
-	Path string `json:"path"`
-	Report
-}
-
-// TableReport is the result of validating a table: its geometry metadata,
-// each data file of the current snapshot, and the totals.
-type TableReport struct {
-	Table      string       `json:"table"`
-	SnapshotID int64        `json:"snapshot_id"`
-	Metadata   Report       `json:"metadata"`
-	Files      []FileReport `json:"files"`
-	Total      Report       `json:"total"`
-}
-
-// OK reports whether the metadata and every file are free of violations.
-func (r *TableReport) OK() bool { return r.Total.OK() }
 
 // Table validates tbl: its geometry metadata (the geometry column and
 // encoding, the CRS property, the bbox columns of a WKB table) and then
@@ -40,22 +26,22 @@ func (r *TableReport) OK() bool { return r.Total.OK() }
 // read through the table's FileIO. Files are checked against the table's
 // geometry column and CRS. A file that cannot be opened is an error; a
 // corrupt one is a file.corrupt finding.
-func Table(ctx context.Context, tbl *table.Table, cfg Config) (*TableReport, error) {
+func Table(ctx context.Context, tbl *table.Table, cfg validate.Config) (*validate.TableReport, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	rep := &TableReport{Table: strings.Join(tbl.Identifier(), "."), Metadata: newReport(cfg), Total: newReport(cfg)}
+	rep := &validate.TableReport{Table: strings.Join(tbl.Identifier(), "."), Metadata: validate.NewReport(cfg), Total: validate.NewReport(cfg)}
 	props := maps.Clone(map[string]string(tbl.Properties()))
 	if props == nil {
 		props = map[string]string{}
 	}
-	cols, err := spatial.DiscoverTableColumns(tbl.Schema(), props, cfg.Column)
+	cols, err := icebergspatial.Columns(tbl.Schema(), props, cfg.Column)
 	if err != nil {
-		rep.columnProblem(err)
+		rep.ColumnProblem(err)
 		return rep, nil
 	}
 	checkTableMetadata(&rep.Metadata, cols, props, cfg)
-	rep.Total.merge(rep.Metadata)
+	rep.Total.Merge(rep.Metadata)
 
 	snap := tbl.CurrentSnapshot()
 	if snap == nil {
@@ -82,36 +68,25 @@ func Table(ctx context.Context, tbl *table.Table, cfg Config) (*TableReport, err
 		return nil, err
 	}
 	for _, f := range rep.Files {
-		rep.Total.merge(f.Report)
+		rep.Total.Merge(f.Report)
 	}
 	return rep, nil
 }
 
-// columnProblem records a table without a usable geometry column as a
-// metadata finding (the ColumnError's code, else geometry.column).
-func (r *TableReport) columnProblem(err error) {
-	code := CodeColumn
-	if ce, ok := errors.AsType[*spatial.ColumnError](err); ok {
-		code = ce.Code
-	}
-	r.Metadata.add(-1, code, err.Error())
-	r.Total.merge(r.Metadata)
-}
-
 // validateFiles validates the tasks' data files, par at a time, into
 // rep.Files in task order.
-func validateFiles(ctx context.Context, rep *TableReport, fsys iceio.IO, tasks []table.FileScanTask, cfg Config) error {
+func validateFiles(ctx context.Context, rep *validate.TableReport, fsys iceio.IO, tasks []table.FileScanTask, cfg validate.Config) error {
 	paths := make([]string, len(tasks))
 	for i, task := range tasks {
 		paths[i] = task.File.FilePath()
 	}
-	return validateEach(ctx, rep, paths, cfg, func(i int) (*Report, error) {
+	return validateEach(ctx, rep, paths, cfg, func(i int) (*validate.Report, error) {
 		f, err := fsys.Open(paths[i])
 		if err != nil {
 			return nil, fmt.Errorf("open %s: %w", paths[i], err)
 		}
 		defer f.Close()
-		r, err := Reader(ctx, f, cfg)
+		r, err := validate.Reader(ctx, f, cfg)
 		if err != nil {
 			return nil, fmt.Errorf("validate %s: %w", paths[i], err)
 		}
@@ -121,8 +96,8 @@ func validateFiles(ctx context.Context, rep *TableReport, fsys iceio.IO, tasks [
 
 // validateEach validates the files at paths with check, cfg.Parallelism at
 // a time, into rep.Files in paths order. check's errors name the file.
-func validateEach(ctx context.Context, rep *TableReport, paths []string, cfg Config, check func(i int) (*Report, error)) error {
-	rep.Files = make([]FileReport, len(paths))
+func validateEach(ctx context.Context, rep *validate.TableReport, paths []string, cfg validate.Config, check func(i int) (*validate.Report, error)) error {
+	rep.Files = make([]validate.FileReport, len(paths))
 	errs := make([]error, len(paths))
 	sem := make(chan struct{}, max(cfg.Parallelism, 1))
 	var wg sync.WaitGroup
@@ -142,7 +117,7 @@ func validateEach(ctx context.Context, rep *TableReport, paths []string, cfg Con
 				return
 			}
 			rep.Files[i].Report = *r
-			cfg.logger().Info("validate file done", "path", path, "rows", r.Rows, "violations", r.Violations(), "duration", time.Since(start))
+			cfg.Log().Info("validate file done", "path", path, "rows", r.Rows, "violations", r.Violations(), "duration", time.Since(start))
 		})
 	}
 	wg.Wait()
@@ -150,17 +125,17 @@ func validateEach(ctx context.Context, rep *TableReport, paths []string, cfg Con
 }
 
 // checkTableMetadata checks what the table declares about its geometry.
-func checkTableMetadata(r *Report, cols spatial.Columns, props map[string]string, cfg Config) {
+func checkTableMetadata(r *validate.Report, cols spatial.Columns, props map[string]string, cfg validate.Config) {
 	if enc := props[spatial.PropGeometryEncoding]; enc != "" && enc != cols.Encoding {
-		r.add(-1, CodeColumn, fmt.Sprintf("property %s is %q but column %q holds %q", spatial.PropGeometryEncoding, enc, cols.Geometry, cols.Encoding))
+		r.Add(-1, validate.CodeColumn, fmt.Sprintf("property %s is %q but column %q holds %q", spatial.PropGeometryEncoding, enc, cols.Geometry, cols.Encoding))
 	}
 	if crs := props[spatial.PropCRS]; crs != "" && cols.Encoding == spatial.EncodingIcebergGeometry {
 		if n, err := spatial.NormalizeCRS(crs); err != nil || n != cols.CRS {
-			r.add(-1, CodeCRSMismatch, fmt.Sprintf("property %s is %s but the geometry type's CRS is %s", spatial.PropCRS, spatial.QuoteExcerpt(crs), spatial.Excerpt(cols.CRS)))
+			r.Add(-1, validate.CodeCRSMismatch, fmt.Sprintf("property %s is %s but the geometry type's CRS is %s", spatial.PropCRS, spatial.QuoteExcerpt(crs), spatial.Excerpt(cols.CRS)))
 		}
 	}
 	if cfg.CRS != "" && cols.CRS != cfg.CRS {
-		r.add(-1, CodeCRSMismatch, fmt.Sprintf("table CRS %s differs from the expected %s", spatial.Excerpt(cols.CRS), spatial.Excerpt(cfg.CRS)))
+		r.Add(-1, validate.CodeCRSMismatch, fmt.Sprintf("table CRS %s differs from the expected %s", spatial.Excerpt(cols.CRS), spatial.Excerpt(cfg.CRS)))
 	}
 	if cols.Encoding == spatial.EncodingWKB && cfg.RequireBBox && !cols.HasBBox() && cols.Covering == "" {
 		var missing []string
@@ -169,6 +144,6 @@ func checkTableMetadata(r *Report, cols spatial.Columns, props map[string]string
 				missing = append(missing, n)
 			}
 		}
-		r.add(-1, CodeBBoxMissing, fmt.Sprintf("table lacks double bbox columns %v", missing))
+		r.Add(-1, validate.CodeBBoxMissing, fmt.Sprintf("table lacks double bbox columns %v", missing))
 	}
 }

@@ -1,0 +1,119 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/geocompact/geocompact/cluster"
+	"github.com/geocompact/geocompact/engine/optval"
+	"github.com/geocompact/geocompact/table/layouts"
+)
+
+// The fields of a Request a RequestError names.
+const (
+	FieldStrategy  = "strategy"
+	FieldCurve     = "curve"
+	FieldSortOrder = "sort order"
+)
+
+// RequestError is a value of a Request that does not parse, or values that
+// do not fit together: Field names the one at fault (FieldStrategy,
+// FieldCurve, FieldSortOrder; "" for a combination), Value its value. It
+// wraps optval.ErrBad and Err, the reason.
+type RequestError struct {
+	Field, Value string
+	Err          error
+}
+
+func (e *RequestError) Error() string { return fmt.Sprintf("%v: %v", optval.ErrBad, e.Err) }
+
+// Unwrap returns optval.ErrBad and the reason.
+func (e *RequestError) Unwrap() []error { return []error{optval.ErrBad, e.Err} }
+
+// requestLayout is the layout a request names, parsed.
+type requestLayout struct {
+	strategy Strategy
+	order    cluster.Order
+	// auto is set for the automatic choice (layouts.CurveAuto).
+	auto bool
+	// given is set when the request names a curve or a sort order.
+	given bool
+}
+
+// checked is what Check parsed of a request.
+type checked struct {
+	layout requestLayout
+	// budget is the sort memory budget the options ask for.
+	budget int64
+}
+
+// Check parses and checks the request's own values, each once: the
+// strategy, the curve or sort order and how they fit together, and the
+// names and values of its options (before a table's defaults apply). It
+// returns the request carrying what it parsed, which a rewrite then uses
+// as it is; Rewrite checks a request that was not. A bad value is a
+// *RequestError, a bad option an optval error; both wrap optval.ErrBad.
+func (r Request) Check() (Request, error) {
+	if r.checked != nil {
+		return r, nil
+	}
+	opts, err := ParseOptions(r.Options, nil)
+	if err != nil {
+		return r, err
+	}
+	l, err := r.parseLayout()
+	if err != nil {
+		return r, err
+	}
+	r.checked = &checked{layout: l, budget: opts.MaxGroupMemoryBytes}
+	return r, nil
+}
+
+// MemoryBudget is the memory budget of sorted groups a checked request
+// asks for (max-group-memory-bytes, else the default budget); 0 when the
+// request was not checked.
+func (r Request) MemoryBudget() int64 {
+	if r.checked == nil {
+		return 0
+	}
+	return r.checked.budget
+}
+
+// layout is the layout r names: as Check parsed it, else parsed now.
+func (r Request) layout() (requestLayout, error) {
+	if r.checked != nil {
+		return r.checked.layout, nil
+	}
+	return r.parseLayout()
+}
+
+// parseLayout parses the strategy, curve and sort order of r. A curve or a
+// sort order implies the sort strategy.
+func (r Request) parseLayout() (requestLayout, error) {
+	l := requestLayout{strategy: r.Strategy}
+	if r.Strategy != "" && r.Strategy != BinPack && r.Strategy != Sort {
+		return l, &RequestError{Field: FieldStrategy, Value: string(r.Strategy), Err: fmt.Errorf("strategy %q: want binpack or sort", r.Strategy)}
+	}
+	if r.Curve != "" && r.SortOrder != "" {
+		return l, &RequestError{Err: errors.New("give --curve or --sort-order, not both")}
+	}
+	if (r.Curve != "" || r.SortOrder != "") && r.Strategy == BinPack {
+		return l, &RequestError{Field: FieldStrategy, Value: string(r.Strategy),
+			Err: errors.New("strategy binpack does not sort; drop --strategy binpack to use the sort order")}
+	}
+	var err error
+	switch {
+	case r.Curve != "":
+		if l.order, l.auto, err = layouts.ParseCurve(r.Curve); err != nil {
+			return l, &RequestError{Field: FieldCurve, Value: r.Curve, Err: err}
+		}
+	case r.SortOrder != "":
+		if l.order, err = cluster.ParseOrder(r.SortOrder); err != nil {
+			return l, &RequestError{Field: FieldSortOrder, Value: r.SortOrder, Err: err}
+		}
+	default:
+		return l, nil
+	}
+	l.strategy, l.given = Sort, true
+	return l, nil
+}
