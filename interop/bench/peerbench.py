@@ -15,8 +15,9 @@ loading the table), the peak RSS of the process tree (sampled from /proc:
 the driver and every child, summed), the peer's own count of the output's
 rows and data files. A row count that differs from the input's fails the run.
 
-After the last round each output is kept and its files planned per bbox
-window counted twice: by `geocompact bench --layouts current` and by Spark's
+In the first round each output is kept (the layouts do not depend on the
+round) and, before the next round, its files planned per bbox window
+counted twice: by `geocompact bench --layouts current` and by Spark's
 own scan planning with the same bbox filter (peers.py plan-iceberg,
 plan-delta). The mean, median and p95 of the two must be equal, or the run
 fails.
