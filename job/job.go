@@ -92,7 +92,8 @@ func (j *Rewrite) writeID() uuid.UUID {
 }
 
 // Tag is the part of the name of every data file the job writes: the
-// first 18 characters of its write UUID.
+// first 19 characters of its write UUID (the job id, dashed as in a UUID,
+// and the dash after it).
 func (j *Rewrite) Tag() string {
 	var u uuid.UUID
 	id, _ := hex.DecodeString(j.ID)

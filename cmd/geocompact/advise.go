@@ -73,7 +73,7 @@ func runAdvise(ctx context.Context, o *adviseOptions) error {
 	}
 	spark := a.SparkCalls(o.sparkCatalog, time.Now())
 	if o.g.JSON {
-		return writeIndentedJSON(o.g.IO.Out, adviceJSON{Advice: a, PolicyYAML: string(y), Spark: spark})
+		return cli.WriteJSON(o.g.IO.Out, adviceJSON{Advice: a, PolicyYAML: string(y), Spark: spark})
 	}
 	out, human := o.g.IO.Out, o.g.IO.OutTTY
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)

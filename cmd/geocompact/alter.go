@@ -123,7 +123,7 @@ func runAlter(ctx context.Context, o *alterOptions, req alter.Request) error {
 		return err
 	}
 	if o.g.JSON {
-		return writeIndentedJSON(o.g.IO.Out, res)
+		return cli.WriteJSON(o.g.IO.Out, res)
 	}
 	w := tabwriter.NewWriter(o.g.IO.Out, 0, 4, 2, ' ', 0)
 	if res.Version != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -175,9 +174,7 @@ func runBench(ctx context.Context, o *benchOptions, cfg bench.Config) error {
 	}
 	switch {
 	case o.g.JSON:
-		enc := json.NewEncoder(o.g.IO.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return cli.WriteJSON(o.g.IO.Out, rep)
 	case o.csv:
 		return writeBenchCSV(o.g.IO.Out, rep)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -99,16 +98,9 @@ func runExpire(ctx context.Context, o *expireOptions, cfg maintain.ExpireConfig)
 		return err
 	}
 	if o.g.JSON {
-		return writeIndentedJSON(o.g.IO.Out, res)
+		return cli.WriteJSON(o.g.IO.Out, res)
 	}
 	return writeExpireResult(o.g.IO.Out, res, o.g.IO.OutTTY)
-}
-
-// writeIndentedJSON writes v as one indented JSON document.
-func writeIndentedJSON(out io.Writer, v any) error {
-	enc := json.NewEncoder(out)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 func writeExpireResult(out io.Writer, res *maintain.ExpireResult, human bool) error {

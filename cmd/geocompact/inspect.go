@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -119,9 +118,7 @@ func runInspect(ctx context.Context, o *inspectOptions) error {
 		return err
 	}
 	if o.g.JSON {
-		enc := json.NewEncoder(o.g.IO.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rows)
+		return cli.WriteJSON(o.g.IO.Out, rows)
 	}
 	return writeInspectTable(o.g.IO.Out, o.kind, rows, o.g.IO.OutTTY)
 }

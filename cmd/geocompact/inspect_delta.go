@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/geocompact/geocompact/inspect"
+	"github.com/geocompact/geocompact/internal/cli"
 )
 
 // runInspectDelta prints the files or history of the --delta table.
@@ -20,7 +21,7 @@ func runInspectDelta(ctx context.Context, o *inspectOptions) error {
 		return fmt.Errorf("inspect %s: %w", o.delta, err)
 	}
 	if o.g.JSON {
-		return writeIndentedJSON(o.g.IO.Out, rows)
+		return cli.WriteJSON(o.g.IO.Out, rows)
 	}
 	return writeRows(o.g.IO.Out, deltaInspectColumns[o.kind], rows, o.g.IO.OutTTY)
 }

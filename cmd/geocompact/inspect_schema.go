@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -13,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/geocompact/geocompact/inspect"
+	"github.com/geocompact/geocompact/internal/cli"
 )
 
 // newInspectSchemaCmd is "inspect schema": the table's columns, geometry,
@@ -40,9 +40,7 @@ func runInspectSchema(ctx context.Context, o *inspectOptions) error {
 		return err
 	}
 	if o.g.JSON {
-		enc := json.NewEncoder(o.g.IO.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(s)
+		return cli.WriteJSON(o.g.IO.Out, s)
 	}
 	return writeTableSchema(o.g.IO.Out, s)
 }

@@ -108,7 +108,7 @@ func runMaintain(ctx context.Context, o *maintainOptions, p maintain.Policy) err
 	}
 	var werr error
 	if o.g.JSON {
-		werr = writeIndentedJSON(o.g.IO.Out, rep)
+		werr = cli.WriteJSON(o.g.IO.Out, rep)
 	} else {
 		werr = writeMaintainReport(o.g.IO.Out, rep, o.g.IO.OutTTY)
 	}

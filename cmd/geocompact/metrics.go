@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -111,9 +110,7 @@ func runMetrics(ctx context.Context, o *metricsOptions) error {
 	}
 	switch o.format {
 	case "json":
-		enc := json.NewEncoder(o.g.IO.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(m)
+		return cli.WriteJSON(o.g.IO.Out, m)
 	case "prometheus":
 		return writePrometheus(o.g.IO.Out, name, m)
 	}

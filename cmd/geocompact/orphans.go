@@ -77,7 +77,7 @@ func runOrphans(ctx context.Context, o *orphansOptions, cfg maintain.OrphansConf
 	}
 	var werr error
 	if o.g.JSON {
-		werr = writeIndentedJSON(o.g.IO.Out, res)
+		werr = cli.WriteJSON(o.g.IO.Out, res)
 	} else {
 		werr = writeOrphansResult(o.g, res)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -172,9 +171,7 @@ func runQuickstart(ctx context.Context, o *quickstartOptions) error {
 	step("measure", t0)
 	res.Duration = time.Since(start)
 	if o.g.JSON {
-		enc := json.NewEncoder(o.g.IO.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		return cli.WriteJSON(o.g.IO.Out, res)
 	}
 	return writeQuickstart(o.g.IO.Out, res, quickstartNext(o))
 }

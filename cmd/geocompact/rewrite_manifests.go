@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/geocompact/geocompact/internal/cli"
 	"github.com/geocompact/geocompact/maintain"
 )
 
@@ -53,7 +54,7 @@ func runRewriteManifests(ctx context.Context, o *rewriteManifestsOptions) error 
 		return err
 	}
 	if o.g.JSON {
-		return writeIndentedJSON(o.g.IO.Out, res)
+		return cli.WriteJSON(o.g.IO.Out, res)
 	}
 	w := tabwriter.NewWriter(o.g.IO.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "MANIFESTS BEFORE\tMANIFESTS AFTER\tREWRITTEN\tADDED\tSNAPSHOT")

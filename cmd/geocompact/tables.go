@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/geocompact/geocompact/inspect"
+	"github.com/geocompact/geocompact/internal/cli"
 )
 
 func init() { register(newTablesCmd) }
@@ -35,7 +36,7 @@ namespace.`,
 				return err
 			}
 			if g.JSON {
-				return writeIndentedJSON(g.IO.Out, list)
+				return cli.WriteJSON(g.IO.Out, list)
 			}
 			w := tabwriter.NewWriter(g.IO.Out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "NAMESPACE\tTABLE")

@@ -115,7 +115,7 @@ func runVacuum(ctx context.Context, o *vacuumOptions, cfg delta.VacuumConfig) er
 	}
 	var werr error
 	if o.g.JSON {
-		werr = writeIndentedJSON(o.g.IO.Out, res)
+		werr = cli.WriteJSON(o.g.IO.Out, res)
 	} else {
 		werr = writeVacuumResult(o.g, res)
 	}

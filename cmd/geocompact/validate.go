@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/geocompact/geocompact/delta"
+	"github.com/geocompact/geocompact/internal/cli"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/validate"
@@ -221,9 +221,7 @@ func openDelta(ctx context.Context, location string) (*delta.Table, error) {
 // input: a header line, counts per code, and the example rows.
 func writeValidateResult(w io.Writer, asJSON bool, res validateResult) error {
 	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		return cli.WriteJSON(w, res)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for i, in := range res.Inputs {

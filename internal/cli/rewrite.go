@@ -145,7 +145,8 @@ func IsUsage(err error) bool {
 // Column is a column a binary adds to the result table, before DURATION.
 type Column struct{ Name, Value string }
 
-// WriteJSON writes v as indented JSON.
+// WriteJSON writes v as one indented JSON document (two spaces, a
+// trailing newline): every --json output of the binaries goes through it.
 func WriteJSON(out io.Writer, v any) error {
 	enc := json.NewEncoder(out)
 	enc.SetIndent("", "  ")
