@@ -83,14 +83,11 @@ func (ex *execution) sortMerged(ctx context.Context, g *groupIO, recs iter.Seq2[
 		return nil, fmt.Errorf("scale: %w", err)
 	}
 	ex.r.log.Debug("spill: scaled", "partition", g.o.group.Partition, "duration", time.Since(start))
-	dir, removed, err := spill.OpenDir(spill.Root(ex.r.opts.SpillDir))
+	dir, err := ex.openSpillDir()
 	if err != nil {
 		return nil, err
 	}
 	defer dir.Close()
-	for _, p := range removed {
-		ex.r.log.Info("removed an abandoned spill directory", "path", p)
-	}
 	start = time.Now()
 	ex.progress(g.o.index, "sorting runs", 0, 0)
 	rs := spill.NewRuns(dir, g.readSc)

@@ -176,14 +176,11 @@ func (ex *execution) sortSpilled(ctx context.Context, g *groupIO, recs iter.Seq2
 		return nil, fmt.Errorf("sample: %w", err)
 	}
 	ex.r.log.Debug("spill: sampled", "partition", g.o.group.Partition, "buckets", len(bounds)+1, "duration", time.Since(start))
-	dir, removed, err := spill.OpenDir(spill.Root(ex.r.opts.SpillDir))
+	dir, err := ex.openSpillDir()
 	if err != nil {
 		return nil, err
 	}
 	defer dir.Close()
-	for _, p := range removed {
-		ex.r.log.Info("removed an abandoned spill directory", "path", p)
-	}
 	start = time.Now()
 	ex.progress(g.o.index, "scattering", 0, 0)
 	bf := spill.NewBuckets(dir, g.readSc, len(bounds)+1)
@@ -434,3 +431,16 @@ var (
 
 // freeSpace probes the free space of a spill directory (replaced in tests).
 var freeSpace = spill.FreeBytes
+
+// openSpillDir opens this run's spill directory under the configured root,
+// logging the abandoned directories of killed runs it removed on the way.
+func (ex *execution) openSpillDir() (*spill.Dir, error) {
+	dir, removed, err := spill.OpenDir(spill.Root(ex.r.opts.SpillDir))
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range removed {
+		ex.r.log.Info("removed an abandoned spill directory", "path", p)
+	}
+	return dir, nil
+}
