@@ -153,7 +153,7 @@ func writeFreedFiles(w io.Writer, files []maintain.FreedFile, human bool) error 
 	}
 	fmt.Fprintln(w, "KIND\tBYTES\tPATH")
 	for _, f := range files {
-		fmt.Fprintf(w, "%s\t%s\t%s\n", f.Kind, cli.FormatBytes(f.Bytes, human), f.Path)
+		fmt.Fprintf(w, "%s\t%s\t%s\n", f.Kind, cli.FormatBytes(f.Bytes, human), displayName(f.Path))
 	}
 	_, err := fmt.Fprintln(w)
 	return err
@@ -169,7 +169,7 @@ func writeKeptFiles(out io.Writer, kept []maintain.KeptFile, human bool, outside
 	fmt.Fprintln(w, "KEPT\tKIND\tBYTES\tPATH")
 	outside := 0
 	for _, f := range kept {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", f.Reason, f.Kind, cli.FormatBytes(f.Bytes, human), f.Path)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", f.Reason, f.Kind, cli.FormatBytes(f.Bytes, human), displayName(f.Path))
 		if f.Reason == maintain.KeepOutsideLocation {
 			outside++
 		}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/geocompact/geocompact/maintain"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // generated returns a warehouse with a fragmented table geo.t.
@@ -142,5 +144,24 @@ func TestRewriteManifestsCLI(t *testing.T) {
 	r = runCLI(t, wh, false, "rewrite-manifests", "--table", "geo.t")
 	if r.Code != exitOK || !strings.Contains(r.Stdout, "nothing rewritten") {
 		t.Fatalf("second run exit %d:\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+}
+
+// TestOrphansListQuotesHostileNames checks that an orphan whose name holds
+// a line break and an escape sequence is listed quoted on one line: a
+// writer of the table's directory cannot forge the dry run's report.
+func TestOrphansListQuotesHostileNames(t *testing.T) {
+	wh := generated(t, 2)
+	p := filepath.Join(wh, "geo.db", "t", "data", "x.parquet\ndry run: 0 orphan files \x1b[1A")
+	writeFile(t, p, "PAR1")
+	ts := time.Now().Add(-100 * time.Hour)
+	require.NoError(t, os.Chtimes(p, ts, ts))
+	r := runCLI(t, wh, false, "orphans", "--table", "geo.t", "--dry-run")
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	assert.NotContains(t, r.Stdout, "\x1b")
+	assert.Contains(t, r.Stdout, strconv.Quote(p))
+	assert.Contains(t, r.Stdout, "dry run: 1 orphan")
+	for _, line := range strings.Split(r.Stdout, "\n") {
+		assert.False(t, strings.HasPrefix(line, "dry run: 0"), "a file name forged the line %q", line)
 	}
 }

@@ -5,12 +5,25 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/maintain"
 	"github.com/geocompact/geocompact/spatial"
 )
+
+// displayName is a file name as the reports print it: as it is when every
+// character prints, otherwise quoted in Go syntax, so that a name holding a
+// line break or a terminal escape cannot forge or hide a line.
+func displayName(name string) string {
+	for _, r := range name {
+		if !unicode.IsPrint(r) {
+			return strconv.Quote(name)
+		}
+	}
+	return name
+}
 
 // formatBound renders a bbox as minx,miny,maxx,maxy.
 func formatBound(b spatial.Bound) string {

@@ -141,7 +141,7 @@ func runIngest(ctx context.Context, o *ingestOptions) error {
 		return err
 	}
 	for _, s := range res.Skipped {
-		fmt.Fprintf(o.g.IO.ErrOut, "skipped %s: %s\n", s.Path, skipReason(s))
+		fmt.Fprintf(o.g.IO.ErrOut, "skipped %s: %s\n", displayName(s.Path), skipReason(s))
 	}
 	if o.g.JSON {
 		return json.NewEncoder(o.g.IO.Out).Encode(res)
@@ -171,7 +171,7 @@ func refusedResult(e *ingest.RefusedError) validateResult {
 // skipReason says why an ingest left a file out and how to include it.
 func skipReason(s ingest.Skipped) string {
 	if s.SnapshotID == 0 {
-		return fmt.Sprintf("same content as %s in this batch", s.Previous)
+		return fmt.Sprintf("same content as %s in this batch", displayName(s.Previous))
 	}
-	return fmt.Sprintf("already ingested as %s in snapshot %d (use --allow-duplicates to append it again)", s.Previous, s.SnapshotID)
+	return fmt.Sprintf("already ingested as %s in snapshot %d (use --allow-duplicates to append it again)", displayName(s.Previous), s.SnapshotID)
 }

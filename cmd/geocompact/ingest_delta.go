@@ -44,7 +44,7 @@ func runIngestDelta(ctx context.Context, o *ingestOptions) error {
 		return ingestDeltaError(o, err)
 	}
 	for _, s := range res.Skipped {
-		fmt.Fprintf(o.g.IO.ErrOut, "skipped %s: %s\n", s.Path, deltaSkipReason(s))
+		fmt.Fprintf(o.g.IO.ErrOut, "skipped %s: %s\n", displayName(s.Path), deltaSkipReason(s))
 	}
 	if res.Files == 0 && len(res.Skipped) > 0 {
 		fmt.Fprintf(o.g.IO.ErrOut, "nothing to ingest: every file is already in %s (version %d unchanged)\n", res.Location, res.Version)
@@ -83,7 +83,7 @@ func ingestDeltaError(o *ingestOptions, err error) error {
 // include it.
 func deltaSkipReason(s ingest.DeltaSkipped) string {
 	if s.Version == nil {
-		return fmt.Sprintf("same content as %s in this batch", s.Previous)
+		return fmt.Sprintf("same content as %s in this batch", displayName(s.Previous))
 	}
 	return fmt.Sprintf("already ingested in version %d (use --allow-duplicates to append it again)", *s.Version)
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -322,4 +323,21 @@ func TestIngestTwiceSkips(t *testing.T) {
 	r = runCLI(t, wh, false, "ingest", "--table", "gis.r", t.TempDir())
 	assert.Equal(t, exitUsage, r.Code, r.Stderr)
 	assert.Contains(t, r.Stderr, "holds no *.parquet files")
+}
+
+// TestIngestSkipLineQuotesHostileNames checks that a skipped file whose
+// name holds a line break or an escape sequence is printed quoted on one
+// line, so a file name cannot forge or hide lines of the report.
+func TestIngestSkipLineQuotesHostileNames(t *testing.T) {
+	wh, dir := t.TempDir(), t.TempDir()
+	name := "batch\nskipped other.parquet: \x1b[2Kforged"
+	p := writeGeoParquet(t, dir, name, validatetest.File{Rows: validatetest.Points(4), Geo: validatetest.Geo(""), Extra: true})
+	r := runCLI(t, wh, false, "ingest", "--table", "gis.q", "--create", p)
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	r = runCLI(t, wh, false, "ingest", "--table", "gis.q", dir)
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	assert.NotContains(t, r.Stderr, "\x1b", "an escape sequence reached the terminal")
+	lines := strings.Split(strings.TrimSpace(r.Stderr), "\n")
+	require.Len(t, lines, 1, r.Stderr)
+	assert.Contains(t, lines[0], "skipped "+strconv.Quote(p)+": already ingested as ")
 }

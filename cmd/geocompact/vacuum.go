@@ -128,14 +128,14 @@ func writeVacuumResult(g *globalOptions, res *delta.VacuumResult) error {
 	if len(res.Files) > 0 {
 		fmt.Fprintln(w, "BYTES\tPATH")
 		for _, f := range res.Files {
-			fmt.Fprintf(w, "%s\t%s\n", cli.FormatBytes(f.Bytes, human), f.Path)
+			fmt.Fprintf(w, "%s\t%s\n", cli.FormatBytes(f.Bytes, human), displayName(f.Path))
 		}
 		fmt.Fprintln(w)
 	}
 	if len(res.Kept) > 0 {
 		fmt.Fprintln(w, "KEPT\tPATH")
 		for _, k := range res.Kept {
-			fmt.Fprintf(w, "%s\t%s\n", k.Reason, k.Path)
+			fmt.Fprintf(w, "%s\t%s\n", k.Reason, displayName(k.Path))
 		}
 		fmt.Fprintln(w)
 	}
