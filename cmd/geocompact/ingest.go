@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/ingest"
 	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/validate"
@@ -20,7 +21,8 @@ func init() { register(newIngestCmd) }
 type ingestOptions struct {
 	g     *globalOptions
 	cfg   ingest.Config
-	delta string // Delta table location, instead of cfg.Table
+	delta  string // Delta table location, instead of cfg.Table
+	memory string // --memory-budget as given, parsed into cfg.MemoryBytes
 }
 
 func newIngestCmd(g *globalOptions) *cobra.Command {
@@ -89,12 +91,18 @@ no _delta_log; --partition-by then names partition columns.`,
 	f.BoolVar(&o.cfg.DropExtraColumns, "drop-extra-columns", false, "leave out the files' columns the table lacks (default: refuse such files)")
 	f.BoolVar(&o.cfg.AddColumns, "add-columns", false, "add the files' columns the table lacks to its schema as optional columns")
 	f.BoolVar(&o.cfg.Recursive, "recursive", false, "take *.parquet files from subdirectories of directory arguments too")
+	f.StringVar(&o.memory, "memory-budget", fmt.Sprintf("%dMiB", ingest.DefaultMemoryBytes>>20), "memory the rows in flight stay within; files are read and written in batches of about a quarter of it")
 	cmd.MarkFlagsOneRequired("table", "delta")
 	cmd.MarkFlagsMutuallyExclusive("table", "delta")
 	return cmd
 }
 
 func (o *ingestOptions) complete() error {
+	budget, err := optval.ParseSize(o.memory)
+	if err != nil || budget < 1<<20 {
+		return usageErrorf("--memory-budget %q: want a size of at least 1MiB, e.g. 256MiB", o.memory)
+	}
+	o.cfg.MemoryBytes = budget
 	if o.delta != "" {
 		return o.completeDelta()
 	}

@@ -341,3 +341,21 @@ func TestIngestSkipLineQuotesHostileNames(t *testing.T) {
 	require.Len(t, lines, 1, r.Stderr)
 	assert.Contains(t, lines[0], "skipped "+strconv.Quote(p)+": already ingested as ")
 }
+
+// TestIngestMemoryBudgetFlag checks that --memory-budget takes sizes with
+// units into the ingest (a small budget reads many batches and lands the
+// same rows) and refuses a malformed or too small one by name, exit 2,
+// before anything is written.
+func TestIngestMemoryBudgetFlag(t *testing.T) {
+	wh, dir := t.TempDir(), t.TempDir()
+	p := writeGeoParquet(t, dir, "pings", validatetest.File{Rows: validatetest.Points(500), Geo: validatetest.Geo(""), Extra: true})
+	for _, bad := range []string{"lots", "512k", "1KiB", "-5MiB"} {
+		r := runCLI(t, wh, false, "ingest", "--table", "gis.m", "--create", "--memory-budget", bad, p)
+		assert.Equal(t, exitUsage, r.Code, bad)
+		assert.Contains(t, r.Stderr, "--memory-budget", bad)
+		assert.NoDirExists(t, filepath.Join(wh, "gis.db", "m"), bad)
+	}
+	r := runCLI(t, wh, false, "ingest", "--table", "gis.m", "--create", "--memory-budget", "1MiB", p)
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	assert.Equal(t, int64(500), ingestTableRows(t, ingestLoadTable(t, wh, "gis.m")))
+}
