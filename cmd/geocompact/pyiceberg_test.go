@@ -117,3 +117,28 @@ func closedPort(t *testing.T) string {
 	require.NoError(t, l.Close())
 	return addr
 }
+
+// TestSQLCallOnPyIcebergCatalog: CALL lake.system.proc(...) reaches a
+// catalog that only PyIceberg's configuration names, as --catalog lake
+// does, and ALTER TABLE lake.ns.t resolves lake as that catalog.
+func TestSQLCallOnPyIcebergCatalog(t *testing.T) {
+	isolatePyIceberg(t)
+	wh := t.TempDir()
+	uri, cred := restServer(t, false, nil)
+	t.Setenv("PYICEBERG_CATALOG__LAKE__URI", uri)
+	t.Setenv("PYICEBERG_CATALOG__LAKE__CREDENTIAL", cred)
+	t.Setenv("PYICEBERG_CATALOG__LAKE__WAREHOUSE", whURI(wh))
+	r := runCLI(t, "", false, "--catalog", "lake", "generate", "--table", "gis.pings", "--rows", "1200", "--commits", "4", "--seed", "5")
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	r = runCLI(t, "", false, "sql", "CALL lake.system.rewrite_data_files(table => 'gis.pings', options => map('min-input-files', '2'))")
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	require.Contains(t, r.Stdout, "rewritten_data_files_count")
+	r = runCLI(t, "", false, "sql", "ALTER TABLE lake.gis.pings SET TBLPROPERTIES ('write.target-file-size-bytes' = '1048576')")
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	r = runCLI(t, "", false, "--catalog", "lake", "metrics", "--table", "gis.pings", "--json")
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	require.Contains(t, r.Stdout, `"total_records": 1200`)
+	tbl := loadTable(t, openConfigCatalog(t, writeRESTConfig(t, uri, cred, wh, nil), restCatalogName), "gis.pings")
+	require.Equal(t, "1048576", tbl.Properties()["write.target-file-size-bytes"])
+	require.Equal(t, "replace", string(tbl.CurrentSnapshot().Summary.Operation))
+}

@@ -54,8 +54,9 @@ offset) are understood, as are -- and /* */ comments. sort_order takes
 zorder(a, b) and hilbert(a, b); where takes Spark's literals ("x" is a
 string, ` + "`x`" + ` a column) plus bbox(minx, miny, maxx, maxy).
 
-CALL cat.system.proc(...) runs on the catalog cat of the config file, or on the
-embedded catalog when cat is "geocompact"; CALL system.proc(...) runs on the
+CALL cat.system.proc(...) runs on the catalog cat of the config file (else of
+PyIceberg's configuration, as --catalog finds it), or on the embedded
+catalog when cat is "geocompact"; CALL system.proc(...) runs on the
 current catalog (--catalog, --warehouse). Every statement is checked, its
 table loaded, before the first one runs. Each prints Spark's result columns
 under Spark's names; --json writes one object per statement, one per line.

@@ -1,6 +1,7 @@
 package procedure
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -12,8 +13,9 @@ import (
 )
 
 // Catalogs resolves the catalog part of a CALL: catalog.system.proc names
-// one of the config file's catalogs, or the embedded catalog by its own
-// name (catalogs.EmbeddedName); system.proc runs on the current one.
+// one of the config file's catalogs, one of PyIceberg's (as --catalog
+// does; the config file wins), or the embedded catalog by its own name
+// (catalogs.EmbeddedName); system.proc runs on the current one.
 type Catalogs struct {
 	// Config holds the named catalogs; nil means none.
 	Config *config.File
@@ -48,6 +50,10 @@ func (c Catalogs) Spec(name string) (catalogs.Spec, error) {
 	if strings.EqualFold(name, catalogs.EmbeddedName) {
 		return catalogs.Spec{Warehouse: c.Warehouse, CommitRetries: cfg.CommitRetries}, nil
 	}
+	spec, err := cfg.Catalog(name, c.Warehouse) // PyIceberg's catalogs
+	if !errors.Is(err, catalogs.ErrUnknown) {
+		return spec, err
+	}
 	known := append([]string{catalogs.EmbeddedName}, names...)
 	return catalogs.Spec{}, fmt.Errorf("%w: catalog %q is not configured (known catalogs: %s; CALL system.… runs on the current one)%s",
 		ErrCall, name, strings.Join(known, ", "), suggest.Hint(name, known))
@@ -61,15 +67,17 @@ func (c Catalogs) Has(name string) bool {
 	if strings.EqualFold(name, catalogs.EmbeddedName) {
 		return true
 	}
-	if c.Config == nil {
-		return false
+	cfg := c.Config
+	if cfg == nil {
+		cfg = &config.File{}
 	}
-	for n := range c.Config.Catalogs {
+	for n := range cfg.Catalogs {
 		if strings.EqualFold(n, name) {
 			return true
 		}
 	}
-	return false
+	_, err := cfg.Catalog(name, c.Warehouse) // PyIceberg's catalogs
+	return err == nil
 }
 
 // specName is the name results report for spec's catalog.
