@@ -88,3 +88,20 @@ func metadataWriteFailed(err error) bool {
 	we, ok := errors.AsType[*WriteError](err)
 	return ok && strings.HasSuffix(path.Base(we.Path), ".metadata.json")
 }
+
+// CommitRetried commits the table called name in cat as WithCommitRetry
+// does, each try under CommitTracked: a try the catalog refuses, or that
+// fails writing a file before the catalog is asked, deletes what it
+// wrote; one that commits deletes what its refused replays wrote; a
+// failure whose outcome is unknown deletes nothing and is not retried.
+// attempt must start from a fresh load of the table and return the table
+// it committed.
+func CommitRetried(ctx context.Context, cat catalog.Catalog, name string, retries int, attempt func(ctx context.Context) (*table.Table, error)) error {
+	ident, err := ParseIdentifier(name)
+	if err != nil {
+		return err
+	}
+	return WithCommitRetry(ctx, retries, func(ctx context.Context) error {
+		return CommitTracked(ctx, cat, ident, attempt)
+	})
+}
