@@ -201,13 +201,20 @@ func (r Request) layout() (text string, ok bool, err error) {
 // order naming a column the table lacks is refused, listing the table's
 // columns.
 func Apply(ctx context.Context, cat catalog.Catalog, name string, req Request) (*Result, error) {
-	st, err := stage(ctx, cat, name, req)
+	var st *staged
+	var tbl *table.Table
+	err := catalogs.CommitRetried(ctx, cat, name, 0, func(ctx context.Context) (*table.Table, error) {
+		var err error
+		if st, err = stage(ctx, cat, name, req); err != nil {
+			return nil, err
+		}
+		if tbl, err = st.tx.Commit(ctx); err != nil {
+			return nil, fmt.Errorf("alter %s: commit: %w", name, err)
+		}
+		return tbl, nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	tbl, err := st.tx.Commit(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("alter %s: commit: %w", name, err)
 	}
 	rec, err := icebergtable.Layout(tbl)
 	if err != nil {

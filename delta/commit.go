@@ -1,6 +1,7 @@
 package delta
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -35,7 +36,12 @@ func (e *ConflictError) Error() string {
 }
 
 // Commit writes actions as version, atomically and only if no such version
-// exists (put-if-absent). It returns *VersionExistsError when it lost the race.
+// exists (put-if-absent). It returns *VersionExistsError when it lost the
+// race: when the version exists and holds other actions than these. A
+// put that finds the version holding exactly these bytes committed them
+// (a store's client retrying a put whose reply was lost meets its own
+// object); one whose version cannot be read back returns an error that
+// is neither (its outcome is unknown).
 func Commit(ctx context.Context, t *Table, version int64, actions []Action) error {
 	if version < 0 {
 		return fmt.Errorf("commit: negative version %d", version)
@@ -45,10 +51,16 @@ func Commit(ctx context.Context, t *Table, version int64, actions []Action) erro
 		return fmt.Errorf("commit version %d: %w", version, err)
 	}
 	if err := t.Store.PutIfAbsent(ctx, CommitPath(version), b); err != nil {
-		if errors.Is(err, ErrExist) {
+		if !errors.Is(err, ErrExist) {
+			return fmt.Errorf("commit version %d: %w", version, err)
+		}
+		got, rerr := readAll(ctx, t.Store, CommitPath(version))
+		switch {
+		case rerr != nil:
+			return fmt.Errorf("commit version %d: the version exists and cannot be read to tell whose it is: %w", version, rerr)
+		case !bytes.Equal(got, b):
 			return &VersionExistsError{Version: version}
 		}
-		return fmt.Errorf("commit version %d: %w", version, err)
 	}
 	return nil
 }

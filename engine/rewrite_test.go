@@ -440,12 +440,14 @@ func TestRewriteKeepsConcurrentAppend(t *testing.T) {
 	eachCatalog(t, func(t *testing.T, c testenv.Catalog) {
 		cat, name := newTable(t, c, bench.GenerateConfig{Rows: 2000, Commits: 5})
 		before := tableDigest(t, mustLoad(t, cat, name))
-		restore := engine.SetTestHookBeforeCommit(func(ctx context.Context) {
-			// Another writer appends between our plan and our commit.
+		restore := engine.SetTestHookBeforeCommit(func(context.Context) {
+			// Another writer appends between our plan and our commit. It
+			// is another process: its commit is not the rewrite's, so it
+			// runs under the test's context, not the commit's.
 			tbl := mustLoad(t, cat, name)
 			rdr := oneRow(t, tbl, 999999)
 			defer rdr.Release()
-			if _, err := tbl.Append(ctx, rdr, nil); err != nil {
+			if _, err := tbl.Append(t.Context(), rdr, nil); err != nil {
 				t.Errorf("concurrent append: %v", err)
 			}
 		})
@@ -567,13 +569,14 @@ func TestRewriteConcurrentDeleteConflicts(t *testing.T) {
 		tbl := mustLoad(t, cat, name)
 		dir := strings.TrimPrefix(tbl.Location(), "file://")
 		done := false
-		restore := engine.SetTestHookBeforeCommit(func(ctx context.Context) {
+		restore := engine.SetTestHookBeforeCommit(func(context.Context) {
 			if done {
 				return
 			}
 			done = true
-			// Another writer deletes rows from files being rewritten.
-			if _, err := mustLoad(t, cat, name).Delete(ctx, iceberg.LessThan(iceberg.Reference("id"), int64(5)), nil); err != nil {
+			// Another writer (another process, so under the test's
+			// context) deletes rows from files being rewritten.
+			if _, err := mustLoad(t, cat, name).Delete(t.Context(), iceberg.LessThan(iceberg.Reference("id"), int64(5)), nil); err != nil {
 				t.Errorf("concurrent delete: %v", err)
 			}
 		})

@@ -70,9 +70,11 @@ func (in *ingester) commitTracked(ctx context.Context, batches *conformStream) (
 		return nil
 	})
 	_, dup := errors.AsType[*duplicateError](err)
-	if err != nil && (dup || catalogs.IsRetryable(err) || errors.Is(err, context.Canceled)) {
-		// The catalog refused the commit: the files are referenced by no
-		// snapshot and are ours to delete.
+	canceled := errors.Is(err, context.Canceled) && !catalogs.OutcomeUnknown(err)
+	if dup || canceled || catalogs.NothingCommitted(err) {
+		// The catalog refused the commit, or it was not asked: the files
+		// are referenced by no snapshot and are ours to delete. A commit
+		// whose outcome is unknown keeps them.
 		in.removeFiles(context.WithoutCancel(ctx), tbl, files)
 	}
 	return snapID, err
@@ -100,8 +102,9 @@ func (in *ingester) write(ctx context.Context, tbl *table.Table, batches *confor
 // appendV3 appends batches to a v3 table in one snapshot, retrying lost
 // races. Row lineage ties data files to the head they commit on, so every
 // attempt writes its files anew; iceberg-go replays its own retries
-// (commit.retry.num-retries) with the files already written, and files of
-// an attempt that failed here stay as orphans for orphan cleanup.
+// (commit.retry.num-retries) with the files already written. An attempt
+// the catalog refused deletes its files (see withRetry); files of one
+// whose outcome is unknown stay for orphan cleanup.
 func (in *ingester) appendV3(ctx context.Context, batches *conformStream) (int64, error) {
 	return in.withRetry(ctx, func(ctx context.Context, cur *table.Table, tx *table.Transaction) error {
 		files, err := in.write(ctx, cur, batches)
@@ -119,25 +122,26 @@ func (in *ingester) appendV3(ctx context.Context, batches *conformStream) (int64
 }
 
 // withRetry runs stage on a transaction over a fresh load of the table
-// (cur) and commits it, retrying lost races; it returns the new snapshot's
+// (cur) and commits it, retrying lost races (catalogs.CommitRetried: a
+// refused try deletes the files it wrote); it returns the new snapshot's
 // id.
 func (in *ingester) withRetry(ctx context.Context, stage func(ctx context.Context, cur *table.Table, tx *table.Transaction) error) (int64, error) {
 	var snapID int64
-	err := catalogs.WithCommitRetry(ctx, in.cfg.CommitRetries, func(ctx context.Context) error {
+	err := catalogs.CommitRetried(ctx, in.cat, in.cfg.Table, in.cfg.CommitRetries, func(ctx context.Context) (*table.Table, error) {
 		cur, err := catalogs.LoadTable(ctx, in.cat, in.cfg.Table)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		tx := cur.NewTransaction()
 		if err := stage(ctx, cur, tx); err != nil {
-			return err
+			return nil, err
 		}
 		after, err := tx.Commit(ctx)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		snapID = after.CurrentSnapshot().SnapshotID
-		return nil
+		return after, nil
 	})
 	return snapID, err
 }

@@ -82,10 +82,10 @@ func (in *ingester) addColumns(ctx context.Context, tgt target, fields []arrow.F
 		return nil, fmt.Errorf("add columns %s to %s: %w", strings.Join(fieldNames(fields), ", "), in.cfg.Table, err)
 	}
 	var tbl *table.Table
-	err = catalogs.WithCommitRetry(ctx, in.cfg.CommitRetries, func(ctx context.Context) error {
+	err = catalogs.CommitRetried(ctx, in.cat, in.cfg.Table, in.cfg.CommitRetries, func(ctx context.Context) (*table.Table, error) {
 		cur, err := catalogs.LoadTable(ctx, in.cat, in.cfg.Table)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		tx := cur.NewTransaction()
 		u := tx.UpdateSchema(true, false)
@@ -95,10 +95,10 @@ func (in *ingester) addColumns(ctx context.Context, tgt target, fields []arrow.F
 			}
 		}
 		if err := u.Commit(); err != nil {
-			return err
+			return nil, err
 		}
 		tbl, err = tx.Commit(ctx)
-		return err
+		return tbl, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("add columns %s to %s: %w", strings.Join(fieldNames(fields), ", "), in.cfg.Table, err)

@@ -144,10 +144,10 @@ func Expire(ctx context.Context, cat catalog.Catalog, name string, cfg ExpireCon
 	retries := catalogs.Spec{CommitRetries: cfg.CommitRetries}.Retries()
 	var res *ExpireResult
 	var loaded *table.Table
-	err := catalogs.WithCommitRetry(ctx, retries, func(ctx context.Context) error {
+	err := catalogs.CommitRetried(ctx, cat, name, retries, func(ctx context.Context) (*table.Table, error) {
 		tbl, err := catalogs.LoadTable(ctx, cat, name)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		loaded = tbl
 		now := time.Now()
@@ -156,27 +156,28 @@ func Expire(ctx context.Context, cat catalog.Catalog, name string, cfg ExpireCon
 		// result reports, not by iceberg-go's post-commit cleanup, which
 		// deletes files outside the table location too.
 		if err := tx.ExpireSnapshots(table.WithOlderThan(cfg.OlderThan), table.WithRetainLast(cfg.RetainLast), table.WithPostCommit(false)); err != nil {
-			return fmt.Errorf("expire %s: %w", name, err)
+			return nil, fmt.Errorf("expire %s: %w", name, err)
 		}
 		staged, err := tx.StagedTable()
 		if err != nil {
-			return fmt.Errorf("expire %s: %w", name, err)
+			return nil, fmt.Errorf("expire %s: %w", name, err)
 		}
 		res, err = planExpiry(ctx, tbl, staged.Metadata(), cfg.DeleteOutsideLocation)
 		if err != nil {
-			return fmt.Errorf("expire %s: %w", name, err)
+			return nil, fmt.Errorf("expire %s: %w", name, err)
 		}
 		res.Table, res.OlderThan, res.Cutoff, res.RetainLast, res.DryRun = name, cfg.OlderThan, now.Add(-cfg.OlderThan).UTC(), cfg.RetainLast, cfg.DryRun
 		if cfg.DryRun || (len(res.ExpiredSnapshots) == 0 && len(res.RemovedRefs) == 0) {
-			return nil
+			return nil, nil
 		}
-		if _, err := tx.Commit(ctx); err != nil && !onlyNotExist(err) {
+		after, err := tx.Commit(ctx)
+		if err != nil && !onlyNotExist(err) {
 			if catalogs.IsRetryable(err) {
-				return err
+				return nil, err
 			}
-			return fmt.Errorf("expire %s: %w (snapshots may be expired already; files left behind are removed by orphans)", name, err)
+			return nil, fmt.Errorf("expire %s: %w (snapshots may be expired already; files left behind are removed by orphans)", name, err)
 		}
-		return nil
+		return after, nil
 	})
 	if err != nil {
 		return nil, err

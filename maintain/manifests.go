@@ -43,7 +43,9 @@ type ManifestsResult struct {
 
 // RewriteManifests merges the small data manifests of the table called
 // name into target-sized ones (iceberg-go's RewriteManifests), committed as
-// a metadata-only replace snapshot. Data files are not touched.
+// a metadata-only replace snapshot. Data files are not touched. A commit
+// the catalog refuses deletes the manifests it wrote; one whose outcome
+// is unknown keeps them (catalogs.CommitRetried).
 func RewriteManifests(ctx context.Context, cat catalog.Catalog, name string, cfg ManifestsConfig) (*ManifestsResult, error) {
 	cat = catalogs.Wrap(cat)
 	log := cfg.Logger
@@ -52,35 +54,35 @@ func RewriteManifests(ctx context.Context, cat catalog.Catalog, name string, cfg
 	}
 	retries := catalogs.Spec{CommitRetries: cfg.CommitRetries}.Retries()
 	var res *ManifestsResult
-	err := catalogs.WithCommitRetry(ctx, retries, func(ctx context.Context) error {
+	err := catalogs.CommitRetried(ctx, cat, name, retries, func(ctx context.Context) (*table.Table, error) {
 		tbl, err := catalogs.LoadTable(ctx, cat, name)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		res = &ManifestsResult{Table: name}
 		if res.ManifestsBefore, err = manifestCount(ctx, tbl); err != nil {
-			return fmt.Errorf("rewrite manifests %s: %w", name, err)
+			return nil, fmt.Errorf("rewrite manifests %s: %w", name, err)
 		}
 		tx := tbl.NewTransaction()
 		rr, err := tx.RewriteManifests(ctx, table.WithManifestTargetSize(cfg.TargetSizeBytes))
 		if err != nil {
-			return fmt.Errorf("rewrite manifests %s: %w", name, err)
+			return nil, fmt.Errorf("rewrite manifests %s: %w", name, err)
 		}
 		if rr.IsNoOp() {
 			res.ManifestsAfter = res.ManifestsBefore
 			res.NoopReason = manifestsNoop(rr.NoOpReason)
-			return nil
+			return tbl, nil
 		}
 		after, err := tx.Commit(ctx)
 		if err != nil {
-			return fmt.Errorf("rewrite manifests %s: %w", name, err)
+			return nil, fmt.Errorf("rewrite manifests %s: %w", name, err)
 		}
 		res.RewrittenManifestsCount, res.AddedManifestsCount = len(rr.RewrittenManifests), len(rr.AddedManifests)
 		if s := after.CurrentSnapshot(); s != nil {
 			res.SnapshotID = s.SnapshotID
 		}
 		res.ManifestsAfter, err = manifestCount(ctx, after)
-		return err
+		return after, err
 	})
 	if err != nil {
 		return nil, err

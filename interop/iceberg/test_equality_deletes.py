@@ -2,8 +2,9 @@
 
 Neither Spark SQL nor PyIceberg writes equality deletes, so they are
 written through Iceberg Java's own API from the Spark session (py4j):
-GenericFileWriterFactory writes the delete file and a RowDelta commits it,
-on v2 and v3 tables Spark wrote. geocompact validates, benches and
+GenericFileWriterFactory writes the delete files (one per partition of a
+day-partitioned table) and a RowDelta commits them, on v2 and v3 tables
+Spark wrote, unpartitioned and partitioned by days(ts). geocompact validates, benches and
 rewrites the table with the deletes applied; Spark reads the same rows
 after the rewrite and at the snapshot before it. Equality deletes
 committed while a rewrite runs make it exit 4 having committed nothing,
@@ -25,9 +26,12 @@ VERSIONS = [pytest.param(2, id="v2"), pytest.param(3, id="v3")]
 EQUALITY = 2  # the delete_files table's content of an equality delete file
 
 
-def equality_delete(spark, table: str, column: str, values: list[int]) -> None:
-    """Commits one equality delete file on the int column: every row whose
-    column holds one of values is deleted. Unpartitioned tables only."""
+def equality_delete(spark, table: str, column: str, values: list[int]) -> int:
+    """Commits equality deletes on the int column in one RowDelta: every
+    row whose column holds one of values is deleted. An equality delete
+    applies only within its partition, so a partitioned table gets one
+    delete file per partition of its live data files. Returns how many
+    delete files were committed."""
     jvm = spark._jvm
     tbl = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(
         spark._jsparkSession, f"{CATALOG}.{table}")
@@ -40,16 +44,29 @@ def equality_delete(spark, table: str, column: str, values: list[int]) -> None:
     factory = (getattr(jvm.org.apache.iceberg.data, "GenericFileWriterFactory$Builder")(tbl)
                .deleteFileFormat(parquet).equalityFieldIds(ids)
                .equalityDeleteRowSchema(row_schema).build())
-    out = jvm.org.apache.iceberg.io.OutputFileFactory.builderFor(tbl, 1, 1).format(parquet) \
-        .build().newOutputFile()
-    writer = factory.newEqualityDeleteWriter(out, tbl.spec(), None)
+    outputs = jvm.org.apache.iceberg.io.OutputFileFactory.builderFor(tbl, 1, 1).format(parquet).build()
+    spec = tbl.spec()
+    partitions = {"": None}
+    if spec.isPartitioned():
+        partitions = {}
+        tasks = tbl.newScan().planFiles().iterator()
+        while tasks.hasNext():
+            part = tasks.next().file().partition()
+            partitions.setdefault(spec.partitionToPath(part), part.copy())
+        tasks.close()
     template = jvm.org.apache.iceberg.data.GenericRecord.create(row_schema)
-    for v in values:
-        rec = template.copy()
-        rec.setField(column, jvm.java.lang.Integer.valueOf(v))
-        writer.write(rec)
-    writer.close()
-    tbl.newRowDelta().addDeletes(writer.toDeleteFile()).commit()
+    delta = tbl.newRowDelta()
+    for part in partitions.values():
+        out = outputs.newOutputFile() if part is None else outputs.newOutputFile(spec, part)
+        writer = factory.newEqualityDeleteWriter(out, spec, part)
+        for v in values:
+            rec = template.copy()
+            rec.setField(column, jvm.java.lang.Integer.valueOf(v))
+            writer.write(rec)
+        writer.close()
+        delta.addDeletes(writer.toDeleteFile())
+    delta.commit()
+    return len(partitions)
 
 
 def equality_delete_files(spark, fq: str) -> int:
@@ -61,14 +78,16 @@ FIGURES = ("SELECT count(*) n, count(DISTINCT id) d, sum(id) s, "
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-def test_equality_deletes_rewritten(gc, spark, ns, version):
+@pytest.mark.parametrize("partition", [pytest.param("", id="unpartitioned"), pytest.param("days(ts)", id="day")])
+def test_equality_deletes_rewritten(gc, spark, ns, version, partition):
     table = f"{ns}.eqdel"
     fq = f"{CATALOG}.{table}"
-    spark_table(spark, table, version)
+    spark_table(spark, table, version, partition=partition)
     written = current_snapshot(spark, table)
     gone = [3, 17, 42]
-    equality_delete(spark, table, "device_id", gone)
-    assert equality_delete_files(spark, fq) == 1
+    files = equality_delete(spark, table, "device_id", gone)
+    assert equality_delete_files(spark, fq) == files
+    assert (files > 1) == bool(partition), "one delete file per partition"
     before = spark_fingerprint(spark, table)
     kept = spark.sql(FIGURES.format(src=f"{fq} VERSION AS OF {written}")
                      + f" WHERE device_id NOT IN ({', '.join(map(str, gone))})").collect()[0]

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/apache/iceberg-go/catalog"
 	iceio "github.com/apache/iceberg-go/io"
@@ -34,6 +33,7 @@ import (
 type Files struct {
 	mu     sync.Mutex
 	paths  []string
+	taken  bool   // a catalog took a commit under it
 	parent *Files // an enclosing tracker, which sees the same files
 }
 
@@ -47,12 +47,16 @@ func TrackFiles(ctx context.Context) (context.Context, *Files) {
 	return context.WithValue(ctx, filesKey{}, f), f
 }
 
-// FailedWrite reports whether err is a local file that could not be
-// written or read (a full disk, an I/O error): an operation failing so
-// stopped before any catalog could take its commit.
+// FailedWrite reports whether err is a local file that the tracked FileIO
+// could not create or write (a full disk, an I/O error; a *WriteError),
+// in a commit attempt that failed so before asking the catalog, or while
+// the catalog wrote the new metadata file it had yet to publish. A
+// failure whose outcome is unknown (OutcomeUnknown) is not one, whatever
+// it wraps: a file error after the catalog took a commit does not undo
+// it.
 func FailedWrite(err error) bool {
-	_, path := errors.AsType[*fs.PathError](err)
-	return path || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EIO)
+	_, write := errors.AsType[*WriteError](err)
+	return write && !OutcomeUnknown(err)
 }
 
 // RemoveOnFailedWrite runs attempt, a commit of the table ident of cat,
@@ -65,10 +69,15 @@ func FailedWrite(err error) bool {
 //
 // and the table, loaded again, references none of them (as its metadata
 // file, a previous one, a snapshot's manifest list or a manifest of a
-// branch head: a step after the catalog took the commit can fail too).
-// Any other failure leaves them: a commit whose outcome is unknown (a
-// timeout after it was sent, a catalog's server error) may have been
-// taken. Orphan cleanup finds them otherwise.
+// branch head). Any other failure leaves them: a commit whose outcome is
+// unknown (a timeout after it was sent, a catalog's server error) may
+// have been taken. Orphan cleanup finds them otherwise.
+//
+// The error it returns is marked OutcomeUnknown when the attempt failed
+// after a catalog took a commit under it, when the reloaded table
+// references one of its files, or when a failed write cannot be checked
+// so (the table does not load): none of those surely left the table
+// unchanged.
 func RemoveOnFailedWrite(ctx context.Context, cat catalog.Catalog, ident table.Identifier, attempt func(ctx context.Context) error) error {
 	return CommitTracked(ctx, cat, ident, func(ctx context.Context) (*table.Table, error) {
 		return nil, attempt(ctx)
@@ -84,6 +93,9 @@ func RemoveOnFailedWrite(ctx context.Context, cat catalog.Catalog, ident table.I
 func CommitTracked(ctx context.Context, cat catalog.Catalog, ident table.Identifier, attempt func(ctx context.Context) (*table.Table, error)) error {
 	tctx, files := TrackFiles(ctx)
 	committed, err := attempt(tctx)
+	if err != nil && files.Taken() {
+		err = markUnknown(err)
+	}
 	paths := files.Paths()
 	if len(paths) == 0 {
 		return err
@@ -95,16 +107,17 @@ func CommitTracked(ctx context.Context, cat catalog.Catalog, ident table.Identif
 		}
 		return nil
 	}
-	if !FailedWrite(err) && !IsRetryable(err) {
+	if !NothingCommitted(err) {
 		return err
 	}
-	tbl, lerr := cat.LoadTable(ctx, ident)
-	if lerr != nil {
-		return err
-	}
-	refs, rerr := referenced(ctx, tbl)
-	if rerr != nil || slices.ContainsFunc(paths, func(p string) bool { return refs[p] }) {
-		return err
+	refs, rerr := loadReferenced(ctx, cat, ident)
+	switch {
+	case rerr == nil && slices.ContainsFunc(paths, func(p string) bool { return refs[p] }):
+		return markUnknown(err) // the catalog took it after all
+	case rerr != nil && IsRetryable(err):
+		return err // refused, but what it wrote cannot be checked
+	case rerr != nil:
+		return markUnknown(err)
 	}
 	for _, p := range paths {
 		if rerr := (iceio.LocalFS{}).Remove(p); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
@@ -129,6 +142,16 @@ func removeUnreferenced(ctx context.Context, tbl *table.Table, paths []string) {
 			_ = (iceio.LocalFS{}).Remove(p)
 		}
 	}
+}
+
+// loadReferenced loads the table ident of cat and returns what
+// referenced does.
+func loadReferenced(ctx context.Context, cat catalog.Catalog, ident table.Identifier) (map[string]bool, error) {
+	tbl, err := cat.LoadTable(ctx, ident)
+	if err != nil {
+		return nil, err
+	}
+	return referenced(ctx, tbl)
 }
 
 // referenced returns the files tbl's metadata names as its metadata file,
@@ -169,6 +192,21 @@ func (f *Files) Paths() []string {
 	return slices.Clone(f.paths)
 }
 
+// Taken reports whether a catalog took a commit under f.
+func (f *Files) Taken() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.taken
+}
+
+func (f *Files) setTaken() {
+	for ; f != nil; f = f.parent {
+		f.mu.Lock()
+		f.taken = true
+		f.mu.Unlock()
+	}
+}
+
 func (f *Files) add(p string) {
 	for ; f != nil; f = f.parent {
 		f.mu.Lock()
@@ -206,17 +244,17 @@ type localFS struct {
 }
 
 // Create implements iceio.WriteFileIO; the file is recorded before it is
-// written.
+// written. Its failures to create and write the file are *WriteError.
 func (l localFS) Create(name string) (iceio.FileWriter, error) {
 	if err := l.fault.Create(name); err != nil {
-		return nil, err
+		return nil, &WriteError{Path: name, Err: err}
 	}
 	l.files.add(name)
 	w, err := l.LocalFS.Create(name)
-	if err != nil || l.fault == nil {
-		return w, err
+	if err != nil {
+		return nil, &WriteError{Path: name, Err: err}
 	}
-	return fileWriter{l.fault.Writer(name, w)}, nil
+	return fileWriter{name: name, WriteCloser: l.fault.Writer(name, w)}, nil
 }
 
 // WriteFile implements iceio.WriteFileIO.
@@ -232,9 +270,30 @@ func (l localFS) WriteFile(name string, content []byte) error {
 	return w.Close()
 }
 
-// fileWriter is an io.WriteCloser as an iceio.FileWriter.
-type fileWriter struct{ io.WriteCloser }
+// fileWriter is an io.WriteCloser as an iceio.FileWriter whose failures
+// are *WriteError.
+type fileWriter struct {
+	io.WriteCloser
+	name string
+}
+
+func (w fileWriter) Write(p []byte) (int, error) {
+	n, err := w.WriteCloser.Write(p)
+	return n, w.mark(err)
+}
+
+func (w fileWriter) Close() error { return w.mark(w.WriteCloser.Close()) }
 
 func (w fileWriter) ReadFrom(r io.Reader) (int64, error) {
-	return io.Copy(struct{ io.Writer }{w.WriteCloser}, r)
+	return io.Copy(struct{ io.Writer }{w}, r)
+}
+
+func (w fileWriter) mark(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := errors.AsType[*WriteError](err); ok {
+		return err
+	}
+	return &WriteError{Path: w.name, Err: err}
 }

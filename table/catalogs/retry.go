@@ -39,18 +39,16 @@ func Wrap(c catalog.Catalog) catalog.Catalog {
 }
 
 // CommitTable forwards to the wrapped catalog and maps a stale-base
-// requirement failure to table.ErrCommitFailed. A commit that fails
-// writing its metadata file, or that the catalog refuses, deletes what it
-// wrote of it.
+// requirement failure to table.ErrCommitFailed; any other failure but one
+// writing the metadata file is marked OutcomeUnknown (see commitTable). A
+// commit that fails writing its metadata file, or that the catalog
+// refuses, deletes what it wrote of it.
 func (c *retryCatalog) CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, updates []table.Update) (table.Metadata, string, error) {
 	var meta table.Metadata
 	var loc string
 	err := RemoveOnFailedWrite(ctx, c.Catalog, ident, func(ctx context.Context) error {
 		var err error
-		meta, loc, err = c.Catalog.CommitTable(ctx, ident, reqs, updates)
-		if err != nil && !errors.Is(err, table.ErrCommitFailed) && isStaleBase(err) {
-			err = fmt.Errorf("%w: %w", table.ErrCommitFailed, err)
-		}
+		meta, loc, err = commitTable(ctx, c.Catalog, ident, reqs, updates)
 		return err
 	})
 	return meta, loc, err
@@ -93,8 +91,12 @@ func isStaleBase(err error) bool {
 // a concurrent expire removed the commit's base snapshot
 // (table.ErrCommitDiverged) or the manifests of a snapshot committed
 // meanwhile: validation runs before the catalog commit, and iceberg-go asks
-// the committer to rebuild from a fresh base, which a retry does.
+// the committer to rebuild from a fresh base, which a retry does. A
+// failure whose outcome is unknown (OutcomeUnknown) is never retryable.
 func IsRetryable(err error) bool {
+	if OutcomeUnknown(err) {
+		return false
+	}
 	return errors.Is(err, table.ErrCommitFailed) || errors.Is(err, ErrConflict) ||
 		errors.Is(err, table.ErrCommitDiverged) || lostConcurrentManifest(err)
 }
@@ -107,7 +109,8 @@ func lostConcurrentManifest(err error) bool {
 
 // WithCommitRetry runs attempt until it succeeds, fails with an error
 // other than table.ErrCommitFailed (a lost race with another writer), or
-// has been retried retries times (0 means 4, negative none); it waits with
+// has been retried retries times (0 means 4, negative none; a failure
+// whose outcome is unknown is never retried); it waits with
 // jittered exponential backoff in between. attempt must start from a fresh
 // load of the table each time. An exhausted budget returns an error that
 // wraps ErrConflict. An attempt that finds the table changed in a way a
@@ -117,7 +120,7 @@ func WithCommitRetry(ctx context.Context, retries int, attempt func(ctx context.
 	wait := 50 * time.Millisecond
 	for i := 0; ; i++ {
 		err := attempt(ctx)
-		if err == nil || !errors.Is(err, table.ErrCommitFailed) {
+		if err == nil || !errors.Is(err, table.ErrCommitFailed) || OutcomeUnknown(err) {
 			return err
 		}
 		if i >= retries {

@@ -197,7 +197,7 @@ func (t *Table) Commit(ctx context.Context, groups []format.Replacement, c forma
 			return nt, err
 		})
 	})
-	if catalogs.IsRetryable(err) || catalogs.FailedWrite(err) {
+	if catalogs.NothingCommitted(err) {
 		err = format.NotCommitted(err)
 	}
 	return id, removedDeletes, err
