@@ -12,7 +12,7 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/internal/testenv"
+	"github.com/geocompact/geocompact/internal/testing/testenv"
 	"github.com/geocompact/geocompact/spatial/geoparquettest"
 )
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/inspect"
-	"github.com/geocompact/geocompact/internal/testenv"
+	"github.com/geocompact/geocompact/internal/testing/testenv"
 	"github.com/geocompact/geocompact/maintain"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/table/catalogs"

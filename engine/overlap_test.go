@@ -11,7 +11,7 @@ import (
 
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine/optval"
-	"github.com/geocompact/geocompact/internal/testpoints"
+	"github.com/geocompact/geocompact/internal/testing/testpoints"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/table"
 )

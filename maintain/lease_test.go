@@ -13,7 +13,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/geocompact/geocompact/internal/testenv"
+	"github.com/geocompact/geocompact/internal/testing/testenv"
 	"github.com/geocompact/geocompact/maintain"
 	"github.com/geocompact/geocompact/table/catalogs"
 )

@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/internal/enginetest"
-	"github.com/geocompact/geocompact/internal/testenv"
+	"github.com/geocompact/geocompact/internal/testing/enginetest"
+	"github.com/geocompact/geocompact/internal/testing/testenv"
 	"github.com/geocompact/geocompact/maintain"
 	"github.com/geocompact/geocompact/sql/where"
 	"github.com/geocompact/geocompact/table/catalogs"

@@ -11,7 +11,7 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/internal/faultio"
-	"github.com/geocompact/geocompact/internal/reliability"
+	"github.com/geocompact/geocompact/internal/testing/reliability"
 	"github.com/geocompact/geocompact/validate/validatetest"
 )
 
