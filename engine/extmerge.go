@@ -91,7 +91,7 @@ func (ex *execution) sortMerged(ctx context.Context, g *groupIO, recs iter.Seq2[
 	start = time.Now()
 	ex.progress(g.o.index, "sorting runs", 0, 0)
 	rs := spill.NewRuns(dir, g.readSc)
-	rs.BeforeWrite = testHookSpillWrite
+	rs.BeforeWrite = hooksOf(ctx).SpillWrite
 	defer rs.Remove()
 	cells := cellRuns(frozen)
 	size, err := writeRuns(recs, g, frozen, rs, runBudget(sp.BudgetBytes), cells)
@@ -99,9 +99,6 @@ func (ex *execution) sortMerged(ctx context.Context, g *groupIO, recs iter.Seq2[
 		return nil, err
 	}
 	ex.r.log.Debug("spill: runs written", "partition", g.o.group.Partition, "runs", rs.Len(), "rows", g.o.in.Rows, "spill_bytes", rs.DiskBytes(), "duration", time.Since(start))
-	if testHookAfterScatter != nil {
-		testHookAfterScatter()
-	}
 	if g.o.in.Rows == 0 {
 		return nil, nil
 	}

@@ -108,7 +108,7 @@ func scatterBuffer(budget int64) int64 {
 // checkSpill fails before anything is read when the spill directory is
 // missing, unwritable or too small for the spilled groups that may run at
 // once.
-func (r *rewriter) checkSpill(p *Plan, concurrency int) error {
+func (r *rewriter) checkSpill(ctx context.Context, p *Plan, concurrency int) error {
 	var sizes []int64
 	for _, g := range p.Groups {
 		if g.Sort != nil && g.Sort.Spill {
@@ -129,7 +129,7 @@ func (r *rewriter) checkSpill(p *Plan, concurrency int) error {
 		return err
 	}
 	d.Close()
-	free, err := freeSpace(root)
+	free, err := hooksOf(ctx).freeSpace(root)
 	if err != nil {
 		return fmt.Errorf("%w: free space of %s: %w", spill.ErrDir, root, err)
 	}
@@ -184,15 +184,12 @@ func (ex *execution) sortSpilled(ctx context.Context, g *groupIO, recs iter.Seq2
 	start = time.Now()
 	ex.progress(g.o.index, "scattering", 0, 0)
 	bf := spill.NewBuckets(dir, g.readSc, len(bounds)+1)
-	bf.BeforeWrite = testHookSpillWrite
+	bf.BeforeWrite = hooksOf(ctx).SpillWrite
 	runs := cellRuns(frozen)
 	if err := scatter(recs, g, frozen, bounds, bf, scatterBuffer(sp.BudgetBytes), runs); err != nil {
 		return nil, err
 	}
 	ex.r.log.Debug("spill: scattered", "partition", g.o.group.Partition, "rows", g.o.in.Rows, "spill_bytes", bf.DiskBytes(), "duration", time.Since(start))
-	if testHookAfterScatter != nil {
-		testHookAfterScatter()
-	}
 	start = time.Now()
 	per := sortedFileRows(g.o.in.Rows, g.o.group.OutputFiles)
 	fileRows := func(int) int64 { return per }
@@ -420,17 +417,6 @@ func (ex *execution) sortUnits(ctx context.Context, g *groupIO, frozen *cluster.
 	}
 	return err
 }
-
-// Test hooks: after a spilled group is scattered and before its buckets
-// are sorted; before every spill segment is written (an error fails the
-// write as a full disk would).
-var (
-	testHookAfterScatter func()
-	testHookSpillWrite   func() error
-)
-
-// freeSpace probes the free space of a spill directory (replaced in tests).
-var freeSpace = spill.FreeBytes
 
 // openSpillDir opens this run's spill directory under the configured root,
 // logging the abandoned directories of killed runs it removed on the way.

@@ -60,8 +60,8 @@ func (ex *execution) rewriteGroupErr(ctx context.Context, o *groupOut) error {
 	}
 	ex.r.log.Debug("rewrite group written", "partition", o.group.Partition, "files", len(files), "duration", time.Since(start))
 	o.newFiles = files
-	if err == nil && testHookAfterWrite != nil {
-		err = testHookAfterWrite()
+	if h := hooksOf(ctx); err == nil && h.AfterWrite != nil {
+		err = h.AfterWrite()
 	}
 	if err != nil {
 		return err

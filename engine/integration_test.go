@@ -17,6 +17,7 @@ import (
 // PostgreSQL when configured) and checks what Inspect and Metrics report
 // against what was generated.
 func TestIntegrationGenerateInspectMetrics(t *testing.T) {
+	t.Parallel()
 	const rows, commits = 2000, 10
 	extent := spatial.Bound{MinX: -20, MinY: 30, MaxX: 40, MaxY: 60}
 	tests := []struct {
