@@ -12,6 +12,7 @@ import (
 )
 
 func TestBenchCurrentAndArrivalAfterCompaction(t *testing.T) {
+	t.Parallel()
 	cat := newCatalog(t)
 	generateSmall(t, cat, "b.pings", 6000, 40)
 	_, err := enginetest.Rewrite(t.Context(), cat, "b.pings", engine.Request{Curve: "hilbert",
@@ -39,6 +40,7 @@ func TestBenchCurrentAndArrivalAfterCompaction(t *testing.T) {
 }
 
 func TestArrivalFallsBackWithoutHistory(t *testing.T) {
+	t.Parallel()
 	cat := newCatalog(t)
 	generateSmall(t, cat, "b.pings", 2000, 8)
 	tbl, err := catalogs.LoadTable(t.Context(), cat, "b.pings")

@@ -47,6 +47,7 @@ var incrementalVariants = []struct{ name, key, value string }{
 // GEOCOMPACT_INCREMENTAL_ROWS overrides the base row count (100,000) and
 // GEOCOMPACT_INCREMENTAL_ROUNDS the number of rounds (10).
 func TestIncrementalMaintenance(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("GEOCOMPACT_LONG") == "" {
 		t.Skip("a measurement: set GEOCOMPACT_LONG=1")
 	}

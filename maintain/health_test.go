@@ -61,6 +61,7 @@ func gridWindows() []spatial.Bound {
 }
 
 func TestLayoutHealthDecaysAndRecovers(t *testing.T) {
+	t.Parallel()
 	cat, err := catalogs.Open(t.Context(), catalogs.Spec{Warehouse: t.TempDir()})
 	require.NoError(t, err)
 	generatedTable(t, cat, bench.GenerateConfig{Table: "h.t", Rows: 20000, Commits: 24, Distribution: bench.Clustered, Seed: 1})
