@@ -162,10 +162,7 @@ func (ex *execution) sortSpilled(ctx context.Context, g *groupIO, recs iter.Seq2
 	if sp.Runs > 0 {
 		return ex.sortMerged(ctx, g, recs)
 	}
-	if ex.r.opts.CutWindowFraction > 0 {
-		ex.r.log.Warn("cut-window-fraction is not applied to a spilled group: its files are cut at equal row counts", "partition", g.o.group.Partition)
-	}
-	sorter, err := ex.groupSorter(g, g.readSc)
+	sorter, err := ex.spilledSorter(g)
 	if err != nil {
 		return nil, err
 	}
@@ -191,19 +188,32 @@ func (ex *execution) sortSpilled(ctx context.Context, g *groupIO, recs iter.Seq2
 	}
 	ex.r.log.Debug("spill: scattered", "partition", g.o.group.Partition, "rows", g.o.in.Rows, "spill_bytes", bf.DiskBytes(), "duration", time.Since(start))
 	start = time.Now()
+	sink := ex.spilledSink(ctx, g, runs)
+	err = ex.sortUnits(ctx, g, frozen, bf, unitBudget(sp.BudgetBytes), sink)
+	files, err := closeSink(sink, err)
+	ex.r.log.Debug("spill: sorted and written", "partition", g.o.group.Partition, "files", len(files), "duration", time.Since(start))
+	return files, err
+}
+
+// spilledSorter returns the Sorter of a group sorted through spill files,
+// warning that cut-window-fraction does not apply to such a group.
+func (ex *execution) spilledSorter(g *groupIO) (*cluster.Sorter, error) {
+	if ex.r.opts.CutWindowFraction > 0 {
+		ex.r.log.Warn("cut-window-fraction is not applied to a spilled group: its files are cut at equal row counts", "partition", g.o.group.Partition)
+	}
+	return ex.groupSorter(g, g.readSc)
+}
+
+// spilledSink returns the sink of a group sorted through spill files: its
+// files end at the cells of runs when the layout decides where files are
+// cut (runs is not nil), else at equal row counts.
+func (ex *execution) spilledSink(ctx context.Context, g *groupIO, runs *cluster.CellRuns) table.Sink {
 	per := sortedFileRows(g.o.in.Rows, g.o.group.OutputFiles)
 	fileRows := func(int) int64 { return per }
 	if runs != nil {
 		fileRows = runFileRows(runs.Runs(), g.o.group.OutputFiles)
 	}
-	sink := ex.newSink(ctx, g.o, g.sc, fileRows, sinkQueue)
-	err = ex.sortUnits(ctx, g, frozen, bf, unitBudget(sp.BudgetBytes), sink)
-	files, cerr := sink.Close()
-	if err == nil && cerr != nil {
-		err = fmt.Errorf("write: %w", cerr)
-	}
-	ex.r.log.Debug("spill: sorted and written", "partition", g.o.group.Partition, "files", len(files), "duration", time.Since(start))
-	return files, err
+	return ex.newSink(ctx, g.o, g.sc, fileRows, sinkQueue)
 }
 
 // sampleKeys reads the key and extent columns of the group once, and

@@ -114,11 +114,7 @@ func (ex *execution) writeStream(ctx context.Context, g *groupIO, recs iter.Seq2
 		}
 		return nil
 	})
-	files, cerr := sink.Close()
-	if err == nil && cerr != nil {
-		err = fmt.Errorf("write: %w", cerr)
-	}
-	return files, err
+	return closeSink(sink, err)
 }
 
 // eachBatch reads recs, runs check on each batch and hands it to use,
@@ -190,15 +186,7 @@ func (ex *execution) sortInMemory(ctx context.Context, g *groupIO, recs iter.Seq
 		return nil, err
 	}
 	sink := ex.newSink(ctx, g.o, g.sc, fileRows, sinkQueue)
-	if err := gatherInto(sink, g.readSc, in, perm); err != nil {
-		files, _ := sink.Close()
-		return files, err
-	}
-	files, err := sink.Close()
-	if err != nil {
-		err = fmt.Errorf("write: %w", err)
-	}
-	return files, err
+	return closeSink(sink, gatherInto(sink, g.readSc, in, perm))
 }
 
 // errAutoDistributed refuses --curve auto in a distributed rewrite.

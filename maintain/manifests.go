@@ -46,10 +46,7 @@ type ManifestsResult struct {
 // a metadata-only replace snapshot. Data files are not touched.
 func RewriteManifests(ctx context.Context, cat catalog.Catalog, name string, cfg ManifestsConfig) (*ManifestsResult, error) {
 	cat = catalogs.Wrap(cat)
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log := orDiscard(cfg.Logger)
 	retries := catalogs.Spec{CommitRetries: cfg.CommitRetries}.Retries()
 	var res *ManifestsResult
 	err := catalogs.WithCommitRetry(ctx, retries, func(ctx context.Context) error {
