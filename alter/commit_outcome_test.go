@@ -11,7 +11,7 @@ import (
 
 	"github.com/geocompact/geocompact/alter"
 	"github.com/geocompact/geocompact/bench"
-	"github.com/geocompact/geocompact/internal/committest"
+	"github.com/geocompact/geocompact/internal/testing/committest"
 	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/table/layouts"
 )

@@ -7,11 +7,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/internal/enginetest"
+	"github.com/geocompact/geocompact/internal/testing/enginetest"
 	"github.com/geocompact/geocompact/table/catalogs"
 )
 
 func TestBenchCurrentAndArrivalAfterCompaction(t *testing.T) {
+	t.Parallel()
 	cat := newCatalog(t)
 	generateSmall(t, cat, "b.pings", 6000, 40)
 	_, err := enginetest.Rewrite(t.Context(), cat, "b.pings", engine.Request{Curve: "hilbert",
@@ -39,6 +40,7 @@ func TestBenchCurrentAndArrivalAfterCompaction(t *testing.T) {
 }
 
 func TestArrivalFallsBackWithoutHistory(t *testing.T) {
+	t.Parallel()
 	cat := newCatalog(t)
 	generateSmall(t, cat, "b.pings", 2000, 8)
 	tbl, err := catalogs.LoadTable(t.Context(), cat, "b.pings")

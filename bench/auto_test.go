@@ -17,6 +17,7 @@ import (
 // --curve auto rewrite (whose commit records the choice), and measures
 // every layout whatever layout the source table records.
 func TestRunAutoAndRecordedLayout(t *testing.T) {
+	t.Parallel()
 	cat := newCatalog(t)
 	generateSmall(t, cat, "b.pings", 3000, 12)
 	_, err := alter.Apply(t.Context(), cat, "b.pings", alter.Request{Curve: "hilbert"})

@@ -19,6 +19,7 @@ func cmpBound(a, b spatial.Bound) int {
 // TestRowBoundsMatchGenerate checks that RowBounds gives the boxes of the
 // rows Generate writes for the same config.
 func TestRowBoundsMatchGenerate(t *testing.T) {
+	t.Parallel()
 	cat := newCatalog(t)
 	cfg := GenerateConfig{Table: "g.rows", Rows: 700, Commits: 3, Geometry: Polygons, Distribution: Clustered, Seed: 11}
 	_, err := Generate(t.Context(), cat, cfg)
@@ -50,6 +51,7 @@ func TestRowBoundsMatchGenerate(t *testing.T) {
 // and 20 files linear and str come within a few percent of each other on
 // this data and either may win.)
 func TestChooseOnClusteredPoints(t *testing.T) {
+	t.Parallel()
 	sample, err := RowBounds(GenerateConfig{Rows: 1 << 16, Distribution: Clustered, Seed: 1})
 	require.NoError(t, err)
 	curves := []string{"linear", "zorder", "hilbert", "str"}

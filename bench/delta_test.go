@@ -58,6 +58,7 @@ func arrivalNames(t *testing.T, tbl *delta.Table) ([]string, ArrivalSource, int6
 }
 
 func TestDeltaArrival(t *testing.T) {
+	t.Parallel()
 	tbl, _ := deltaArrivals(t, deltatest.Options{ColumnMapping: "name"}, 10)
 	names, order, rows := arrivalNames(t, tbl)
 	assert.Equal(t, ArrivalHistory, order)
@@ -80,6 +81,7 @@ func TestDeltaArrival(t *testing.T) {
 }
 
 func TestRunDeltaDeletionVectors(t *testing.T) {
+	t.Parallel()
 	tbl, dir := deltaArrivals(t, deltatest.Options{ColumnMapping: "name"}, 50)
 	snap := deltatest.Snapshot(t, tbl)
 	deltatest.DeleteRows(t, tbl, snap.Files[0], 1, 2, 3, 4)
@@ -100,6 +102,7 @@ func TestRunDeltaDeletionVectors(t *testing.T) {
 }
 
 func TestRunDeltaRefusals(t *testing.T) {
+	t.Parallel()
 	for name, o := range map[string]deltatest.Options{"no bbox": {NoBBox: true}, "covering": {Covering: true}} {
 		t.Run(name, func(t *testing.T) {
 			tbl, dir := deltaArrivals(t, o, 3)

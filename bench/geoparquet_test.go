@@ -16,6 +16,7 @@ import (
 // valid GeoParquet 1.1 stating its own rows' types, on a partitioned v2
 // table and a v3 table.
 func TestGenerateWritesGeoParquet(t *testing.T) {
+	t.Parallel()
 	cases := []GenerateConfig{
 		{Table: "g.lines", Rows: 900, Commits: 3, Geometry: Lines, PartitionBy: "day(ts)", Seed: 3},
 		{Table: "g.v3", Rows: 600, Commits: 2, Geometry: Polygons, FormatVersion: 3, Seed: 4},

@@ -15,7 +15,7 @@ import (
 
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/internal/enginetest"
+	"github.com/geocompact/geocompact/internal/testing/enginetest"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/table/catalogs"
 )
@@ -47,6 +47,7 @@ var incrementalVariants = []struct{ name, key, value string }{
 // GEOCOMPACT_INCREMENTAL_ROWS overrides the base row count (100,000) and
 // GEOCOMPACT_INCREMENTAL_ROUNDS the number of rounds (10).
 func TestIncrementalMaintenance(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("GEOCOMPACT_LONG") == "" {
 		t.Skip("a measurement: set GEOCOMPACT_LONG=1")
 	}

@@ -91,6 +91,7 @@ var layoutDistributions = []Distribution{Clustered, Places}
 // GEOCOMPACT_LAYOUT_ROWS and GEOCOMPACT_LAYOUT_SAMPLE override the row
 // count (1,000,000) and the sample size (65,536).
 func TestLayoutEstimates(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("GEOCOMPACT_LONG") == "" {
 		t.Skip("a measurement: set GEOCOMPACT_LONG=1")
 	}

@@ -101,6 +101,7 @@ func fourCells() [][][2]float64 {
 }
 
 func TestMeasureWindowsExact(t *testing.T) {
+	t.Parallel()
 	windows := []spatial.Bound{
 		{MinX: 0, MinY: 0, MaxX: 5, MaxY: 5},           // file 0 only
 		{MinX: 3, MinY: 0, MaxX: 12, MaxY: 5},          // files 0 and 1, one matching point each
@@ -172,6 +173,7 @@ func TestMeasureWindowsExact(t *testing.T) {
 }
 
 func TestLowerBound(t *testing.T) {
+	t.Parallel()
 	// Worked by hand: 1,000 matching rows over files of at most 300 rows
 	// need at least 4 files (3 hold only 900).
 	for _, tc := range []struct{ matching, maxRows, want int64 }{
@@ -189,6 +191,7 @@ func TestLowerBound(t *testing.T) {
 }
 
 func TestSummarizeLowerBoundUsesLargestFile(t *testing.T) {
+	t.Parallel()
 	// Files of 3, 5 and 2 rows: the largest holds 5, so 7 matching rows
 	// need at least 2 files and 5 need 1.
 	files := []fileInfo{
@@ -218,6 +221,7 @@ func TestSummarizeLowerBoundUsesLargestFile(t *testing.T) {
 }
 
 func TestPercentiles(t *testing.T) {
+	t.Parallel()
 	v := []float64{5, 1, 4, 2, 3, 10, 6, 7, 8, 9} // 1..10
 	if got := median(v); got != 5.5 {
 		t.Errorf("median = %g, want 5.5", got)
@@ -234,6 +238,7 @@ func TestPercentiles(t *testing.T) {
 }
 
 func TestOverlapDepth(t *testing.T) {
+	t.Parallel()
 	box := func(minx, miny, maxx, maxy float64) spatial.Bound {
 		return spatial.Bound{MinX: minx, MinY: miny, MaxX: maxx, MaxY: maxy}
 	}

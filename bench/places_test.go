@@ -15,6 +15,7 @@ import (
 // TestPlacesFixture checks that the embedded fixture is the file
 // data/README.md describes: its checksum and its places.
 func TestPlacesFixture(t *testing.T) {
+	t.Parallel()
 	sum := sha256.Sum256(placesGz)
 	assert.Equal(t, "767b57f8e6bf99f1bb730e8686d4d239fbe62747691f228388edd1c7d55ed74e", hex.EncodeToString(sum[:]))
 	ps, err := loadPlaces()
@@ -40,6 +41,7 @@ func TestPlacesFixture(t *testing.T) {
 // extent, most of them within a few spreads of a place and none on the
 // open ocean far from one, and drawn by population.
 func TestPlacesDistribution(t *testing.T) {
+	t.Parallel()
 	cfg := GenerateConfig{Rows: 20000, Distribution: Places, Seed: 3}
 	rows, err := RowBounds(cfg)
 	require.NoError(t, err)
@@ -76,6 +78,7 @@ func TestPlacesDistribution(t *testing.T) {
 // TestPlacesBadExtent checks that an extent without places is refused by
 // Validate, naming the distribution.
 func TestPlacesBadExtent(t *testing.T) {
+	t.Parallel()
 	cfg := GenerateConfig{Table: "g.t", Rows: 10, Commits: 1, Distribution: Places, Extent: spatial.Bound{MinX: 1000, MinY: 1000, MaxX: 2000, MaxY: 2000}}
 	err := cfg.Validate()
 	require.ErrorIs(t, err, ErrGenerate)

@@ -28,6 +28,7 @@ func generateSmall(t testing.TB, cat catalog.Catalog, name string, rows int64, c
 }
 
 func TestRunUnsortedCopy(t *testing.T) {
+	t.Parallel()
 	cat := newCatalog(t)
 	gen := generateSmall(t, cat, "b.pings", 4000, 40)
 	cfg := Config{
@@ -98,6 +99,7 @@ func TestRunUnsortedCopy(t *testing.T) {
 }
 
 func TestScratchNeverReplacesOtherTables(t *testing.T) {
+	t.Parallel()
 	cat := newCatalog(t)
 	generateSmall(t, cat, "b.src", 200, 2)
 	// A user table that happens to carry the scratch name.
@@ -113,6 +115,7 @@ func TestScratchNeverReplacesOtherTables(t *testing.T) {
 }
 
 func TestWriteSVG(t *testing.T) {
+	t.Parallel()
 	cat := newCatalog(t)
 	generateSmall(t, cat, "b.pic", 3000, 30)
 	rep, err := Run(t.Context(), cat, Config{

@@ -14,6 +14,7 @@ import (
 )
 
 func TestGenerateWindowsDeterministic(t *testing.T) {
+	t.Parallel()
 	extent := spatial.Bound{MinX: -180, MinY: -90, MaxX: 180, MaxY: 90}
 	rows := []spatial.Bound{
 		{MinX: 10, MinY: 20, MaxX: 10, MaxY: 20},
@@ -60,6 +61,7 @@ func TestGenerateWindowsDeterministic(t *testing.T) {
 }
 
 func TestGenerateWindowsRefuses(t *testing.T) {
+	t.Parallel()
 	extent := spatial.World
 	for _, tc := range []struct {
 		name   string
@@ -83,6 +85,7 @@ func TestGenerateWindowsRefuses(t *testing.T) {
 }
 
 func TestReadWindows(t *testing.T) {
+	t.Parallel()
 	got, err := ReadWindows(strings.NewReader(`[{"minx":1,"miny":2,"maxx":3,"maxy":4},{"minx":-1,"miny":-1,"maxx":-1,"maxy":-1}]`))
 	if err != nil {
 		t.Fatal(err)

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/geocompact/geocompact/internal/testpoints"
+	"github.com/geocompact/geocompact/internal/testing/testpoints"
 	"github.com/geocompact/geocompact/spatial"
 )
 

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/geocompact/geocompact/internal/reliability"
-	"github.com/geocompact/geocompact/internal/testenv"
+	"github.com/geocompact/geocompact/internal/testing/reliability"
+	"github.com/geocompact/geocompact/internal/testing/testenv"
 )
 
 // s3Table returns an empty S3 location for a Delta table on the loopback

@@ -10,7 +10,7 @@ import (
 // reporting the phase.
 func (ex *execution) commit(ctx context.Context, outs []*groupOut) (id int64, removedDeletes int, err error) {
 	ex.progress(-1, "committing", 0, 0)
-	c := table.Commit{Summary: ex.r.summary(len(outs)), Retries: ex.r.cfg.CommitRetries, BeforeAttempt: testHookBeforeCommit}
+	c := table.Commit{Summary: ex.r.summary(len(outs)), Retries: ex.r.cfg.CommitRetries, BeforeAttempt: hooksOf(ctx).BeforeCommit}
 	id, removedDeletes, err = ex.tf.Commit(ctx, replacements(outs), c)
 	if err == nil {
 		ex.r.log.Info("rewrite committed", "snapshot_id", id, "groups", len(outs))

@@ -18,8 +18,8 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/internal/enginetest"
-	"github.com/geocompact/geocompact/internal/testenv"
+	"github.com/geocompact/geocompact/internal/testing/enginetest"
+	"github.com/geocompact/geocompact/internal/testing/testenv"
 	"github.com/geocompact/geocompact/table/catalogs"
 )
 
@@ -58,6 +58,7 @@ func (c *racingCatalog) CommitTable(ctx context.Context, ident table.Identifier,
 // leaves no file that no snapshot references: the manifests and manifest
 // lists its refused attempts wrote are deleted.
 func TestLostCommitRaceLeavesNoFiles(t *testing.T) {
+	t.Parallel()
 	eachCatalog(t, func(t *testing.T, c testenv.Catalog) {
 		inner, name, tbl := racedTable(t, c)
 		before := tableDigest(t, tbl)
@@ -89,6 +90,7 @@ func TestLostCommitRaceLeavesNoFiles(t *testing.T) {
 // taken leaves no file that no snapshot references: the manifests and
 // manifest list of the refused try are deleted.
 func TestReplayedCommitLeavesNoFiles(t *testing.T) {
+	t.Parallel()
 	eachCatalog(t, func(t *testing.T, c testenv.Catalog) {
 		inner, name, tbl := racedTable(t, c)
 		before := tableDigest(t, tbl)
@@ -181,6 +183,7 @@ func (c lostReplyCatalog) CommitTable(ctx context.Context, ident table.Identifie
 // whose reply was lost fails the rewrite without deleting anything the
 // table now references: the new snapshot reads the same rows.
 func TestUnknownCommitOutcomeDeletesNothing(t *testing.T) {
+	t.Parallel()
 	eachCatalog(t, func(t *testing.T, c testenv.Catalog) {
 		inner, name := newTable(t, c, bench.GenerateConfig{Rows: 2000, Commits: 6})
 		before := tableDigest(t, mustLoad(t, inner, name))

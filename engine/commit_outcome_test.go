@@ -16,9 +16,9 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/internal/enginetest"
 	"github.com/geocompact/geocompact/internal/faultio"
-	"github.com/geocompact/geocompact/internal/testenv"
+	"github.com/geocompact/geocompact/internal/testing/enginetest"
+	"github.com/geocompact/geocompact/internal/testing/testenv"
 	"github.com/geocompact/geocompact/table/catalogs"
 )
 

@@ -13,6 +13,7 @@ import (
 // on iceberg-go or the Delta layer: formats reach the core only as a
 // table.Table.
 func TestCoreIsFormatFree(t *testing.T) {
+	t.Parallel()
 	out, err := exec.Command("go", "list", "-deps", "./...").Output()
 	require.NoError(t, err)
 	for _, dep := range strings.Fields(string(out)) {

@@ -69,10 +69,7 @@ func mergePlan(sp *SortPlan, g *Group) {
 // group: the in-memory sort's.
 func (ex *execution) sortMerged(ctx context.Context, g *groupIO, recs iter.Seq2[arrow.RecordBatch, error]) ([]table.OutFile, error) {
 	sp := g.o.group.Sort
-	if ex.r.opts.CutWindowFraction > 0 {
-		ex.r.log.Warn("cut-window-fraction is not applied to a spilled group: its files are cut at equal row counts", "partition", g.o.group.Partition)
-	}
-	sorter, err := ex.groupSorter(g, g.readSc)
+	sorter, err := ex.spilledSorter(g)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +88,7 @@ func (ex *execution) sortMerged(ctx context.Context, g *groupIO, recs iter.Seq2[
 	start = time.Now()
 	ex.progress(g.o.index, "sorting runs", 0, 0)
 	rs := spill.NewRuns(dir, g.readSc)
-	rs.BeforeWrite = testHookSpillWrite
+	rs.BeforeWrite = hooksOf(ctx).SpillWrite
 	defer rs.Remove()
 	cells := cellRuns(frozen)
 	size, err := writeRuns(recs, g, frozen, rs, runBudget(sp.BudgetBytes), cells)
@@ -99,30 +96,19 @@ func (ex *execution) sortMerged(ctx context.Context, g *groupIO, recs iter.Seq2[
 		return nil, err
 	}
 	ex.r.log.Debug("spill: runs written", "partition", g.o.group.Partition, "runs", rs.Len(), "rows", g.o.in.Rows, "spill_bytes", rs.DiskBytes(), "duration", time.Since(start))
-	if testHookAfterScatter != nil {
-		testHookAfterScatter()
-	}
 	if g.o.in.Rows == 0 {
 		return nil, nil
 	}
 	start = time.Now()
 	ex.progress(g.o.index, "merging", 0, 0)
-	per := sortedFileRows(g.o.in.Rows, g.o.group.OutputFiles)
-	fileRows := func(int) int64 { return per }
-	if cells != nil {
-		fileRows = runFileRows(cells.Runs(), g.o.group.OutputFiles)
-	}
-	sink := ex.newSink(ctx, g.o, g.sc, fileRows, sinkQueue)
+	sink := ex.spilledSink(ctx, g, cells)
 	err = rs.Merge(fanIn(sp.BudgetBytes), size.rows(mergeBatchBytes), size.rows(gatherBytes), func(rec arrow.RecordBatch) error {
 		if err := sink.Write(rec); err != nil {
 			return fmt.Errorf("write: %w", err)
 		}
 		return nil
 	})
-	files, cerr := sink.Close()
-	if err == nil && cerr != nil {
-		err = fmt.Errorf("write: %w", cerr)
-	}
+	files, err := closeSink(sink, err)
 	ex.r.log.Debug("spill: merged and written", "partition", g.o.group.Partition, "files", len(files), "duration", time.Since(start))
 	return files, err
 }

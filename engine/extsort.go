@@ -108,7 +108,7 @@ func scatterBuffer(budget int64) int64 {
 // checkSpill fails before anything is read when the spill directory is
 // missing, unwritable or too small for the spilled groups that may run at
 // once.
-func (r *rewriter) checkSpill(p *Plan, concurrency int) error {
+func (r *rewriter) checkSpill(ctx context.Context, p *Plan, concurrency int) error {
 	var sizes []int64
 	for _, g := range p.Groups {
 		if g.Sort != nil && g.Sort.Spill {
@@ -129,7 +129,7 @@ func (r *rewriter) checkSpill(p *Plan, concurrency int) error {
 		return err
 	}
 	d.Close()
-	free, err := freeSpace(root)
+	free, err := hooksOf(ctx).freeSpace(root)
 	if err != nil {
 		return fmt.Errorf("%w: free space of %s: %w", spill.ErrDir, root, err)
 	}
@@ -162,10 +162,7 @@ func (ex *execution) sortSpilled(ctx context.Context, g *groupIO, recs iter.Seq2
 	if sp.Runs > 0 {
 		return ex.sortMerged(ctx, g, recs)
 	}
-	if ex.r.opts.CutWindowFraction > 0 {
-		ex.r.log.Warn("cut-window-fraction is not applied to a spilled group: its files are cut at equal row counts", "partition", g.o.group.Partition)
-	}
-	sorter, err := ex.groupSorter(g, g.readSc)
+	sorter, err := ex.spilledSorter(g)
 	if err != nil {
 		return nil, err
 	}
@@ -184,29 +181,39 @@ func (ex *execution) sortSpilled(ctx context.Context, g *groupIO, recs iter.Seq2
 	start = time.Now()
 	ex.progress(g.o.index, "scattering", 0, 0)
 	bf := spill.NewBuckets(dir, g.readSc, len(bounds)+1)
-	bf.BeforeWrite = testHookSpillWrite
+	bf.BeforeWrite = hooksOf(ctx).SpillWrite
 	runs := cellRuns(frozen)
 	if err := scatter(recs, g, frozen, bounds, bf, scatterBuffer(sp.BudgetBytes), runs); err != nil {
 		return nil, err
 	}
 	ex.r.log.Debug("spill: scattered", "partition", g.o.group.Partition, "rows", g.o.in.Rows, "spill_bytes", bf.DiskBytes(), "duration", time.Since(start))
-	if testHookAfterScatter != nil {
-		testHookAfterScatter()
-	}
 	start = time.Now()
+	sink := ex.spilledSink(ctx, g, runs)
+	err = ex.sortUnits(ctx, g, frozen, bf, unitBudget(sp.BudgetBytes), sink)
+	files, err := closeSink(sink, err)
+	ex.r.log.Debug("spill: sorted and written", "partition", g.o.group.Partition, "files", len(files), "duration", time.Since(start))
+	return files, err
+}
+
+// spilledSorter returns the Sorter of a group sorted through spill files,
+// warning that cut-window-fraction does not apply to such a group.
+func (ex *execution) spilledSorter(g *groupIO) (*cluster.Sorter, error) {
+	if ex.r.opts.CutWindowFraction > 0 {
+		ex.r.log.Warn("cut-window-fraction is not applied to a spilled group: its files are cut at equal row counts", "partition", g.o.group.Partition)
+	}
+	return ex.groupSorter(g, g.readSc)
+}
+
+// spilledSink returns the sink of a group sorted through spill files: its
+// files end at the cells of runs when the layout decides where files are
+// cut (runs is not nil), else at equal row counts.
+func (ex *execution) spilledSink(ctx context.Context, g *groupIO, runs *cluster.CellRuns) table.Sink {
 	per := sortedFileRows(g.o.in.Rows, g.o.group.OutputFiles)
 	fileRows := func(int) int64 { return per }
 	if runs != nil {
 		fileRows = runFileRows(runs.Runs(), g.o.group.OutputFiles)
 	}
-	sink := ex.newSink(ctx, g.o, g.sc, fileRows, sinkQueue)
-	err = ex.sortUnits(ctx, g, frozen, bf, unitBudget(sp.BudgetBytes), sink)
-	files, cerr := sink.Close()
-	if err == nil && cerr != nil {
-		err = fmt.Errorf("write: %w", cerr)
-	}
-	ex.r.log.Debug("spill: sorted and written", "partition", g.o.group.Partition, "files", len(files), "duration", time.Since(start))
-	return files, err
+	return ex.newSink(ctx, g.o, g.sc, fileRows, sinkQueue)
 }
 
 // sampleKeys reads the key and extent columns of the group once, and
@@ -420,17 +427,6 @@ func (ex *execution) sortUnits(ctx context.Context, g *groupIO, frozen *cluster.
 	}
 	return err
 }
-
-// Test hooks: after a spilled group is scattered and before its buckets
-// are sorted; before every spill segment is written (an error fails the
-// write as a full disk would).
-var (
-	testHookAfterScatter func()
-	testHookSpillWrite   func() error
-)
-
-// freeSpace probes the free space of a spill directory (replaced in tests).
-var freeSpace = spill.FreeBytes
 
 // openSpillDir opens this run's spill directory under the configured root,
 // logging the abandoned directories of killed runs it removed on the way.

@@ -10,7 +10,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -18,48 +17,8 @@ import (
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/spill"
-	"github.com/geocompact/geocompact/internal/enginetest"
-	"github.com/geocompact/geocompact/internal/testenv"
+	"github.com/geocompact/geocompact/internal/testing/enginetest"
 )
-
-// spillBudget forces every group of the test tables through the spilled
-// sort: it is far below any group's in-memory estimate.
-const spillBudget = "1048576"
-
-// sqlite returns the SQLite test catalog: the spilled sort does not depend
-// on the catalog, so these tests run on one.
-func sqlite(t *testing.T) testenv.Catalog {
-	t.Helper()
-	for _, c := range testenv.Catalogs(t) {
-		if c.Backend == "sqlite" {
-			return c
-		}
-	}
-	t.Fatal("no sqlite catalog")
-	return testenv.Catalog{}
-}
-
-// fileRows reads each data file of the table on its own and returns the
-// id sequence of each, keyed by its first id: two rewrites wrote the same
-// files in the same order exactly when these maps are equal.
-func fileRows(t *testing.T, tbl *table.Table) map[int64][]int64 {
-	t.Helper()
-	out := map[int64][]int64{}
-	for _, task := range tableFiles(t, tbl) {
-		_, recs, err := tbl.Scan().ReadTasks(t.Context(), []table.FileScanTask{task})
-		require.NoError(t, err)
-		var ids []int64
-		for rec, err := range recs {
-			require.NoError(t, err)
-			col := rec.Column(rec.Schema().FieldIndices("id")[0]).(*array.Int64)
-			ids = append(ids, col.Int64Values()...)
-			rec.Release()
-		}
-		require.NotEmpty(t, ids)
-		out[ids[0]] = ids
-	}
-	return out
-}
 
 // fileSums returns the SHA-256 of each data file of the table, keyed by
 // the file's first id: two rewrites wrote byte-identical files exactly
@@ -85,23 +44,11 @@ func fileSums(t *testing.T, tbl *table.Table) map[int64][sha256.Size]byte {
 	return out
 }
 
-// twinTables generates the same table in two fresh catalogs.
-func twinTables(t *testing.T, cfg bench.GenerateConfig, prepare func(*table.Table)) (a, b catalog.Catalog, name string) {
-	t.Helper()
-	c := sqlite(t)
-	a, name = newTable(t, c, cfg)
-	b, _ = newTable(t, c, cfg)
-	if prepare != nil {
-		prepare(mustLoad(t, a, name))
-		prepare(mustLoad(t, b, name))
-	}
-	return a, b, name
-}
-
 // TestSpilledSortMatchesInMemory checks that a group sorted through spill
 // files is written exactly as the in-memory sort writes it: the same rows,
 // in the same order, in the same files.
 func TestSpilledSortMatchesInMemory(t *testing.T) {
+	t.Parallel()
 	deleteSome := func(tbl *table.Table) {
 		_, err := tbl.Delete(t.Context(), iceberg.LessThan(iceberg.Reference("id"), int64(700)), nil)
 		require.NoError(t, err)
@@ -156,6 +103,7 @@ func TestSpilledSortMatchesInMemory(t *testing.T) {
 // TestSpilledSortPerPartition checks that each partition of a partitioned
 // table is its own spilled group, sorted as the in-memory sort sorts it.
 func TestSpilledSortPerPartition(t *testing.T) {
+	t.Parallel()
 	cfg := bench.GenerateConfig{Rows: 16000, Commits: 8, PartitionBy: "day(ts)"}
 	mem, spill, name := twinTables(t, cfg, nil)
 	before := tableDigest(t, mustLoad(t, spill, name))
@@ -175,6 +123,7 @@ func TestSpilledSortPerPartition(t *testing.T) {
 // unwritable directory, and a write that fails mid-scatter (a full disk)
 // each give a clear error, commit nothing and leave no file behind.
 func TestSpillDirProblems(t *testing.T) {
+	t.Parallel()
 	cfg := bench.GenerateConfig{Rows: 8000, Commits: 6}
 	cases := []struct {
 		name string
@@ -213,10 +162,8 @@ func TestSpillDirProblems(t *testing.T) {
 			dataDir := strings.TrimPrefix(tbl.Location(), "file://") + "/data"
 			filesBefore := dirFiles(t, dataDir)
 			dir := tc.dir(t)
-			if tc.hook != nil {
-				defer engine.SetTestHookSpillWrite(tc.hook)()
-			}
-			_, err := enginetest.Rewrite(t.Context(), cat, name, engine.Request{Curve: "hilbert",
+			ctx := engine.WithTestHooks(t.Context(), engine.TestHooks{SpillWrite: tc.hook})
+			_, err := enginetest.Rewrite(ctx, cat, name, engine.Request{Curve: "hilbert",
 				Options: opts("rewrite-all", "true", "max-group-memory-bytes", spillBudget, "spill-dir", dir)})
 			require.Error(t, err)
 			assert.ErrorIs(t, err, spill.ErrDir)
@@ -238,6 +185,7 @@ func TestSpillDirProblems(t *testing.T) {
 // larger than the directory's free space fails before anything is read or
 // written, saying how much it needs and where; the dry run shows the plan.
 func TestSpillTooSmallFailsBeforeWriting(t *testing.T) {
+	t.Parallel()
 	cat, name := newTable(t, sqlite(t), bench.GenerateConfig{Rows: 4000, Commits: 4})
 	tbl := mustLoad(t, cat, name)
 	snap := tbl.CurrentSnapshot().SnapshotID
@@ -253,8 +201,8 @@ func TestSpillTooSmallFailsBeforeWriting(t *testing.T) {
 	assert.Positive(t, sp.SpillBytes)
 	assert.Greater(t, sp.Runs, 1)
 
-	defer engine.SetFreeSpace(func(string) (int64, error) { return 1024, nil })()
-	_, err = enginetest.Rewrite(t.Context(), cat, name, engine.Request{Curve: "hilbert", Options: o})
+	ctx := engine.WithTestHooks(t.Context(), engine.TestHooks{FreeSpace: func(string) (int64, error) { return 1024, nil }})
+	_, err = enginetest.Rewrite(ctx, cat, name, engine.Request{Curve: "hilbert", Options: o})
 	require.ErrorIs(t, err, spill.ErrDir)
 	assert.Contains(t, err.Error(), "1.0 KiB free")
 	assert.Contains(t, err.Error(), o["spill-dir"])

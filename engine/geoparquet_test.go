@@ -12,7 +12,7 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/internal/testenv"
+	"github.com/geocompact/geocompact/internal/testing/testenv"
 	"github.com/geocompact/geocompact/spatial/geoparquettest"
 )
 
@@ -21,6 +21,7 @@ import (
 // types and bbox are those of each file's own rows, and that the data
 // files' recorded sizes are the files' sizes (the footer grew).
 func TestRewriteWritesGeoParquet(t *testing.T) {
+	t.Parallel()
 	c := testenv.Catalogs(t)[0]
 	cases := []struct {
 		name string
@@ -70,6 +71,7 @@ func fileSize(t testing.TB, path string) int64 {
 // DuckDB require, in the files generate and a rewrite write; and that a v2
 // table's binary column stays plain binary.
 func TestDataFilesAnnotateIcebergGeometry(t *testing.T) {
+	t.Parallel()
 	c := testenv.Catalogs(t)[0]
 	cases := []struct {
 		name string

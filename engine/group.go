@@ -60,8 +60,8 @@ func (ex *execution) rewriteGroupErr(ctx context.Context, o *groupOut) error {
 	}
 	ex.r.log.Debug("rewrite group written", "partition", o.group.Partition, "files", len(files), "duration", time.Since(start))
 	o.newFiles = files
-	if err == nil && testHookAfterWrite != nil {
-		err = testHookAfterWrite()
+	if h := hooksOf(ctx); err == nil && h.AfterWrite != nil {
+		err = h.AfterWrite()
 	}
 	if err != nil {
 		return err
@@ -114,11 +114,7 @@ func (ex *execution) writeStream(ctx context.Context, g *groupIO, recs iter.Seq2
 		}
 		return nil
 	})
-	files, cerr := sink.Close()
-	if err == nil && cerr != nil {
-		err = fmt.Errorf("write: %w", cerr)
-	}
-	return files, err
+	return closeSink(sink, err)
 }
 
 // eachBatch reads recs, runs check on each batch and hands it to use,
@@ -190,15 +186,7 @@ func (ex *execution) sortInMemory(ctx context.Context, g *groupIO, recs iter.Seq
 		return nil, err
 	}
 	sink := ex.newSink(ctx, g.o, g.sc, fileRows, sinkQueue)
-	if err := gatherInto(sink, g.readSc, in, perm); err != nil {
-		files, _ := sink.Close()
-		return files, err
-	}
-	files, err := sink.Close()
-	if err != nil {
-		err = fmt.Errorf("write: %w", err)
-	}
-	return files, err
+	return closeSink(sink, gatherInto(sink, g.readSc, in, perm))
 }
 
 // errAutoDistributed refuses --curve auto in a distributed rewrite.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/inspect"
-	"github.com/geocompact/geocompact/internal/testenv"
+	"github.com/geocompact/geocompact/internal/testing/testenv"
 	"github.com/geocompact/geocompact/maintain"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/table/catalogs"
@@ -17,6 +17,7 @@ import (
 // PostgreSQL when configured) and checks what Inspect and Metrics report
 // against what was generated.
 func TestIntegrationGenerateInspectMetrics(t *testing.T) {
+	t.Parallel()
 	const rows, commits = 2000, 10
 	extent := spatial.Bound{MinX: -20, MinY: 30, MaxX: 40, MaxY: 60}
 	tests := []struct {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine/optval"
-	"github.com/geocompact/geocompact/internal/testpoints"
+	"github.com/geocompact/geocompact/internal/testing/testpoints"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/table"
 )
@@ -58,6 +58,7 @@ func (s appendScenario) plan(t testing.TB, kv map[string]string) (*Plan, []simFi
 }
 
 func TestOverlapSelectionOnAppendedClusteredTable(t *testing.T) {
+	t.Parallel()
 	s := newAppendScenario(t, 200_000)
 	sizeOnly, afterSize := s.plan(t, map[string]string{OptOverlapSelection: "false"})
 	overlap, afterOverlap := s.plan(t, map[string]string{})
@@ -101,6 +102,7 @@ func selectedPaths(p *Plan) []string {
 }
 
 func TestOverlapSelect(t *testing.T) {
+	t.Parallel()
 	const target = 1 << 20
 	// Five arrivals in the lower-left corner overlap tiles (0,0), (0,1),
 	// (1,0) and (1,1) only.
@@ -156,6 +158,7 @@ func TestOverlapSelect(t *testing.T) {
 }
 
 func TestOverlapOptionsRefuseBadValues(t *testing.T) {
+	t.Parallel()
 	for k, v := range map[string]string{OptOverlapMaxBytes: "1.5", OptOverlapMaxDepth: "0.5", OptOverlapSelection: "maybe"} {
 		_, err := ParseOptions(map[string]string{k: v}, nil)
 		require.ErrorIs(t, err, optval.ErrBad, k)
@@ -168,6 +171,7 @@ func TestOverlapOptionsRefuseBadValues(t *testing.T) {
 // planned grow round after round, while the overlap-aware selection stays
 // near a full re-sort of every round, rewriting a fraction of its bytes.
 func TestOverlapSelectionOverRounds(t *testing.T) {
+	t.Parallel()
 	s := newAppendScenario(t, 100_000)
 	ws := s.windows["1%"]
 	modes := []map[string]string{{OptOverlapSelection: "false"}, {}, {OptRewriteAll: "true"}}

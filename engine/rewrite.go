@@ -107,7 +107,7 @@ func (r *rewriter) execute(ctx context.Context, res *Result, tf table.Format) (*
 		for _, p := range spill.CleanAbandoned(spill.Root(r.opts.SpillDir)) {
 			r.log.Info("removed an abandoned spill directory", "path", p)
 		}
-		if err := r.checkSpill(plan, r.concurrency(plan)); err != nil {
+		if err := r.checkSpill(ctx, plan, r.concurrency(plan)); err != nil {
 			return nil, err
 		}
 	}
@@ -452,10 +452,3 @@ func (r *rewriter) batches(n int) [][2]int {
 	}
 	return out
 }
-
-// Test hooks: run before each commit attempt, and after a group's files
-// are written (an error fails the group).
-var (
-	testHookBeforeCommit func(context.Context)
-	testHookAfterWrite   func() error
-)

@@ -13,7 +13,7 @@ import (
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/optval"
-	"github.com/geocompact/geocompact/internal/enginetest"
+	"github.com/geocompact/geocompact/internal/testing/enginetest"
 	"github.com/geocompact/geocompact/job"
 	"github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/layouts"
@@ -23,6 +23,7 @@ import (
 // rewrite applies the recorded layout and the table's target size; a
 // request for another layout is refused unless allowed.
 func TestRewriteFollowsTableLayout(t *testing.T) {
+	t.Parallel()
 	cat, name := newTable(t, sqlite(t), bench.GenerateConfig{Rows: 3000, Commits: 6})
 	_, err := alter.Apply(t.Context(), cat, name, alter.Request{Curve: "hilbert", Set: map[string]string{"write.target-file-size-bytes": "40KiB"}})
 	require.NoError(t, err)
@@ -60,6 +61,7 @@ func TestRewriteFollowsTableLayout(t *testing.T) {
 // TestRewriteDryRunChecksColumns: an order over a column the table lacks
 // fails the plan, naming the table's columns.
 func TestRewriteDryRunChecksColumns(t *testing.T) {
+	t.Parallel()
 	cat, name := newTable(t, sqlite(t), bench.GenerateConfig{Rows: 200, Commits: 2})
 	for _, req := range []engine.Request{
 		{SortOrder: "ts, devce_id", DryRun: true},
@@ -81,6 +83,7 @@ func TestRewriteDryRunChecksColumns(t *testing.T) {
 // curve for hundreds, and kd beats them at both ends. The rewrite records
 // the choice and its figures.
 func TestAutoChoosesByFileCount(t *testing.T) {
+	t.Parallel()
 	cat, name := newTable(t, sqlite(t), bench.GenerateConfig{Rows: 30000, Commits: 3, Distribution: bench.Clustered, Seed: 1})
 	var bytes int64
 	for _, f := range tableFiles(t, mustLoad(t, cat, name)) {
@@ -129,6 +132,7 @@ func TestAutoChoosesByFileCount(t *testing.T) {
 // (its workers sort by one order), checks a layout change there, and its
 // workers, which replay the plan, do not check it again.
 func TestJobLayout(t *testing.T) {
+	t.Parallel()
 	cat, name := newTable(t, sqlite(t), bench.GenerateConfig{Rows: 600, Commits: 6})
 	_, err := job.Prepare(t.Context(), cat, name, engine.Request{Curve: "auto"})
 	require.ErrorIs(t, err, optval.ErrBad)

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/ingest"
-	"github.com/geocompact/geocompact/internal/committest"
+	"github.com/geocompact/geocompact/internal/testing/committest"
 	"github.com/geocompact/geocompact/table/catalogs"
 )
 

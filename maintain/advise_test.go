@@ -53,6 +53,7 @@ func checkAdvice(t *testing.T, a maintain.Advice) {
 }
 
 func TestAdviseStreamingTable(t *testing.T) {
+	t.Parallel()
 	// 100 commits of ~100 KB per hour.
 	a := maintain.AdviseFrom(steady(100, 100_000, 36*time.Second))
 	checkAdvice(t, a)
@@ -79,6 +80,7 @@ func TestAdviseStreamingTable(t *testing.T) {
 }
 
 func TestAdviseRelations(t *testing.T) {
+	t.Parallel()
 	fast := maintain.AdviseFrom(steady(100, 100_000, 36*time.Second))
 	slow := maintain.AdviseFrom(steady(100, 100_000, time.Hour))
 	heavy := maintain.AdviseFrom(steady(100, 100_000_000, 36*time.Second))
@@ -101,6 +103,7 @@ func TestAdviseRelations(t *testing.T) {
 }
 
 func TestAdviseTable(t *testing.T) {
+	t.Parallel()
 	const name = "t.x"
 	cat := fragmented(t, name, 1000, 10)
 	a, err := maintain.Advise(t.Context(), load(t, cat, name))
@@ -129,6 +132,7 @@ func TestAdviseTable(t *testing.T) {
 // apart gives no commit rate (and says how much history it needs) rather
 // than a projection of thousands of commits per hour.
 func TestAdviseRefusesShortHistory(t *testing.T) {
+	t.Parallel()
 	for _, h := range []maintain.History{
 		steady(5, 100_000, 3*time.Second), // 12 seconds
 		steady(2, 100_000, 2*time.Hour),   // too few commits

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/geocompact/geocompact/internal/committest"
+	"github.com/geocompact/geocompact/internal/testing/committest"
 	"github.com/geocompact/geocompact/maintain"
 	"github.com/geocompact/geocompact/table/catalogs"
 )

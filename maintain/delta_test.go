@@ -12,6 +12,7 @@ import (
 )
 
 func TestDeltaMetrics(t *testing.T) {
+	t.Parallel()
 	for _, opts := range []deltatest.Options{{}, {Covering: true, ColumnMapping: "name"}} {
 		tbl := deltatest.Create(t, t.TempDir(), opts)
 		p := func(x, y float64) deltatest.Row { return deltatest.Point(t, x, y) }
@@ -44,6 +45,7 @@ func TestDeltaMetrics(t *testing.T) {
 }
 
 func TestDeltaMetricsPartitionsWithoutBBox(t *testing.T) {
+	t.Parallel()
 	tbl := deltatest.Create(t, t.TempDir(), deltatest.Options{Partitioned: true, NoBBox: true})
 	deltatest.Append(t, tbl,
 		deltatest.WriteFile(t, tbl, "a.parquet", "x", 0, deltatest.Point(t, 0, 0)),
@@ -59,6 +61,7 @@ func TestDeltaMetricsPartitionsWithoutBBox(t *testing.T) {
 }
 
 func TestLayout(t *testing.T) {
+	t.Parallel()
 	boxes := []spatial.Bound{{MinX: 0, MinY: 0, MaxX: 1, MaxY: 1}, {MinX: 2, MinY: 2, MaxX: 3, MaxY: 3}, maintain.Unbounded}
 	l := maintain.Layout(boxes, []spatial.Bound{{MinX: 1, MinY: 1, MaxX: 2, MaxY: 2}})
 	assert.Equal(t, int64(1), l.FilesWithoutBounds)

@@ -17,6 +17,7 @@ import (
 // same report with the format on each; an Iceberg table's keeps its
 // snapshot names and has no format key.
 func TestReportJSONNamesDeltaVersions(t *testing.T) {
+	t.Parallel()
 	met := func(n int) *maintain.TableMetrics {
 		return &maintain.TableMetrics{FileCount: 3, SnapshotCount: n, OldestSnapshotAgeSeconds: 60, CurrentSnapshotAgeSeconds: 5,
 			Partitions: []maintain.PartitionMetrics{}}
@@ -58,6 +59,7 @@ func TestReportJSONNamesDeltaVersions(t *testing.T) {
 // encode their version figures as versions with their format, and decode
 // back; an Iceberg table's encode as before, without a format key.
 func TestTableMetricsJSON(t *testing.T) {
+	t.Parallel()
 	m := maintain.TableMetrics{Format: maintain.FormatDelta, FileCount: 2, SnapshotCount: 4, CurrentSnapshotAgeSeconds: 1.5, Partitions: []maintain.PartitionMetrics{}}
 	b, err := json.Marshal(m)
 	require.NoError(t, err)
@@ -77,6 +79,7 @@ func TestTableMetricsJSON(t *testing.T) {
 // TestReportJSONWithoutAfter: a Delta report stopped before its last
 // measure encodes no after figures, as an Iceberg one does.
 func TestReportJSONWithoutAfter(t *testing.T) {
+	t.Parallel()
 	b, err := json.Marshal(maintain.Report{Format: maintain.FormatDelta, Before: &maintain.TableMetrics{SnapshotCount: 2}})
 	require.NoError(t, err)
 	assert.NotContains(t, string(b), `"after"`)

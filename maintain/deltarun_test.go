@@ -43,6 +43,7 @@ func statuses(rep *maintain.Report) map[string]string {
 // vacuums only what is past the table's retention, and keeps every row;
 // a second run has nothing to do.
 func TestRunDelta(t *testing.T) {
+	t.Parallel()
 	tbl, dir := fragmentedDelta(t)
 	rows := deltatest.LiveRows(t, tbl)
 	v0 := deltatest.Snapshot(t, tbl).Version
@@ -90,6 +91,7 @@ func TestRunDelta(t *testing.T) {
 // TestRunDeltaRetention: a policy may not vacuum with less than the
 // table's retention.
 func TestRunDeltaRetention(t *testing.T) {
+	t.Parallel()
 	tbl, dir := fragmentedDelta(t)
 	p, err := maintain.ParsePolicy([]byte("gate:\n  min-avg-file-bytes: -1\nvacuum:\n  retain: 2d\n  every: 0d\n"), "p.yaml")
 	require.NoError(t, err)

@@ -137,10 +137,7 @@ func Expire(ctx context.Context, cat catalog.Catalog, name string, cfg ExpireCon
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log := orDiscard(cfg.Logger)
 	retries := catalogs.Spec{CommitRetries: cfg.CommitRetries}.Retries()
 	var res *ExpireResult
 	var loaded *table.Table

@@ -14,6 +14,7 @@ import (
 // that reached it: the file outside the table location is kept and
 // reported, unless DeleteOutsideLocation asks for it.
 func TestExpireKeepsFilesOutsideLocation(t *testing.T) {
+	t.Parallel()
 	for _, deleteOutside := range []bool{false, true} {
 		t.Run(map[bool]string{false: "kept", true: "delete-outside-location"}[deleteOutside], func(t *testing.T) {
 			const name = "t.x"

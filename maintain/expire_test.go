@@ -14,6 +14,7 @@ import (
 )
 
 func TestExpireAfterRewriteFreesReplacedFiles(t *testing.T) {
+	t.Parallel()
 	const name = "t.x"
 	cat := fragmented(t, name, 2000, 20)
 	tbl := load(t, cat, name)
@@ -88,6 +89,7 @@ func TestExpireAfterRewriteFreesReplacedFiles(t *testing.T) {
 }
 
 func TestExpireDryRunChangesNothing(t *testing.T) {
+	t.Parallel()
 	const name = "t.x"
 	cat := fragmented(t, name, 1000, 10)
 	binpackAll(t, cat, name)
@@ -119,6 +121,7 @@ func TestExpireDryRunChangesNothing(t *testing.T) {
 }
 
 func TestExpireKeepsReferencedSnapshotFiles(t *testing.T) {
+	t.Parallel()
 	for _, refType := range []table.RefType{table.TagRef, table.BranchRef} {
 		t.Run(string(refType), func(t *testing.T) {
 			const name = "t.x"
@@ -166,6 +169,7 @@ func TestExpireKeepsReferencedSnapshotFiles(t *testing.T) {
 }
 
 func TestExpireRefusesBelowFloor(t *testing.T) {
+	t.Parallel()
 	const name = "t.x"
 	cat := fragmented(t, name, 100, 3)
 	snaps := snapshotIDs(load(t, cat, name))

@@ -11,7 +11,7 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/internal/enginetest"
+	"github.com/geocompact/geocompact/internal/testing/enginetest"
 	"github.com/geocompact/geocompact/maintain"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/table/catalogs"
@@ -61,6 +61,7 @@ func gridWindows() []spatial.Bound {
 }
 
 func TestLayoutHealthDecaysAndRecovers(t *testing.T) {
+	t.Parallel()
 	cat, err := catalogs.Open(t.Context(), catalogs.Spec{Warehouse: t.TempDir()})
 	require.NoError(t, err)
 	generatedTable(t, cat, bench.GenerateConfig{Table: "h.t", Rows: 20000, Commits: 24, Distribution: bench.Clustered, Seed: 1})

@@ -10,6 +10,7 @@ import (
 )
 
 func TestHolderGone(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("process start times come from /proc")
 	}

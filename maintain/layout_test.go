@@ -20,6 +20,7 @@ import (
 // run sorts by the table's recorded curve into its target size, and the
 // gate's floor is a quarter of that target.
 func TestMaintainFollowsTableLayout(t *testing.T) {
+	t.Parallel()
 	const name = "t.x"
 	cat := fragmented(t, name, 2000, 20)
 	_, err := alter.Apply(t.Context(), cat, name, alter.Request{Curve: "hilbert", Set: map[string]string{"write.target-file-size-bytes": "64KiB"}})
@@ -38,6 +39,7 @@ func TestMaintainFollowsTableLayout(t *testing.T) {
 // TestMaintainRefusesLayoutChange: a policy that bin-packs a table laid
 // out by a curve fails at the rewrite step, and runs when it allows it.
 func TestMaintainRefusesLayoutChange(t *testing.T) {
+	t.Parallel()
 	const name = "t.x"
 	cat := fragmented(t, name, 1000, 10)
 	_, err := alter.Apply(t.Context(), cat, name, alter.Request{Curve: "zorder"})
@@ -63,6 +65,7 @@ func TestMaintainRefusesLayoutChange(t *testing.T) {
 // the metadata, the snapshots and the files under the table are as they
 // were, the orphan included.
 func TestMaintainDryRunChangesNothing(t *testing.T) {
+	t.Parallel()
 	const name = "t.x"
 	cat := fragmented(t, name, 2000, 20)
 	tbl := load(t, cat, name)

@@ -13,7 +13,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/geocompact/geocompact/internal/testenv"
+	"github.com/geocompact/geocompact/internal/testing/testenv"
 	"github.com/geocompact/geocompact/maintain"
 	"github.com/geocompact/geocompact/table/catalogs"
 )
@@ -47,6 +47,7 @@ func hasLeaseTag(tbl *table.Table) bool {
 }
 
 func TestLeaseExcludesSecondHolder(t *testing.T) {
+	t.Parallel()
 	const name = "t.x"
 	cat := fragmented(t, name, 100, 3)
 	a, err := maintain.AcquireLease(t.Context(), cat, name, "run-a", time.Hour)
@@ -87,6 +88,7 @@ func TestLeaseExcludesSecondHolder(t *testing.T) {
 }
 
 func TestLeaseExpiredIsTakenOver(t *testing.T) {
+	t.Parallel()
 	const name = "t.x"
 	cat := fragmented(t, name, 100, 3)
 	a, err := maintain.AcquireLease(t.Context(), cat, name, "crashed", time.Hour)
@@ -118,6 +120,7 @@ func TestLeaseExpiredIsTakenOver(t *testing.T) {
 }
 
 func TestLeaseRaceHasOneWinner(t *testing.T) {
+	t.Parallel()
 	for _, c := range testenv.Catalogs(t) {
 		t.Run(c.Backend, func(t *testing.T) { testLeaseRace(t, c) })
 	}
@@ -150,6 +153,7 @@ func testLeaseRace(t *testing.T, c testenv.Catalog) {
 }
 
 func TestLeaseSurvivesRefExpiry(t *testing.T) {
+	t.Parallel()
 	const name = "t.x"
 	cat := fragmented(t, name, 100, 3)
 	// Refs older than a millisecond expire on this table.
@@ -174,6 +178,7 @@ func TestLeaseSurvivesRefExpiry(t *testing.T) {
 // crashed holds a lease that has not lapsed; the next run sees its process
 // is gone and takes the lease over at once instead of exiting 4 for hours.
 func TestLeaseOfDeadHolderIsTakenOver(t *testing.T) {
+	t.Parallel()
 	const name = "t.x"
 	cat := fragmented(t, name, 100, 3)
 	dead := exec.Command(os.Args[0], "-test.run=^$")

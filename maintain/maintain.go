@@ -144,11 +144,16 @@ func (cfg Config) prepare() (Policy, *slog.Logger, error) {
 	if err := p.Validate(); err != nil {
 		return p, nil, err
 	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log := orDiscard(cfg.Logger)
 	return p, log, nil
+}
+
+// orDiscard returns log, or a logger that discards when log is nil.
+func orDiscard(log *slog.Logger) *slog.Logger {
+	if log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return log
 }
 
 // Progress says where a maintain run is: step Index of Steps, and for the

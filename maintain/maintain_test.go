@@ -13,14 +13,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/internal/enginetest"
-	"github.com/geocompact/geocompact/internal/testenv"
+	"github.com/geocompact/geocompact/internal/testing/enginetest"
+	"github.com/geocompact/geocompact/internal/testing/testenv"
 	"github.com/geocompact/geocompact/maintain"
 	"github.com/geocompact/geocompact/sql/where"
 	"github.com/geocompact/geocompact/table/catalogs"
 )
 
 func TestGateEvaluate(t *testing.T) {
+	t.Parallel()
 	g := maintain.GatePolicy{MinAvgFileBytes: 1 << 20, MaxFilesPerPartition: 100}
 	part := func(name string, files, avg int64) maintain.PartitionMetrics {
 		return maintain.PartitionMetrics{Partition: name, FileCount: files, AvgFileBytes: avg, TotalBytes: files * avg}
@@ -82,6 +83,7 @@ func stepStatus(rep *maintain.Report) map[string]string {
 }
 
 func TestMaintainCompactsThenStaysQuiet(t *testing.T) {
+	t.Parallel()
 	for _, c := range testenv.Catalogs(t) {
 		t.Run(c.Backend, func(t *testing.T) { testMaintainCompactsThenStaysQuiet(t, c) })
 	}
@@ -157,6 +159,7 @@ func slicesContain(s []string, v string) bool {
 }
 
 func TestMaintainRefusedWhileLeased(t *testing.T) {
+	t.Parallel()
 	const name = "t.x"
 	cat := fragmented(t, name, 500, 6)
 	snaps := snapshotIDs(load(t, cat, name))
@@ -183,6 +186,7 @@ func TestMaintainRefusedWhileLeased(t *testing.T) {
 }
 
 func TestMaintainRefusesPolicyBelowFloor(t *testing.T) {
+	t.Parallel()
 	const name = "t.x"
 	cat := fragmented(t, name, 100, 3)
 	p := testPolicy()
@@ -197,6 +201,7 @@ func TestMaintainRefusesPolicyBelowFloor(t *testing.T) {
 }
 
 func TestRewriteThenExpireShrinksTable(t *testing.T) {
+	t.Parallel()
 	const name = "t.x"
 	cat := fragmented(t, name, 2000, 20)
 	tbl := load(t, cat, name)
@@ -238,6 +243,7 @@ func TestRewriteThenExpireShrinksTable(t *testing.T) {
 }
 
 func TestGateThresholdsOff(t *testing.T) {
+	t.Parallel()
 	p, err := maintain.ParsePolicy([]byte("gate:\n  min-avg-file-bytes: -1\n  max-files-per-partition: -1\n"), "off")
 	if err != nil {
 		t.Fatal(err)
@@ -252,6 +258,7 @@ func TestGateThresholdsOff(t *testing.T) {
 // no column of the table): the error must say which step failed, as the
 // report does.
 func TestMaintainStepErrorNamesStep(t *testing.T) {
+	t.Parallel()
 	const name = "t.bad"
 	cat := fragmented(t, name, 500, 6)
 	p := testPolicy()

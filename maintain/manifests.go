@@ -48,10 +48,7 @@ type ManifestsResult struct {
 // is unknown keeps them (catalogs.CommitRetried).
 func RewriteManifests(ctx context.Context, cat catalog.Catalog, name string, cfg ManifestsConfig) (*ManifestsResult, error) {
 	cat = catalogs.Wrap(cat)
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log := orDiscard(cfg.Logger)
 	retries := catalogs.Spec{CommitRetries: cfg.CommitRetries}.Retries()
 	var res *ManifestsResult
 	err := catalogs.CommitRetried(ctx, cat, name, retries, func(ctx context.Context) (*table.Table, error) {

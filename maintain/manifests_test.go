@@ -7,6 +7,7 @@ import (
 )
 
 func TestRewriteManifests(t *testing.T) {
+	t.Parallel()
 	const name = "t.x"
 	cat := fragmented(t, name, 1000, 12)
 	rows, files := liveRows(t, load(t, cat, name))

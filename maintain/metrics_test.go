@@ -35,6 +35,7 @@ func generatedTable(t testing.TB, cat catalog.Catalog, cfg bench.GenerateConfig)
 }
 
 func TestMetrics(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		cfg       bench.GenerateConfig
@@ -113,6 +114,7 @@ func TestMetrics(t *testing.T) {
 }
 
 func TestMetricsEmptyTable(t *testing.T) {
+	t.Parallel()
 	cat, err := catalogs.Open(t.Context(), catalogs.Spec{Warehouse: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -138,6 +140,7 @@ func TestMetricsEmptyTable(t *testing.T) {
 // data files in place and adds a position delete file: the delete file is
 // counted apart, and the data figures do not change.
 func TestMetricsCountsDeleteFiles(t *testing.T) {
+	t.Parallel()
 	cfg := bench.GenerateConfig{Table: "m.mor", Rows: 400, Commits: 2, Seed: 4,
 		Properties: map[string]string{table.WriteDeleteModeKey: table.WriteModeMergeOnRead}}
 	tbl := generatedTable(t, nil, cfg)

@@ -11,6 +11,7 @@ import (
 )
 
 func TestOnlyNotExist(t *testing.T) {
+	t.Parallel()
 	gone := &fs.PathError{Op: "remove", Path: "/t/data/a.parquet", Err: fs.ErrNotExist}
 	gone2 := &fs.PathError{Op: "remove", Path: "/t/data/b.parquet", Err: os.ErrNotExist}
 	denied := &fs.PathError{Op: "remove", Path: "/t/data/c.parquet", Err: fs.ErrPermission}

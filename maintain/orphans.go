@@ -84,10 +84,7 @@ func RemoveOrphans(ctx context.Context, cat catalog.Catalog, name string, cfg Or
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log := orDiscard(cfg.Logger)
 	tbl, err := catalogs.LoadTable(ctx, cat, name)
 	if err != nil {
 		return nil, err

@@ -22,6 +22,7 @@ var forced = maintain.OrphansConfig{OlderThan: 0, Force: true}
 // elsewhere and links it back in place: the link is the table's data, not
 // an orphan, and nothing is deleted through it.
 func TestRemoveOrphansKeepsLinkedDirectory(t *testing.T) {
+	t.Parallel()
 	const name = "t.x"
 	cat := fragmented(t, name, 500, 3)
 	dir := tableDir(t, load(t, cat, name))
@@ -61,6 +62,7 @@ func TestRemoveOrphansKeepsLinkedDirectory(t *testing.T) {
 // link to a directory outside the table and a dangling link are kept and
 // reported; an unreferenced link to a file goes, and its target stays.
 func TestRemoveOrphansLinks(t *testing.T) {
+	t.Parallel()
 	const name = "t.x"
 	cat := fragmented(t, name, 500, 3)
 	dir := tableDir(t, load(t, cat, name))
@@ -108,6 +110,7 @@ func TestRemoveOrphansLinks(t *testing.T) {
 // is a link to where it lives, and on one whose warehouse is reached
 // through a link: both work, and remove the orphan only.
 func TestRemoveOrphansLinkedLocation(t *testing.T) {
+	t.Parallel()
 	t.Run("table directory is a link", func(t *testing.T) {
 		const name = "t.x"
 		cat := fragmented(t, name, 500, 3)

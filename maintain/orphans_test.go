@@ -15,6 +15,7 @@ import (
 )
 
 func TestRemoveOrphans(t *testing.T) {
+	t.Parallel()
 	const name = "t.x"
 	cat := fragmented(t, name, 1000, 10)
 	tbl := load(t, cat, name)
@@ -75,6 +76,7 @@ func TestRemoveOrphans(t *testing.T) {
 }
 
 func TestRemoveOrphansRefusesBelowFloor(t *testing.T) {
+	t.Parallel()
 	const name = "t.x"
 	cat := fragmented(t, name, 100, 2)
 	dir := tableDir(t, load(t, cat, name))
@@ -99,6 +101,7 @@ func TestRemoveOrphansRefusesBelowFloor(t *testing.T) {
 // TestRemoveOrphansLocation checks that Location narrows the listing to a
 // directory of the table and that one outside the table is refused.
 func TestRemoveOrphansLocation(t *testing.T) {
+	t.Parallel()
 	const name = "t.x"
 	cat := fragmented(t, name, 100, 2)
 	tbl := load(t, cat, name)
@@ -133,6 +136,7 @@ func TestRemoveOrphansLocation(t *testing.T) {
 // Spark leaves next to its data and delete files) is kept while NAME is
 // live, and goes with NAME when NAME is an orphan.
 func TestRemoveOrphansKeepsChecksumsOfLiveFiles(t *testing.T) {
+	t.Parallel()
 	const name = "t.crc"
 	cat := fragmented(t, name, 500, 3)
 	tbl := load(t, cat, name)

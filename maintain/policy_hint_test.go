@@ -12,6 +12,7 @@ import (
 // TestParsePolicyDidYouMean checks that a misspelled policy field names
 // the field its section has.
 func TestParsePolicyDidYouMean(t *testing.T) {
+	t.Parallel()
 	for doc, want := range map[string]string{
 		"gate:\n  min-avg-file-byte: 10\n":   `unknown field "min-avg-file-byte" in gate; did you mean min-avg-file-bytes?`,
 		"expire:\n  retain-lst: 3\n":         `unknown field "retain-lst" in expire; did you mean retain-last?`,

@@ -11,6 +11,7 @@ import (
 )
 
 func TestParseDuration(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want time.Duration
@@ -45,6 +46,7 @@ func TestParseDuration(t *testing.T) {
 }
 
 func TestParseAge(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
 	tests := []struct {
 		in   string
@@ -77,6 +79,7 @@ func TestParseAge(t *testing.T) {
 }
 
 func TestPolicyExampleLoads(t *testing.T) {
+	t.Parallel()
 	p, err := maintain.LoadPolicy("../docs/policy.example.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -102,6 +105,7 @@ func TestPolicyExampleLoads(t *testing.T) {
 }
 
 func TestPolicyDefaults(t *testing.T) {
+	t.Parallel()
 	p, err := maintain.ParsePolicy([]byte(""), "empty")
 	if err != nil {
 		t.Fatal(err)
@@ -119,6 +123,7 @@ func TestPolicyDefaults(t *testing.T) {
 }
 
 func TestPolicyErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, doc, want string
 	}{
@@ -143,6 +148,7 @@ func TestPolicyErrors(t *testing.T) {
 }
 
 func TestLoadPolicyMissingFile(t *testing.T) {
+	t.Parallel()
 	_, err := maintain.LoadPolicy(t.TempDir() + "/nope.yaml")
 	if !errors.Is(err, maintain.ErrPolicy) || !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("err = %v, want ErrPolicy wrapping not-exist", err)
@@ -150,6 +156,7 @@ func TestLoadPolicyMissingFile(t *testing.T) {
 }
 
 func TestFormatDurationRoundTrips(t *testing.T) {
+	t.Parallel()
 	for _, d := range []time.Duration{time.Hour, 36 * time.Hour, 5 * 24 * time.Hour, 90 * time.Minute, 90*time.Minute + 15*time.Second, 0} {
 		s := maintain.FormatDuration(d)
 		got, err := maintain.ParseDuration(s)
@@ -165,6 +172,7 @@ func TestFormatDurationRoundTrips(t *testing.T) {
 // TestParseDurationRange: durations too long or negative are refused
 // saying which, not just "bad duration".
 func TestParseDurationRange(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"9999999999h":            `"9999999999h" is over the maximum of 36500d`,
 		"9223372036854775807s":   "is over the maximum of 36500d",

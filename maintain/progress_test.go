@@ -14,6 +14,7 @@ import (
 // callback each step in order, and during the rewrite the groups and bytes
 // done.
 func TestRunReportsProgress(t *testing.T) {
+	t.Parallel()
 	cat := fragmented(t, "p.t", 600, 6)
 	p := maintain.DefaultPolicy()
 	p.Gate.MinAvgFileBytes = 1 << 30

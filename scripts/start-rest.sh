@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # start-rest.sh starts geocompact's test-only Iceberg REST catalog server
-# (internal/restcatalog) as its own process on a free loopback port, with a
+# (internal/testing/restcatalog) as its own process on a free loopback port, with a
 # random OAuth2 client credential, for the REST integration tests.
 #
 #   . scripts/start-rest.sh          # start and export the variables below into this shell
@@ -34,7 +34,7 @@ _gc_rest_main() {
 		dir="$(mktemp -d "${TMPDIR:-/tmp}/geocompact-rest.XXXXXX")"
 	fi
 	mkdir -p "$dir"
-	if ! (cd "$root" && go build -o "$dir/geocompact-rest-test-server" ./internal/restcatalog/cmd/geocompact-rest-test-server) >&2; then
+	if ! (cd "$root" && go build -o "$dir/geocompact-rest-test-server" ./internal/testing/restcatalog/cmd/geocompact-rest-test-server) >&2; then
 		echo "start-rest.sh: could not build the server" >&2
 		return 1
 	fi

@@ -23,6 +23,7 @@ func spatialDelta(t *testing.T, n int) (*delta.Table, string) {
 // Delta table, a rewrite --delta without layout flags follows it, and
 // protocol properties and --table with --delta are usage errors.
 func TestAlterDeltaCLI(t *testing.T) {
+	t.Parallel()
 	tbl, dir := spatialDelta(t, 3)
 	r := runCLI(t, "", false, "alter", "--delta", dir, "--curve", "zorder", "--set", "delta.targetFileSize=2MiB")
 	require.Equal(t, exitOK, r.Code, r.Stderr)
@@ -60,6 +61,7 @@ func TestAlterDeltaCLI(t *testing.T) {
 
 // TestAlterDeltaCLIUnsorted removes a Delta table's recorded layout.
 func TestAlterDeltaCLIUnsorted(t *testing.T) {
+	t.Parallel()
 	tbl, dir := spatialDelta(t, 2)
 	require.Equal(t, exitOK, runCLI(t, "", false, "alter", "--delta", dir, "--curve", "hilbert").Code)
 	r := runCLI(t, "", false, "alter", "--delta", dir, "--unsorted", "--sort-order", "id")

@@ -16,6 +16,7 @@ import (
 // without layout flags follows them, and a binpack over the curve is
 // refused (exit 2) unless --allow-layout-change.
 func TestAlterCLI(t *testing.T) {
+	t.Parallel()
 	wh := t.TempDir()
 	r := runCLI(t, wh, false, "generate", "--table", "geo.t", "--rows", "2000", "--commits", "6")
 	require.Equal(t, exitOK, r.Code, r.Stderr)
@@ -55,6 +56,7 @@ func TestAlterCLI(t *testing.T) {
 // is recorded in the layout property, and a rewrite without flags writes
 // it; a kd over a column that is not spatial is a usage error.
 func TestAlterCLIKD(t *testing.T) {
+	t.Parallel()
 	wh := t.TempDir()
 	require.Equal(t, exitOK, runCLI(t, wh, false, "generate", "--table", "geo.t", "--rows", "6000", "--commits", "4", "--distribution", "clustered").Code)
 	r := runCLI(t, wh, false, "alter", "--table", "geo.t", "--curve", "kd", "--set", "write.target-file-size-bytes=40KiB")
@@ -77,6 +79,7 @@ func TestAlterCLIKD(t *testing.T) {
 // TestAlterCLIUsage: mistakes exit 2 with the fix, before the table is
 // touched.
 func TestAlterCLIUsage(t *testing.T) {
+	t.Parallel()
 	wh := t.TempDir()
 	require.Equal(t, exitOK, runCLI(t, wh, false, "generate", "--table", "geo.t", "--rows", "100", "--commits", "1").Code)
 	for _, tc := range []struct {
@@ -99,6 +102,7 @@ func TestAlterCLIUsage(t *testing.T) {
 // TestRewriteCLIAuto: --curve auto's dry run prints every candidate's
 // estimate; --windows needs --curve auto.
 func TestRewriteCLIAuto(t *testing.T) {
+	t.Parallel()
 	wh := t.TempDir()
 	require.Equal(t, exitOK, runCLI(t, wh, false, "generate", "--table", "geo.t", "--rows", "3000", "--commits", "3").Code)
 	r := runCLI(t, wh, false, "rewrite", "--table", "geo.t", "--curve", "auto", "--option", "rewrite-all", "--dry-run")
@@ -123,6 +127,7 @@ func TestRewriteCLIAuto(t *testing.T) {
 
 // TestMaintainCLIDryRun prints what each step would do.
 func TestMaintainCLIDryRun(t *testing.T) {
+	t.Parallel()
 	wh := t.TempDir()
 	require.Equal(t, exitOK, runCLI(t, wh, false, "generate", "--table", "geo.t", "--rows", "800", "--commits", "8").Code)
 	r := runCLI(t, wh, false, "maintain", "--table", "geo.t", "--dry-run")
@@ -139,6 +144,7 @@ func TestMaintainCLIDryRun(t *testing.T) {
 // TestMaintainCLILayoutChange: a policy that bin-packs a table recorded
 // as Hilbert stops at the rewrite step with exit 2, after the report.
 func TestMaintainCLILayoutChange(t *testing.T) {
+	t.Parallel()
 	wh := t.TempDir()
 	require.Equal(t, exitOK, runCLI(t, wh, false, "generate", "--table", "geo.t", "--rows", "800", "--commits", "8").Code)
 	require.Equal(t, exitOK, runCLI(t, wh, false, "alter", "--table", "geo.t", "--curve", "hilbert").Code)
@@ -154,6 +160,7 @@ func TestMaintainCLILayoutChange(t *testing.T) {
 // without layout flags bin-packs without --allow-layout-change; with
 // --curve or --sort-order it is a usage error that commits nothing.
 func TestAlterCLIUnsorted(t *testing.T) {
+	t.Parallel()
 	wh := t.TempDir()
 	require.Equal(t, exitOK, runCLI(t, wh, false, "generate", "--table", "geo.t", "--rows", "400", "--commits", "4").Code)
 	require.Equal(t, exitOK, runCLI(t, wh, false, "alter", "--table", "geo.t", "--curve", "hilbert").Code)

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/geocompact/geocompact/bench"
-	"github.com/geocompact/geocompact/internal/reliability"
+	"github.com/geocompact/geocompact/internal/testing/reliability"
 	"github.com/geocompact/geocompact/validate/validatetest"
 )
 

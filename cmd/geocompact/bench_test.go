@@ -10,6 +10,7 @@ import (
 )
 
 func TestBenchJSONKeys(t *testing.T) {
+	t.Parallel()
 	wh := t.TempDir()
 	if r := runCLI(t, wh, false, "generate", "--table", "b.t", "--rows", "3000", "--commits", "30", "--distribution", "clustered"); r.Code != exitOK {
 		t.Fatalf("generate: exit %d: %s", r.Code, r.Stderr)
@@ -62,6 +63,7 @@ func TestBenchJSONKeys(t *testing.T) {
 }
 
 func TestBenchUsageErrors(t *testing.T) {
+	t.Parallel()
 	bad := filepath.Join(t.TempDir(), "w.json")
 	writeFile(t, bad, `[{"minx":3,"miny":0,"maxx":1,"maxy":1}]`)
 	for _, args := range [][]string{
@@ -79,6 +81,7 @@ func TestBenchUsageErrors(t *testing.T) {
 }
 
 func TestBenchHumanTable(t *testing.T) {
+	t.Parallel()
 	wh := t.TempDir()
 	if r := runCLI(t, wh, false, "generate", "--table", "b.h", "--rows", "500", "--commits", "5"); r.Code != exitOK {
 		t.Fatalf("generate: exit %d: %s", r.Code, r.Stderr)

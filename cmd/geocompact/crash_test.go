@@ -19,7 +19,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/bench"
-	"github.com/geocompact/geocompact/internal/reliability"
+	"github.com/geocompact/geocompact/internal/testing/reliability"
 )
 
 // partialProgressArgs make a rewrite of the crash table commit in four

@@ -25,6 +25,7 @@ func generated(t testing.TB, commits int) string {
 }
 
 func TestExpireCLI(t *testing.T) {
+	t.Parallel()
 	wh := generated(t, 6)
 	if r := runCLI(t, wh, false, "rewrite", "--table", "geo.t", "--option", "min-input-files=2"); r.Code != 0 {
 		t.Fatalf("rewrite: %d %s", r.Code, r.Stderr)
@@ -95,6 +96,7 @@ func TestExpireCLI(t *testing.T) {
 }
 
 func TestOrphansCLI(t *testing.T) {
+	t.Parallel()
 	wh := generated(t, 3)
 	dir := filepath.Join(wh, "geo.db", "t")
 	if _, err := os.Stat(dir); err != nil {
@@ -135,6 +137,7 @@ func TestOrphansCLI(t *testing.T) {
 }
 
 func TestRewriteManifestsCLI(t *testing.T) {
+	t.Parallel()
 	wh := generated(t, 5)
 	r := runCLI(t, wh, false, "rewrite-manifests", "--table", "geo.t")
 	lines := strings.Split(strings.TrimSpace(r.Stdout), "\n")

@@ -11,7 +11,7 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/internal/faultio"
-	"github.com/geocompact/geocompact/internal/reliability"
+	"github.com/geocompact/geocompact/internal/testing/reliability"
 	"github.com/geocompact/geocompact/validate/validatetest"
 )
 
@@ -34,6 +34,7 @@ func runCLIContext(ctx context.Context, t testing.TB, warehouse string, args ...
 // (no partial data file, manifest or metadata file) and the table reading
 // its rows as before.
 func TestWriteFaultsLeaveNothing(t *testing.T) {
+	t.Parallel()
 	const name = "f.pings"
 	in := t.TempDir() + "/points.parquet"
 	validatetest.Write(t, in, validatetest.File{Rows: validatetest.Points(3000), Geo: validatetest.Geo(""), Extra: true})

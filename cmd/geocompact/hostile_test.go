@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/geocompact/geocompact/bench"
-	"github.com/geocompact/geocompact/internal/reliability"
+	"github.com/geocompact/geocompact/internal/testing/reliability"
 	"github.com/geocompact/geocompact/maintain"
 	"github.com/geocompact/geocompact/validate/validatetest"
 )

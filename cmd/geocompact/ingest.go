@@ -19,8 +19,8 @@ import (
 func init() { register(newIngestCmd) }
 
 type ingestOptions struct {
-	g     *globalOptions
-	cfg   ingest.Config
+	g      *globalOptions
+	cfg    ingest.Config
 	delta  string // Delta table location, instead of cfg.Table
 	memory string // --memory-budget as given, parsed into cfg.MemoryBytes
 }

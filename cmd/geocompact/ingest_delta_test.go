@@ -21,6 +21,7 @@ func deltaCommits(t testing.TB, loc string) int {
 }
 
 func TestIngestDeltaCLI(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	loc := filepath.Join(t.TempDir(), "pts")
 	good := writeGeoParquet(t, dir, "good", validatetest.File{Rows: validatetest.Points(6), Geo: validatetest.Geo(""), Extra: true})
@@ -69,6 +70,7 @@ func TestIngestDeltaCLI(t *testing.T) {
 }
 
 func TestIngestDeltaCLIUsage(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	f := writeGeoParquet(t, dir, "f", validatetest.File{Rows: validatetest.Points(2), Geo: validatetest.Geo(""), Extra: true})
 	loc := t.TempDir()

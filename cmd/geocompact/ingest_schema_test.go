@@ -14,6 +14,7 @@ import (
 // spellings are accepted, and that an unknown transform is a usage error
 // listing the valid ones before any file is read.
 func TestIngestPartitionSpecMismatch(t *testing.T) {
+	t.Parallel()
 	wh, dir := t.TempDir(), t.TempDir()
 	f1 := writeGeoParquet(t, dir, "one", validatetest.File{Rows: validatetest.Points(5), Geo: validatetest.Geo(""), Extra: true})
 	f2 := writeGeoParquet(t, dir, "two", validatetest.File{Rows: validatetest.Points(6), Geo: validatetest.Geo(""), Extra: true})
@@ -39,6 +40,7 @@ func TestIngestPartitionSpecMismatch(t *testing.T) {
 // appends without it, and that --add-columns evolves the schema so old
 // rows read null.
 func TestIngestExtraColumns(t *testing.T) {
+	t.Parallel()
 	wh, dir := t.TempDir(), t.TempDir()
 	base := writeGeoParquet(t, dir, "base", validatetest.File{Rows: validatetest.Points(4), Geo: validatetest.Geo("")})
 	withID := writeGeoParquet(t, dir, "with-id", validatetest.File{Rows: validatetest.Points(3), Geo: validatetest.Geo(""), Extra: true})

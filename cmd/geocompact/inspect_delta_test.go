@@ -11,10 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/delta/deltatest"
-	"github.com/geocompact/geocompact/internal/testenv"
+	"github.com/geocompact/geocompact/internal/testing/testenv"
 )
 
 func TestInspectDeltaFiles(t *testing.T) {
+	t.Parallel()
 	p := func(x, y float64) deltatest.Row { return deltatest.Point(t, x, y) }
 	dir, _ := newDeltaPoints(t, deltatest.Options{Partitioned: true},
 		[]deltatest.Row{p(0, 0), p(1, 1)}, []deltatest.Row{p(2, 2), p(3, 3), p(4, 4)})
@@ -42,6 +43,7 @@ func TestInspectDeltaFiles(t *testing.T) {
 }
 
 func TestInspectDeltaHistory(t *testing.T) {
+	t.Parallel()
 	r := runCLI(t, "", false, "inspect", "history", "--delta", filepath.Join(testenv.DeltaGolden(t), "basic-with-inserts-deletes-checkpoint"))
 	require.Equal(t, exitOK, r.Code, r.Stderr)
 	lines := strings.Split(strings.TrimSpace(r.Stdout), "\n")
@@ -62,6 +64,7 @@ func TestInspectDeltaHistory(t *testing.T) {
 }
 
 func TestInspectDeltaSchemaAndUsage(t *testing.T) {
+	t.Parallel()
 	dir, _ := newDeltaPoints(t, deltatest.Options{Covering: true}, []deltatest.Row{deltatest.Point(t, 1, 1)})
 	r := runCLI(t, "", false, "inspect", "schema", "--delta", dir)
 	require.Equal(t, exitOK, r.Code, r.Stderr)

@@ -179,6 +179,7 @@ func inspectFixture(t *testing.T) string {
 }
 
 func TestInspectJSONGolden(t *testing.T) {
+	t.Parallel()
 	wh := inspectFixture(t)
 	tests := []struct {
 		golden string
@@ -209,6 +210,7 @@ func TestInspectJSONGolden(t *testing.T) {
 }
 
 func TestInspectTextTable(t *testing.T) {
+	t.Parallel()
 	wh := inspectFixture(t)
 	tests := []struct {
 		kind   string
@@ -253,6 +255,7 @@ func TestInspectTextTable(t *testing.T) {
 }
 
 func TestInspectFilesBBoxWithinExtent(t *testing.T) {
+	t.Parallel()
 	wh := inspectFixture(t)
 	for _, tbl := range []string{"demo.v2", "demo.v3"} {
 		t.Run(tbl, func(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 // outside the table location as kept, with the flag that deletes it, and
 // --delete-outside-location deletes it.
 func TestExpireOutsideLocationCLI(t *testing.T) {
+	t.Parallel()
 	wh := generated(t, 2)
 	cat, err := catalogs.Open(t.Context(), catalogs.Spec{Warehouse: wh})
 	require.NoError(t, err)
@@ -50,6 +51,7 @@ func TestExpireOutsideLocationCLI(t *testing.T) {
 // TestVacuumKeptLinksCLI: vacuum lists a link to a directory as kept, in
 // the table and in the summary, and leaves it.
 func TestVacuumKeptLinksCLI(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	deltatest.Fragmented(t, dir, 2, 10, deltatest.Options{})
 	link := filepath.Join(dir, "elsewhere")

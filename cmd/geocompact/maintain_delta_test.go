@@ -20,6 +20,7 @@ import (
 // second run has nothing to do; a policy vacuuming with less than the
 // table's retention is a usage error.
 func TestMaintainDeltaCLI(t *testing.T) {
+	t.Parallel()
 	tbl, dir := spatialDelta(t, 6)
 	rows := deltatest.LiveRows(t, tbl)
 
@@ -79,6 +80,7 @@ func TestMaintainDeltaCLI(t *testing.T) {
 // version inside the retention reads: the files it replaced were removed
 // just now, so the version before the rewrite still reads whole.
 func TestMaintainDeltaAbsolutePaths(t *testing.T) {
+	t.Parallel()
 	tbl, dir := spatialDelta(t, 6)
 	deltatest.AbsolutePaths(t, dir)
 	deltatest.Age(t, dir, 30*24*time.Hour)

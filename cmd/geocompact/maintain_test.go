@@ -13,6 +13,7 @@ import (
 )
 
 func TestMaintainCLI(t *testing.T) {
+	t.Parallel()
 	wh := generated(t, 8)
 	policy := filepath.Join(t.TempDir(), "policy.yaml")
 	writeFile(t, policy, "gate:\n  min-avg-file-bytes: 1048576\nrewrite:\n  curve: hilbert\nexpire:\n  older-than: 1h\n  every: 0s\norphans:\n  older-than: 1h\n  every: 0s\n")
@@ -45,6 +46,7 @@ func TestMaintainCLI(t *testing.T) {
 }
 
 func TestMaintainCLILeaseHeld(t *testing.T) {
+	t.Parallel()
 	wh := generated(t, 3)
 	cat, err := catalogs.Open(t.Context(), catalogs.Spec{Warehouse: wh})
 	if err != nil {
@@ -65,6 +67,7 @@ func TestMaintainCLILeaseHeld(t *testing.T) {
 }
 
 func TestMaintainCLIBadPolicy(t *testing.T) {
+	t.Parallel()
 	wh := generated(t, 3)
 	tests := []struct {
 		name, doc, want string
@@ -95,6 +98,7 @@ func TestMaintainCLIBadPolicy(t *testing.T) {
 }
 
 func TestAdviseCLI(t *testing.T) {
+	t.Parallel()
 	wh := generated(t, 10)
 	r := runCLI(t, wh, false, "advise", "--table", "geo.t", "--spark-catalog", "lake")
 	if r.Code != exitOK {

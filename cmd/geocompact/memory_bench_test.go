@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/geocompact/geocompact/internal/testenv"
+	"github.com/geocompact/geocompact/internal/testing/testenv"
 	"github.com/geocompact/geocompact/table/catalogs"
 )
 

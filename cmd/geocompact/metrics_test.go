@@ -139,6 +139,7 @@ func parsePromLabels(s string) (map[string]string, error) {
 }
 
 func TestMetricsPrometheus(t *testing.T) {
+	t.Parallel()
 	wh := t.TempDir()
 	generateForTest(t, wh, "--table", "demo.pings", "--rows", "500", "--commits", "5", "--partition-by", "day(ts)", "--seed", "3")
 	r := runCLI(t, wh, false, "metrics", "--table", "demo.pings", "--format", "prometheus")
@@ -196,6 +197,7 @@ func TestMetricsPrometheus(t *testing.T) {
 }
 
 func TestWritePrometheusEscapes(t *testing.T) {
+	t.Parallel()
 	name := "odd\"ns\\x\ny.t"
 	m := &maintain.TableMetrics{FileCount: 2, Partitions: []maintain.PartitionMetrics{{Partition: `k="a\b"`, FileCount: 2}}}
 	var b bytes.Buffer
@@ -221,6 +223,7 @@ func TestWritePrometheusEscapes(t *testing.T) {
 }
 
 func TestMetricsTextTable(t *testing.T) {
+	t.Parallel()
 	wh := t.TempDir()
 	generateForTest(t, wh, "--table", "demo.pings", "--rows", "300", "--commits", "3")
 	for _, tty := range []bool{false, true} {
@@ -246,6 +249,7 @@ func TestMetricsTextTable(t *testing.T) {
 // with one line on stderr naming the problem, nothing on stdout, the right
 // exit code, and nothing written to the warehouse.
 func TestReadCommandsBadInput(t *testing.T) {
+	t.Parallel()
 	wh := t.TempDir()
 	generateForTest(t, wh, "--table", "demo.pings", "--rows", "100", "--commits", "2")
 	fresh := filepath.Join(t.TempDir(), "never")
@@ -309,6 +313,7 @@ func TestReadCommandsBadInput(t *testing.T) {
 }
 
 func TestMetricsLayoutHealth(t *testing.T) {
+	t.Parallel()
 	wh := t.TempDir()
 	generateForTest(t, wh, "--table", "demo.pings", "--rows", "2000", "--commits", "8", "--distribution", "clustered", "--seed", "3")
 	windows := filepath.Join(t.TempDir(), "w.json")

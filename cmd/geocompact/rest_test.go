@@ -19,9 +19,9 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/stretchr/testify/require"
 
-	"github.com/geocompact/geocompact/internal/reliability"
-	"github.com/geocompact/geocompact/internal/restcatalog"
-	"github.com/geocompact/geocompact/internal/testenv"
+	"github.com/geocompact/geocompact/internal/testing/reliability"
+	"github.com/geocompact/geocompact/internal/testing/restcatalog"
+	"github.com/geocompact/geocompact/internal/testing/testenv"
 	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/validate/validatetest"
 )

@@ -17,6 +17,7 @@ import (
 // fewer files; a curve over columns the table lacks and a --where on a
 // column it lacks are usage errors.
 func TestRewriteDelta(t *testing.T) {
+	t.Parallel()
 	dir := copyDeltaTable(t, "dv-partitioned-with-checkpoint", time.Hour)
 	rows := deltaRows(t, dir)
 	version := func() int64 {
@@ -69,6 +70,7 @@ func TestRewriteDelta(t *testing.T) {
 // hold a match (Spark's statistics of the golden table: ids 0-4, 10-14,
 // …, 40-44, 50-59 and 60-65), and nothing is written.
 func TestRewriteDeltaWhereDryRun(t *testing.T) {
+	t.Parallel()
 	dir := copyDeltaTable(t, "basic-with-inserts-deletes-checkpoint", time.Hour)
 	before := parquetNames(t, dir)
 	r := runCLI(t, "", false, "--json", "rewrite", "--delta", dir, "--where", "id BETWEEN 12 AND 33 OR id IS NULL",

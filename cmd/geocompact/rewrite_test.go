@@ -7,6 +7,7 @@ import (
 )
 
 func TestRewriteCLI(t *testing.T) {
+	t.Parallel()
 	wh := t.TempDir()
 	if r := runCLI(t, wh, false, "generate", "--table", "geo.t", "--rows", "800", "--commits", "4"); r.Code != 0 {
 		t.Fatalf("generate: %d %s", r.Code, r.Stderr)
@@ -80,6 +81,7 @@ func TestRewriteCLI(t *testing.T) {
 }
 
 func TestQuickstartCLI(t *testing.T) {
+	t.Parallel()
 	r := runCLI(t, "", false, "quickstart", "--rows", "20000", "--commits", "40", "--files", "8", "--windows", "5")
 	if r.Code != exitOK {
 		t.Fatalf("exit %d: %s", r.Code, r.Stderr)

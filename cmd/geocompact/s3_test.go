@@ -12,7 +12,7 @@ import (
 
 	iceio "github.com/apache/iceberg-go/io"
 
-	"github.com/geocompact/geocompact/internal/reliability"
+	"github.com/geocompact/geocompact/internal/testing/reliability"
 	"github.com/geocompact/geocompact/validate/validatetest"
 )
 

@@ -12,6 +12,7 @@ import (
 )
 
 func TestTablesLists(t *testing.T) {
+	t.Parallel()
 	wh, dir := t.TempDir(), t.TempDir()
 	p := writeGeoParquet(t, dir, "pts", validatetest.File{Rows: validatetest.Points(3), Geo: validatetest.Geo(""), Extra: true})
 	for _, name := range []string{"gis.roads", "gis.parcels", "raw.pings"} {

@@ -16,6 +16,7 @@ import (
 // seconds apart says the rate is unknown and how much history it needs,
 // and shows sizes with units on a terminal.
 func TestAdviseShortHistory(t *testing.T) {
+	t.Parallel()
 	wh := generated(t, 10)
 	r := runCLI(t, wh, true, "advise", "--table", "geo.t")
 	require.Equal(t, exitOK, r.Code, r.Stderr)
@@ -29,6 +30,7 @@ func TestAdviseShortHistory(t *testing.T) {
 // show sizes and ages with units, never the raw byte counts scripts get
 // from piped output and JSON.
 func TestHumanOutputUsesUnits(t *testing.T) {
+	t.Parallel()
 	wh := generated(t, 6)
 	r := runCLI(t, wh, false, "--json", "metrics", "--table", "geo.t")
 	require.Equal(t, exitOK, r.Code, r.Stderr)

@@ -10,6 +10,7 @@ import (
 // TestUsageErrorsExit2 checks that command-line mistakes exit 2 with one
 // line naming the problem and, where one is close, the intended word.
 func TestUsageErrorsExit2(t *testing.T) {
+	t.Parallel()
 	wh := t.TempDir()
 	for _, tc := range []struct {
 		args []string
@@ -34,6 +35,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 // TestOptionUnitsAndBareKeys checks that the CLI passes sizes with units
 // and bare boolean keys through to a dry run.
 func TestOptionUnitsAndBareKeys(t *testing.T) {
+	t.Parallel()
 	wh := t.TempDir()
 	r := runCLI(t, wh, false, "rewrite-manifests", "--table", "a.b", "--target-size-bytes", "8MiB")
 	assert.Equal(t, exitError, r.Code, "a good size gets as far as the table: %s", r.Stderr)

@@ -14,8 +14,8 @@ import (
 
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/delta/deltatest"
-	"github.com/geocompact/geocompact/internal/reliability"
-	"github.com/geocompact/geocompact/internal/testenv"
+	"github.com/geocompact/geocompact/internal/testing/reliability"
+	"github.com/geocompact/geocompact/internal/testing/testenv"
 )
 
 // copyDeltaTable copies golden table name into a temporary directory and

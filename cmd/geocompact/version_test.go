@@ -8,12 +8,14 @@ import (
 )
 
 func TestVersionFlag(t *testing.T) {
+	t.Parallel()
 	r := runCLI(t, "", false, "--version")
 	assert.Equal(t, exitOK, r.Code, r.Stderr)
 	assert.Regexp(t, `^geocompact \S+\n  github.com/apache/iceberg-go v0\.\d+\.\d+\S*\n  github.com/apache/arrow-go/v18 v18\.\d+\.\d+\S*\n$`, r.Stdout)
 }
 
 func TestVersionText(t *testing.T) {
+	t.Parallel()
 	info := &debug.BuildInfo{Main: debug.Module{Version: "v1.2.3"}, Deps: []*debug.Module{
 		{Path: "github.com/apache/iceberg-go", Version: "v0.7.0", Replace: &debug.Module{Path: "example.com/iceberg-go", Version: "v0.7.1-fork"}},
 	}}

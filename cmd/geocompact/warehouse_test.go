@@ -13,6 +13,7 @@ import (
 // original's files, so every command on the copy warns on stderr, while
 // the original and a warehouse reached through a link do not.
 func TestCopiedWarehouseWarns(t *testing.T) {
+	t.Parallel()
 	wh := generated(t, 2)
 	cp := filepath.Join(t.TempDir(), "copy")
 	require.NoError(t, os.CopyFS(cp, os.DirFS(wh)))

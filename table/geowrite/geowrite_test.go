@@ -20,7 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/geocompact/geocompact/internal/testenv"
+	"github.com/geocompact/geocompact/internal/testing/testenv"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/spatial/geoparquettest"
 	"github.com/geocompact/geocompact/table/catalogs"

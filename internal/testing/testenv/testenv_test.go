@@ -9,7 +9,7 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/geocompact/geocompact/internal/testenv"
+	"github.com/geocompact/geocompact/internal/testing/testenv"
 	"github.com/geocompact/geocompact/table/config"
 )
 

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/geocompact/geocompact/internal/testenv"
+	"github.com/geocompact/geocompact/internal/testing/testenv"
 )
 
 // Environment variables that point the S3 tests at a running server, as

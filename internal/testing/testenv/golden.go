@@ -23,8 +23,8 @@ func DeltaGolden(t testing.TB) string {
 	t.Helper()
 	dir := os.Getenv(DeltaGoldenEnv)
 	if dir == "" {
-		_, file, _, _ := runtime.Caller(0) // internal/testenv/golden.go
-		dir = filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "delta-golden")
+		_, file, _, _ := runtime.Caller(0) // internal/testing/testenv/golden.go
+		dir = filepath.Join(filepath.Dir(file), "..", "..", "..", "..", "shared", "delta-golden")
 	}
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		SkipOrFail(t, "Delta golden tables not found at %s: set %s to their folder to run this test", dir, DeltaGoldenEnv)

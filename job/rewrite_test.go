@@ -1,4 +1,4 @@
-package engine_test
+package job_test
 
 import (
 	"context"
@@ -21,6 +21,7 @@ import (
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/verify"
+	"github.com/geocompact/geocompact/internal/testing/icebergtest"
 	"github.com/geocompact/geocompact/job"
 	"github.com/geocompact/geocompact/spatial"
 	format "github.com/geocompact/geocompact/table"
@@ -165,6 +166,7 @@ func bandWindows() []cluster.WindowSet {
 // same order in the same files, sorted and binpacked, partitioned, with
 // merge-on-read deletes, with one bucket per group or many.
 func TestJobMatchesRewrite(t *testing.T) {
+	t.Parallel()
 	deleteSome := func(tbl *table.Table) {
 		_, err := tbl.Delete(t.Context(), iceberg.LessThan(iceberg.Reference("id"), int64(700)), nil)
 		require.NoError(t, err)
@@ -178,44 +180,44 @@ func TestJobMatchesRewrite(t *testing.T) {
 		cfg     engine.Request
 	}{
 		{"hilbert-partitioned", bench.GenerateConfig{Rows: 12000, Commits: 8, PartitionBy: "day(ts)"}, nil,
-			engine.Request{Curve: "hilbert", Options: opts(base...)}},
+			engine.Request{Curve: "hilbert", Options: icebergtest.Opts(base...)}},
 		{"hilbert-buckets", bench.GenerateConfig{Rows: 15000, Commits: 10, Distribution: bench.Clustered}, nil,
-			engine.Request{Curve: "hilbert", Options: opts(append(base, "max-group-memory-bytes", spillBudget)...)}},
+			engine.Request{Curve: "hilbert", Options: icebergtest.Opts(append(base, "max-group-memory-bytes", icebergtest.SpillBudget)...)}},
 		{"zorder-deletes", bench.GenerateConfig{Rows: 12000, Commits: 8, Properties: mor}, deleteSome,
-			engine.Request{Curve: "zorder", Options: opts(append(base, "max-group-memory-bytes", spillBudget)...)}},
+			engine.Request{Curve: "zorder", Options: icebergtest.Opts(append(base, "max-group-memory-bytes", icebergtest.SpillBudget)...)}},
 		{"binpack-deletes", bench.GenerateConfig{Rows: 12000, Commits: 8, Properties: mor}, deleteSome,
-			engine.Request{Options: opts(base...)}},
+			engine.Request{Options: icebergtest.Opts(base...)}},
 		{"hilbert-v3", bench.GenerateConfig{Rows: 8000, Commits: 6, FormatVersion: 3}, nil,
-			engine.Request{Curve: "hilbert", Options: opts(append(base, "max-group-memory-bytes", spillBudget)...)}},
+			engine.Request{Curve: "hilbert", Options: icebergtest.Opts(append(base, "max-group-memory-bytes", icebergtest.SpillBudget)...)}},
 		// A worker sorting a kd group whole builds the tree for the
 		// request's windows, as the local rewrite does.
 		{"kd-windows-whole", bench.GenerateConfig{Rows: 12000, Commits: 6, Distribution: bench.Clustered}, nil,
-			engine.Request{Curve: "kd", Options: opts(base...), AutoWindows: bandWindows()}},
+			engine.Request{Curve: "kd", Options: icebergtest.Opts(base...), AutoWindows: bandWindows()}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			local, dist, name := twinTables(t, tc.gen, tc.prepare)
-			before := tableDigest(t, mustLoad(t, dist, name))
-			want := rewrite(t, local, name, tc.cfg)
+			local, dist, name := icebergtest.TwinTables(t, tc.gen, tc.prepare)
+			before := icebergtest.Digest(t, icebergtest.Load(t, dist, name))
+			want := icebergtest.Rewrite(t, local, name, tc.cfg)
 			j, got, err := runJob(t, dist, name, tc.cfg, false)
 			require.NoError(t, err)
-			tbl := mustLoad(t, dist, name)
-			checkUnchanged(t, before, tbl)
+			tbl := icebergtest.Load(t, dist, name)
+			icebergtest.CheckUnchanged(t, before, tbl)
 			assert.Equal(t, j.ID, tbl.CurrentSnapshot().Summary.Properties[format.SummaryJobID])
 			assert.True(t, got.Verified)
 			assert.Equal(t, want.AddedDataFilesCount, got.AddedDataFilesCount)
 			assert.Equal(t, want.RewrittenDataFilesCount, got.RewrittenDataFilesCount)
 			assert.Equal(t, want.RemovedDeleteFilesCount, got.RemovedDeleteFilesCount)
 			assert.Equal(t, len(want.Plan.Groups), len(j.Groups))
-			assert.Equal(t, fileRows(t, mustLoad(t, local, name)), fileRows(t, tbl))
-			for _, f := range tableFiles(t, tbl) {
+			assert.Equal(t, icebergtest.FileRows(t, icebergtest.Load(t, local, name)), icebergtest.FileRows(t, tbl))
+			for _, f := range icebergtest.Files(t, tbl) {
 				assert.Contains(t, f.File.FilePath(), j.Tag())
 			}
 			// After a commit, Abort only sweeps unreferenced files.
 			deleted, err := j.Abort(t.Context(), dist)
 			require.NoError(t, err)
 			assert.Empty(t, deleted)
-			checkUnchanged(t, before, mustLoad(t, dist, name))
+			icebergtest.CheckUnchanged(t, before, icebergtest.Load(t, dist, name))
 		})
 	}
 }
@@ -223,19 +225,20 @@ func TestJobMatchesRewrite(t *testing.T) {
 // TestJobFailureLeavesNothing checks that a job failing after some files
 // were written commits nothing and, aborted, leaves no file behind.
 func TestJobFailureLeavesNothing(t *testing.T) {
-	c := sqlite(t)
-	cat, name := newTable(t, c, bench.GenerateConfig{Rows: 8000, Commits: 6})
-	tbl := mustLoad(t, cat, name)
-	before, snap := tableDigest(t, tbl), tbl.CurrentSnapshot().SnapshotID
+	t.Parallel()
+	c := icebergtest.SQLite(t)
+	cat, name := icebergtest.NewTable(t, c, bench.GenerateConfig{Rows: 8000, Commits: 6})
+	tbl := icebergtest.Load(t, cat, name)
+	before, snap := icebergtest.Digest(t, tbl), tbl.CurrentSnapshot().SnapshotID
 	dir := strings.TrimPrefix(tbl.Location(), "file://")
-	filesBefore := dirFiles(t, dir)
-	cfg := engine.Request{Curve: "hilbert", Options: opts("rewrite-all", "true", "target-file-size-bytes", "65536")}
+	filesBefore := icebergtest.DirFiles(t, dir)
+	cfg := engine.Request{Curve: "hilbert", Options: icebergtest.Opts("rewrite-all", "true", "target-file-size-bytes", "65536")}
 	_, _, err := runJob(t, cat, name, cfg, true)
 	require.ErrorContains(t, err, "injected")
-	tbl = mustLoad(t, cat, name)
+	tbl = icebergtest.Load(t, cat, name)
 	assert.Equal(t, snap, tbl.CurrentSnapshot().SnapshotID)
-	assert.Empty(t, before.Diff(tableDigest(t, tbl)))
-	assert.Equal(t, filesBefore, dirFiles(t, dir))
+	assert.Empty(t, before.Diff(icebergtest.Digest(t, tbl)))
+	assert.Equal(t, filesBefore, icebergtest.DirFiles(t, dir))
 	// A rerun succeeds.
 	_, res, err := runJob(t, cat, name, cfg, false)
 	require.NoError(t, err)
@@ -248,13 +251,14 @@ func TestJobFailureLeavesNothing(t *testing.T) {
 // many groups did; without partial progress the same failure commits
 // nothing.
 func TestJobPartialProgress(t *testing.T) {
+	t.Parallel()
 	for _, partial := range []bool{true, false} {
 		t.Run(fmt.Sprint("partial=", partial), func(t *testing.T) {
-			c := sqlite(t)
-			cat, name := newTable(t, c, bench.GenerateConfig{Rows: 9000, Commits: 6, PartitionBy: "day(ts)"})
-			tbl := mustLoad(t, cat, name)
-			before, snap := tableDigest(t, tbl), tbl.CurrentSnapshot().SnapshotID
-			o := opts("rewrite-all", "true", "partial-progress.enabled", fmt.Sprint(partial), "partial-progress.max-commits", "10")
+			c := icebergtest.SQLite(t)
+			cat, name := icebergtest.NewTable(t, c, bench.GenerateConfig{Rows: 9000, Commits: 6, PartitionBy: "day(ts)"})
+			tbl := icebergtest.Load(t, cat, name)
+			before, snap := icebergtest.Digest(t, tbl), tbl.CurrentSnapshot().SnapshotID
+			o := icebergtest.Opts("rewrite-all", "true", "partial-progress.enabled", fmt.Sprint(partial), "partial-progress.max-commits", "10")
 			driver, err := job.Prepare(t.Context(), cat, name, engine.Request{Curve: "hilbert", Options: o})
 			require.NoError(t, err)
 			n := len(driver.Groups)
@@ -271,8 +275,8 @@ func TestJobPartialProgress(t *testing.T) {
 			require.ErrorIs(t, err, engine.ErrVerify)
 			_, aerr := driver.Abort(t.Context(), cat)
 			require.NoError(t, aerr)
-			tbl = mustLoad(t, cat, name)
-			assert.Empty(t, before.Diff(tableDigest(t, tbl)), "rows unchanged")
+			tbl = icebergtest.Load(t, cat, name)
+			assert.Empty(t, before.Diff(icebergtest.Digest(t, tbl)), "rows unchanged")
 			if !partial {
 				assert.Equal(t, snap, tbl.CurrentSnapshot().SnapshotID, "nothing committed")
 				return

@@ -6,7 +6,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/catalog/catalogtest"
 
-	"github.com/geocompact/geocompact/internal/restcatalog"
+	"github.com/geocompact/geocompact/internal/testing/restcatalog"
 )
 
 // TestConformance runs iceberg-go's catalog conformance suite against its

@@ -1,4 +1,4 @@
-package engine_test
+package job_test
 
 import (
 	"os"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/internal/testing/icebergtest"
 	"github.com/geocompact/geocompact/job"
 )
 
@@ -18,10 +19,11 @@ import (
 // its commit loses its failed attempts' files and its marker, never a
 // file the commit references; a job that could still commit keeps all.
 func TestSweep(t *testing.T) {
-	c := sqlite(t)
-	cat, name := newTable(t, c, bench.GenerateConfig{Rows: 8000, Commits: 6})
-	dir := strings.TrimPrefix(mustLoad(t, cat, name).Location(), "file://")
-	cfg := engine.Request{Curve: "hilbert", Options: opts("rewrite-all", "true", "target-file-size-bytes", "65536", "max-group-memory-bytes", "1048576")}
+	t.Parallel()
+	c := icebergtest.SQLite(t)
+	cat, name := icebergtest.NewTable(t, c, bench.GenerateConfig{Rows: 8000, Commits: 6})
+	dir := strings.TrimPrefix(icebergtest.Load(t, cat, name).Location(), "file://")
+	cfg := engine.Request{Curve: "hilbert", Options: icebergtest.Opts("rewrite-all", "true", "target-file-size-bytes", "65536", "max-group-memory-bytes", "1048576")}
 
 	// A job planned and marked, its driver gone before it committed: its
 	// input files are live, so it could still commit.
@@ -29,11 +31,11 @@ func TestSweep(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, pending.Groups)
 	require.NoError(t, pending.WriteMarker(t.Context()))
-	files := dirFiles(t, dir)
+	files := icebergtest.DirFiles(t, dir)
 	swept, err := job.Sweep(t.Context(), cat, name, "")
 	require.NoError(t, err)
 	assert.Empty(t, swept)
-	assert.Equal(t, files, dirFiles(t, dir))
+	assert.Equal(t, files, icebergtest.DirFiles(t, dir))
 
 	// A job that committed, whose driver died before removing its marker,
 	// with a failed attempt's file beside its committed ones.
@@ -41,10 +43,10 @@ func TestSweep(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, res.Verified)
 	require.NoError(t, done.WriteMarker(t.Context()))
-	tbl := mustLoad(t, cat, name)
-	digest := tableDigest(t, tbl)
+	tbl := icebergtest.Load(t, cat, name)
+	digest := icebergtest.Digest(t, tbl)
 	var committed string
-	for _, f := range dirFiles(t, dir) {
+	for _, f := range icebergtest.DirFiles(t, dir) {
 		if strings.Contains(filepath.Base(f), done.Tag()) {
 			committed = f
 			break
@@ -55,7 +57,7 @@ func TestSweep(t *testing.T) {
 	require.NoError(t, err)
 	attempt := filepath.Join(filepath.Dir(committed), "00000-0-"+done.Tag()+"-0000-000000000000-00001.parquet")
 	require.NoError(t, os.WriteFile(attempt, b, 0o644))
-	live := dirFiles(t, dir)
+	live := icebergtest.DirFiles(t, dir)
 
 	swept, err = job.Sweep(t.Context(), cat, name, "")
 	require.NoError(t, err)
@@ -67,7 +69,7 @@ func TestSweep(t *testing.T) {
 	// commit, and the pending job planned the same files.
 	assert.ElementsMatch(t, []string{filepath.Base(attempt), "geocompact-job-" + done.ID + ".plan.json", "geocompact-job-" + pending.ID + ".plan.json"}, bases)
 	assert.NoFileExists(t, attempt)
-	tbl = mustLoad(t, cat, name)
-	assert.Empty(t, digest.Diff(tableDigest(t, tbl)))
-	assert.Len(t, dirFiles(t, dir), len(live)-3)
+	tbl = icebergtest.Load(t, cat, name)
+	assert.Empty(t, digest.Diff(icebergtest.Digest(t, tbl)))
+	assert.Len(t, icebergtest.DirFiles(t, dir), len(live)-3)
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/apache/iceberg-go/catalog/rest"
 	"github.com/stretchr/testify/require"
 
-	"github.com/geocompact/geocompact/internal/restcatalog"
+	"github.com/geocompact/geocompact/internal/testing/restcatalog"
 )
 
 const (

@@ -2,7 +2,7 @@
 // catalog of package restcatalog as its own process, for .ci/run and for
 // trying geocompact's REST configuration by hand:
 //
-//	go run ./internal/restcatalog/cmd/geocompact-rest-test-server \
+//	go run ./internal/testing/restcatalog/cmd/geocompact-rest-test-server \
 //	    --listen 127.0.0.1:0 --warehouse /tmp/wh --credential id:secret --addr-file /tmp/rest.addr
 //
 // It prints "listening on http://HOST:PORT" to stderr once it serves, writes
@@ -24,7 +24,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/geocompact/geocompact/internal/restcatalog"
+	"github.com/geocompact/geocompact/internal/testing/restcatalog"
 )
 
 // propFlags collects repeated --prop k=v flags.

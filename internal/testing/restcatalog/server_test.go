@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/geocompact/geocompact/internal/restcatalog"
+	"github.com/geocompact/geocompact/internal/testing/restcatalog"
 )
 
 var testSchema = iceberg.NewSchema(0,

@@ -1,0 +1,37 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/geocompact/geocompact/engine/spill"
+)
+
+// testHooks are the points where a test steps into one rewrite: before
+// each commit attempt; after a group's files are written (an error fails
+// the group); before each spill segment is written (an error fails the
+// write as a full disk would); and in place of the free-space probe of the
+// spill directory. They travel in the rewrite's context, so only that
+// rewrite sees them and tests that set them run in parallel with others;
+// only the package's tests set them (export_test.go).
+type testHooks struct {
+	BeforeCommit func(context.Context)
+	AfterWrite   func() error
+	SpillWrite   func() error
+	FreeSpace    func(dir string) (int64, error)
+}
+
+type testHooksKey struct{}
+
+// hooksOf returns the test hooks ctx carries (none outside tests).
+func hooksOf(ctx context.Context) testHooks {
+	h, _ := ctx.Value(testHooksKey{}).(testHooks)
+	return h
+}
+
+// freeSpace probes the free space of the spill directory dir.
+func (h testHooks) freeSpace(dir string) (int64, error) {
+	if h.FreeSpace != nil {
+		return h.FreeSpace(dir)
+	}
+	return spill.FreeBytes(dir)
+}
