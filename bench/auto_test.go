@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -34,4 +35,11 @@ func TestRunAutoAndRecordedLayout(t *testing.T) {
 	assert.True(t, strings.HasPrefix(sum[table.SummarySortOrder], "auto: "), sum[table.SummarySortOrder])
 	assert.Contains(t, sum[engine.SummaryAuto], `"estimates":[`)
 	assert.Equal(t, rep.Rows, rep.Layouts[1].Rows)
+	// The report (bench --json) names what auto chose, as the commit does.
+	require.NotEmpty(t, rep.Layouts[1].Auto)
+	assert.Contains(t, sum[table.SummarySortOrder], rep.Layouts[1].Auto[0].Curve)
+	out, err := json.Marshal(rep.Layouts[1])
+	require.NoError(t, err)
+	assert.Contains(t, string(out), `"auto":[{"group":1`)
+	assert.Empty(t, rep.Layouts[0].Auto, "binpack chose nothing")
 }

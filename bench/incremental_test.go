@@ -39,8 +39,8 @@ var incrementalVariants = []struct{ name, key, value string }{
 // a full re-sort every round. It prints markdown tables (docs/layouts.md)
 // and checks after the first and the last round that files planned stay
 // within incrementalBounds of a full re-sort's (the goals, 1.15× on 1%
-// windows and 1.30× on 0.1% ones, on clustered points), rewriting at most
-// a third of its bytes. Run with
+// windows and 1.30× on 0.1% ones, where they hold), rewriting at most a
+// third of its bytes. Run with
 //
 //	GEOCOMPACT_LONG=1 go test ./bench -run TestIncrementalMaintenance -v -timeout 60m
 //
@@ -138,14 +138,15 @@ func scheduledRewrite(t *testing.T, cat catalog.Catalog, name, key, value string
 // incrementalBounds are the files planned by the default selection, as a
 // multiple of a full re-sort's (1% windows, 0.1% windows), that the test
 // holds on each data set after the first round and after the last. After
-// one round on clustered points they are the goals (1.15×, 1.30×).
-// Elsewhere the goals are missed: on the places data after one round by a
-// hair, and over ten rounds the selection drifts on both data sets (on
-// 0.1% windows; docs/layouts.md). There the test holds what was measured,
+// one round they are the goals (1.15×, 1.30×) on both data sets, and
+// after the last on clustered points (held after three rounds, as CI
+// runs, and after ten; round nine measured 1.170× / 1.317×). On the
+// places data the goals hold for three rounds but not for ten (1.207× /
+// 1.327×, docs/layouts.md), so the test holds what was measured there,
 // with a margin, so that a regression fails it.
 var incrementalBounds = map[Distribution][2][2]float64{
-	Clustered: {{1.15, 1.30}, {1.20, 1.65}},
-	Places:    {{1.20, 1.40}, {1.45, 1.85}},
+	Clustered: {{1.15, 1.30}, {1.15, 1.30}},
+	Places:    {{1.15, 1.30}, {1.25, 1.40}},
 }
 
 // checkIncremental checks inc against full on dist's bounds for the first

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -9,6 +10,8 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/table/catalogs"
@@ -190,23 +193,18 @@ func TestLowerBound(t *testing.T) {
 	}
 }
 
-func TestSummarizeLowerBoundUsesLargestFile(t *testing.T) {
+func TestSummarizeLowerBound(t *testing.T) {
 	t.Parallel()
-	// Files of 3, 5 and 2 rows: the largest holds 5, so 7 matching rows
-	// need at least 2 files and 5 need 1.
+	// Files of 3, 5 and 2 rows, bounds given per window.
 	files := []fileInfo{
 		{count: 3, rows: make([]spatial.Bound, 3), bound: everywhere},
 		{count: 5, rows: make([]spatial.Bound, 5), bound: everywhere},
 		{count: 2, rows: make([]spatial.Bound, 2), bound: everywhere},
 	}
-	var maxRows int64
-	for _, f := range files {
-		maxRows = max(maxRows, f.count)
-	}
 	per := []WindowResult{
-		{Planned: 3, Matching: 7, LowerBound: lowerBound(7, maxRows)},
-		{Planned: 3, Matching: 5, LowerBound: lowerBound(5, maxRows)},
-		{Planned: 1, Matching: 0, LowerBound: lowerBound(0, maxRows)},
+		{Planned: 3, Matching: 7, LowerBound: 2},
+		{Planned: 3, Matching: 5, LowerBound: 1},
+		{Planned: 1, Matching: 0, LowerBound: 0},
 	}
 	lr := summarize(Hilbert, files, per)
 	if lr.MaxRowsPerFile != 5 || lr.Rows != 10 {
@@ -218,6 +216,23 @@ func TestSummarizeLowerBoundUsesLargestFile(t *testing.T) {
 	if lr.MedianFilesPlanned != 3 || lr.P95FilesPlanned != 3 || lr.MeanFilesPlanned != 7.0/3.0 {
 		t.Fatalf("median %g p95 %g mean %g", lr.MedianFilesPlanned, lr.P95FilesPlanned, lr.MeanFilesPlanned)
 	}
+}
+
+func TestLowerBoundUsesEvenShare(t *testing.T) {
+	t.Parallel()
+	// Files of 6 and 2 rows: an even share is 4 rows, so the 5 rows a
+	// window matches need 2 files (by the largest file, 1).
+	at := func(x float64) spatial.Bound { return spatial.Bound{MinX: x, MinY: x, MaxX: x, MaxY: x} }
+	a := fileInfo{path: "a", count: 6, bound: everywhere}
+	for i := range 6 {
+		a.rows = append(a.rows, at(float64(i/5)*10))
+	}
+	b := fileInfo{path: "b", count: 2, rows: []spatial.Bound{at(10), at(10)}, bound: everywhere}
+	all := func(context.Context, int, spatial.Bound) ([]string, error) { return []string{"a", "b"}, nil }
+	per, err := measureWindows(t.Context(), all, []fileInfo{a, b}, []spatial.Bound{{MinX: -1, MinY: -1, MaxX: 1, MaxY: 1}})
+	require.NoError(t, err)
+	assert.Equal(t, int64(5), per[0].Matching)
+	assert.Equal(t, int64(2), per[0].LowerBound)
 }
 
 func TestPercentiles(t *testing.T) {

@@ -105,6 +105,9 @@ type LayoutReport struct {
 	MaxOverlapDepth  int     `json:"max_overlap_depth"`
 	// WriteSeconds is the time to copy the rows and rewrite them.
 	WriteSeconds float64 `json:"write_seconds"`
+	// Auto is what the engine's --curve auto rewrite chose for each group,
+	// with every candidate's estimate (the auto layout only).
+	Auto []engine.AutoChoice `json:"auto,omitempty"`
 	// FileBounds are the files' bboxes from their statistics, and
 	// PerWindow the figures of each window, in window order.
 	FileBounds []spatial.Bound `json:"-"`
@@ -258,6 +261,7 @@ func runLayout(ctx context.Context, cat catalog.Catalog, src *source, arrival ro
 	if dst, err = copyRows(ctx, arrival, src.scratchBase, dst, rowGroupRows); err != nil {
 		return nil, err
 	}
+	var auto []engine.AutoChoice
 	if rc := rewriteRequest(l, cfg.Options, rep.TargetFileSize); rc != nil {
 		rc.Logger = log
 		t, err := icebergtable.Open(ctx, cat, name)
@@ -271,6 +275,7 @@ func runLayout(ctx context.Context, cat catalog.Catalog, src *source, arrival ro
 		if res.NoopReason != "" || res.AddedDataFilesCount == 0 {
 			return nil, fmt.Errorf("the engine rewrote nothing: %s", res.NoopReason)
 		}
+		auto = res.Auto
 		if dst, err = catalogs.LoadTable(ctx, cat, name); err != nil {
 			return nil, err
 		}
@@ -286,7 +291,7 @@ func runLayout(ctx context.Context, cat catalog.Catalog, src *source, arrival ro
 		return nil, err
 	}
 	lr = summarize(l, files, per)
-	lr.WriteSeconds = written.Seconds()
+	lr.WriteSeconds, lr.Auto = written.Seconds(), auto
 	if lr.Rows != rep.Rows {
 		return nil, fmt.Errorf("layout holds %d rows, the source %d", lr.Rows, rep.Rows)
 	}

@@ -300,7 +300,7 @@ func (ex *execution) geometryCheck() func(arrow.RecordBatch) error {
 // cells of a layout that decides its cuts (kd's leaves; see
 // cluster.Sorter.CutShift), else window-aware cuts (see
 // cuts.Blocks.Window) when the rows have spatial columns and
-// cut-window-fraction is set, else sortedFileRows rows each, the last the
+// cut-window-fraction (or the group's CutWindow) is set, else sortedFileRows rows each, the last the
 // rest. in and perm are the rows and their sorted order by frozen, keys
 // their keys in that order.
 func (ex *execution) cutSorted(g *groupIO, frozen *cluster.Sorter, in []arrow.RecordBatch, perm []int32, keys []uint64) (func(int) int64, error) {
@@ -310,6 +310,9 @@ func (ex *execution) cutSorted(g *groupIO, frozen *cluster.Sorter, in []arrow.Re
 		return runFileRows(runs.Runs(), n), nil
 	}
 	f := ex.r.opts.CutWindowFraction
+	if f <= 0 {
+		f = g.o.group.CutWindow
+	}
 	extent := g.o.in.Extent
 	if f <= 0 || n <= 1 || (g.geom < 0 && g.bbox[0] < 0) || extent.IsEmpty() || !ex.r.lay.spatial() {
 		per := sortedFileRows(rows, n)

@@ -175,7 +175,8 @@ type Options struct {
 	// OverlapSelection makes the file selection of a rewrite that sorts by
 	// position (a curve or a bbox-led sort order, without rewrite-all)
 	// overlap-aware: the size-based candidates of a partition are merged
-	// with the size-healthy files their boxes overlap, sparsest first, up
+	// with the size-healthy files their boxes overlap (those laid over
+	// many others and those with large boxes first; see overlapped), up
 	// to OverlapMaxBytes of the partition, and a partition whose
 	// size-healthy files overlap more than OverlapMaxDepth is re-sorted
 	// whole when new files arrive (default true; see overlapSelect).
@@ -188,7 +189,8 @@ type Options struct {
 	OverlapMaxDepth float64
 	// OverlapMaxBytes is the fraction of a partition's bytes that the
 	// candidates and the overlapped files merged with them may reach
-	// (default 0.3).
+	// (default 0.33: a scheduled rewrite stays within a third of a full
+	// re-sort's bytes).
 	OverlapMaxBytes float64
 
 	// clustered is set by the rewrite when its layout orders rows by

@@ -2,13 +2,14 @@ package engine
 
 import (
 	"fmt"
-	"strconv"
+	"math"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/cluster"
+	"github.com/geocompact/geocompact/engine/cuts"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/table"
 )
@@ -54,9 +55,35 @@ func sortedFiles(t testing.TB, prefix string, rows []spatial.Bound, files int) [
 	return out
 }
 
+// windowCutFiles orders rows along the Hilbert curve over their extent
+// and cuts them into files for windows of area f of the extent, as the
+// engine cuts a group with a CutWindow (cuts.Blocks.Window).
+func windowCutFiles(t testing.TB, prefix string, rows []spatial.Bound, files int, f float64) []simFile {
+	t.Helper()
+	sorted := sortedFiles(t, prefix, rows, 1)[0].rows
+	bb := cuts.NewBlocks(int64(len(sorted)) / int64(files*cuts.BlocksPerCut))
+	rec := cluster.BoundsBatch(sorted)
+	bb.Add(rec, -1, [4]int{0, 1, 2, 3})
+	rec.Release()
+	extent := spatial.EmptyBound()
+	for _, r := range sorted {
+		extent = extent.Extend(r)
+	}
+	side := math.Sqrt(f)
+	var out []simFile
+	at := 0
+	for k, n := range bb.Window(files, side*extent.Width(), side*extent.Height()) {
+		out = append(out, newSimFile(fmt.Sprintf("%s-%03d", prefix, k), sorted[at:at+int(n)]))
+		at += int(n)
+	}
+	return out
+}
+
 // simRewrite applies a plan to files: each group's rows are sorted
-// together and cut into the group's output files; the other files stay.
-func simRewrite(t testing.TB, files []simFile, p *Plan) []simFile {
+// together and cut into the group's output files (for its CutWindow, if
+// set); the other files stay. Output files are named after round, so
+// that files of later rounds do not take earlier names.
+func simRewrite(t testing.TB, files []simFile, p *Plan, round int) []simFile {
 	t.Helper()
 	byPath := map[string]simFile{}
 	for _, f := range files {
@@ -69,7 +96,12 @@ func simRewrite(t testing.TB, files []simFile, p *Plan) []simFile {
 			rows = append(rows, byPath[f.Path].rows...)
 			delete(byPath, f.Path)
 		}
-		out = append(out, sortedFiles(t, "g"+strconv.Itoa(gi), rows, g.OutputFiles)...)
+		prefix := fmt.Sprintf("r%d-g%d", round, gi)
+		if g.CutWindow > 0 {
+			out = append(out, windowCutFiles(t, prefix, rows, g.OutputFiles, g.CutWindow)...)
+			continue
+		}
+		out = append(out, sortedFiles(t, prefix, rows, g.OutputFiles)...)
 	}
 	for _, f := range files {
 		if _, ok := byPath[f.pf.Path]; ok {

@@ -3,7 +3,9 @@ package engine
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -54,7 +56,7 @@ func (s appendScenario) plan(t testing.TB, kv map[string]string) (*Plan, []simFi
 	require.NoError(t, err)
 	o.clustered = true
 	p := o.Plan(planFilesOf(s.files))
-	return p, simRewrite(t, s.files, p)
+	return p, simRewrite(t, s.files, p, 0)
 }
 
 func TestOverlapSelectionOnAppendedClusteredTable(t *testing.T) {
@@ -132,6 +134,14 @@ func TestOverlapSelect(t *testing.T) {
 				f[1].Records = 10 // tile-0-1 is the sparsest
 				return f
 			}(), []string{"new-0", "new-1", "new-2", "new-3", "new-4", "tile-0-1"}},
+		{"a file laid over others goes before a sparser one", map[string]string{OptOverlapMaxBytes: "0.08"}, true,
+			func() []table.PlanFile {
+				// A file an earlier rewrite stretched over tiles (0,0)-(1,1),
+				// and tile-3-3 the sparsest; one arrival spans the grid.
+				f := gridPartition(target, spatial.Bound{MaxX: 4, MaxY: 4})
+				f[15].Records = 10
+				return append(f, table.PlanFile{Path: "wide", Size: target, Records: 1000, Bound: spatial.Bound{MinX: 0.5, MinY: 0.5, MaxX: 1.5, MaxY: 1.5}, HasBound: true})
+			}(), []string{"new-0", "wide"}},
 		{"deep overlap re-sorts the partition", nil, true, deep, nil},
 		{"no arrivals, no rewrite", nil, true, gridPartition(target), []string{}},
 	}
@@ -147,12 +157,17 @@ func TestOverlapSelect(t *testing.T) {
 			p := o.Plan(tc.files)
 			got := selectedPaths(p)
 			assert.Len(t, p.Skipped, len(tc.files)-len(got), "every file is selected or skipped")
-			if tc.want == nil { // the whole partition
+			if tc.want == nil { // the whole partition, cut evenly
 				assert.Len(t, got, len(tc.files))
 				assert.Contains(t, p.Groups[0].Reason, OptOverlapMaxDepth)
+				assert.Zero(t, p.Groups[0].CutWindow)
 				return
 			}
 			assert.ElementsMatch(t, tc.want, got)
+			for _, g := range p.Groups { // a group with merged files is cut for small windows
+				merged := slices.ContainsFunc(g.Files, func(f table.PlanFile) bool { return !strings.HasPrefix(f.Path, "new-") })
+				assert.Equal(t, merged, g.CutWindow > 0, g.Reason)
+			}
 		})
 	}
 }
@@ -167,19 +182,23 @@ func TestOverlapOptionsRefuseBadValues(t *testing.T) {
 }
 
 // TestOverlapSelectionOverRounds runs the scheduled rewrite after each of
-// several rounds of arrivals (in memory): size-based selection lets files
+// eight rounds of arrivals (in memory): size-based selection lets files
 // planned grow round after round, while the overlap-aware selection stays
-// near a full re-sort of every round, rewriting a fraction of its bytes.
+// within the goals of a full re-sort of every round (1.15× its files
+// planned per 1% window, 1.30× per 0.1% window), rewriting at most a
+// third of its bytes. (On these generated points sparsest-first merging
+// with even cuts held the goals too; the drift it showed over ten rounds
+// of the engine's harness is measured in docs/layouts.md.)
 func TestOverlapSelectionOverRounds(t *testing.T) {
 	t.Parallel()
 	s := newAppendScenario(t, 100_000)
-	ws := s.windows["1%"]
+	ws := [2][]spatial.Bound{s.windows["1%"], s.windows["0.1%"]}
 	modes := []map[string]string{{OptOverlapSelection: "false"}, {}, {OptRewriteAll: "true"}}
 	files := [][]simFile{s.files, s.files, s.files}
 	var bytes [3]int64
-	var planned [3]float64
+	var planned [3][2]float64
 	rng := rand.New(rand.NewPCG(9, 9))
-	for round := range 4 {
+	for round := range 8 {
 		for m, kv := range modes {
 			opts := map[string]string{OptTargetFileSize: strconv.FormatInt(s.target, 10)}
 			for k, v := range kv {
@@ -190,12 +209,15 @@ func TestOverlapSelectionOverRounds(t *testing.T) {
 			o.clustered = true
 			p := o.Plan(planFilesOf(files[m]))
 			bytes[m] += p.Bytes()
-			files[m] = simRewrite(t, files[m], p)
-			planned[m] = meanPlanned(files[m], ws)
+			files[m] = simRewrite(t, files[m], p, round)
+			for i := range ws {
+				planned[m][i] = meanPlanned(files[m], ws[i])
+			}
 		}
-		t.Logf("round %d: files planned (1%% windows) size-based %.2f, overlap-aware %.2f, full %.2f; bytes so far %d, %d, %d",
-			round, planned[0], planned[1], planned[2], bytes[0], bytes[1], bytes[2])
-		assert.Less(t, planned[1], 1.15*planned[2], "round %d", round)
+		t.Logf("round %d: files planned (1%%, 0.1%% windows) size-based %.2f, %.2f; overlap-aware %.2f, %.2f; full %.2f, %.2f; bytes so far %d, %d, %d",
+			round, planned[0][0], planned[0][1], planned[1][0], planned[1][1], planned[2][0], planned[2][1], bytes[0], bytes[1], bytes[2])
+		assert.LessOrEqual(t, planned[1][0], 1.15*planned[2][0], "round %d, 1%% windows", round)
+		assert.LessOrEqual(t, planned[1][1], 1.30*planned[2][1], "round %d, 0.1%% windows", round)
 		fresh := testpoints.Clustered(rng, 7000)
 		for m := range files {
 			for i := range 20 {
@@ -203,6 +225,6 @@ func TestOverlapSelectionOverRounds(t *testing.T) {
 			}
 		}
 	}
-	assert.Greater(t, planned[0], 1.3*planned[2], "size-based selection lets overlap build up")
-	assert.Less(t, float64(bytes[1]), 0.5*float64(bytes[2]))
+	assert.Greater(t, planned[0][0], 1.3*planned[2][0], "size-based selection lets overlap build up")
+	assert.LessOrEqual(t, float64(bytes[1]), float64(bytes[2])/3)
 }

@@ -42,6 +42,8 @@ type GroupSpec struct {
 	// rows the metadata counts (before deletes).
 	OutputFiles int   `json:"output_files"`
 	Records     int64 `json:"records"`
+	// CutWindow is the plan's Group.CutWindow.
+	CutWindow float64 `json:"cut_window_fraction,omitempty"`
 	// Whole is set for a sorted group one worker sorts in memory: it is
 	// rewritten by RewriteGroup, as the local engine rewrites it, and its
 	// rows never go through a shuffle.
@@ -115,7 +117,7 @@ func PlanPieces(ctx context.Context, t table.Table, req Request, po PieceOptions
 // sample returns the spec of planned group g: for a sorted group, with
 // the key scale and bucket boundaries learnt from its key columns.
 func (p *Pieces) sample(ctx context.Context, g *Group) (GroupSpec, error) {
-	spec := GroupSpec{Partition: g.Partition, OutputFiles: g.OutputFiles, Records: g.Records, Buckets: len(g.Files)}
+	spec := GroupSpec{Partition: g.Partition, OutputFiles: g.OutputFiles, Records: g.Records, CutWindow: g.CutWindow, Buckets: len(g.Files)}
 	for _, f := range g.Files {
 		spec.Files = append(spec.Files, f.Path)
 	}
@@ -200,7 +202,7 @@ func (p *Pieces) group(i int) *groupOut { return p.groupOut(i, &p.groups[i]) }
 // groupOut returns a fresh groupOut for group i of spec s (the plan's
 // view of it is rebuilt from the spec).
 func (p *Pieces) groupOut(i int, s *GroupSpec) *groupOut {
-	o := &groupOut{group: &Group{Partition: s.Partition, Records: s.Records, OutputFiles: s.OutputFiles}, index: i, in: verify.NewDigest(), out: verify.NewDigest()}
+	o := &groupOut{group: &Group{Partition: s.Partition, Records: s.Records, OutputFiles: s.OutputFiles, CutWindow: s.CutWindow}, index: i, in: verify.NewDigest(), out: verify.NewDigest()}
 	for _, f := range s.Files {
 		pf := p.files[f]
 		o.files = append(o.files, pf)

@@ -20,6 +20,11 @@ type Group struct {
 	OutputFiles int `json:"output_files"`
 	// Reason says why the group is rewritten.
 	Reason string `json:"reason"`
+	// CutWindow, when above 0 and cut-window-fraction is not set, is the
+	// window area (a fraction of the group's extent) that the sorted
+	// group's files are cut for (see Options.CutWindowFraction): set for
+	// the group the overlap-aware selection merged (overlapSelect).
+	CutWindow float64 `json:"cut_window_fraction,omitempty"`
 	// Sort says how a sorted group is sorted (nil for binpack): set by the
 	// rewrite from the memory budget, not by Options.Plan.
 	Sort *SortPlan `json:"sort,omitempty"`
@@ -100,11 +105,12 @@ func (o Options) Plan(files []table.PlanFile) *Plan {
 			}
 			cands = append(cands, f)
 		}
-		cands, healthy, overlapReason := o.overlapSelect(cands, healthy)
+		cands, healthy, overlapReason, cutWindow := o.overlapSelect(cands, healthy)
 		p.Skipped = append(p.Skipped, healthy...)
 		for _, g := range o.pack(part, cands) {
 			if g.Reason = cmp.Or(overlapReason, o.keepReason(g)); g.Reason != "" {
 				g.OutputFiles = o.outputFiles(g.Bytes)
+				g.CutWindow = cutWindow
 				p.Groups = append(p.Groups, g)
 				continue
 			}
