@@ -156,7 +156,7 @@ class Bench:
                         "--rows", str(a.rows), "--commits", str(a.files), *part,
                         "--distribution", "clustered", "--seed", str(a.seed))
         files = self.geocompact("--warehouse", str(self.wh), "inspect", "files", "--table", TABLE)
-        paths = [f["file_path"].removeprefix("file://") for f in files if f["content"] == 0]
+        paths = [local_path(f["file_path"]) for f in files if f["content"] == 0]
         self.input_rows = sum(f["record_count"] for f in files if f["content"] == 0)
         assert self.input_rows == a.rows, (self.input_rows, a.rows)
         if any(fmt == "delta" for _, fmt, _ in self.runs()):
@@ -268,13 +268,13 @@ class Bench:
         kept = self.out / "iceberg" / slug(name)
         subprocess.run(["cp", "-a", str(self.wh), str(kept)], check=True)
         files = self.geocompact("--warehouse", str(self.wh), "inspect", "files", "--table", TABLE)
-        return [str(kept) + f["file_path"].removeprefix("file://").removeprefix(str(self.wh))
+        return [str(kept / Path(local_path(f["file_path"])).relative_to(self.wh))
                 for f in files if f["content"] == 0]
 
     def delta_files(self, location: Path) -> list[str]:
         files = self.geocompact("inspect", "files", "--delta", str(location))
-        return [str(location / unquote(f["file_path"])) if "://" not in f["file_path"]
-                else unquote(f["file_path"].removeprefix("file://")) for f in files]
+        return [str(location / unquote(f["file_path"])) if ":" not in f["file_path"]
+                else local_path(f["file_path"]) for f in files]
 
     def duckdb_reads(self, outputs: dict[str, list[str]]) -> dict:
         spec = self.work / "duckdb-outputs.json"
@@ -318,6 +318,14 @@ class Bench:
         m = measured([self.py, str(HERE / "peers.py"), "plan-delta", *self.windows_args(),
                       *map(str, locations)])
         return last_json(m["stdout"])
+
+
+def local_path(uri: str) -> str:
+    """A local file's path from its URI as a table records it: geocompact
+    writes file:///p, Spark file:/p."""
+    if uri.startswith("file:"):
+        uri = "/" + unquote(uri.removeprefix("file:")).lstrip("/")
+    return uri
 
 
 def slug(name: str) -> str:

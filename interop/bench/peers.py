@@ -310,6 +310,9 @@ def read_duckdb(outputs: dict[str, list[str]], windows: dict[str, list[dict]]) -
     con.execute("SET autoinstall_known_extensions=false")
     # Every query reads from the files, not from bytes an earlier one cached.
     con.execute("SET enable_external_file_cache=false")
+    # The geometry column is read as the bytes it holds: not every peer
+    # keeps the GeoParquet metadata that would make DuckDB decode it.
+    con.execute("SET enable_geoparquet_conversion=false")
     fs = _counted_fs()
     con.register_filesystem(fs)
     out = {}
