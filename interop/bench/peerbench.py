@@ -20,7 +20,14 @@ round) and, before the next round, its files planned per bbox window
 counted twice: by `geocompact bench --layouts current` and by Spark's
 own scan planning with the same bbox filter (peers.py plan-iceberg,
 plan-delta). The mean, median and p95 of the two must be equal, or the run
-fails.
+fails. Then DuckDB reads each output per window (peers.py read-duckdb): the
+files whose footer statistics meet the window, which must be as many as
+Spark planned, scanned with the same bbox filter; the row groups and bytes
+it read are recorded through the file system it reads with.
+
+--large is the second table: about 1 GiB of clustered points, partitioned
+by day(ts), compacted to a 128 MiB target; its Delta twin (ingested only
+when a Delta run is kept by --only) is not partitioned.
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from urllib.parse import unquote
 
 HERE = Path(__file__).resolve().parent
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -143,14 +151,17 @@ class Bench:
         self.twin.mkdir(parents=True)
         a = self.a
         log(f"generating {a.rows} clustered points in {a.files} files")
+        part = ["--partition-by", a.partition_by] if a.partition_by else []
         self.geocompact("--warehouse", str(self.wh), "generate", "--table", TABLE,
-                        "--rows", str(a.rows), "--commits", str(a.files),
+                        "--rows", str(a.rows), "--commits", str(a.files), *part,
                         "--distribution", "clustered", "--seed", str(a.seed))
         files = self.geocompact("--warehouse", str(self.wh), "inspect", "files", "--table", TABLE)
-        paths = [f["file_path"].removeprefix("file://") for f in files if f["content"] == 0]
+        paths = [local_path(f["file_path"]) for f in files if f["content"] == 0]
         self.input_rows = sum(f["record_count"] for f in files if f["content"] == 0)
         assert self.input_rows == a.rows, (self.input_rows, a.rows)
-        self.geocompact("ingest", "--delta", str(self.delta), "--create", *paths)
+        if any(fmt == "delta" for _, fmt, _ in self.runs()):
+            log(f"ingesting the {len(paths)} files into the Delta twin")
+            self.geocompact("ingest", "--delta", str(self.delta), "--create", *paths)
         self.windows = self.draw_windows(paths)
         shutil.move(self.twin, self.base)
         (self.out / "iceberg").mkdir(parents=True)
@@ -158,14 +169,14 @@ class Bench:
     def draw_windows(self, paths: list[str]) -> dict[str, Path]:
         """Square windows of the given fractions of the data's extent,
         each centred on a random row (data placement, as bench draws)."""
+        import numpy as np
         import pyarrow.parquet as pq
 
-        xs, ys = [], []
-        for p in paths:
-            t = pq.read_table(p, columns=["bbox_minx", "bbox_miny"])
-            xs += t.column(0).to_pylist()
-            ys += t.column(1).to_pylist()
-        minx, maxx, miny, maxy = min(xs), max(xs), min(ys), max(ys)
+        cols = [pq.read_table(p, columns=["bbox_minx", "bbox_miny"]) for p in paths]
+        xs = np.concatenate([t.column(0).to_numpy() for t in cols])
+        ys = np.concatenate([t.column(1).to_numpy() for t in cols])
+        del cols
+        minx, maxx, miny, maxy = xs.min(), xs.max(), ys.min(), ys.max()
         rnd = random.Random(self.a.seed)
         out = {}
         for area in self.a.window_areas:
@@ -174,7 +185,8 @@ class Bench:
             ws = []
             for _ in range(self.a.window_count):
                 i = rnd.randrange(len(xs))
-                ws.append({"minx": xs[i] - hw, "miny": ys[i] - hh, "maxx": xs[i] + hw, "maxy": ys[i] + hh})
+                x, y = float(xs[i]), float(ys[i])
+                ws.append({"minx": x - hw, "miny": y - hh, "maxx": x + hw, "maxy": y + hh})
             f = self.work / f"windows-{area:g}.json"
             f.write_text(json.dumps(ws))
             out[f"{area:g}"] = f
@@ -203,7 +215,10 @@ class Bench:
               ("geocompact delta hilbert", "delta", "geocompact hilbert"),
               ("geocompact delta kd", "delta", "geocompact kd")]
         if self.a.only:
-            r = [x for x in r if any(o in x[0] for o in self.a.only.split(","))]
+            # In --only's order: the runs that must finish first go first.
+            parts = self.a.only.split(",")
+            r = sorted((x for x in r if any(o in x[0] for o in parts)),
+                       key=lambda x: next(i for i, o in enumerate(parts) if o in x[0]))
         return r
 
     def run_one(self, name: str, fmt: str, how: str) -> dict:
@@ -247,9 +262,25 @@ class Bench:
                                              "p95_files_planned", "mean_matching_rows")}
         return out
 
-    def keep_iceberg(self, name: str) -> None:
-        """Keeps the working warehouse as NAME's output."""
-        subprocess.run(["cp", "-a", str(self.wh), str(self.out / "iceberg" / slug(name))], check=True)
+    def keep_iceberg(self, name: str) -> list[str]:
+        """Keeps the working warehouse as NAME's output; returns the kept
+        copy's data files."""
+        kept = self.out / "iceberg" / slug(name)
+        subprocess.run(["cp", "-a", str(self.wh), str(kept)], check=True)
+        files = self.geocompact("--warehouse", str(self.wh), "inspect", "files", "--table", TABLE)
+        return [str(kept / Path(local_path(f["file_path"])).relative_to(self.wh))
+                for f in files if f["content"] == 0]
+
+    def delta_files(self, location: Path) -> list[str]:
+        files = self.geocompact("inspect", "files", "--delta", str(location))
+        return [str(location / unquote(f["file_path"])) if ":" not in f["file_path"]
+                else local_path(f["file_path"]) for f in files]
+
+    def duckdb_reads(self, outputs: dict[str, list[str]]) -> dict:
+        spec = self.work / "duckdb-outputs.json"
+        spec.write_text(json.dumps(outputs))
+        m = measured([self.py, str(HERE / "peers.py"), "read-duckdb", *self.windows_args(), str(spec)])
+        return last_json(m["stdout"])
 
     def windows_args(self) -> list[str]:
         return [f"--windows={area}={f}" for area, f in self.windows.items()]
@@ -289,6 +320,14 @@ class Bench:
         return last_json(m["stdout"])
 
 
+def local_path(uri: str) -> str:
+    """A local file's path from its URI as a table records it: geocompact
+    writes file:///p, Spark file:/p."""
+    if uri.startswith("file:"):
+        uri = "/" + unquote(uri.removeprefix("file:")).lstrip("/")
+    return uri
+
+
 def slug(name: str) -> str:
     return name.replace(" ", "-")
 
@@ -314,14 +353,18 @@ def main() -> None:
     ap.add_argument("--geocompact")
     ap.add_argument("--work", default="/tmp/geocompact-peerbench")
     ap.add_argument("--smoke", action="store_true", help="150,000 rows in 30 files, one round, 20 windows")
-    ap.add_argument("--rows", type=int, default=1_500_000)
-    ap.add_argument("--files", type=int, default=300)
-    ap.add_argument("--target", type=int, default=1 << 20)
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--large", action="store_true",
+                    help="the ~1 GiB table: 20,000,000 rows in 300 commits, partitioned by day(ts), "
+                         "128 MiB target")
+    ap.add_argument("--rows", type=int)
+    ap.add_argument("--files", type=int)
+    ap.add_argument("--target", type=int)
+    ap.add_argument("--partition-by", help="the generated table's partition spec, e.g. 'day(ts)'")
+    ap.add_argument("--rounds", type=int)
     ap.add_argument("--window-count", type=int, default=100)
     ap.add_argument("--window-areas", default="0.01,0.001")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--only", help="comma-separated parts of run names to keep")
+    ap.add_argument("--only", help="comma-separated parts of run names to keep, run in that order")
     ap.add_argument("--results", help="write the results as JSON here (default WORK/results.json)")
     ap.add_argument("--report", metavar="RESULTS", help="print the tables of a results file and exit")
     a = ap.parse_args()
@@ -330,8 +373,18 @@ def main() -> None:
         summarize(results)
         print(report(results))
         return
+    if a.smoke and a.large:
+        ap.error("--smoke and --large are two sizes: give one")
+    size = {"rows": 1_500_000, "files": 300, "target": 1 << 20, "rounds": 3}
     if a.smoke:
-        a.rows, a.files, a.rounds, a.window_count, a.window_areas = 150_000, 30, 1, 20, "0.01"
+        size.update(rows=150_000, files=30, rounds=1)
+        a.window_count, a.window_areas = 20, "0.01"
+    if a.large:
+        size.update(rows=20_000_000, target=128 << 20)
+        a.partition_by = a.partition_by or "day(ts)"
+    for k, v in size.items():
+        if getattr(a, k) is None:
+            setattr(a, k, v)
     a.window_areas = [float(x) for x in a.window_areas.split(",")]
 
     b = Bench(a)
@@ -339,10 +392,13 @@ def main() -> None:
     runs = b.runs()
     results = {"rows": a.rows, "files": a.files, "target": a.target, "rounds": a.rounds,
                "windows": a.window_count, "load_start": load(), "runs": {n: [] for n, _, _ in runs},
-               "planning": {}, "loads": [], "failures": []}
+               "partition_by": a.partition_by, "planning": {}, "data_files": {}, "loads": [],
+               "failures": []}
     path = Path(a.results or b.work / "results.json")
-    delta_outputs = {"input": b.out / "delta-input"}
-    shutil.copytree(b.base / "delta", delta_outputs["input"])
+    delta_outputs = {}
+    if (b.base / "delta").exists():
+        delta_outputs["input"] = b.out / "delta-input"
+        shutil.copytree(b.base / "delta", delta_outputs["input"])
     for r in range(a.rounds):
         order = runs if r % 2 == 0 else list(reversed(runs))
         results["loads"].append(load())
@@ -360,9 +416,16 @@ def main() -> None:
             log(f"round {r + 1}: {name}: call {m['call_seconds']:.1f} s, process {m['wall_seconds']:.1f} s, "
                 f"peak RSS {m['peak_rss_bytes'] / 2**20:.0f} MiB, {m['files']} files, load {m['load']}")
             results["runs"][name].append(m)
-            if r == 0:
-                keep(b, results, name, fmt, delta_outputs)
             path.write_text(json.dumps(results, indent=1, default=str))
+            if r == 0:
+                try:
+                    keep(b, results, name, fmt, delta_outputs)
+                except RuntimeError as e:
+                    # Its times stand; its windows are not counted.
+                    log(f"{name}: counting its output FAILED: {e}")
+                    results["failures"].append(f"{name}: counting its output: {e}")
+                    results["planning"].pop(name, None)
+                path.write_text(json.dumps(results, indent=1, default=str))
         if r == 0:
             count(b, results, delta_outputs)
             path.write_text(json.dumps(results, indent=1, default=str))
@@ -391,11 +454,42 @@ def summarize(results: dict) -> list[str]:
             except (RuntimeError, KeyError) as e:
                 failures.append(str(e))
     results["files_per_window"] = table
+    reads = {}
+    for name, p in results["planning"].items():
+        for area, d in p.get("duckdb", {}).items():
+            try:
+                reads.setdefault(name, {})[area] = duckdb_summary(name, area, d, p)
+            except (RuntimeError, KeyError) as e:
+                failures.append(str(e))
+    results["duckdb_reads"] = reads
     results["medians"] = {
         name: {k: statistics.median(m[k] for m in ms)
                for k in ("call_seconds", "wall_seconds", "peak_rss_bytes", "files")}
         for name, ms in results["runs"].items() if ms}
     return failures
+
+
+def duckdb_summary(name: str, area: str, d: dict, p: dict) -> dict:
+    """DuckDB's medians per window; the files it read must be, window by
+    window, the ones Spark planned, and its matching rows bench's."""
+    spark = p["spark"][area]["planned"]
+    if d["planned"] != spark:
+        bad = next(i for i, (x, y) in enumerate(zip(d["planned"], spark)) if x != y) \
+            if len(d["planned"]) == len(spark) else "count"
+        raise RuntimeError(f"{name}, {area} windows: DuckDB's footer statistics meet other files "
+                           f"than Spark planned (window {bad})")
+    rows = sum(d["rows"]) / len(d["rows"])
+    if abs(rows - p["bench"][area]["mean_matching_rows"]) > 1e-6:
+        raise RuntimeError(f"{name}, {area} windows: DuckDB reads {rows} matching rows a window, "
+                           f"bench counts {p['bench'][area]['mean_matching_rows']}")
+    med = statistics.median
+    return {"files": d["files"], "median_files": med(d["planned"]),
+            "median_row_groups_planned": med(d["row_groups_planned"]),
+            "median_row_groups_read": med(d["row_groups_read"]),
+            "mean_row_groups_read": sum(d["row_groups_read"]) / len(d["row_groups_read"]),
+            "median_bytes_read": med(d["bytes_read"]),
+            "mean_bytes_read": sum(d["bytes_read"]) / len(d["bytes_read"]),
+            "mean_rows": rows}
 
 
 def keep(b: Bench, results: dict, name: str, fmt: str, delta_outputs: dict) -> None:
@@ -404,7 +498,7 @@ def keep(b: Bench, results: dict, name: str, fmt: str, delta_outputs: dict) -> N
     round)."""
     if fmt == "iceberg":
         results["planning"][name] = {"bench": b.bench_counts("iceberg", b.wh)}
-        b.keep_iceberg(name)
+        results["data_files"][name] = b.keep_iceberg(name)
     else:
         dst = b.out / slug(name)
         shutil.copytree(b.delta, dst)
@@ -412,17 +506,21 @@ def keep(b: Bench, results: dict, name: str, fmt: str, delta_outputs: dict) -> N
 
 
 def count(b: Bench, results: dict, delta_outputs: dict) -> None:
-    """Spark's planning of every kept output, one process per format."""
+    """Spark's planning of every kept output, one process per format, then
+    DuckDB's reads of every output in one process."""
     b.restore()
     results["planning"]["iceberg input"] = {"bench": b.bench_counts("iceberg", b.wh)}
-    b.keep_iceberg("iceberg input")
+    results["data_files"]["iceberg input"] = b.keep_iceberg("iceberg input")
     iceberg = list(results["planning"])
     for name, got in b.spark_iceberg_counts(iceberg).items():
         results["planning"][name]["spark"] = got
-    spark = b.spark_delta_counts(list(delta_outputs.values()))
+    spark = b.spark_delta_counts(list(delta_outputs.values())) if delta_outputs else {}
     for name, loc in delta_outputs.items():
         key = "delta input" if name == "input" else name
         results["planning"][key] = {"bench": b.bench_counts("delta", loc), "spark": spark[str(loc)]}
+        results["data_files"][key] = b.delta_files(loc)
+    for name, got in b.duckdb_reads(results.pop("data_files")).items():
+        results["planning"][name]["duckdb"] = got
 
 
 def report(res: dict) -> str:
@@ -440,6 +538,16 @@ def report(res: dict) -> str:
         cells = [f"{t[a]['mean']:.2f} / {t[a]['median']:g} / {t[a]['p95']:g}" if a in t else "" for a in areas]
         files = next(iter(t.values()))["files"] if t else ""
         lines.append(f"| {name} | {files} | " + " | ".join(cells) + " |")
+    reads = res.get("duckdb_reads", {})
+    areas = sorted({a for t in reads.values() for a in t}, key=float, reverse=True)
+    lines += ["", "DuckDB per window, medians: files read / row groups in them / row groups read / MiB read",
+              "", "| output | " + " | ".join(f"{float(a) * 100:g}%" for a in areas) + " |",
+              "|---|" + "---|" * len(areas)]
+    for name, t in reads.items():
+        cells = [f"{t[a]['median_files']:g} / {t[a]['median_row_groups_planned']:g} / "
+                 f"{t[a]['median_row_groups_read']:g} / {t[a]['median_bytes_read'] / 2**20:.2f}"
+                 if a in t else "" for a in areas]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

@@ -13,6 +13,13 @@ starts one at a time and measures it from outside).
       the data files Iceberg's scan planned (its resultDataFiles metric) or
       the files Delta's file index kept after data skipping (the scan's
       numFiles metric), one count per window, as JSON.
+  peers.py read-duckdb --windows NAME=F... OUTPUTS
+      DuckDB reading each output (OUTPUTS: a JSON file of name -> its data
+      files) with the same bbox filter per window: the files whose footer
+      statistics meet the window (DuckDB's parquet_metadata), then
+      SELECT * over those files with the filter; the byte ranges DuckDB
+      reads are recorded by the file system it reads through, and the row
+      groups it read are those the ranges touch, as JSON per window.
 
 Peers: spark-iceberg (binpack, sort, zorder, hilbert), spark-delta (zorder)
 and delta-rs (compact, zorder). Spark runs in local[2] with a 2 GiB driver.
@@ -225,9 +232,115 @@ def plan_delta(locations: list[str], windows: dict[str, list[dict]]) -> dict:
     return out
 
 
+def _counted_fs():
+    """A local file system for DuckDB that records every (path, offset,
+    length) DuckDB reads through it: its paths are counted:///abs/path."""
+    from fsspec.implementations.local import LocalFileSystem
+
+    class CountedFS(LocalFileSystem):
+        protocol = ("counted",)
+        reads: list[tuple[str, int, int]] = []
+
+        @classmethod
+        def _strip_protocol(cls, path):
+            return LocalFileSystem._strip_protocol(str(path).removeprefix("counted://"))
+
+        def _open(self, path, mode="rb", **kw):
+            f = super()._open(path, mode, **kw)
+            read, readinto, log = f.read, f.readinto, self.reads
+
+            def counted_read(n=-1):
+                pos = f.tell()
+                b = read(n)
+                log.append((path, pos, len(b)))
+                return b
+
+            def counted_readinto(buf):
+                pos = f.tell()
+                k = readinto(buf)
+                log.append((path, pos, k))
+                return k
+
+            f.read, f.readinto = counted_read, counted_readinto
+            return f
+
+    return CountedFS()
+
+
+def _chunks(con, files: list[str]) -> tuple[dict, dict]:
+    """Per file, its bounds from the footer's statistics (the bbox test a
+    planner makes) and, per row group, its column chunks' byte ranges."""
+    meta = con.execute(
+        "SELECT file_name, row_group_id, path_in_schema, stats_min, stats_max, "
+        "coalesce(least(dictionary_page_offset, data_page_offset), data_page_offset), "
+        "total_compressed_size FROM parquet_metadata(?)", [files]).fetchall()
+    bounds: dict[str, dict] = {}
+    ranges: dict[str, dict[int, list[tuple[int, int]]]] = {}
+    for f, rg, col, lo, hi, off, size in meta:
+        ranges.setdefault(f, {}).setdefault(rg, []).append((off, off + size))
+        if col in BBOX:
+            b = bounds.setdefault(f, {})
+            b[col] = (min(float(lo), b.get(col, (float("inf"),))[0]),
+                      max(float(hi), b.get(col, (0, float("-inf")))[1]))
+    return bounds, ranges
+
+
+def _meets(b: dict, w: dict) -> bool:
+    return (b["bbox_maxx"][1] >= w["minx"] and b["bbox_minx"][0] <= w["maxx"]
+            and b["bbox_maxy"][1] >= w["miny"] and b["bbox_miny"][0] <= w["maxy"])
+
+
+def _groups_read(reads, ranges: dict, sizes: dict) -> int:
+    """The row groups a column-chunk range read touched; a read that ends
+    at the end of the file is the footer's."""
+    touched = set()
+    for path, pos, n in reads:
+        if n <= 0 or pos + n >= sizes[path]:
+            continue
+        for rg, spans in ranges[path].items():
+            if any(pos < hi and lo < pos + n for lo, hi in spans):
+                touched.add((path, rg))
+    return len(touched)
+
+
+def read_duckdb(outputs: dict[str, list[str]], windows: dict[str, list[dict]]) -> dict:
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute("SET autoinstall_known_extensions=false")
+    # Every query reads from the files, not from bytes an earlier one cached.
+    con.execute("SET enable_external_file_cache=false")
+    # The geometry column is read as the bytes it holds: not every peer
+    # keeps the GeoParquet metadata that would make DuckDB decode it.
+    con.execute("SET enable_geoparquet_conversion=false")
+    fs = _counted_fs()
+    con.register_filesystem(fs)
+    out = {}
+    for name, files in outputs.items():
+        bounds, ranges = _chunks(con, files)
+        sizes = {f: os.path.getsize(f) for f in files}
+        out[name] = {}
+        for area, ws in windows.items():
+            got = out[name][area] = {"files": len(files), "planned": [], "row_groups_planned": [],
+                                     "row_groups_read": [], "bytes_read": [], "rows": []}
+            for w in ws:
+                planned = [f for f in files if _meets(bounds[f], w)]
+                fs.reads.clear()
+                rows = 0
+                if planned:
+                    rows = con.execute(f"SELECT * FROM read_parquet(?) WHERE {bbox_filter(w)}",
+                                       [[f"counted://{f}" for f in planned]]).to_arrow_table().num_rows
+                got["planned"].append(len(planned))
+                got["row_groups_planned"].append(sum(len(ranges[f]) for f in planned))
+                got["row_groups_read"].append(_groups_read(fs.reads, ranges, sizes))
+                got["bytes_read"].append(sum(n for _, _, n in fs.reads))
+                got["rows"].append(rows)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["compact", "plan-iceberg", "plan-delta"])
+    ap.add_argument("mode", choices=["compact", "plan-iceberg", "plan-delta", "read-duckdb"])
     ap.add_argument("args", nargs="*")
     ap.add_argument("--location")
     ap.add_argument("--warehouse")
@@ -252,7 +365,10 @@ def main() -> None:
             name, path = spec.split("=", 1)
             with open(path) as f:
                 windows[name] = json.load(f)
-        if a.mode == "plan-iceberg":
+        if a.mode == "read-duckdb":
+            with open(a.args[0]) as f:
+                out = read_duckdb(json.load(f), windows)
+        elif a.mode == "plan-iceberg":
             out = plan_iceberg(a.warehouse, a.table, dict(x.split("=", 1) for x in a.args), windows)
         else:
             out = plan_delta(a.args, windows)
