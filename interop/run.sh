@@ -14,8 +14,9 @@
 # It makes (or reuses) the cached virtualenv and jars (interop/setup.sh),
 # builds geocompact once, then runs each half as its own pytest process,
 # because each owns one JVM: interop/iceberg, then interop/delta when it
-# exists. Any failure, and a half that collects no tests (pytest exit 5),
-# fails the run.
+# exists. Any failure fails the run, and so does a half that collects no
+# tests (pytest exit 5) when no pytest arguments were given; with arguments
+# (a -k filter, a test path) only a run where no half collects any does.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"
@@ -51,7 +52,7 @@ if [[ -z "${GEOCOMPACT_BIN:-}" ]]; then
 	export GEOCOMPACT_BIN="$bindir/geocompact"
 fi
 
-status=0
+status=0 collected=0
 for half in iceberg delta; do
 	dir="$here/$half"
 	[[ -d "$dir" ]] || continue
@@ -60,10 +61,16 @@ for half in iceberg delta; do
 	(cd "$here" && "$GEOCOMPACT_INTEROP_PYTHON" -m pytest -p no:cacheprovider "$dir" "$@") || rc=$?
 	if [[ $rc -eq 5 ]]; then
 		echo "interop/run.sh: $half collected no tests" >&2
+		[[ $# -gt 0 ]] && continue
 	fi
+	collected=1
 	if [[ $rc -ne 0 ]]; then
 		echo "interop/run.sh: $half failed (pytest exit $rc)" >&2
 		status=1
 	fi
 done
+if [[ $collected -eq 0 ]]; then
+	echo "interop/run.sh: no half collected any test" >&2
+	status=1
+fi
 exit $status
