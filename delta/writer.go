@@ -15,6 +15,9 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	// Parquet pages compressed by encoders of a page's window.
+	_ "github.com/geocompact/geocompact/internal/zstdcodec"
 )
 
 // PhysicalSchema is the Arrow schema of the table's data files: data columns

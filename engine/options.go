@@ -145,7 +145,7 @@ type Options struct {
 	// in-memory sort would not fit its share is sorted by an external,
 	// sort that spills to SpillDir and stays inside the share, so any
 	// group size can be sorted as one order (default
-	// spill.DefaultMemoryBudget: 160 MiB, or a quarter of physical memory
+	// spill.DefaultMemoryBudget: 128 MiB, or a quarter of physical memory
 	// when less, at least 64 MiB).
 	MaxGroupMemoryBytes int64
 	// SpillDir is the local directory spill files go under (default

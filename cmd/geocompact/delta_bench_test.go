@@ -56,21 +56,22 @@ func writeBenchWindows(spec string) {
 // BenchmarkDeltaOptimize rewrites the same rows held as an Iceberg table
 // and as a Delta table (ingest --delta of the Iceberg table's data files,
 // one Delta file each) with the same engine, each way in a child process
-// of its own on a fresh copy, and reports wall time, peak resident memory
-// and the files a query window plans before and after, by each format's
+// of its own on the warehouse restored at its own path (benchWarehouse),
+// and reports wall time, peak resident memory and the files a query window plans before and after, by each format's
 // own file statistics (metrics --windows: the mean over 100 data-placed
 // windows of 1% of the extent). Files target 1 MiB.
 //
 //	GEOCOMPACT_BENCH_ROWS=1500000 go test ./cmd/geocompact -run '^$' -bench BenchmarkDeltaOptimize -benchtime 1x
 func BenchmarkDeltaOptimize(b *testing.B) {
 	rows := benchRows()
-	pristine := generateBenchTable(b, rows)
-	lake := filepath.Join(pristine, "lake")
+	w := newBenchWarehouse(b, rows, benchCommits)
+	lake := filepath.Join(w.path, "lake")
 	windows := filepath.Join(b.TempDir(), "windows.json")
-	ingest := childCLI(b.Context(), "--warehouse", pristine, "ingest", "--delta", lake, "--create", filepath.Join(pristine, "bench.db", "pings", "data"))
+	ingest := childCLI(b.Context(), "--warehouse", w.path, "ingest", "--delta", lake, "--create", filepath.Join(w.path, "bench.db", "pings", "data"))
 	if out, err := ingest.CombinedOutput(); err != nil {
 		b.Fatalf("ingest: %v\n%s", err, out)
 	}
+	w.save(b)
 	win := exec.CommandContext(b.Context(), os.Args[0])
 	win.Env = append(os.Environ(), envAsWindows+"="+fmt.Sprintf("%d|%d|%d|%s", rows, benchCommits, benchSeed, windows))
 	if out, err := win.CombinedOutput(); err != nil {
@@ -79,7 +80,7 @@ func BenchmarkDeltaOptimize(b *testing.B) {
 	for _, format := range []string{"iceberg", "delta"} {
 		for _, layout := range [][]string{{"binpack", "--strategy", "binpack"}, {"hilbert", "--curve", "hilbert"}} {
 			b.Run(format+"-"+layout[0], func(b *testing.B) {
-				benchOptimizeWay(b, pristine, format, windows, layout[1:])
+				benchOptimizeWay(b, w, format, windows, layout[1:])
 			})
 		}
 	}
@@ -87,16 +88,13 @@ func BenchmarkDeltaOptimize(b *testing.B) {
 
 // benchOptimizeWay runs one rewrite of the benchmark's table in format
 // (iceberg or delta) with layout flags and reports its figures.
-func benchOptimizeWay(b *testing.B, pristine, format, windows string, layout []string) {
+func benchOptimizeWay(b *testing.B, w benchWarehouse, format, windows string, layout []string) {
 	var wall time.Duration
 	var peak int64
 	var before, after, files float64
 	for b.Loop() {
 		b.StopTimer()
-		wh := filepath.Join(b.TempDir(), "wh")
-		if err := os.CopyFS(wh, os.DirFS(pristine)); err != nil {
-			b.Fatal(err)
-		}
+		wh := w.fresh(b)
 		target := []string{"--table", benchTable}
 		if format == "delta" {
 			target = []string{"--delta", filepath.Join(wh, "lake")}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -41,8 +40,9 @@ func runIcebergBinpack(spec string) {
 }
 
 // BenchmarkRewriteMemory runs each way of rewriting the same table in a
-// child process of its own, on a fresh copy of the table, and reports its
-// wall time and peak resident memory (the child's maxrss): iceberg-go's
+// child process of its own, each on the generated warehouse restored at
+// its own path (benchWarehouse), and reports its wall time and peak
+// resident memory (the child's maxrss): iceberg-go's
 // binpack, our binpack and our Hilbert sort at default settings, and the
 // Hilbert sort with a 256 MiB budget (spilled when the group exceeds it)
 // and with a budget it fits in (in memory). Files target 1 MiB.
@@ -70,38 +70,15 @@ func benchRows() int64 {
 	return 300_000
 }
 
-// generateBenchTable generates the benchmarks' table of rows rows into a
-// fresh warehouse and returns its path. A child process generates it: a
-// child's maxrss starts from its parent's resident size at exec, so the
-// benchmark's own process stays small.
-func generateBenchTable(b *testing.B, rows int64) string {
-	b.Helper()
-	wh := filepath.Join(b.TempDir(), "pristine")
-	gen := childCLI(b.Context(), "--warehouse", wh, "--json", "generate", "--table", benchTable, "--rows", strconv.FormatInt(rows, 10),
-		"--commits", strconv.Itoa(benchCommits), "--distribution", "clustered", "--seed", strconv.Itoa(benchSeed))
-	if out, err := gen.CombinedOutput(); err != nil {
-		b.Fatalf("generate: %v\n%s", err, out)
-	}
-	return wh
-}
-
 func BenchmarkRewriteMemory(b *testing.B) {
 	rows := benchRows()
 	target := int64(1 << 20)
 	if v, err := strconv.ParseInt(os.Getenv("GEOCOMPACT_BENCH_TARGET"), 10, 64); err == nil && v > 0 {
 		target = v
 	}
-	pristine := generateBenchTable(b, rows)
+	w := newBenchWarehouse(b, rows, benchCommits)
 	const name = benchTable
-	var parquet int64
-	_ = filepath.WalkDir(pristine, func(p string, d os.DirEntry, err error) error {
-		if err == nil && strings.HasSuffix(p, ".parquet") {
-			if info, err := d.Info(); err == nil {
-				parquet += info.Size()
-			}
-		}
-		return nil
-	})
+	parquet := parquetBytes(w.saved)
 	rw := func(extra ...string) []string {
 		return append([]string{"rewrite", "--table", name, "--option", "rewrite-all=true",
 			"--option", fmt.Sprintf("target-file-size-bytes=%d", target)}, extra...)
@@ -126,10 +103,7 @@ func BenchmarkRewriteMemory(b *testing.B) {
 			var peak int64
 			for b.Loop() {
 				b.StopTimer()
-				wh := filepath.Join(b.TempDir(), "wh")
-				if err := os.CopyFS(wh, os.DirFS(pristine)); err != nil {
-					b.Fatal(err)
-				}
+				wh := w.fresh(b)
 				var cmd *exec.Cmd
 				if way.args == nil {
 					cmd = exec.CommandContext(b.Context(), os.Args[0])

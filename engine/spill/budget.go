@@ -22,10 +22,11 @@ func DefaultMemoryBudget() int64 {
 }
 
 // DefaultBudget is the default memory budget of sorted groups on a
-// machine with 640 MiB of memory or more, chosen from the measurements in
-// docs/perf.md: Hilbert at defaults on 1.5M points peaks under 300 MiB of
-// RSS, and the soft memory limit it sets keeps binpack under 200 MiB.
-const DefaultBudget = 160 << 20
+// machine with 512 MiB of memory or more, chosen from the measurements in
+// docs/perf.md: with the soft memory limit at the budget plus 128 MiB,
+// Hilbert at defaults on 1.5M points peaks under 300 MiB of RSS (160 MiB
+// peaked at 325 MiB), and binpack stays under 200 MiB.
+const DefaultBudget = 128 << 20
 
 // MinBudget is the smallest default budget, on small machines.
 const MinBudget = 64 << 20

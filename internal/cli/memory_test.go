@@ -19,7 +19,7 @@ func TestLimitMemory(t *testing.T) {
 	t.Cleanup(func() { debug.SetMemoryLimit(math.MaxInt64) })
 	def, err := engine.ParseOptions(nil, nil)
 	assert.NoError(t, err)
-	const room = 64 << 20
+	const room = 128 << 20
 	for _, tc := range []struct {
 		value string
 		want  int64

@@ -18,6 +18,8 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
+	// Parquet pages compressed by encoders of a page's window.
+	_ "github.com/geocompact/geocompact/internal/zstdcodec"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/spatial/icebergspatial"
 	format "github.com/geocompact/geocompact/table"

@@ -64,12 +64,34 @@ func (t *Table) Read(ctx context.Context, group, files []format.PlanFile, cols [
 		return nil, nil, err
 	}
 	scanOpts, _, _ := t.ioOptions(tasksOf(group))
-	scanOpts = append(scanOpts, table.WithSnapshotID(t.SnapshotID))
+	scanOpts = append(scanOpts, table.WithSnapshotID(t.SnapshotID), table.WithArrowBatchSize(t.batchRows(tasks)))
 	if cols != nil {
 		scanOpts = append(scanOpts, table.WithSelectedFields(cols...))
 	}
 	return t.Table.Scan(scanOpts...).ReadTasks(ctx, tasks)
 }
+
+// batchRows is the rows per Arrow batch a scan of tasks decodes: the
+// table's read.parquet.batch-size (iceberg-go's default 131,072 rows), or
+// the rows of the largest file when fewer. The Parquet reader sizes a
+// batch's buffers by the batch's rows, not the file's, so files of 5,000
+// rows read in batches of 131,072 hold buffers 26 times their data, and a
+// rewrite holding many of them holds that much more memory.
+func (t *Table) batchRows(tasks []table.FileScanTask) int {
+	limit := int64(t.Table.Properties().GetInt(table.ParquetBatchSizeKey, defaultBatchRows))
+	var most int64
+	for _, task := range tasks {
+		most = max(most, task.File.Count())
+	}
+	return int(max(min(most, limit), minBatchRows))
+}
+
+const (
+	// defaultBatchRows is iceberg-go's read.parquet.batch-size default.
+	defaultBatchRows = 1 << 17
+	// minBatchRows keeps batches of tiny files from being tinier.
+	minBatchRows = 1 << 10
+)
 
 func (t *Table) WriteSchema(files []format.PlanFile, sc *arrow.Schema) (*arrow.Schema, error) {
 	_, _, lineage := t.ioOptions(tasksOf(files))
@@ -121,6 +143,7 @@ func (t *Table) ReadBack(ctx context.Context, in []format.PlanFile, written []fo
 	for i, f := range DataFiles(written) {
 		tasks[i] = table.FileScanTask{File: f, Start: 0, Length: f.FileSizeBytes()}
 	}
+	scanOpts = append(scanOpts, table.WithArrowBatchSize(t.batchRows(tasks)))
 	_, recs, err := t.Table.Scan(scanOpts...).ReadTasks(ctx, tasks)
 	return recs, err
 }
