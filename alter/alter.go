@@ -29,7 +29,7 @@ import (
 // as Spark's ALTER TABLE ... WRITE ORDERED BY and SET/UNSET
 // TBLPROPERTIES do.
 type Request struct {
-	// Curve records a curve layout by its --curve name (layouts.Curves).
+	// Curve records a curve layout by its name (cluster.CurveNames).
 	Curve string
 	// SortOrder records a sort order in cluster.ParseOrder's syntax.
 	// A plain column order becomes the table's Iceberg sort order; a
@@ -183,7 +183,7 @@ func (rules keyRules) property(k, v string) (string, error) {
 func (r Request) layout() (text string, ok bool, err error) {
 	switch {
 	case r.Curve != "":
-		o, auto, err := layouts.ParseCurve(r.Curve)
+		o, auto, err := cluster.ParseCurve(r.Curve)
 		return layouts.Text(o, auto), err == nil, err
 	case r.SortOrder != "":
 		o, auto, err := layouts.Parse(r.SortOrder)

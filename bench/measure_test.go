@@ -205,7 +205,7 @@ func TestSummarizeLowerBoundUsesLargestFile(t *testing.T) {
 		{Planned: 3, Matching: 5, LowerBound: lowerBound(5, maxRows)},
 		{Planned: 1, Matching: 0, LowerBound: lowerBound(0, maxRows)},
 	}
-	lr := summarize(Hilbert, files, per)
+	lr := summarize("hilbert", files, per)
 	if lr.MaxRowsPerFile != 5 || lr.Rows != 10 {
 		t.Fatalf("max rows per file %d, rows %d; want 5 and 10", lr.MaxRowsPerFile, lr.Rows)
 	}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine/optval"
-	"github.com/geocompact/geocompact/table/layouts"
 )
 
 // The fields of a Request a RequestError names.
@@ -34,7 +33,7 @@ func (e *RequestError) Unwrap() []error { return []error{optval.ErrBad, e.Err} }
 type requestLayout struct {
 	strategy Strategy
 	order    cluster.Order
-	// auto is set for the automatic choice (layouts.CurveAuto).
+	// auto is set for the automatic choice (cluster.CurveAuto).
 	auto bool
 	// given is set when the request names a curve or a sort order.
 	given bool
@@ -104,7 +103,7 @@ func (r Request) parseLayout() (requestLayout, error) {
 	var err error
 	switch {
 	case r.Curve != "":
-		if l.order, l.auto, err = layouts.ParseCurve(r.Curve); err != nil {
+		if l.order, l.auto, err = cluster.ParseCurve(r.Curve); err != nil {
 			return l, &RequestError{Field: FieldCurve, Value: r.Curve, Err: err}
 		}
 	case r.SortOrder != "":

@@ -90,7 +90,7 @@ func TestAutoChoosesByFileCount(t *testing.T) {
 		res := rewrite(t, cat, name, engine.Request{Curve: "auto", DryRun: true,
 			Options: opts(engine.OptRewriteAll, "true", engine.OptTargetFileSize, fmt.Sprint(bytes/files))})
 		require.Len(t, res.Auto, 1)
-		require.Len(t, res.Auto[0].Estimates, len(cluster.AutoCandidates), "every candidate is estimated")
+		require.Len(t, res.Auto[0].Estimates, len(cluster.AutoCandidates()), "every candidate is estimated")
 		best := res.Auto[0].Estimates[0]
 		for _, e := range res.Auto[0].Estimates {
 			if e.Score < best.Score {

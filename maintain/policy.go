@@ -14,9 +14,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/internal/suggest"
-	"github.com/geocompact/geocompact/table/layouts"
 )
 
 // MinRetention is the retention floor: expire and orphans refuse to act on
@@ -375,7 +375,7 @@ func (p Policy) Validate() error {
 		return fmt.Errorf("%w: rewrite.strategy %q: want binpack or sort", ErrPolicy, p.Rewrite.Strategy)
 	}
 	if p.Rewrite.Curve != "" {
-		if _, _, err := layouts.ParseCurve(p.Rewrite.Curve); err != nil {
+		if _, _, err := cluster.ParseCurve(p.Rewrite.Curve); err != nil {
 			return fmt.Errorf("%w: rewrite.curve: %w", ErrPolicy, err)
 		}
 	}

@@ -1,5 +1,5 @@
 // Package layouts names a table's layout and where it is recorded: the
-// --curve names, the canonical text of an order, the table property
+// canonical text of an order (curve names are cluster's registry), the table property
 // geocompact.layout, and the
 // error a rewrite returns when it would replace a recorded layout. It is
 // a leaf of the engine: alter, maintain and the commands use it as the
@@ -9,12 +9,10 @@ package layouts
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine/optval"
-	"github.com/geocompact/geocompact/internal/suggest"
 )
 
 // Prop is the table property that records a table's layout when
@@ -27,14 +25,6 @@ import (
 // is recorded as the table's Iceberg sort order instead, so that other
 // engines honour it; the property wins when both are set.
 const Prop = "geocompact.layout"
-
-// CurveAuto is the --curve name of the automatic choice: each group is
-// laid out by the candidate (cluster.AutoCandidates) that cluster.Choose
-// predicts plans the fewest files.
-const CurveAuto = "auto"
-
-// Curves are the --curve names a rewrite and alter accept.
-var Curves = append(slices.Clone(cluster.CurveNames), CurveAuto)
 
 // Record is the layout a table records, as a rewrite without
 // --strategy, --curve or --sort-order applies it.
@@ -62,12 +52,11 @@ func FromProperties(table string, props map[string]string) (Record, bool, error)
 }
 
 // Parse parses a recorded layout: "auto" (reported as auto), a
-// curve name as --curve spells it, or a sort order cluster.ParseOrder
+// curve name (cluster.CurveNames), or a sort order cluster.ParseOrder
 // reads.
 func Parse(s string) (o cluster.Order, auto bool, err error) {
-	n := strings.ToLower(strings.TrimSpace(s))
-	if slices.Contains(Curves, n) {
-		return ParseCurve(n)
+	if _, err := cluster.LookupCurve(s); err == nil {
+		return cluster.ParseCurve(s)
 	}
 	o, err = cluster.ParseOrder(s)
 	return o, false, err
@@ -77,7 +66,7 @@ func Parse(s string) (o cluster.Order, auto bool, err error) {
 // as Prop records it.
 func Text(o cluster.Order, auto bool) string {
 	if auto {
-		return CurveAuto
+		return cluster.CurveAuto
 	}
 	return o.String()
 }
@@ -125,19 +114,3 @@ func (e *ChangeError) Error() string {
 
 // Unwrap returns ErrChange.
 func (e *ChangeError) Unwrap() error { return ErrChange }
-
-// ParseCurve parses a --curve name, one of Curves (case-insensitive):
-// auto reports true and no order. An unknown name is an error wrapping
-// cluster.ErrSortOrder that lists the names and suggests the closest.
-func ParseCurve(name string) (cluster.Order, bool, error) {
-	n := strings.ToLower(strings.TrimSpace(name))
-	if n == CurveAuto {
-		return cluster.Order{}, true, nil
-	}
-	if !slices.Contains(cluster.CurveNames, n) {
-		return cluster.Order{}, false, fmt.Errorf("%w: unknown curve %q (want %s or %s)%s", cluster.ErrSortOrder, name,
-			strings.Join(Curves[:len(Curves)-1], ", "), Curves[len(Curves)-1], suggest.Hint(n, Curves))
-	}
-	o, err := cluster.CurveOrder(n)
-	return o, false, err
-}
