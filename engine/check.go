@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine/optval"
@@ -42,8 +43,11 @@ type requestLayout struct {
 // checked is what Check parsed of a request.
 type checked struct {
 	layout requestLayout
-	// budget is the sort memory budget the options ask for.
-	budget int64
+	// opts are the request's options over the defaults, before a table's
+	// properties apply (see Request.OptionsFor); given holds the names the
+	// request sets.
+	opts  Options
+	given map[string]string
 }
 
 // Check parses and checks the request's own values, each once: the
@@ -56,7 +60,7 @@ func (r Request) Check() (Request, error) {
 	if r.checked != nil {
 		return r, nil
 	}
-	opts, err := ParseOptions(r.Options, nil)
+	opts, err := parseOptions(r.Options)
 	if err != nil {
 		return r, err
 	}
@@ -64,18 +68,8 @@ func (r Request) Check() (Request, error) {
 	if err != nil {
 		return r, err
 	}
-	r.checked = &checked{layout: l, budget: opts.MaxGroupMemoryBytes}
+	r.checked = &checked{layout: l, opts: opts, given: maps.Clone(r.Options)}
 	return r, nil
-}
-
-// MemoryBudget is the memory budget of sorted groups a checked request
-// asks for (max-group-memory-bytes, else the default budget); 0 when the
-// request was not checked.
-func (r Request) MemoryBudget() int64 {
-	if r.checked == nil {
-		return 0
-	}
-	return r.checked.budget
 }
 
 // layout is the layout r names: as Check parsed it, else parsed now.

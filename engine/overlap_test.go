@@ -50,7 +50,7 @@ func newAppendScenario(t testing.TB, rows int) appendScenario {
 func (s appendScenario) plan(t testing.TB, kv map[string]string) (*Plan, []simFile) {
 	t.Helper()
 	kv[OptTargetFileSize] = strconv.FormatInt(s.target, 10)
-	o, err := ParseOptions(kv, nil)
+	o, err := optionsOf(kv, nil)
 	require.NoError(t, err)
 	o.clustered = true
 	p := o.Plan(planFilesOf(s.files))
@@ -139,7 +139,7 @@ func TestOverlapSelect(t *testing.T) {
 			for k, v := range tc.kv {
 				kv[k] = v
 			}
-			o, err := ParseOptions(kv, nil)
+			o, err := optionsOf(kv, nil)
 			require.NoError(t, err)
 			o.clustered = tc.clustered
 			p := o.Plan(tc.files)
@@ -157,7 +157,7 @@ func TestOverlapSelect(t *testing.T) {
 
 func TestOverlapOptionsRefuseBadValues(t *testing.T) {
 	for k, v := range map[string]string{OptOverlapMaxBytes: "1.5", OptOverlapMaxDepth: "0.5", OptOverlapSelection: "maybe"} {
-		_, err := ParseOptions(map[string]string{k: v}, nil)
+		_, err := optionsOf(map[string]string{k: v}, nil)
 		require.ErrorIs(t, err, optval.ErrBad, k)
 		assert.Contains(t, err.Error(), k)
 	}
@@ -181,7 +181,7 @@ func TestOverlapSelectionOverRounds(t *testing.T) {
 			for k, v := range kv {
 				opts[k] = v
 			}
-			o, err := ParseOptions(opts, nil)
+			o, err := optionsOf(opts, nil)
 			require.NoError(t, err)
 			o.clustered = true
 			p := o.Plan(planFilesOf(files[m]))

@@ -133,7 +133,7 @@ func (o *benchOptions) config() (bench.Config, error) {
 	if err != nil {
 		return bench.Config{}, err
 	}
-	if _, err := engine.ParseOptions(kv, nil); err != nil {
+	if _, err := (engine.Request{Options: kv}).OptionsFor(nil); err != nil {
 		return bench.Config{}, &usageError{err}
 	}
 	cfg := bench.Config{Table: o.table, Layouts: layouts, Options: kv, Keep: o.keep, Logger: o.g.Logger()}

@@ -200,10 +200,17 @@ func runSQL(ctx context.Context, o *sqlOptions, src string) error {
 // cli.LimitMemory; an unchecked one when none does.
 func largestMemoryBudget(calls []sql.Call) engine.Request {
 	var best engine.Request
+	var most int64
 	for _, c := range calls {
+		if _, named := c.Options[engine.OptMaxGroupMemory]; !named {
+			continue
+		}
 		req, err := engine.Request{Options: c.Options}.Check()
-		if _, named := c.Options[engine.OptMaxGroupMemory]; err == nil && named && req.MemoryBudget() > best.MemoryBudget() {
-			best = req
+		if err != nil {
+			continue
+		}
+		if o, err := req.OptionsFor(nil); err == nil && o.MaxGroupMemoryBytes > most {
+			best, most = req, o.MaxGroupMemoryBytes
 		}
 	}
 	return best
