@@ -52,7 +52,7 @@ func (r *rewriter) chooseLayouts(ctx context.Context, tf table.Format, plan *Pla
 			return nil, fmt.Errorf("choose layout of group %d (%s): %w", i+1, PartitionLabel(g.Partition), err)
 		}
 		if len(sample) == 0 {
-			return nil, fmt.Errorf("choose layout of group %d (%s): no row has a bounding box to place; pass --curve or --sort-order", i+1, PartitionLabel(g.Partition))
+			return nil, fmt.Errorf("choose layout of group %d (%s): %w", i+1, PartitionLabel(g.Partition), ErrAutoNoBoxes)
 		}
 		ch, err := cluster.Choose(sample, cluster.ChooseConfig{Files: max(g.OutputFiles, 1), Normalize: r.lay.normalize, Windows: r.cfg.AutoWindows})
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine/optval"
+	"github.com/geocompact/geocompact/spatial"
 )
 
 // The fields of a Request a RequestError names.
@@ -14,6 +15,27 @@ const (
 	FieldStrategy  = "strategy"
 	FieldCurve     = "curve"
 	FieldSortOrder = "sort order"
+)
+
+// Reasons a Request or a table refuses a layout for, in library terms; a
+// front end matches them (errors.Is) to word them as its own settings.
+var (
+	// ErrCurveAndSortOrder: a request names a curve and a sort order.
+	ErrCurveAndSortOrder = errors.New("give a curve or a sort order, not both")
+	// ErrBinPackSorts: a request names strategy binpack and an order.
+	ErrBinPackSorts = errors.New("strategy binpack does not sort; drop strategy binpack to use the sort order")
+	// ErrNoOrder: strategy sort on a table that records no order.
+	ErrNoOrder = errors.New("give a curve (hilbert, zorder or linear) or a sort order")
+	// ErrNoWhere: a predicate on a table whose format cannot scope files.
+	ErrNoWhere = errors.New("a where predicate is not available")
+	// ErrAutoNoBoxes: curve auto on a group none of whose rows has a box.
+	ErrAutoNoBoxes = errors.New("no row has a bounding box to place; give a curve or a sort order")
+	// ErrAutoDistributed refuses curve auto in a distributed rewrite.
+	ErrAutoDistributed = fmt.Errorf("%w: curve auto is chosen per group by a local rewrite; a distributed rewrite needs a fixed layout: "+
+		"a local dry run with curve auto shows the choice, then request that curve", optval.ErrBad)
+	// ErrNameGeometry: a layout needs the rows' boxes and the table has
+	// neither bbox columns nor a known geometry column.
+	ErrNameGeometry = errors.New("no geometry column was found either: name the WKB column with the table property " + spatial.PropGeometryColumn)
 )
 
 // RequestError is a value of a Request that does not parse, or values that
@@ -88,11 +110,11 @@ func (r Request) parseLayout() (requestLayout, error) {
 		return l, &RequestError{Field: FieldStrategy, Value: string(r.Strategy), Err: fmt.Errorf("strategy %q: want binpack or sort", r.Strategy)}
 	}
 	if r.Curve != "" && r.SortOrder != "" {
-		return l, &RequestError{Err: errors.New("give --curve or --sort-order, not both")}
+		return l, &RequestError{Err: ErrCurveAndSortOrder}
 	}
 	if (r.Curve != "" || r.SortOrder != "") && r.Strategy == BinPack {
 		return l, &RequestError{Field: FieldStrategy, Value: string(r.Strategy),
-			Err: errors.New("strategy binpack does not sort; drop --strategy binpack to use the sort order")}
+			Err: ErrBinPackSorts}
 	}
 	var err error
 	switch {

@@ -330,8 +330,8 @@ func tableTargetFileSize(tableProps map[string]string) (int64, error) {
 	v := tableProps[table.PropTargetFileSize]
 	n, err := optval.ParseSize(v)
 	if err != nil || n <= 0 || n > MaxFileSize {
-		return 0, fmt.Errorf("%w: table property %s=%q is not a positive size of at most %s; fix it with geocompact alter --set %s=128MiB",
-			optval.ErrBad, table.PropTargetFileSize, v, optval.FormatLimit(MaxFileSize), table.PropTargetFileSize)
+		return 0, &optval.PropertyError{Property: table.PropTargetFileSize, Value: v,
+			Want: "a positive size of at most " + optval.FormatLimit(MaxFileSize), Example: "128MiB"}
 	}
 	return n, nil
 }

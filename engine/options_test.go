@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -20,7 +21,10 @@ func TestParseOptionsUnitsAndBareKeys(t *testing.T) {
 
 	_, err = optionsOf(map[string]string{OptMinInputFiles: ""}, nil)
 	require.ErrorIs(t, err, optval.ErrBad)
-	assert.ErrorContains(t, err, "option min-input-files needs a value: --option min-input-files=VALUE")
+	assert.ErrorContains(t, err, "option min-input-files needs a value")
+	me, ok := errors.AsType[*optval.MissingError](err)
+	require.True(t, ok, "the error names the option")
+	assert.Equal(t, OptMinInputFiles, me.Option)
 	_, err = optionsOf(map[string]string{OptTargetFileSize: "128 furlongs"}, nil)
 	require.ErrorIs(t, err, optval.ErrBad)
 	assert.ErrorContains(t, err, "target-file-size-bytes")

@@ -49,7 +49,7 @@ func Rewrite(ctx context.Context, t table.Table, req Request) (*Result, error) {
 // predicate.
 func newRewriter(t table.Table, req Request) (*rewriter, error) {
 	if req.Where != "" && t.Scope == nil {
-		return nil, fmt.Errorf("%w: --where is not available for table %s: rewrite it whole, or scope the rewrite with max-files-to-rewrite", optval.ErrBad, t.Name)
+		return nil, fmt.Errorf("%w: %w for table %s: rewrite it whole, or scope the rewrite with %s", optval.ErrBad, ErrNoWhere, t.Name, OptMaxFilesToRewrite)
 	}
 	req, err := req.Check()
 	if err != nil {

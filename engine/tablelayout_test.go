@@ -42,7 +42,7 @@ func TestRewriteFollowsTableLayout(t *testing.T) {
 	require.ErrorAs(t, err, &lce)
 	assert.ErrorIs(t, err, layouts.ErrChange)
 	assert.Equal(t, "hilbert()", lce.Recorded)
-	assert.Contains(t, err.Error(), "--allow-layout-change")
+	assert.Contains(t, err.Error(), "allow the layout change")
 	_, err = enginetest.Rewrite(t.Context(), cat, name, engine.Request{Curve: "zorder", DryRun: true})
 	assert.ErrorIs(t, err, layouts.ErrChange)
 	same := rewrite(t, cat, name, engine.Request{Curve: "hilbert", DryRun: true})

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -18,12 +17,10 @@ import (
 	"github.com/geocompact/geocompact/alter"
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/internal/cli"
 	"github.com/geocompact/geocompact/maintain"
 	"github.com/geocompact/geocompact/sql"
 	"github.com/geocompact/geocompact/sql/procedure"
-	"github.com/geocompact/geocompact/sql/where"
 	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/table/config"
 	"github.com/geocompact/geocompact/table/layouts"
@@ -219,11 +216,8 @@ func largestMemoryBudget(calls []sql.Call) engine.Request {
 // sqlPrepareError makes a mistake in the statements a usage error (exit
 // 2); a catalog or table that cannot be reached stays an error (exit 1).
 func sqlPrepareError(err error) error {
-	for _, usage := range []error{sql.ErrInvalid, procedure.ErrCall, where.ErrInvalid, optval.ErrBad,
-		catalogs.ErrBadIdentifier, maintain.ErrRetentionFloor, maintain.ErrDuration} {
-		if errors.Is(err, usage) {
-			return &usageError{err}
-		}
+	if cli.IsUsage(err) {
+		return &usageError{err}
 	}
 	return err
 }

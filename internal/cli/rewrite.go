@@ -23,9 +23,7 @@ import (
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/spatial"
-	"github.com/geocompact/geocompact/sql/where"
 	"github.com/geocompact/geocompact/table"
-	"github.com/geocompact/geocompact/table/layouts"
 )
 
 // RewriteFlags are the flags of a rewrite.
@@ -149,12 +147,6 @@ func ParseKV(pairs []string) (map[string]string, error) {
 		kv[strings.TrimSpace(k)] = strings.TrimSpace(v)
 	}
 	return kv, nil
-}
-
-// IsUsage reports whether a rewrite failed on the command line's values
-// (an option or --where the table cannot take) rather than on the table.
-func IsUsage(err error) bool {
-	return errors.Is(err, optval.ErrBad) || errors.Is(err, where.ErrInvalid) || errors.Is(err, layouts.ErrChange)
 }
 
 // Column is a column a binary adds to the result table, before DURATION.

@@ -45,8 +45,7 @@ func FromProperties(table string, props map[string]string) (Record, bool, error)
 	}
 	o, auto, err := Parse(v)
 	if err != nil {
-		return Record{}, false, fmt.Errorf("%w: table %s: property %s=%q: %w; record a layout with geocompact alter --table %s --curve hilbert, or --unset %s",
-			optval.ErrBad, table, Prop, v, err, table, Prop)
+		return Record{}, false, &PropertyError{Table: table, Value: v, Err: err}
 	}
 	return Record{Text: Text(o, auto), Source: FromProperty}, true, nil
 }
@@ -107,10 +106,34 @@ type ChangeError struct {
 }
 
 func (e *ChangeError) Error() string {
-	return fmt.Sprintf("table %s is laid out by %s (%s); this rewrite would lay it out by %s instead and lose that clustering: "+
-		"drop the layout flags to keep the table's layout, pass --allow-layout-change (in a maintain policy, rewrite.allow-layout-change: true) to rewrite it anyway, "+
-		"or record the new layout with geocompact alter --table %s", e.Table, e.Recorded, e.Source, e.Requested, e.Table)
+	return e.Facts() + ": request no layout to keep the table's layout, allow the layout change to rewrite it anyway, " +
+		"or record the new layout on table " + e.Table
 }
+
+// Facts says what the rewrite would change, without advice.
+func (e *ChangeError) Facts() string {
+	return fmt.Sprintf("table %s is laid out by %s (%s); this rewrite would lay it out by %s instead and lose that clustering",
+		e.Table, e.Recorded, e.Source, e.Requested)
+}
+
+// PropertyError is a Prop value that does not parse. It wraps
+// optval.ErrBad and Err, the reason.
+type PropertyError struct {
+	Table, Value string
+	Err          error
+}
+
+func (e *PropertyError) Error() string {
+	return e.Facts() + "; record a layout on the table, or remove property " + Prop
+}
+
+// Facts says which value is wrong and why, without advice.
+func (e *PropertyError) Facts() string {
+	return fmt.Sprintf("%v: table %s: property %s=%q: %v", optval.ErrBad, e.Table, Prop, e.Value, e.Err)
+}
+
+// Unwrap returns optval.ErrBad and the reason.
+func (e *PropertyError) Unwrap() []error { return []error{optval.ErrBad, e.Err} }
 
 // Unwrap returns ErrChange.
 func (e *ChangeError) Unwrap() error { return ErrChange }

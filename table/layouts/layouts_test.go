@@ -77,7 +77,10 @@ func TestBadRecordedLayoutRefused(t *testing.T) {
 			msg := err.Error()
 			assert.Contains(t, msg, "table db.t")
 			assert.Contains(t, msg, `property geocompact.layout="`+v+`"`, "the message names the property and its value")
-			assert.Contains(t, msg, "--unset geocompact.layout", "the message says how to mend it")
+			assert.Contains(t, msg, "remove property geocompact.layout", "the message says how to mend it")
+			pe, ok := errors.AsType[*layouts.PropertyError](err)
+			require.True(t, ok, "the error carries its facts")
+			assert.Equal(t, v, pe.Value)
 		})
 	}
 }
