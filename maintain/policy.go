@@ -52,12 +52,15 @@ type RetentionError struct {
 	Age  time.Duration
 }
 
+// ForceAdvice ends a RetentionError's message, in library terms.
+const ForceAdvice = "force it if you are sure"
+
 func (e *RetentionError) Error() string {
 	why := "readers mid-scan and time-travel consumers may still need the snapshots it would expire"
 	if e.What == "orphans" {
 		why = "a writer that has not committed yet may own files no metadata references"
 	}
-	return fmt.Sprintf("%s older than %s is below the %s retention floor: %s; use --force if you are sure",
+	return fmt.Sprintf("%s older than %s is below the %s retention floor: %s; "+ForceAdvice,
 		e.What, FormatDuration(e.Age), FormatDuration(MinRetention), why)
 }
 

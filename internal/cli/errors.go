@@ -6,9 +6,11 @@ import (
 	"strings"
 
 	"github.com/geocompact/geocompact/alter"
+	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/optval"
+	"github.com/geocompact/geocompact/ingest"
 	"github.com/geocompact/geocompact/maintain"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/sql"
@@ -57,6 +59,32 @@ var phrases = []struct {
 	{alter.ErrUnsortedAndProp, fmt.Sprintf("--unsorted removes %s: do not --set it too", layouts.Prop)},
 	{alter.ErrDeltaTarget, fmt.Sprintf("a Delta table's target file size is %s, which other Delta writers honour too: use --set %s=128MiB",
 		delta.PropTargetFileSize, delta.PropTargetFileSize)},
+	{ingest.ErrNoTable, "use --create to make it from the files"},
+	{ingest.ErrPartitioning, "drop --partition-by"},
+	{ingest.ErrNoBBox, "use --add-bbox"},
+	{ingest.ErrNoFiles, "use --recursive for subdirectories"},
+	{ingest.ErrNoAddColumns, "use --drop-extra-columns to leave them out"},
+}
+
+// advice are the library's closing advice in the messages of the errors
+// is matches, and the command line's words for it.
+var advice = []struct {
+	is         func(error) bool
+	lib, words string
+}{
+	{is[*ingest.ExtraColumnsError], ingest.ExtraColumnsAdvice,
+		"use --drop-extra-columns to leave them out, or --add-columns to add them to the table as optional columns"},
+	{is[*maintain.RetentionError], maintain.ForceAdvice, "use --force if you are sure"},
+	{func(err error) bool { return errors.Is(err, procedure.ErrCall) }, "or force it (as Spark's", "or pass --force (as Spark's"},
+	{is[*spatial.ColumnError], spatial.NoGeometryColumn,
+		"no geometry column: name one with --geometry-column, the table property " + spatial.PropGeometryColumn + " or GeoParquet metadata"},
+	{func(err error) bool { return errors.Is(err, bench.ErrDeltaBBoxColumns) }, bench.DeltaBBoxAdvice,
+		"write them with the rows (ingest --delta adds them) or measure the table with metrics --delta"},
+}
+
+func is[E error](err error) bool {
+	_, ok := errors.AsType[E](err)
+	return ok
 }
 
 // Words returns err's message in the command line's terms: the library
@@ -69,6 +97,11 @@ func Words(err error) string {
 	for _, p := range phrases {
 		if errors.Is(err, p.err) {
 			say(p.err.Error(), p.words)
+		}
+	}
+	for _, a := range advice {
+		if a.is(err) {
+			say(a.lib, a.words)
 		}
 	}
 	if e, ok := errors.AsType[*layouts.ChangeError](err); ok {

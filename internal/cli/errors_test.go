@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -11,8 +12,10 @@ import (
 	"github.com/geocompact/geocompact/alter"
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/optval"
+	"github.com/geocompact/geocompact/ingest"
 	"github.com/geocompact/geocompact/internal/cli"
 	"github.com/geocompact/geocompact/maintain"
+	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/table/layouts"
 )
 
@@ -44,6 +47,11 @@ func TestWords(t *testing.T) {
 		{geometry, "validate table db.t, or set option validate-geometry=false", "rewrite group 1: engine: invalid geometry: 2 geometry violations (wkb.ring); " +
 			"nothing was written or committed: run geocompact validate --table db.t, or pass --option validate-geometry=false to compact it as it is"},
 		{fmt.Errorf("x: %w", engine.ErrAutoDistributed), "curve auto is chosen", "x: engine: bad option: --curve auto is chosen per group"},
+		{fmt.Errorf("table a.b does not exist (%w)", ingest.ErrNoTable), "create it from the files", "table a.b does not exist (use --create to make it from the files)"},
+		{&ingest.ExtraColumnsError{Columns: []string{"id"}}, ingest.ExtraColumnsAdvice,
+			`columns the table lacks: "id" (use --drop-extra-columns to leave them out, or --add-columns to add them to the table as optional columns)`},
+		{&maintain.RetentionError{What: "snapshots", Age: time.Hour}, "; force it if you are sure", "; use --force if you are sure"},
+		{fmt.Errorf("ingest: %w", &spatial.ColumnError{Reason: spatial.NoGeometryColumn}), "the geometry column setting", "name one with --geometry-column, the table property"},
 	} {
 		require.Error(t, tc.err, tc.want)
 		assert.Contains(t, tc.err.Error(), tc.lib, "the library's own words")
