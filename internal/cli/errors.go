@@ -87,6 +87,21 @@ func is[E error](err error) bool {
 	return ok
 }
 
+// Worded returns err (nil for nil) with the message Words gives it, for a
+// binary whose errors are printed by cobra; errors.Is and errors.As see
+// through it to err.
+func Worded(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &worded{err}
+}
+
+type worded struct{ err error }
+
+func (w *worded) Error() string { return Words(w.err) }
+func (w *worded) Unwrap() error { return w.err }
+
 // Words returns err's message in the command line's terms: the library
 // says what to change in its own terms (a curve, an option, allowing a
 // layout change); here each of those becomes the flag or command that

@@ -60,6 +60,10 @@ func TestWords(t *testing.T) {
 	}
 	plain := errors.New("engine: something else")
 	assert.Equal(t, plain.Error(), cli.Words(plain))
+	w := cli.Worded(fmt.Errorf("x: %w", engine.ErrAutoDistributed))
+	assert.Contains(t, w.Error(), "--curve auto is chosen per group")
+	assert.ErrorIs(t, w, optval.ErrBad, "Worded keeps the chain")
+	assert.NoError(t, cli.Worded(nil))
 }
 
 func TestIsUsage(t *testing.T) {
