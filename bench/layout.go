@@ -72,7 +72,7 @@ func ParseLayouts(s string) ([]Layout, error) {
 		l := Layout(strings.ToLower(strings.TrimSpace(p)))
 		if !slices.Contains(KnownLayouts, l) {
 			n := len(KnownLayouts)
-			return nil, fmt.Errorf("bench: unknown layout %q: want %s or %s", p, joinLayouts(KnownLayouts[:n-1], ", "), KnownLayouts[n-1])
+			return nil, fmt.Errorf("bench: unknown layout %q: want %s or %s", p, JoinLayouts(KnownLayouts[:n-1], ", "), KnownLayouts[n-1])
 		}
 		if slices.Contains(out, l) {
 			return nil, fmt.Errorf("bench: layout %q given twice", l)
@@ -82,7 +82,8 @@ func ParseLayouts(s string) ([]Layout, error) {
 	return out, nil
 }
 
-func joinLayouts(ls []Layout, sep string) string {
+// JoinLayouts joins layout names with sep.
+func JoinLayouts(ls []Layout, sep string) string {
 	parts := make([]string, len(ls))
 	for i, l := range ls {
 		parts[i] = string(l)

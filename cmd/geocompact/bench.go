@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -92,7 +91,7 @@ never written.`,
 	f := cmd.Flags()
 	f.StringVar(&o.table, "table", "", "table to measure, NAMESPACE.TABLE (only read)")
 	f.StringVar(&o.delta, "delta", "", "Delta table to measure: a directory, file: URL or s3://BUCKET/PREFIX (only read)")
-	f.StringVar(&o.layouts, "layouts", joinLayouts(bench.AllLayouts), "layouts to measure, comma-separated: "+strings.ReplaceAll(joinLayouts(bench.KnownLayouts), ",", ", "))
+	f.StringVar(&o.layouts, "layouts", bench.JoinLayouts(bench.AllLayouts, ","), "layouts to measure, comma-separated: "+bench.JoinLayouts(bench.KnownLayouts, ", "))
 	f.StringVar(&o.windows, "windows", "", `JSON file of windows [{"minx":..,"miny":..,"maxx":..,"maxy":..}, ...] (default: generated)`)
 	f.IntVar(&o.count, "window-count", bench.DefaultWindowCount, "number of generated windows")
 	f.Float64Var(&o.area, "window-area", bench.DefaultWindowArea, "area of each generated window as a fraction of the extent's")
@@ -105,15 +104,6 @@ never written.`,
 	cmd.MarkFlagsOneRequired("table", "delta")
 	cmd.MarkFlagsMutuallyExclusive("table", "delta")
 	return cmd
-}
-
-// joinLayouts joins layout names with commas.
-func joinLayouts(ls []bench.Layout) string {
-	names := make([]string, len(ls))
-	for i, l := range ls {
-		names[i] = string(l)
-	}
-	return strings.Join(names, ",")
 }
 
 // config checks the flags and builds the bench config before anything is
