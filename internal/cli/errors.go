@@ -78,9 +78,14 @@ var advice = []struct {
 	{func(err error) bool { return errors.Is(err, procedure.ErrCall) }, "or force it (as Spark's", "or pass --force (as Spark's"},
 	{is[*spatial.ColumnError], spatial.NoGeometryColumn,
 		"no geometry column: name one with --geometry-column, the table property " + spatial.PropGeometryColumn + " or GeoParquet metadata"},
+	{anyError, "where predicate on ", "--where on "},
+	{anyError, "for the where predicate: ", "for --where: "},
+	{anyError, "which a where predicate cannot compare", "which --where cannot compare"},
 	{func(err error) bool { return errors.Is(err, bench.ErrDeltaBBoxColumns) }, bench.DeltaBBoxAdvice,
 		"write them with the rows (ingest --delta adds them) or measure the table with metrics --delta"},
 }
+
+func anyError(error) bool { return true }
 
 func is[E error](err error) bool {
 	_, ok := errors.AsType[E](err)

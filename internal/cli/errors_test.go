@@ -58,6 +58,8 @@ func TestWords(t *testing.T) {
 		assert.NotContains(t, tc.err.Error(), "--", "the library speaks of no flag")
 		assert.Contains(t, cli.Words(tc.err), tc.want)
 	}
+	where := fmt.Errorf("%w: where predicate on Delta table /t: bad", optval.ErrBad)
+	assert.Equal(t, "engine: bad option: --where on Delta table /t: bad", cli.Words(where))
 	plain := errors.New("engine: something else")
 	assert.Equal(t, plain.Error(), cli.Words(plain))
 	w := cli.Worded(fmt.Errorf("x: %w", engine.ErrAutoDistributed))
