@@ -6,6 +6,7 @@ package alter
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -29,7 +30,7 @@ import (
 // as Spark's ALTER TABLE ... WRITE ORDERED BY and SET/UNSET
 // TBLPROPERTIES do.
 type Request struct {
-	// Curve records a curve layout by its --curve name (layouts.Curves).
+	// Curve records a curve layout by its name (cluster.CurveNames).
 	Curve string
 	// SortOrder records a sort order in cluster.ParseOrder's syntax.
 	// A plain column order becomes the table's Iceberg sort order; a
@@ -98,15 +99,28 @@ type keyRules struct {
 
 var icebergRules = keyRules{known: knownProperties, isSize: IsSizeProperty}
 
+// Reasons a Request is refused, in library terms; a front end matches
+// them (errors.Is) to word them as its own flags.
+var (
+	// ErrUnsortedAndLayout: Unsorted with a curve or a sort order.
+	ErrUnsortedAndLayout = errors.New("unsorted records no layout, a curve or a sort order records one: give one of them")
+	// ErrNothing: a request that changes nothing.
+	ErrNothing = errors.New("nothing to alter: give a curve, a sort order, unsorted, properties to set or properties to unset")
+	// ErrLayoutTwice: a curve or a sort order and layouts.Prop set too.
+	ErrLayoutTwice = errors.New("give the layout by a curve or a sort order, or by setting " + layouts.Prop + ", not both")
+	// ErrUnsortedAndProp: Unsorted with layouts.Prop set.
+	ErrUnsortedAndProp = errors.New("unsorted removes " + layouts.Prop + ": do not set it too")
+)
+
 func (r Request) check(rules keyRules) (Request, error) {
 	if r.Curve != "" && r.SortOrder != "" {
-		return r, fmt.Errorf("%w: give --curve or --sort-order, not both", optval.ErrBad)
+		return r, fmt.Errorf("%w: %w", optval.ErrBad, engine.ErrCurveAndSortOrder)
 	}
 	if r.Unsorted && (r.Curve != "" || r.SortOrder != "") {
-		return r, fmt.Errorf("%w: --unsorted records no layout, --curve and --sort-order record one: give one of them", optval.ErrBad)
+		return r, fmt.Errorf("%w: %w", optval.ErrBad, ErrUnsortedAndLayout)
 	}
 	if !r.Unsorted && r.Curve == "" && r.SortOrder == "" && len(r.Set) == 0 && len(r.Unset) == 0 {
-		return r, fmt.Errorf("%w: nothing to alter: give --curve, --sort-order, --unsorted, --set KEY=VALUE or --unset KEY", optval.ErrBad)
+		return r, fmt.Errorf("%w: %w", optval.ErrBad, ErrNothing)
 	}
 	if _, _, err := r.layout(); err != nil {
 		return r, fmt.Errorf("%w: %w", optval.ErrBad, err)
@@ -123,10 +137,10 @@ func (r Request) check(rules keyRules) (Request, error) {
 		set[k] = v
 	}
 	if _, ok := set[layouts.Prop]; ok && (r.Curve != "" || r.SortOrder != "") {
-		return r, fmt.Errorf("%w: give the layout by --curve or --sort-order, or by --set %s, not both", optval.ErrBad, layouts.Prop)
+		return r, fmt.Errorf("%w: %w", optval.ErrBad, ErrLayoutTwice)
 	}
 	if _, ok := set[layouts.Prop]; ok && r.Unsorted {
-		return r, fmt.Errorf("%w: --unsorted removes %s: do not --set it too", optval.ErrBad, layouts.Prop)
+		return r, fmt.Errorf("%w: %w", optval.ErrBad, ErrUnsortedAndProp)
 	}
 	for _, k := range r.Unset {
 		if err := rules.key(k, "", true); err != nil {
@@ -183,7 +197,7 @@ func (rules keyRules) property(k, v string) (string, error) {
 func (r Request) layout() (text string, ok bool, err error) {
 	switch {
 	case r.Curve != "":
-		o, auto, err := layouts.ParseCurve(r.Curve)
+		o, auto, err := cluster.ParseCurve(r.Curve)
 		return layouts.Text(o, auto), err == nil, err
 	case r.SortOrder != "":
 		o, auto, err := layouts.Parse(r.SortOrder)

@@ -1,6 +1,7 @@
 package alter_test
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/apache/iceberg-go/catalog"
@@ -175,7 +176,8 @@ func TestAlterUnsortedConflicts(t *testing.T) {
 	} {
 		_, err := alter.Apply(t.Context(), cat, name, req)
 		require.ErrorIs(t, err, optval.ErrBad, "%+v", req)
-		assert.Contains(t, err.Error(), "--unsorted", "%+v", req)
+		assert.Contains(t, err.Error(), "unsorted ", "%+v", req)
+		assert.True(t, errors.Is(err, alter.ErrUnsortedAndLayout) || errors.Is(err, alter.ErrUnsortedAndProp), "%+v", req)
 		require.ErrorIs(t, alter.Validate(t.Context(), cat, name, req), optval.ErrBad)
 	}
 	after := load(t, cat, name)

@@ -16,6 +16,11 @@ import (
 	"github.com/geocompact/geocompact/table/layouts"
 )
 
+// ErrDeltaTarget refuses Iceberg's target file size property on a Delta
+// table.
+var ErrDeltaTarget = errors.New("a Delta table's target file size is " + delta.PropTargetFileSize +
+	", which other Delta writers honour too: set it instead")
+
 // deltaRules are the property rules of a Delta table: its own delta.*
 // properties as delta.CheckProperty allows them, delta.targetFileSize
 // taking units, and the target file size by Delta's name only.
@@ -24,8 +29,7 @@ var deltaRules = keyRules{
 	isSize: func(k string) bool { return k == delta.PropTargetFileSize },
 	check: func(k, v string, unset bool) error {
 		if k == table.PropTargetFileSize {
-			return fmt.Errorf("a Delta table's target file size is %s, which other Delta writers honour too: use --set %s=128MiB",
-				delta.PropTargetFileSize, delta.PropTargetFileSize)
+			return ErrDeltaTarget
 		}
 		return delta.CheckProperty(k, v, unset)
 	},

@@ -74,7 +74,7 @@ func TestApplyDeltaRefusals(t *testing.T) {
 		{alter.Request{Set: map[string]string{"delta.enableDeletionVectors": "true"}}, `needs the table feature "deletionVectors"`},
 		{alter.Request{Set: map[string]string{"delta.columnMapping.mode": "name"}}, `needs the table feature "columnMapping"`},
 		{alter.Request{Unset: []string{"delta.appendOnly"}}, `needs the table feature "appendOnly"`},
-		{alter.Request{Set: map[string]string{table.PropTargetFileSize: "128MiB"}}, "--set delta.targetFileSize=128MiB"},
+		{alter.Request{Set: map[string]string{table.PropTargetFileSize: "128MiB"}}, "target file size is delta.targetFileSize"},
 		{alter.Request{Set: map[string]string{"delta.targetFileSiz": "1"}}, "did you mean delta.targetFileSize?"},
 		{alter.Request{Set: map[string]string{delta.PropTargetFileSize: "big"}}, "delta.targetFileSize"},
 		{alter.Request{SortOrder: "bbox_minx, nope"}, "its columns are id, geometry, bbox_minx"},

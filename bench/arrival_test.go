@@ -21,7 +21,7 @@ func TestBenchCurrentAndArrivalAfterCompaction(t *testing.T) {
 
 	rep, err := Run(t.Context(), cat, Config{
 		Table:        "b.pings",
-		Layouts:      []Layout{Current, Unsorted, Hilbert},
+		Layouts:      []Layout{Current, Unsorted, "hilbert"},
 		WindowConfig: WindowConfig{Count: 60, Seed: 1},
 		Options:      map[string]string{engine.OptTargetFileSize: "16000"},
 	})

@@ -35,6 +35,10 @@ const (
 	deltaScratchBase = deltaScratchNS + ".delta"
 )
 
+// DeltaBBoxAdvice ends the error of a Delta table without bbox columns,
+// in library terms.
+const DeltaBBoxAdvice = "write them with the rows (an ingest adds them) or measure the table's metrics instead"
+
 // RunDelta measures cfg's layouts of the Delta table tbl (named name in
 // the report, its location) as Run measures an Iceberg table's: the rows
 // of its latest version (deletion vectors applied, column mapping
@@ -83,7 +87,7 @@ func deltaSource(ctx context.Context, tbl *delta.Table, name string) (*source, e
 	}
 	dcols, _ := snap.SpatialColumns("") // the bbox columns suffice
 	if !dcols.HasBBox() {
-		return nil, fmt.Errorf("bench %s: %w: write them with the rows (ingest --delta adds them) or measure the table with metrics --delta", name, ErrDeltaBBoxColumns)
+		return nil, fmt.Errorf("bench %s: %w: %s", name, ErrDeltaBBoxColumns, DeltaBBoxAdvice)
 	}
 	scratch, err := deltaScratch(snap, dcols)
 	if err != nil {

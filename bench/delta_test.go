@@ -87,7 +87,7 @@ func TestRunDeltaDeletionVectors(t *testing.T) {
 	deltatest.DeleteRows(t, tbl, snap.Files[0], 1, 2, 3, 4)
 	version := deltatest.Snapshot(t, tbl).Version
 
-	rep, err := RunDelta(t.Context(), tbl, dir, Config{Layouts: []Layout{Current, Unsorted, Hilbert},
+	rep, err := RunDelta(t.Context(), tbl, dir, Config{Layouts: []Layout{Current, Unsorted, "hilbert"},
 		WindowConfig: WindowConfig{Count: 10, Seed: 1}, Options: map[string]string{"target-file-size-bytes": "2000"}})
 	require.NoError(t, err)
 	assert.Equal(t, int64(146), rep.Rows)

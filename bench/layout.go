@@ -19,6 +19,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/table/catalogs"
 )
@@ -26,7 +27,13 @@ import (
 // Layout is one way of laying out a table's rows in files.
 type Layout string
 
-// Layouts, each written into its own scratch copy of the table.
+// Layouts of bench's own, each written into its own scratch copy of the
+// table (but Current). Every other layout is a curve name of cluster's
+// registry (cluster.CurveNames): the engine's sorted rewrite of all files
+// by that curve over the rows' bboxes, or, for auto, each group laid out
+// by the candidate its sample predicts plans the fewest files, chosen
+// exactly as a rewrite without windows of its own chooses (bench's
+// windows measure the result, they do not choose it).
 const (
 	// Unsorted is the arrival order: the rows as they were committed
 	// (whatever rewrites did since; see ArrivalSource), cut into
@@ -35,34 +42,27 @@ const (
 	// BinPack is the engine's binpack rewrite of all files: target-size
 	// files, rows still in arrival order.
 	BinPack Layout = "binpack"
-	// Linear, ZOrder and Hilbert are the engine's sorted rewrites of all
-	// files by that curve over the rows' bboxes.
-	Linear  Layout = "linear"
-	ZOrder  Layout = "zorder"
-	Hilbert Layout = "hilbert"
-	// STR is the engine's sort-tile-recursive rewrite: vertical slabs,
-	// rows by y within each.
-	STR Layout = "str"
-	// KD is the engine's kd rewrite: a k-d tree of files, each split's
-	// axis chosen by its cost for sample windows.
-	KD Layout = "kd"
 	// Current is the source table's own files as they are: nothing is
 	// copied or rewritten.
 	Current Layout = "current"
-	// Auto is the engine's --curve auto rewrite: each group laid out by
-	// the candidate its sample predicts plans the fewest files, chosen
-	// exactly as rewrite --curve auto chooses without --windows (bench's
-	// windows measure the result, they do not choose it).
-	Auto Layout = "auto"
 )
 
 // AllLayouts are the layouts measured when none are named, in report
-// order: the table as it is first, then what each layout would make of it.
-var AllLayouts = []Layout{Current, Unsorted, BinPack, Linear, ZOrder, Hilbert, KD}
+// order: the table as it is first, then what each layout would make of it
+// (the curves of cluster.BenchedCurves).
+var AllLayouts = append([]Layout{Current, Unsorted, BinPack}, curveLayouts(cluster.BenchedCurves())...)
 
 // KnownLayouts are the layouts ParseLayouts accepts: the default ones,
-// STR and Auto.
-var KnownLayouts = append(slices.Clone(AllLayouts), STR, Auto)
+// then the other curve names (cluster.OtherCurves).
+var KnownLayouts = append(slices.Clone(AllLayouts), curveLayouts(cluster.OtherCurves())...)
+
+func curveLayouts(names []string) []Layout {
+	ls := make([]Layout, len(names))
+	for i, n := range names {
+		ls[i] = Layout(n)
+	}
+	return ls
+}
 
 // ParseLayouts parses a comma-separated layout list. Duplicates are
 // refused, since each layout gets one scratch table.
@@ -71,7 +71,8 @@ func ParseLayouts(s string) ([]Layout, error) {
 	for _, p := range strings.Split(s, ",") {
 		l := Layout(strings.ToLower(strings.TrimSpace(p)))
 		if !slices.Contains(KnownLayouts, l) {
-			return nil, fmt.Errorf("bench: unknown layout %q: want current, unsorted, binpack, linear, zorder, hilbert, str, kd or auto", p)
+			n := len(KnownLayouts)
+			return nil, fmt.Errorf("bench: unknown layout %q: want %s or %s", p, JoinLayouts(KnownLayouts[:n-1], ", "), KnownLayouts[n-1])
 		}
 		if slices.Contains(out, l) {
 			return nil, fmt.Errorf("bench: layout %q given twice", l)
@@ -79,6 +80,15 @@ func ParseLayouts(s string) ([]Layout, error) {
 		out = append(out, l)
 	}
 	return out, nil
+}
+
+// JoinLayouts joins layout names with sep.
+func JoinLayouts(ls []Layout, sep string) string {
+	parts := make([]string, len(ls))
+	for i, l := range ls {
+		parts[i] = string(l)
+	}
+	return strings.Join(parts, sep)
 }
 
 // rewriteRequest is the engine request that writes layout l over a copy

@@ -117,13 +117,13 @@ func layoutEstimates(t *testing.T, dist Distribution) {
 		sets = append(sets, cluster.WindowSet{Name: cluster.AreaName(a), Windows: ws})
 	}
 	var est, pick strings.Builder
-	fmt.Fprintf(&est, "| files | window | lower bound | %s |\n|---|---|---|%s\n", strings.Join(cluster.AutoCandidates, " | "), strings.Repeat("---|", len(cluster.AutoCandidates)))
+	fmt.Fprintf(&est, "| files | window | lower bound | %s |\n|---|---|---|%s\n", strings.Join(cluster.AutoCandidates(), " | "), strings.Repeat("---|", len(cluster.AutoCandidates())))
 	fmt.Fprintf(&pick, "| files | auto picks | window | lower bound | auto (true) | best of linear/zorder/hilbert | auto vs best curve | auto / lower bound | best curve / lower bound |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, files := range []int{10, 50, 500} {
 		truth := map[string][]float64{}
 		pred := map[string][]float64{}
 		opts := cluster.SortOptions{Extent: extent}
-		for _, name := range cluster.AutoCandidates {
+		for _, name := range cluster.AutoCandidates() {
 			o, err := cluster.CurveOrder(name)
 			require.NoError(t, err)
 			full, err := cluster.FileBounds(rows, o, opts, files)
@@ -141,7 +141,7 @@ func layoutEstimates(t *testing.T, dist Distribution) {
 			lb := meanLowerBound(rows, s.Windows, files)
 			fmt.Fprintf(&est, "| %d | %s | %.2f |", files, s.Name, lb)
 			best := 0.0
-			for _, name := range cluster.AutoCandidates {
+			for _, name := range cluster.AutoCandidates() {
 				fmt.Fprintf(&est, " %.2f (est. %.2f) |", truth[name][i], pred[name][i])
 				assert.InEpsilon(t, truth[name][i], pred[name][i], 0.1, "%d files, %s windows, %s: estimate", files, s.Name, name)
 				if slices.Contains(fixedCurves, name) && (best == 0 || truth[name][i] < best) {

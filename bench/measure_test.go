@@ -206,7 +206,7 @@ func TestSummarizeLowerBound(t *testing.T) {
 		{Planned: 3, Matching: 5, LowerBound: 1},
 		{Planned: 1, Matching: 0, LowerBound: 0},
 	}
-	lr := summarize(Hilbert, files, per)
+	lr := summarize("hilbert", files, per)
 	if lr.MaxRowsPerFile != 5 || lr.Rows != 10 {
 		t.Fatalf("max rows per file %d, rows %d; want 5 and 10", lr.MaxRowsPerFile, lr.Rows)
 	}

@@ -8,10 +8,6 @@ import (
 	"github.com/geocompact/geocompact/spatial"
 )
 
-// AutoCandidates are the layouts Choose weighs by default, in the order
-// that breaks ties.
-var AutoCandidates = []string{"linear", "zorder", "hilbert", "str", "kd"}
-
 // The window sets Choose measures with when given none: AutoWindows
 // data-placed windows (DataWindows) of each area in AutoAreas, a fraction
 // of the extent, drawn with seed AutoSeed.
@@ -43,7 +39,8 @@ type ChooseConfig struct {
 	// Windows are the window sets to choose for; nil means AutoAreas (see
 	// DefaultWindowSets). Each set weighs the same, whatever its size.
 	Windows []WindowSet
-	// Candidates are --curve names to weigh; nil means AutoCandidates.
+	// Candidates are curve names (CurveNames) to weigh; nil means
+	// AutoCandidates.
 	Candidates []string
 }
 
@@ -60,7 +57,7 @@ type Estimate struct {
 
 // Choice is the layout Choose picked and the evidence for it.
 type Choice struct {
-	// Curve is the chosen --curve name and Order its order.
+	// Curve is the chosen curve name (CurveNames) and Order its order.
 	Curve string `json:"curve"`
 	Order Order  `json:"-"`
 	// Files and Sample are the file count and sample size estimated for.
@@ -102,7 +99,7 @@ func Choose(sample []spatial.Bound, cfg ChooseConfig) (Choice, error) {
 	}
 	names := cfg.Candidates
 	if names == nil {
-		names = AutoCandidates
+		names = AutoCandidates()
 	}
 	ch := Choice{Files: cfg.Files, Sample: len(sample)}
 	for _, s := range sets {

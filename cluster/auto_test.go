@@ -29,10 +29,10 @@ func TestChoose(t *testing.T) {
 	assert.Equal(t, 40, ch.Files)
 	assert.Equal(t, len(sample), ch.Sample)
 	assert.Equal(t, []string{"0.1%", "1%"}, ch.Windows)
-	require.Len(t, ch.Estimates, len(AutoCandidates))
+	require.Len(t, ch.Estimates, len(AutoCandidates()))
 	best := ch.Estimates[0]
 	for i, e := range ch.Estimates {
-		assert.Equal(t, AutoCandidates[i], e.Curve)
+		assert.Equal(t, AutoCandidates()[i], e.Curve)
 		require.Len(t, e.Planned, 2)
 		assert.GreaterOrEqual(t, e.Planned[0], 1.0, "%s: a data-placed window meets at least one file", e.Curve)
 		assert.Greater(t, e.Planned[1], e.Planned[0], "%s: larger windows plan more files", e.Curve)

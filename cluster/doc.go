@@ -16,7 +16,7 @@
 //	str()                            sort-tile-recursive packing of the positions
 //	kd()                             a k-d tree of files split by cost for query windows
 //
-// [CurveOrder] turns the --curve shorthand (linear, zorder, hilbert, str, kd)
+// [CurveOrder] turns a curve name of the registry ([Curves]) (linear, zorder, hilbert, str, kd)
 // into an Order. A curve with no arguments runs over the row's spatial position: the
 // centre of its bounding box, taken from the bbox columns
 // ([spatial.BBoxColumns]), else a GeoParquet 1.1 covering struct column

@@ -67,7 +67,7 @@ func TestFileBoundsFollowsTheSorter(t *testing.T) {
 	}
 	rec := BoundsBatch(rows)
 	defer rec.Release()
-	for _, name := range AutoCandidates {
+	for _, name := range AutoCandidates() {
 		o, err := CurveOrder(name)
 		require.NoError(t, err)
 		s, err := NewSorter(o, rec.Schema(), SortOptions{Extent: spatial.World, Files: 10})

@@ -6,9 +6,6 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/geocompact/geocompact/internal/suggest"
-	"github.com/geocompact/geocompact/spatial"
 )
 
 // ErrSortOrder reports a sort order that does not parse, or that does not
@@ -32,23 +29,6 @@ const (
 	// windows (see kd.go).
 	CurveKD
 )
-
-// String returns the curve's name as --curve spells it.
-func (c Curve) String() string {
-	switch c {
-	case CurveLinear:
-		return "linear"
-	case CurveZOrder:
-		return "zorder"
-	case CurveHilbert:
-		return "hilbert"
-	case CurveSTR:
-		return "str"
-	case CurveKD:
-		return "kd"
-	}
-	return fmt.Sprintf("Curve(%d)", int(c))
-}
 
 // Direction is the direction of a linear sort field.
 type Direction int
@@ -117,38 +97,6 @@ func (o Order) String() string {
 	return o.Curve.String() + "(" + strings.Join(parts, ", ") + ")"
 }
 
-// CurveOrder returns the order the --curve shorthand stands for: "linear"
-// is "bbox_minx ASC NULLS LAST, bbox_miny ASC NULLS LAST"; "zorder",
-// "hilbert" and "str" are the curve over the row's spatial position,
-// "zorder()", "hilbert()" and "str()". Names are case-insensitive. On a schema without bbox
-// columns, a Sorter reads the linear order's bbox_minx and bbox_miny from
-// the lower-left corner of the covering or geometry column's boxes.
-func CurveOrder(curve string) (Order, error) {
-	switch strings.ToLower(strings.TrimSpace(curve)) {
-	case "linear":
-		return Order{Curve: CurveLinear, Fields: []Field{
-			{Column: spatial.BBoxColumns[0], Direction: Asc, Nulls: NullsLast},
-			{Column: spatial.BBoxColumns[1], Direction: Asc, Nulls: NullsLast},
-		}}, nil
-	case "zorder":
-		return Order{Curve: CurveZOrder}, nil
-	case "hilbert":
-		return Order{Curve: CurveHilbert}, nil
-	case "str":
-		return Order{Curve: CurveSTR}, nil
-	case "kd":
-		return Order{Curve: CurveKD}, nil
-	}
-	return Order{}, fmt.Errorf("%w: unknown curve %q (want linear, zorder, hilbert, str or kd)%s", ErrSortOrder, curve,
-		suggest.Hint(strings.ToLower(strings.TrimSpace(curve)), CurveNames))
-}
-
-// CurveNames are the curves CurveOrder accepts.
-var CurveNames = []string{"linear", "zorder", "hilbert", "str", "kd"}
-
-// ParseCurve is CurveOrder under the name the CLI flag suggests.
-func ParseCurve(name string) (Order, error) { return CurveOrder(name) }
-
 // ParseOrder parses a sort order expression:
 //
 //	col [ASC|DESC] [NULLS FIRST|NULLS LAST], ...
@@ -170,7 +118,7 @@ func ParseOrder(expr string) (Order, error) {
 		return Order{}, fmt.Errorf("%w: empty expression", ErrSortOrder)
 	}
 	if p.tok.kind == tokIdent && !p.tok.quoted {
-		if c, ok := curveNames[strings.ToLower(p.tok.text)]; ok {
+		if c, ok := functionCurve(p.tok.text); ok {
 			save := p.lex
 			name := p.tok.text
 			p.next()
@@ -183,8 +131,6 @@ func ParseOrder(expr string) (Order, error) {
 	}
 	return p.linear()
 }
-
-var curveNames = map[string]Curve{"zorder": CurveZOrder, "hilbert": CurveHilbert, "str": CurveSTR, "kd": CurveKD}
 
 type tokKind int
 
@@ -297,7 +243,7 @@ func quoteIdent(name string) string {
 			break
 		}
 	}
-	if plain && !isKeyword(name) && curveNames[strings.ToLower(name)] == 0 {
+	if plain && !isKeyword(name) && !isFunction(name) {
 		return name
 	}
 	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
@@ -412,15 +358,6 @@ func (p *parser) curve(c Curve, name string) (Order, error) {
 		return Order{}, fmt.Errorf("%w: unexpected %s after %s(...); a curve must be the whole order", ErrSortOrder, p.tok, name)
 	}
 	return o, nil
-}
-
-// curveArgs is the most columns curve c takes: str runs over one spatial
-// column, the others over up to MaxCurveDims.
-func curveArgs(c Curve) int {
-	if c == CurveSTR || c == CurveKD {
-		return 1
-	}
-	return MaxCurveDims
 }
 
 func plural(n int, word string) string {

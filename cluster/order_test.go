@@ -103,7 +103,7 @@ func TestCurveOrder(t *testing.T) {
 			t.Errorf("CurveOrder(%q) = %q, want %q", tc.curve, o, tc.want)
 		}
 	}
-	if _, err := ParseCurve("peano"); err == nil || !strings.Contains(err.Error(), `"peano"`) {
+	if _, _, err := ParseCurve("peano"); err == nil || !strings.Contains(err.Error(), `"peano"`) {
 		t.Errorf("ParseCurve(peano) = %v", err)
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/geocompact/geocompact/engine/verify"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/table"
-	"github.com/geocompact/geocompact/table/layouts"
 )
 
 // SummaryAuto is the snapshot summary key that records what --curve auto
@@ -53,7 +52,7 @@ func (r *rewriter) chooseLayouts(ctx context.Context, tf table.Format, plan *Pla
 			return nil, fmt.Errorf("choose layout of group %d (%s): %w", i+1, PartitionLabel(g.Partition), err)
 		}
 		if len(sample) == 0 {
-			return nil, fmt.Errorf("choose layout of group %d (%s): no row has a bounding box to place; pass --curve or --sort-order", i+1, PartitionLabel(g.Partition))
+			return nil, fmt.Errorf("choose layout of group %d (%s): %w", i+1, PartitionLabel(g.Partition), ErrAutoNoBoxes)
 		}
 		ch, err := cluster.Choose(sample, cluster.ChooseConfig{Files: max(g.OutputFiles, 1), Normalize: r.lay.normalize, Windows: r.cfg.AutoWindows})
 		if err != nil {
@@ -80,16 +79,16 @@ func (r *rewriter) groupOrder(i int) cluster.Order {
 // chose the same, else "auto: " and each group's curve.
 func autoText(choices []AutoChoice) string {
 	if len(choices) == 0 {
-		return layouts.CurveAuto
+		return cluster.CurveAuto
 	}
 	curves := make([]string, len(choices))
 	for i, c := range choices {
 		curves[i] = c.Curve
 	}
 	if len(slices.Compact(slices.Clone(curves))) == 1 {
-		return layouts.CurveAuto + ": " + choices[0].Order.String()
+		return cluster.CurveAuto + ": " + choices[0].Order.String()
 	}
-	return fmt.Sprintf("%s: %v", layouts.CurveAuto, curves)
+	return fmt.Sprintf("%s: %v", cluster.CurveAuto, curves)
 }
 
 // autoSummary encodes the choices for SummaryAuto.

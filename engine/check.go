@@ -3,10 +3,11 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine/optval"
-	"github.com/geocompact/geocompact/table/layouts"
+	"github.com/geocompact/geocompact/spatial"
 )
 
 // The fields of a Request a RequestError names.
@@ -14,6 +15,27 @@ const (
 	FieldStrategy  = "strategy"
 	FieldCurve     = "curve"
 	FieldSortOrder = "sort order"
+)
+
+// Reasons a Request or a table refuses a layout for, in library terms; a
+// front end matches them (errors.Is) to word them as its own settings.
+var (
+	// ErrCurveAndSortOrder: a request names a curve and a sort order.
+	ErrCurveAndSortOrder = errors.New("give a curve or a sort order, not both")
+	// ErrBinPackSorts: a request names strategy binpack and an order.
+	ErrBinPackSorts = errors.New("strategy binpack does not sort; drop strategy binpack to use the sort order")
+	// ErrNoOrder: strategy sort on a table that records no order.
+	ErrNoOrder = errors.New("give a curve (hilbert, zorder or linear) or a sort order")
+	// ErrNoWhere: a predicate on a table whose format cannot scope files.
+	ErrNoWhere = errors.New("a where predicate is not available")
+	// ErrAutoNoBoxes: curve auto on a group none of whose rows has a box.
+	ErrAutoNoBoxes = errors.New("no row has a bounding box to place; give a curve or a sort order")
+	// ErrAutoDistributed refuses curve auto in a distributed rewrite.
+	ErrAutoDistributed = fmt.Errorf("%w: curve auto is chosen per group by a local rewrite; a distributed rewrite needs a fixed layout: "+
+		"a local dry run with curve auto shows the choice, then request that curve", optval.ErrBad)
+	// ErrNameGeometry: a layout needs the rows' boxes and the table has
+	// neither bbox columns nor a known geometry column.
+	ErrNameGeometry = errors.New("no geometry column was found either: name the WKB column with the table property " + spatial.PropGeometryColumn)
 )
 
 // RequestError is a value of a Request that does not parse, or values that
@@ -34,7 +56,7 @@ func (e *RequestError) Unwrap() []error { return []error{optval.ErrBad, e.Err} }
 type requestLayout struct {
 	strategy Strategy
 	order    cluster.Order
-	// auto is set for the automatic choice (layouts.CurveAuto).
+	// auto is set for the automatic choice (cluster.CurveAuto).
 	auto bool
 	// given is set when the request names a curve or a sort order.
 	given bool
@@ -43,8 +65,11 @@ type requestLayout struct {
 // checked is what Check parsed of a request.
 type checked struct {
 	layout requestLayout
-	// budget is the sort memory budget the options ask for.
-	budget int64
+	// opts are the request's options over the defaults, before a table's
+	// properties apply (see Request.OptionsFor); given holds the names the
+	// request sets.
+	opts  Options
+	given map[string]string
 }
 
 // Check parses and checks the request's own values, each once: the
@@ -57,7 +82,7 @@ func (r Request) Check() (Request, error) {
 	if r.checked != nil {
 		return r, nil
 	}
-	opts, err := ParseOptions(r.Options, nil)
+	opts, err := parseOptions(r.Options)
 	if err != nil {
 		return r, err
 	}
@@ -65,18 +90,8 @@ func (r Request) Check() (Request, error) {
 	if err != nil {
 		return r, err
 	}
-	r.checked = &checked{layout: l, budget: opts.MaxGroupMemoryBytes}
+	r.checked = &checked{layout: l, opts: opts, given: maps.Clone(r.Options)}
 	return r, nil
-}
-
-// MemoryBudget is the memory budget of sorted groups a checked request
-// asks for (max-group-memory-bytes, else the default budget); 0 when the
-// request was not checked.
-func (r Request) MemoryBudget() int64 {
-	if r.checked == nil {
-		return 0
-	}
-	return r.checked.budget
 }
 
 // layout is the layout r names: as Check parsed it, else parsed now.
@@ -95,16 +110,16 @@ func (r Request) parseLayout() (requestLayout, error) {
 		return l, &RequestError{Field: FieldStrategy, Value: string(r.Strategy), Err: fmt.Errorf("strategy %q: want binpack or sort", r.Strategy)}
 	}
 	if r.Curve != "" && r.SortOrder != "" {
-		return l, &RequestError{Err: errors.New("give --curve or --sort-order, not both")}
+		return l, &RequestError{Err: ErrCurveAndSortOrder}
 	}
 	if (r.Curve != "" || r.SortOrder != "") && r.Strategy == BinPack {
 		return l, &RequestError{Field: FieldStrategy, Value: string(r.Strategy),
-			Err: errors.New("strategy binpack does not sort; drop --strategy binpack to use the sort order")}
+			Err: ErrBinPackSorts}
 	}
 	var err error
 	switch {
 	case r.Curve != "":
-		if l.order, l.auto, err = layouts.ParseCurve(r.Curve); err != nil {
+		if l.order, l.auto, err = cluster.ParseCurve(r.Curve); err != nil {
 			return l, &RequestError{Field: FieldCurve, Value: r.Curve, Err: err}
 		}
 	case r.SortOrder != "":

@@ -34,8 +34,9 @@ func TestRequestCheck(t *testing.T) {
 	}
 	req, err := engine.Request{Curve: "hilbert", Options: map[string]string{engine.OptMaxGroupMemory: "2GiB"}}.Check()
 	require.NoError(t, err)
-	assert.Equal(t, int64(2<<30), req.MemoryBudget())
-	assert.Zero(t, engine.Request{}.MemoryBudget(), "an unchecked request has no parsed budget")
+	o, err := req.OptionsFor(nil)
+	require.NoError(t, err)
+	assert.Equal(t, int64(2<<30), o.MaxGroupMemoryBytes)
 	_, err = engine.Request{Options: map[string]string{engine.OptMaxGroupMemory: "lots"}}.Check()
 	assert.True(t, errors.Is(err, optval.ErrBad))
 }
@@ -47,4 +48,35 @@ func TestRequestJSON(t *testing.T) {
 		Progress: func(engine.Progress) {}})
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"strategy":"sort","sort_order":"a","where":"a > 1","options":{"k":"v"},"commit_retries":2}`, string(b))
+}
+
+// TestOptionsFor checks that a request's options are read over the
+// table's properties: the table's target file size applies, with the
+// sizes around it, unless the request sets them; and sizes are checked
+// against the target that applies.
+func TestOptionsFor(t *testing.T) {
+	props := map[string]string{"write.target-file-size-bytes": "1GiB"}
+	for _, tc := range []struct {
+		name                   string
+		kv                     map[string]string
+		target, minSize, maxSz int64
+	}{
+		{"table's target", nil, 1 << 30, 3 << 28, 9 << 30 / 5},
+		{"request's target", map[string]string{engine.OptTargetFileSize: "100MiB"}, 100 << 20, 75 << 20, 180 << 20},
+		{"request's minimum under the table's target", map[string]string{engine.OptMinFileSize: "600MiB"}, 1 << 30, 600 << 20, 9 << 30 / 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, err := engine.Request{Options: tc.kv}.Check()
+			require.NoError(t, err)
+			o, err := req.OptionsFor(props)
+			require.NoError(t, err)
+			assert.Equal(t, []int64{tc.target, tc.minSize, tc.maxSz}, []int64{o.TargetFileSize, o.MinFileSize, o.MaxFileSize})
+		})
+	}
+	_, err := engine.Request{Options: map[string]string{engine.OptMinFileSize: "600MiB"}}.OptionsFor(nil)
+	assert.ErrorContains(t, err, "min-file-size-bytes (629145600) must be below target-file-size-bytes (536870912)", "the default target applies without the table")
+	_, err = engine.Request{Options: map[string]string{engine.OptTargetFileSize: "1MiB", engine.OptMinFileSize: "2MiB"}}.Check()
+	assert.ErrorIs(t, err, optval.ErrBad, "sizes around a target the request sets are checked at once")
+	_, err = engine.Request{}.OptionsFor(map[string]string{"write.target-file-size-bytes": "big"})
+	assert.ErrorIs(t, err, optval.ErrBad)
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"iter"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine/cuts"
-	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/engine/spill"
 	"github.com/geocompact/geocompact/engine/verify"
 	"github.com/geocompact/geocompact/table"
@@ -189,10 +187,6 @@ func (ex *execution) sortInMemory(ctx context.Context, g *groupIO, recs iter.Seq
 	return closeSink(sink, gatherInto(sink, g.readSc, in, perm))
 }
 
-// errAutoDistributed refuses --curve auto in a distributed rewrite.
-var errAutoDistributed = fmt.Errorf("%w: --curve auto is chosen per group by a local rewrite; a distributed rewrite needs a fixed layout: "+
-	"rewrite --curve auto --dry-run shows the choice, then pass that curve", optval.ErrBad)
-
 // sorter returns a Sorter for the layout's order over schema sc, for a
 // group written as files files (STR sizes its slabs by it): the order of
 // a distributed job, which --curve auto cannot give (local groups use
@@ -200,7 +194,7 @@ var errAutoDistributed = fmt.Errorf("%w: --curve auto is chosen per group by a l
 func (ex *execution) sorter(sc *arrow.Schema, files int) (*cluster.Sorter, error) {
 	if ex.r.lay.auto {
 		// Only a local rewrite chooses per group; a job's workers sort by one order.
-		return nil, errAutoDistributed
+		return nil, ErrAutoDistributed
 	}
 	return cluster.NewSorter(ex.r.lay.order, sc, cluster.SortOptions{Normalize: ex.r.lay.normalize, Files: max(files, 1), Windows: ex.r.cfg.AutoWindows})
 }
@@ -291,8 +285,7 @@ func (ex *execution) geometryCheck() func(arrow.RecordBatch) error {
 				break
 			}
 		}
-		return fmt.Errorf("%w: %d geometry violations (%s)%s; nothing was written or committed: run geocompact validate --table %s, or pass --option %s=false to compact it as it is",
-			ErrInvalidData, rep.Violations(), strings.Join(rep.Codes(), ", "), first, ex.r.name, OptValidateGeometry)
+		return &GeometryError{Table: ex.r.name, Violations: rep.Violations(), Codes: rep.Codes(), First: first}
 	}
 }
 

@@ -72,8 +72,7 @@ func (lt layoutTable) resolve(cfg Request, opts Options) (layout, error) {
 		l.source = rec.Source
 		l.order, l.auto, err = layouts.Parse(rec.Text)
 	case cfg.Strategy == Sort:
-		return l, fmt.Errorf("%w: strategy sort needs an order, and table %s has no sort order; pass --curve hilbert (or zorder, linear) or --sort-order EXPR",
-			optval.ErrBad, lt.name)
+		return l, fmt.Errorf("%w: strategy sort needs an order, and table %s has no sort order; %w", optval.ErrBad, lt.name, ErrNoOrder)
 	default:
 		l.strategy, l.source = BinPack, layouts.FromDefault
 		return l, nil

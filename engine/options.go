@@ -103,8 +103,8 @@ const (
 )
 
 // Options are the rewrite options, by Iceberg's names and with Iceberg's
-// defaults. Build them with ParseOptions, which fills in the defaults from
-// the table's properties.
+// defaults. Build them with Request.OptionsFor, which fills in the defaults
+// from the table's properties.
 type Options struct {
 	// TargetFileSize is the size output files aim at (default: the table's
 	// write.target-file-size-bytes, else 512 MiB).
@@ -198,11 +198,40 @@ type Options struct {
 	clustered bool
 }
 
-// ParseOptions checks kv (Iceberg option names) and fills the defaults.
-// tableProps supplies write.target-file-size-bytes. An unknown name is an
-// error that names it and lists the valid ones; a malformed value names
-// its option.
-func ParseOptions(kv map[string]string, tableProps map[string]string) (Options, error) {
+// OptionsFor returns the request's options overlaid on a table's
+// properties: Iceberg's defaults, then the table's
+// write.target-file-size-bytes (tableProps; nil for none), then the
+// request's Options by Iceberg's names. It is the one way to read a
+// request's options: the request's own are parsed once, by Check (or here
+// when r was not checked), and only the table's property is read for each
+// table. An unknown name is an error that names it and lists the valid
+// ones; a malformed value names its option; both wrap optval.ErrBad.
+func (r Request) OptionsFor(tableProps map[string]string) (Options, error) {
+	r, err := r.Check()
+	if err != nil {
+		return Options{}, err
+	}
+	o, kv := r.checked.opts, r.checked.given
+	_, target := kv[OptTargetFileSize]
+	if _, ok := tableProps[table.PropTargetFileSize]; ok && !target {
+		if o.TargetFileSize, err = tableTargetFileSize(tableProps); err != nil {
+			return Options{}, err
+		}
+		if _, ok := kv[OptMinFileSize]; !ok {
+			o.MinFileSize = o.TargetFileSize * 3 / 4
+		}
+		if _, ok := kv[OptMaxFileSize]; !ok {
+			o.MaxFileSize = o.TargetFileSize * 9 / 5
+		}
+	}
+	return o, o.validate()
+}
+
+// parseOptions checks kv (Iceberg option names) and parses it over
+// Iceberg's defaults, once for a request (see Request.OptionsFor). The
+// minimum and maximum file sizes are checked against the target here only
+// when kv sets the target, else against the table's (OptionsFor).
+func parseOptions(kv map[string]string) (Options, error) {
 	known := KnownOptions()
 	names := make([]string, 0, len(kv))
 	for k := range kv {
@@ -217,10 +246,7 @@ func ParseOptions(kv map[string]string, tableProps map[string]string) (Options, 
 			return Options{}, fmt.Errorf("%w: unknown option %q; valid options: %s", optval.ErrBad, k, strings.Join(known, ", "))
 		}
 	}
-	o, err := defaultOptions(tableProps)
-	if err != nil {
-		return Options{}, err
-	}
+	o := defaultOptions()
 	p := optval.Parser{KV: kv}
 	p.SizeAtMost(OptTargetFileSize, &o.TargetFileSize, 1, MaxFileSize)
 	o.MinFileSize, o.MaxFileSize = o.TargetFileSize*3/4, o.TargetFileSize*9/5
@@ -235,9 +261,7 @@ func ParseOptions(kv map[string]string, tableProps map[string]string) (Options, 
 	p.Int(OptPartialProgressCommit, &o.MaxCommits, 1)
 	p.Int(OptDeleteFileThreshold, &o.DeleteFileThreshold, 1)
 	p.Bool(OptRemoveDanglingDeletes, &o.RemoveDanglingDeletes)
-	if n, err := GroupMemoryBudget(kv); p.Err == nil {
-		o.MaxGroupMemoryBytes, p.Err = n, err
-	}
+	p.Size(OptMaxGroupMemory, &o.MaxGroupMemoryBytes, 1)
 	p.Bool(OptValidateGeometry, &o.ValidateGeometry)
 	p.Bool(OptOverlapSelection, &o.OverlapSelection)
 	p.Fraction(OptOverlapMaxBytes, &o.OverlapMaxBytes, false)
@@ -276,23 +300,17 @@ func ParseOptions(kv map[string]string, tableProps map[string]string) (Options, 
 		return Options{}, p.Err
 	}
 	o.MaxConcurrent = min(o.MaxConcurrent, max(runtime.NumCPU(), 1))
-	return o, o.validate()
+	if _, ok := kv[OptTargetFileSize]; ok {
+		// No table property can change the target: the sizes around it
+		// are checked now.
+		return o, o.validate()
+	}
+	return o, nil
 }
 
-// GroupMemoryBudget returns the memory budget of sorted groups that kv
-// asks for (OptMaxGroupMemory, parsed as ParseOptions parses it), or the
-// default budget when kv does not name one.
-func GroupMemoryBudget(kv map[string]string) (int64, error) {
-	n := spill.DefaultMemoryBudget()
-	p := optval.Parser{KV: kv}
-	p.Size(OptMaxGroupMemory, &n, 1)
-	return n, p.Err
-}
-
-// defaultOptions returns Iceberg's defaults, with the target file size
-// from the table property write.target-file-size-bytes when it is set.
-func defaultOptions(tableProps map[string]string) (Options, error) {
-	o := Options{
+// defaultOptions returns Iceberg's defaults and geocompact's own.
+func defaultOptions() Options {
+	return Options{
 		TargetFileSize:      defaultTargetFileSize,
 		MinInputFiles:       defaultMinInputFiles,
 		MaxFileGroupSize:    defaultMaxFileGroupSize,
@@ -307,15 +325,17 @@ func defaultOptions(tableProps map[string]string) (Options, error) {
 		OverlapMaxDepth:     defaultOverlapMaxDepth,
 		OverlapMaxBytes:     defaultOverlapMaxBytes,
 	}
-	if v, ok := tableProps[table.PropTargetFileSize]; ok {
-		n, err := optval.ParseSize(v)
-		if err != nil || n <= 0 || n > MaxFileSize {
-			return Options{}, fmt.Errorf("%w: table property %s=%q is not a positive size of at most %s; fix it with geocompact alter --set %s=128MiB",
-				optval.ErrBad, table.PropTargetFileSize, v, optval.FormatLimit(MaxFileSize), table.PropTargetFileSize)
-		}
-		o.TargetFileSize = n
+}
+
+// tableTargetFileSize reads the table property write.target-file-size-bytes.
+func tableTargetFileSize(tableProps map[string]string) (int64, error) {
+	v := tableProps[table.PropTargetFileSize]
+	n, err := optval.ParseSize(v)
+	if err != nil || n <= 0 || n > MaxFileSize {
+		return 0, &optval.PropertyError{Property: table.PropTargetFileSize, Value: v,
+			Want: "a positive size of at most " + optval.FormatLimit(MaxFileSize), Example: "128MiB"}
 	}
-	return o, nil
+	return n, nil
 }
 
 func (o Options) validate() error {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -11,17 +12,20 @@ import (
 )
 
 func TestParseOptionsUnitsAndBareKeys(t *testing.T) {
-	o, err := ParseOptions(map[string]string{OptTargetFileSize: "128MiB", OptMaxFileGroupSize: "1GB", OptRewriteAll: ""}, nil)
+	o, err := optionsOf(map[string]string{OptTargetFileSize: "128MiB", OptMaxFileGroupSize: "1GB", OptRewriteAll: ""}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, int64(128<<20), o.TargetFileSize)
 	assert.Equal(t, int64(96<<20), o.MinFileSize, "defaults follow a target given with a unit")
 	assert.Equal(t, int64(1e9), o.MaxFileGroupSize)
 	assert.True(t, o.RewriteAll, "a bare boolean key means true")
 
-	_, err = ParseOptions(map[string]string{OptMinInputFiles: ""}, nil)
+	_, err = optionsOf(map[string]string{OptMinInputFiles: ""}, nil)
 	require.ErrorIs(t, err, optval.ErrBad)
-	assert.ErrorContains(t, err, "option min-input-files needs a value: --option min-input-files=VALUE")
-	_, err = ParseOptions(map[string]string{OptTargetFileSize: "128 furlongs"}, nil)
+	assert.ErrorContains(t, err, "option min-input-files needs a value")
+	me, ok := errors.AsType[*optval.MissingError](err)
+	require.True(t, ok, "the error names the option")
+	assert.Equal(t, OptMinInputFiles, me.Option)
+	_, err = optionsOf(map[string]string{OptTargetFileSize: "128 furlongs"}, nil)
 	require.ErrorIs(t, err, optval.ErrBad)
 	assert.ErrorContains(t, err, "target-file-size-bytes")
 }
@@ -36,20 +40,25 @@ func TestParseOptionsSizeLimits(t *testing.T) {
 		{OptMinFileSize, "2048TiB"}:                "at most 1024TiB (1125899906842624 bytes)",
 		{OptMaxFileSize, "9000000TB"}:              "at most 2048TiB (2251799813685248 bytes)",
 	} {
-		_, err := ParseOptions(map[string]string{kv[0]: kv[1]}, nil)
+		_, err := optionsOf(map[string]string{kv[0]: kv[1]}, nil)
 		require.ErrorIs(t, err, optval.ErrBad, "%v", kv)
 		assert.ErrorContains(t, err, kv[0]+"=")
 		assert.ErrorContains(t, err, want)
 		assert.NotContains(t, err.Error(), "(-", "no overflowed size")
 	}
-	_, err := ParseOptions(nil, map[string]string{table.PropTargetFileSize: "1000000TiB"})
+	_, err := optionsOf(nil, map[string]string{table.PropTargetFileSize: "1000000TiB"})
 	require.ErrorIs(t, err, optval.ErrBad)
 	assert.ErrorContains(t, err, table.PropTargetFileSize)
 	assert.ErrorContains(t, err, "at most 1024TiB")
 
-	o, err := ParseOptions(map[string]string{OptTargetFileSize: "1024TiB", OptMaxFileGroupSize: "9223372036854775807"}, nil)
+	o, err := optionsOf(map[string]string{OptTargetFileSize: "1024TiB", OptMaxFileGroupSize: "9223372036854775807"}, nil)
 	require.NoError(t, err, "the maximum itself, and a plain byte count that fits int64")
 	assert.Equal(t, int64(1<<50), o.TargetFileSize)
 	assert.Equal(t, int64(1<<50)*9/5, o.MaxFileSize)
 	assert.Equal(t, int64(9223372036854775807), o.MaxFileGroupSize)
+}
+
+// optionsOf is the options of a request of kv on a table of props.
+func optionsOf(kv, props map[string]string) (Options, error) {
+	return Request{Options: kv}.OptionsFor(props)
 }

@@ -52,7 +52,7 @@ func newAppendScenario(t testing.TB, rows int) appendScenario {
 func (s appendScenario) plan(t testing.TB, kv map[string]string) (*Plan, []simFile) {
 	t.Helper()
 	kv[OptTargetFileSize] = strconv.FormatInt(s.target, 10)
-	o, err := ParseOptions(kv, nil)
+	o, err := optionsOf(kv, nil)
 	require.NoError(t, err)
 	o.clustered = true
 	p := o.Plan(planFilesOf(s.files))
@@ -151,7 +151,7 @@ func TestOverlapSelect(t *testing.T) {
 			for k, v := range tc.kv {
 				kv[k] = v
 			}
-			o, err := ParseOptions(kv, nil)
+			o, err := optionsOf(kv, nil)
 			require.NoError(t, err)
 			o.clustered = tc.clustered
 			p := o.Plan(tc.files)
@@ -175,7 +175,7 @@ func TestOverlapSelect(t *testing.T) {
 func TestOverlapOptionsRefuseBadValues(t *testing.T) {
 	t.Parallel()
 	for k, v := range map[string]string{OptOverlapMaxBytes: "1.5", OptOverlapMaxDepth: "0.5", OptOverlapSelection: "maybe"} {
-		_, err := ParseOptions(map[string]string{k: v}, nil)
+		_, err := optionsOf(map[string]string{k: v}, nil)
 		require.ErrorIs(t, err, optval.ErrBad, k)
 		assert.Contains(t, err.Error(), k)
 	}
@@ -204,7 +204,7 @@ func TestOverlapSelectionOverRounds(t *testing.T) {
 			for k, v := range kv {
 				opts[k] = v
 			}
-			o, err := ParseOptions(opts, nil)
+			o, err := optionsOf(opts, nil)
 			require.NoError(t, err)
 			o.clustered = true
 			p := o.Plan(planFilesOf(files[m]))

@@ -83,7 +83,7 @@ func PlanPieces(ctx context.Context, t table.Table, req Request, po PieceOptions
 		return nil, nil, err
 	}
 	if r.lay.auto {
-		return nil, nil, errAutoDistributed
+		return nil, nil, ErrAutoDistributed
 	}
 	res, err := r.plan(ctx, t)
 	if err != nil || len(res.Plan.Groups) == 0 {

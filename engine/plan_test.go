@@ -13,7 +13,7 @@ import (
 
 func mustOptions(t testing.TB, kv map[string]string) Options {
 	t.Helper()
-	o, err := ParseOptions(kv, nil)
+	o, err := optionsOf(kv, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,11 +33,11 @@ func TestParseOptionsDefaults(t *testing.T) {
 	if o.TargetFileSize != 512<<20 || o.MinFileSize != 384<<20 || o.MaxFileSize != (512<<20)*9/5 || o.MinInputFiles != 5 {
 		t.Fatalf("defaults %+v", o)
 	}
-	o, err := ParseOptions(map[string]string{OptTargetFileSize: "1000"}, map[string]string{"write.target-file-size-bytes": "5000"})
+	o, err := optionsOf(map[string]string{OptTargetFileSize: "1000"}, map[string]string{"write.target-file-size-bytes": "5000"})
 	if err != nil || o.TargetFileSize != 1000 || o.MinFileSize != 750 || o.MaxFileSize != 1800 {
 		t.Fatalf("%+v %v", o, err)
 	}
-	o, _ = ParseOptions(nil, map[string]string{"write.target-file-size-bytes": "5000"})
+	o, _ = optionsOf(nil, map[string]string{"write.target-file-size-bytes": "5000"})
 	if o.TargetFileSize != 5000 {
 		t.Fatalf("table property ignored: %d", o.TargetFileSize)
 	}
@@ -54,9 +54,9 @@ func TestParseOptionsErrors(t *testing.T) {
 		{map[string]string{OptRewriteJobOrder: "random"}, OptRewriteJobOrder},
 		{map[string]string{OptTargetFileSize: "100", OptMinFileSize: "200"}, OptMinFileSize},
 	} {
-		_, err := ParseOptions(tc.kv, nil)
+		_, err := optionsOf(tc.kv, nil)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("ParseOptions(%v) = %v, want an error containing %q", tc.kv, err, tc.want)
+			t.Errorf("optionsOf(%v) = %v, want an error containing %q", tc.kv, err, tc.want)
 		}
 	}
 }
@@ -131,7 +131,7 @@ func TestPlanProperties(t *testing.T) {
 			OptRewriteAll:        fmt.Sprint(rapid.Bool().Draw(t, "all")),
 			OptMaxFilesToRewrite: fmt.Sprint(rapid.IntRange(1, 80).Draw(t, "cap")),
 		}
-		o, err := ParseOptions(kv, nil)
+		o, err := optionsOf(kv, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -161,7 +161,7 @@ func TestPlanProperties(t *testing.T) {
 }
 
 func ExampleOptions_Plan() {
-	o, _ := ParseOptions(map[string]string{OptTargetFileSize: "1000", OptMinInputFiles: "3"}, nil)
+	o, _ := optionsOf(map[string]string{OptTargetFileSize: "1000", OptMinInputFiles: "3"}, nil)
 	p := o.Plan([]table.PlanFile{
 		{Path: "a", Size: 300}, {Path: "b", Size: 400}, {Path: "c", Size: 500},
 		{Path: "d", Size: 950}, // within [750, 1800]: left alone

@@ -12,7 +12,7 @@ type Request struct {
 	// Strategy is binpack (default) or sort. A Curve or SortOrder implies sort.
 	Strategy Strategy `json:"strategy,omitempty"`
 	// Curve is the shorthand for a curve over the table's spatial columns:
-	// linear, zorder, hilbert, str, kd, or auto (layouts.CurveAuto) to choose per group.
+	// a name of cluster.CurveNames (auto chooses per group).
 	Curve string `json:"curve,omitempty"`
 	// SortOrder is an explicit sort order: "col [ASC|DESC] [NULLS FIRST|LAST], ...",
 	// "zorder(a, b)" or "hilbert(a, b)". Empty with strategy sort means the

@@ -49,9 +49,13 @@ func Rewrite(ctx context.Context, t table.Table, req Request) (*Result, error) {
 // predicate.
 func newRewriter(t table.Table, req Request) (*rewriter, error) {
 	if req.Where != "" && t.Scope == nil {
-		return nil, fmt.Errorf("%w: --where is not available for table %s: rewrite it whole, or scope the rewrite with max-files-to-rewrite", optval.ErrBad, t.Name)
+		return nil, fmt.Errorf("%w: %w for table %s: rewrite it whole, or scope the rewrite with %s", optval.ErrBad, ErrNoWhere, t.Name, OptMaxFilesToRewrite)
 	}
-	opts, err := ParseOptions(req.Options, t.Properties)
+	req, err := req.Check()
+	if err != nil {
+		return nil, err
+	}
+	opts, err := req.OptionsFor(t.Properties)
 	if err != nil {
 		return nil, err
 	}
@@ -433,7 +437,7 @@ func (ex *execution) runBatch(ctx context.Context, b [2]int, outs []*groupOut, d
 }
 
 // concurrency is how many groups run at once: the option, bounded by the
-// cores (see ParseOptions). Sorted groups share the memory budget evenly.
+// cores (see Request.OptionsFor). Sorted groups share the memory budget evenly.
 func (r *rewriter) concurrency(*Plan) int {
 	return max(1, r.opts.MaxConcurrent)
 }

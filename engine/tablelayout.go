@@ -31,13 +31,12 @@ func (lt layoutTable) checkOrderColumns(o cluster.Order, auto bool) error {
 		if slices.Contains(lt.columns, c) || derived(c) {
 			continue
 		}
-		hint := ""
 		if lt.geometry == "" && slices.Contains(spatial.BBoxColumns[:], c) {
-			hint = fmt.Sprintf("; no geometry column was found either: name the WKB column with the table property %s (geocompact alter --set %s=COLUMN)",
-				spatial.PropGeometryColumn, spatial.PropGeometryColumn)
+			return fmt.Errorf("%w: sort order %s: table %s has no column %q; its columns are %s; %w",
+				optval.ErrBad, layouts.Text(o, auto), lt.name, c, strings.Join(lt.columns, ", "), ErrNameGeometry)
 		}
-		return fmt.Errorf("%w: sort order %s: table %s has no column %q; its columns are %s%s",
-			optval.ErrBad, layouts.Text(o, auto), lt.name, c, strings.Join(lt.columns, ", "), hint)
+		return fmt.Errorf("%w: sort order %s: table %s has no column %q; its columns are %s",
+			optval.ErrBad, layouts.Text(o, auto), lt.name, c, strings.Join(lt.columns, ", "))
 	}
 	return nil
 }

@@ -43,7 +43,7 @@ func TestRewriteFollowsTableLayout(t *testing.T) {
 	require.ErrorAs(t, err, &lce)
 	assert.ErrorIs(t, err, layouts.ErrChange)
 	assert.Equal(t, "hilbert()", lce.Recorded)
-	assert.Contains(t, err.Error(), "--allow-layout-change")
+	assert.Contains(t, err.Error(), "allow the layout change")
 	_, err = enginetest.Rewrite(t.Context(), cat, name, engine.Request{Curve: "zorder", DryRun: true})
 	assert.ErrorIs(t, err, layouts.ErrChange)
 	same := rewrite(t, cat, name, engine.Request{Curve: "hilbert", DryRun: true})
@@ -93,7 +93,7 @@ func TestAutoChoosesByFileCount(t *testing.T) {
 		res := rewrite(t, cat, name, engine.Request{Curve: "auto", DryRun: true,
 			Options: opts(engine.OptRewriteAll, "true", engine.OptTargetFileSize, fmt.Sprint(bytes/files))})
 		require.Len(t, res.Auto, 1)
-		require.Len(t, res.Auto[0].Estimates, len(cluster.AutoCandidates), "every candidate is estimated")
+		require.Len(t, res.Auto[0].Estimates, len(cluster.AutoCandidates()), "every candidate is estimated")
 		best := res.Auto[0].Estimates[0]
 		for _, e := range res.Auto[0].Estimates {
 			if e.Score < best.Score {

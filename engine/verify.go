@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/geocompact/geocompact/engine/verify"
 	"github.com/geocompact/geocompact/table"
@@ -16,6 +17,38 @@ var ErrVerify = errors.New("engine: verification failed")
 // ErrInvalidData marks rows whose geometry fails validation: they are not
 // rewritten, and nothing is committed.
 var ErrInvalidData = errors.New("engine: invalid geometry")
+
+// GeometryError is a group whose rows failed geometry validation: nothing
+// was written or committed. It wraps ErrInvalidData.
+type GeometryError struct {
+	// Table is the table rewritten.
+	Table string
+	// Violations counts the violations, Codes lists their kinds.
+	Violations int64
+	Codes      []string
+	// First describes the first violation ("; first at row …"), or "".
+	First string
+}
+
+func (e *GeometryError) Error() string {
+	return fmt.Sprintf("%v: %s; nothing was written or committed: %s", ErrInvalidData, e.Facts(), e.Advice(
+		fmt.Sprintf("validate table %s", e.Table), fmt.Sprintf("set option %s=false", OptValidateGeometry)))
+}
+
+// Facts says what was found: "3 geometry violations (wkb.ring); first at
+// row …".
+func (e *GeometryError) Facts() string {
+	return fmt.Sprintf("%d geometry violations (%s)%s", e.Violations, strings.Join(e.Codes, ", "), e.First)
+}
+
+// Advice says what to do, given how to validate the table and how to
+// turn validation off in the caller's terms.
+func (e *GeometryError) Advice(validate, noValidation string) string {
+	return fmt.Sprintf("%s, or %s to compact it as it is", validate, noValidation)
+}
+
+// Unwrap returns ErrInvalidData.
+func (e *GeometryError) Unwrap() error { return ErrInvalidData }
 
 // verify reads back the files a group wrote and compares their digest to
 // the digest of the rows read.

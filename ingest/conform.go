@@ -244,7 +244,7 @@ func conformColumn(ctx context.Context, rec arrow.RecordBatch, tf arrow.Field, b
 			}
 			if bbox == nil {
 				// Null boxes would hide every row from bbox pruning.
-				return nil, fmt.Errorf("column %q is missing (a GeoParquet covering does not fill it; use --add-bbox)", tf.Name)
+				return nil, fmt.Errorf("column %q is missing (a GeoParquet covering does not fill it; %w)", tf.Name, ErrNoBBox)
 			}
 			bbox[i].Retain()
 			return bbox[i], nil

@@ -88,7 +88,7 @@ func ExpandFiles(paths []string, recursive bool) ([]string, error) {
 			return nil, fmt.Errorf("list %s: %w", p, err)
 		}
 		if len(found) == 0 {
-			return nil, fmt.Errorf("%w: directory %s holds no *.parquet files (use --recursive for subdirectories)", ErrConfig, p)
+			return nil, fmt.Errorf("%w: directory %s holds no *.parquet files (%w)", ErrConfig, p, ErrNoFiles)
 		}
 		slices.Sort(found)
 		out = append(out, found...)

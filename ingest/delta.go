@@ -119,7 +119,7 @@ func (c Config) validateDelta(location string) ([]string, error) {
 	case c.FormatVersion != 0 && c.FormatVersion != 2:
 		return nil, fmt.Errorf("%w: a format version applies to Iceberg tables only", ErrConfig)
 	case c.AddColumns:
-		return nil, fmt.Errorf("%w: adding columns to a Delta table is not supported; use --drop-extra-columns to leave them out", ErrConfig)
+		return nil, fmt.Errorf("%w: adding columns to a Delta table is not supported; %w", ErrConfig, ErrNoAddColumns)
 	case !c.Create && c.PartitionBy != "":
 		return nil, fmt.Errorf("%w: partition columns apply only when creating the table", ErrConfig)
 	}
@@ -160,7 +160,7 @@ func openDelta(ctx context.Context, location string, create bool) (*delta.Table,
 	snap, err := tbl.Snapshot(ctx)
 	switch {
 	case errors.Is(err, delta.ErrNotATable) && !create:
-		return nil, nil, fmt.Errorf("no Delta table at %s (no commits under _delta_log): use --create to make it from the files", location)
+		return nil, nil, fmt.Errorf("no Delta table at %s (no commits under _delta_log): %w", location, ErrNoTable)
 	case errors.Is(err, delta.ErrNotATable):
 		return tbl, nil, nil
 	case err != nil:
@@ -180,8 +180,8 @@ func checkDeltaTable(s *delta.Snapshot, location string, parts []string) error {
 		if len(s.Metadata.PartitionColumns) > 0 {
 			have = "partitioned by " + strings.Join(s.Metadata.PartitionColumns, ", ")
 		}
-		return fmt.Errorf("Delta table %s exists %s, not by %s as asked; drop --partition-by to append with the table's partitioning",
-			location, have, strings.Join(parts, ", "))
+		return fmt.Errorf("Delta table %s exists %s, not by %s as asked; %w to append with the table's partitioning",
+			location, have, strings.Join(parts, ", "), ErrPartitioning)
 	}
 	return nil
 }

@@ -21,6 +21,10 @@ type ExtraColumnsError struct {
 	Columns []string
 }
 
+// ExtraColumnsAdvice is the two ways through an ExtraColumnsError, in
+// library terms.
+const ExtraColumnsAdvice = "leave them out, or add them to the table as optional columns"
+
 func (e *ExtraColumnsError) Error() string {
 	quoted := make([]string, len(e.Columns))
 	for i, c := range e.Columns {
@@ -30,8 +34,7 @@ func (e *ExtraColumnsError) Error() string {
 	if e.File != "" {
 		what = e.File + " has"
 	}
-	return fmt.Sprintf("%s columns the table lacks: %s (use --drop-extra-columns to leave them out, or --add-columns to add them to the table as optional columns)",
-		what, strings.Join(quoted, ", "))
+	return fmt.Sprintf("%s columns the table lacks: %s (%s)", what, strings.Join(quoted, ", "), ExtraColumnsAdvice)
 }
 
 // missingFrom returns the names of sc's fields that target lacks.

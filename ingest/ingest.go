@@ -28,6 +28,23 @@ import (
 // written. The CLI reports it as a usage error.
 var ErrConfig = errors.New("ingest: bad config")
 
+// Reasons an ingest is refused, in library terms; a front end matches
+// them (errors.Is) to word them as its own flags.
+var (
+	// ErrNoTable: the table does not exist and Config.Create is off.
+	ErrNoTable = errors.New("create it from the files")
+	// ErrPartitioning: Config.PartitionBy differs from an existing
+	// table's partitioning.
+	ErrPartitioning = errors.New("drop the requested partitioning")
+	// ErrNoBBox: the files lack the bbox columns and Config.AddBBox is
+	// off.
+	ErrNoBBox = errors.New("compute the boxes from the geometry")
+	// ErrNoFiles: a directory without Parquet files at its top level.
+	ErrNoFiles = errors.New("read subdirectories too")
+	// ErrNoAddColumns: adding columns to a Delta table.
+	ErrNoAddColumns = errors.New("leave the extra columns out")
+)
+
 // Config is one ingest.
 type Config struct {
 	// Table is the table to append to, "ns.t".
@@ -315,9 +332,9 @@ func loadOrNil(ctx context.Context, cat catalog.Catalog, cfg Config) (*table.Tab
 	switch {
 	case errors.Is(err, catalog.ErrNoSuchTable) && !cfg.Create:
 		if hint := catalogs.TableHint(ctx, cat, cfg.Table); strings.HasPrefix(hint, "; did you mean") {
-			return nil, fmt.Errorf("table %s does not exist%s Or use --create to make it from the files", cfg.Table, hint)
+			return nil, fmt.Errorf("table %s does not exist%s Or %w", cfg.Table, hint, ErrNoTable)
 		}
-		return nil, fmt.Errorf("table %s does not exist (use --create to make it from the files)", cfg.Table)
+		return nil, fmt.Errorf("table %s does not exist (%w)", cfg.Table, ErrNoTable)
 	case errors.Is(err, catalog.ErrNoSuchTable):
 		return nil, nil
 	case err != nil:
@@ -337,8 +354,8 @@ func checkSpec(tbl *table.Table, cfg Config) error {
 		return err
 	}
 	if have := tbl.Spec(); !SamePartitioning(want, have) {
-		return fmt.Errorf("table %s exists partitioned by %s, not by %s as asked; drop --partition-by to append with the table's spec",
-			cfg.Table, FormatPartitionSpec(have, tbl.Schema()), FormatPartitionSpec(want, tbl.Schema()))
+		return fmt.Errorf("table %s exists partitioned by %s, not by %s as asked; %w to append with the table's spec",
+			cfg.Table, FormatPartitionSpec(have, tbl.Schema()), FormatPartitionSpec(want, tbl.Schema()), ErrPartitioning)
 	}
 	return nil
 }

@@ -40,7 +40,7 @@ const (
 var maxAdvisedTarget = defaultTargetFileSize()
 
 func defaultTargetFileSize() int64 {
-	o, err := engine.ParseOptions(nil, nil)
+	o, err := engine.Request{}.OptionsFor(nil)
 	if err != nil {
 		panic(err) // the defaults are valid
 	}

@@ -384,7 +384,7 @@ func (m *maintainer) gate(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		opts, err := engine.ParseOptions(m.p.Rewrite.Options, props)
+		opts, err := m.p.rewriteRequest().OptionsFor(props)
 		if err != nil {
 			m.rep.step("gate", StepFailed, err.Error(), start)
 			return err

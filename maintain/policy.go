@@ -16,7 +16,6 @@ import (
 
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/internal/suggest"
-	"github.com/geocompact/geocompact/table/layouts"
 )
 
 // MinRetention is the retention floor: expire and orphans refuse to act on
@@ -53,12 +52,15 @@ type RetentionError struct {
 	Age  time.Duration
 }
 
+// ForceAdvice ends a RetentionError's message, in library terms.
+const ForceAdvice = "force it if you are sure"
+
 func (e *RetentionError) Error() string {
 	why := "readers mid-scan and time-travel consumers may still need the snapshots it would expire"
 	if e.What == "orphans" {
 		why = "a writer that has not committed yet may own files no metadata references"
 	}
-	return fmt.Sprintf("%s older than %s is below the %s retention floor: %s; use --force if you are sure",
+	return fmt.Sprintf("%s older than %s is below the %s retention floor: %s; "+ForceAdvice,
 		e.What, FormatDuration(e.Age), FormatDuration(MinRetention), why)
 }
 
@@ -369,20 +371,27 @@ func (p Policy) Validate() error {
 		return fmt.Errorf("%w: vacuum.retain %s is below the %s retention floor: readers and writers may still need the files it would delete",
 			ErrPolicy, FormatDuration(r), FormatDuration(MinRetention))
 	}
-	switch engine.Strategy(p.Rewrite.Strategy) {
-	case "", engine.BinPack, engine.Sort:
-	default:
-		return fmt.Errorf("%w: rewrite.strategy %q: want binpack or sort", ErrPolicy, p.Rewrite.Strategy)
-	}
-	if p.Rewrite.Curve != "" {
-		if _, _, err := layouts.ParseCurve(p.Rewrite.Curve); err != nil {
-			return fmt.Errorf("%w: rewrite.curve: %w", ErrPolicy, err)
-		}
-	}
-	if _, err := engine.ParseOptions(p.Rewrite.Options, nil); err != nil {
+	return p.checkRewrite()
+}
+
+// checkRewrite checks the rewrite section as the engine checks a request,
+// naming the field at fault.
+func (p Policy) checkRewrite() error {
+	_, err := p.rewriteRequest().Check()
+	re, ok := errors.AsType[*engine.RequestError](err)
+	switch {
+	case err == nil:
+		return nil
+	case !ok:
 		return fmt.Errorf("%w: rewrite.options: %w", ErrPolicy, err)
+	case re.Field == engine.FieldStrategy && re.Value != string(engine.BinPack):
+		return fmt.Errorf("%w: rewrite.%w", ErrPolicy, re.Err)
+	case re.Field == engine.FieldCurve:
+		return fmt.Errorf("%w: rewrite.curve: %w", ErrPolicy, re.Err)
+	case re.Field == engine.FieldSortOrder:
+		return fmt.Errorf("%w: rewrite.sort-order: %w", ErrPolicy, re.Err)
 	}
-	return nil
+	return fmt.Errorf("%w: rewrite: %w", ErrPolicy, re.Err)
 }
 
 // ParsePolicy parses a policy document; name is used in messages. Unknown

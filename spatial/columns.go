@@ -12,6 +12,10 @@ import (
 // geometry column: none named, the named one absent, or of the wrong type.
 var ErrGeometryColumn = errors.New("spatial: no usable geometry column")
 
+// NoGeometryColumn is the reason of a ColumnError for a schema with no
+// geometry column found.
+const NoGeometryColumn = "no geometry column: name one with the geometry column setting, the table property " + PropGeometryColumn + " or GeoParquet metadata"
+
 // ColumnError reports a problem with a file's or table's geometry columns.
 // Code is the stable check code (geometry.column, geo.metadata, ...).
 type ColumnError struct {
@@ -127,7 +131,7 @@ func DiscoverColumns(sc *arrow.Schema, geo *GeoMetadata, hints Hints) (Columns, 
 		}
 	}
 	if c.Geometry == "" {
-		return c, &ColumnError{Code: "geometry.column", Reason: "no geometry column: name one with --geometry-column, the table property " + PropGeometryColumn + " or GeoParquet metadata", err: ErrGeometryColumn}
+		return c, &ColumnError{Code: "geometry.column", Reason: NoGeometryColumn, err: ErrGeometryColumn}
 	}
 	idx := sc.FieldIndices(c.Geometry)
 	if len(idx) != 1 {

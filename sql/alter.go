@@ -405,13 +405,12 @@ func (p *parser) fieldOrder(col string) (cluster.Field, error) {
 // is the whole order. Iceberg's transforms (bucket, truncate, days, …)
 // are refused: a rewrite cannot evaluate them.
 func (p *parser) curveOrder(start token, name string, paren bool) (cluster.Order, error) {
-	curves := map[string]cluster.Curve{"zorder": cluster.CurveZOrder, "hilbert": cluster.CurveHilbert, "str": cluster.CurveSTR}
-	c, ok := curves[strings.ToLower(name)]
-	if !ok {
+	c, err := cluster.LookupCurve(name)
+	if err != nil || !c.Function {
 		return cluster.Order{}, p.errAt(start, "WRITE ORDERED BY %s(…) is not supported: geocompact orders by columns, "+
-			"zorder(a, b), hilbert(a, b) or str(geometry); Iceberg's transforms (bucket, truncate, years, days, …) cannot be evaluated by a rewrite", name)
+			"%s; Iceberg's transforms (bucket, truncate, years, days, …) cannot be evaluated by a rewrite", name, curveForms())
 	}
-	o := cluster.Order{Curve: c}
+	o := cluster.Order{Curve: c.Curve}
 	if err := p.advance(); err != nil { // (
 		return o, err
 	}
@@ -429,7 +428,7 @@ func (p *parser) curveOrder(start token, name string, paren bool) (cluster.Order
 		if slices.Contains(o.Columns, col) {
 			return o, p.errAt(at, "%s(…): column %s is given twice", name, col)
 		}
-		if limit := curveColumns(c); len(o.Columns) == limit {
+		if limit := c.MaxColumns; len(o.Columns) == limit {
 			return o, p.errAt(at, "%s(…) takes at most %d columns", name, limit)
 		}
 		o.Columns = append(o.Columns, col)
@@ -451,12 +450,19 @@ func (p *parser) curveOrder(start token, name string, paren bool) (cluster.Order
 	return o, nil
 }
 
-// curveColumns is the most columns curve c takes, as cluster.ParseOrder
-// allows: str runs over one spatial column, the others over up to
-// cluster.MaxCurveDims.
-func curveColumns(c cluster.Curve) int {
-	if c == cluster.CurveSTR {
-		return 1
+// curveForms lists the curves WRITE ORDERED BY takes, as cluster's
+// registry has them: "zorder(a, b), hilbert(a, b), str(geometry) or
+// kd(geometry)".
+func curveForms() string {
+	var forms []string
+	for _, c := range cluster.Curves() {
+		switch {
+		case !c.Function:
+		case c.MaxColumns == 1:
+			forms = append(forms, c.Name+"(geometry)")
+		default:
+			forms = append(forms, c.Name+"(a, b)")
+		}
 	}
-	return cluster.MaxCurveDims
+	return strings.Join(forms[:len(forms)-1], ", ") + " or " + forms[len(forms)-1]
 }

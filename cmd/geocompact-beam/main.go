@@ -119,7 +119,7 @@ func newRewriteCmd(out io.Writer) *cobra.Command {
 		Example: "$ geocompact-beam rewrite --warehouse ./wh --table gis.roads --curve hilbert --runner prism",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runRewrite(cmd.Context(), o, out)
+			return cli.Worded(runRewrite(cmd.Context(), o, out))
 		},
 	}
 	f := cmd.Flags()

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/geocompact/geocompact/alter"
+	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/internal/cli"
@@ -80,7 +81,7 @@ that need no protocol upgrade may change (` + strings.Join(delta.SettablePropert
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.table, "table", "", "table to alter, NAMESPACE.TABLE")
-	f.StringVar(&o.curve, "curve", "", "record a curve layout: "+strings.Join(layouts.Curves, ", "))
+	f.StringVar(&o.curve, "curve", "", "record a curve layout: "+strings.Join(cluster.CurveNames(), ", "))
 	f.StringVar(&o.order, "sort-order", "", "record a sort order: 'col [ASC|DESC] [NULLS FIRST|LAST], ...', 'zorder(a, b)' or 'hilbert(a, b)'")
 	f.BoolVar(&o.unsorted, "unsorted", false, "record no layout: reset the Iceberg sort order to unsorted and remove "+layouts.Prop)
 	f.StringArrayVar(&o.set, "set", nil, "set a table property KEY=VALUE (repeatable; sizes take units)")

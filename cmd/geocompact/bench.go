@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -92,7 +91,7 @@ never written.`,
 	f := cmd.Flags()
 	f.StringVar(&o.table, "table", "", "table to measure, NAMESPACE.TABLE (only read)")
 	f.StringVar(&o.delta, "delta", "", "Delta table to measure: a directory, file: URL or s3://BUCKET/PREFIX (only read)")
-	f.StringVar(&o.layouts, "layouts", joinLayouts(bench.AllLayouts), "layouts to measure, comma-separated: "+strings.ReplaceAll(joinLayouts(bench.KnownLayouts), ",", ", "))
+	f.StringVar(&o.layouts, "layouts", bench.JoinLayouts(bench.AllLayouts, ","), "layouts to measure, comma-separated: "+bench.JoinLayouts(bench.KnownLayouts, ", "))
 	f.StringVar(&o.windows, "windows", "", `JSON file of windows [{"minx":..,"miny":..,"maxx":..,"maxy":..}, ...] (default: generated)`)
 	f.IntVar(&o.count, "window-count", bench.DefaultWindowCount, "number of generated windows")
 	f.Float64Var(&o.area, "window-area", bench.DefaultWindowArea, "area of each generated window as a fraction of the extent's")
@@ -105,15 +104,6 @@ never written.`,
 	cmd.MarkFlagsOneRequired("table", "delta")
 	cmd.MarkFlagsMutuallyExclusive("table", "delta")
 	return cmd
-}
-
-// joinLayouts joins layout names with commas.
-func joinLayouts(ls []bench.Layout) string {
-	names := make([]string, len(ls))
-	for i, l := range ls {
-		names[i] = string(l)
-	}
-	return strings.Join(names, ",")
 }
 
 // config checks the flags and builds the bench config before anything is
@@ -133,7 +123,7 @@ func (o *benchOptions) config() (bench.Config, error) {
 	if err != nil {
 		return bench.Config{}, err
 	}
-	if _, err := engine.ParseOptions(kv, nil); err != nil {
+	if _, err := (engine.Request{Options: kv}).OptionsFor(nil); err != nil {
 		return bench.Config{}, &usageError{err}
 	}
 	cfg := bench.Config{Table: o.table, Layouts: layouts, Options: kv, Keep: o.keep, Logger: o.g.Logger()}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -92,7 +91,7 @@ func runExpire(ctx context.Context, o *expireOptions, cfg maintain.ExpireConfig)
 	cfg.CommitRetries = spec.Retries()
 	res, err := maintain.Expire(ctx, cat, o.table, cfg)
 	if err != nil {
-		if errors.Is(err, maintain.ErrRetentionFloor) {
+		if cli.IsUsage(err) {
 			return &usageError{err}
 		}
 		return err

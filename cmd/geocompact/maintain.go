@@ -12,7 +12,6 @@ import (
 
 	"github.com/geocompact/geocompact/internal/cli"
 	"github.com/geocompact/geocompact/maintain"
-	"github.com/geocompact/geocompact/table/layouts"
 )
 
 func init() { register(newMaintainCmd) }
@@ -115,7 +114,7 @@ func runMaintain(ctx context.Context, o *maintainOptions, p maintain.Policy) err
 	if err == nil {
 		err = werr
 	}
-	if errors.Is(err, layouts.ErrChange) || errors.Is(err, maintain.ErrPolicy) {
+	if cli.IsUsage(err) {
 		// The policy asks for another layout than the table records, or
 		// a vacuum retention below the table's.
 		err = &usageError{err}

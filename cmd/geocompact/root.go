@@ -14,6 +14,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/spf13/cobra"
 
+	"github.com/geocompact/geocompact/internal/cli"
 	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/table/config"
 )
@@ -273,10 +274,10 @@ func exitCode(err error) int {
 // nothing to a user, so userMessage drops it.
 var internalPrefix = regexp.MustCompile(`(^|: )(?:engine|cluster|spatial|validate|ingest|where|maintain|inspect|bench|delta|suggest|spill|config|sql|procedure|verify|job): `)
 
-// userMessage is err as one line of stderr without internal package
-// prefixes.
+// userMessage is err as one line of stderr in the command line's terms
+// (cli.Words) without internal package prefixes.
 func userMessage(err error) string {
-	s := oneLine(err.Error())
+	s := oneLine(cli.Words(err))
 	for {
 		t := internalPrefix.ReplaceAllString(s, "$1")
 		if t == s {

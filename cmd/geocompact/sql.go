@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -18,12 +17,10 @@ import (
 	"github.com/geocompact/geocompact/alter"
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/internal/cli"
 	"github.com/geocompact/geocompact/maintain"
 	"github.com/geocompact/geocompact/sql"
 	"github.com/geocompact/geocompact/sql/procedure"
-	"github.com/geocompact/geocompact/sql/where"
 	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/table/config"
 	"github.com/geocompact/geocompact/table/layouts"
@@ -201,10 +198,17 @@ func runSQL(ctx context.Context, o *sqlOptions, src string) error {
 // cli.LimitMemory; an unchecked one when none does.
 func largestMemoryBudget(calls []sql.Call) engine.Request {
 	var best engine.Request
+	var most int64
 	for _, c := range calls {
+		if _, named := c.Options[engine.OptMaxGroupMemory]; !named {
+			continue
+		}
 		req, err := engine.Request{Options: c.Options}.Check()
-		if _, named := c.Options[engine.OptMaxGroupMemory]; err == nil && named && req.MemoryBudget() > best.MemoryBudget() {
-			best = req
+		if err != nil {
+			continue
+		}
+		if o, err := req.OptionsFor(nil); err == nil && o.MaxGroupMemoryBytes > most {
+			best, most = req, o.MaxGroupMemoryBytes
 		}
 	}
 	return best
@@ -213,11 +217,8 @@ func largestMemoryBudget(calls []sql.Call) engine.Request {
 // sqlPrepareError makes a mistake in the statements a usage error (exit
 // 2); a catalog or table that cannot be reached stays an error (exit 1).
 func sqlPrepareError(err error) error {
-	for _, usage := range []error{sql.ErrInvalid, procedure.ErrCall, where.ErrInvalid, optval.ErrBad,
-		catalogs.ErrBadIdentifier, maintain.ErrRetentionFloor, maintain.ErrDuration} {
-		if errors.Is(err, usage) {
-			return &usageError{err}
-		}
+	if cli.IsUsage(err) {
+		return &usageError{err}
 	}
 	return err
 }

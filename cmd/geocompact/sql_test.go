@@ -149,9 +149,11 @@ func TestLargestMemoryBudget(t *testing.T) {
 		{Procedure: sql.RewriteDataFiles, Options: map[string]string{"max-group-memory-bytes": "3GiB", "min-input-files": "2"}},
 		{Procedure: sql.RewriteDataFiles, Options: map[string]string{"min-input-files": "2"}},
 	}
-	assert.Equal(t, int64(3<<30), largestMemoryBudget(calls).MemoryBudget(), "units as the engine reads them")
+	o, err := largestMemoryBudget(calls).OptionsFor(nil)
+	require.NoError(t, err)
+	assert.Equal(t, int64(3<<30), o.MaxGroupMemoryBytes, "units as the engine reads them")
 	assert.Equal(t, calls[2].Options, largestMemoryBudget(calls).Options)
-	assert.Zero(t, largestMemoryBudget(calls[1:2]).MemoryBudget(), "no budget named: an unchecked request, the default")
+	assert.Empty(t, largestMemoryBudget(calls[1:2]).Options, "no budget named: an empty request, the default")
 }
 
 // TestSQLCLIDelta runs Delta Lake's VACUUM through sql, with the vacuum

@@ -1,7 +1,8 @@
-// Package optval parses the values of named options (--option KEY=VALUE,
+// Package optval parses the values of named options (a rewrite's options
 // and table properties): integers, booleans, fractions and byte sizes with
 // units, with errors that name the option and say what is wanted. It
-// knows nothing of what the options mean; the engine's ParseOptions does.
+// knows nothing of what the options mean; the engine's Request.OptionsFor
+// does.
 package optval
 
 import (
@@ -14,6 +15,38 @@ import (
 
 // ErrBad marks a malformed option value.
 var ErrBad = errors.New("engine: bad option")
+
+// MissingError is an option given without the value it needs. It wraps
+// ErrBad.
+type MissingError struct{ Option string }
+
+func (e *MissingError) Error() string {
+	return fmt.Sprintf("%v: option %s needs a value", ErrBad, e.Option)
+}
+
+// Unwrap returns ErrBad.
+func (e *MissingError) Unwrap() error { return ErrBad }
+
+// PropertyError is a table property whose value cannot be used. It wraps
+// ErrBad.
+type PropertyError struct {
+	Property, Value string
+	// Want says what the value should be; Example is a value that is.
+	Want, Example string
+}
+
+func (e *PropertyError) Error() string {
+	return fmt.Sprintf("%s; set it to a value such as %s", e.Facts(), e.Example)
+}
+
+// Facts says which property is wrong and what it should be, without
+// advice.
+func (e *PropertyError) Facts() string {
+	return fmt.Sprintf("%v: table property %s=%q is not %s", ErrBad, e.Property, e.Value, e.Want)
+}
+
+// Unwrap returns ErrBad.
+func (e *PropertyError) Unwrap() error { return ErrBad }
 
 // Parser parses the values of named options, keeping the first error;
 // once Err is set the other methods do nothing.
@@ -71,7 +104,7 @@ func (p *Parser) Value(name string) (string, bool) {
 		return "", false
 	}
 	if strings.TrimSpace(v) == "" {
-		p.Err = fmt.Errorf("%w: option %s needs a value: --option %s=VALUE", ErrBad, name, name)
+		p.Err = &MissingError{Option: name}
 		return "", false
 	}
 	return v, true

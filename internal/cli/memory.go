@@ -9,19 +9,21 @@ import (
 )
 
 // LimitMemory sets the Go runtime's soft memory limit to the memory
-// budget of req, a checked request (its max-group-memory-bytes as Check
-// parsed it, or the default budget), plus room for the runtime, unless
-// GOMEMLIMIT is set, so that the garbage collector keeps the process near
-// its budget instead of letting the heap double between collections.
+// budget of req (its max-group-memory-bytes as the request's options read
+// it, see engine.Request.OptionsFor, else the default budget), plus room
+// for the runtime, unless GOMEMLIMIT is set, so that the garbage collector
+// keeps the process near its budget instead of letting the heap double
+// between collections. Pass a checked request, so that its options are
+// not parsed again.
 func LimitMemory(req engine.Request) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	budget := req.MemoryBudget()
-	if budget == 0 {
-		// An unchecked request: the rewrite checks it itself; until then
-		// keep the default.
-		budget = spill.DefaultMemoryBudget()
+	budget := spill.DefaultMemoryBudget()
+	if o, err := req.OptionsFor(nil); err == nil {
+		// A request that does not parse keeps the default: the rewrite
+		// refuses it itself.
+		budget = o.MaxGroupMemoryBytes
 	}
 	debug.SetMemoryLimit(budget + memoryLimitRoom)
 }

@@ -17,7 +17,7 @@ import (
 func TestLimitMemory(t *testing.T) {
 	t.Setenv("GOMEMLIMIT", "")
 	t.Cleanup(func() { debug.SetMemoryLimit(math.MaxInt64) })
-	def, err := engine.ParseOptions(nil, nil)
+	def, err := engine.Request{}.OptionsFor(nil)
 	assert.NoError(t, err)
 	const room = 128 << 20
 	for _, tc := range []struct {

@@ -23,9 +23,7 @@ import (
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/spatial"
-	"github.com/geocompact/geocompact/sql/where"
 	"github.com/geocompact/geocompact/table"
-	"github.com/geocompact/geocompact/table/layouts"
 )
 
 // RewriteFlags are the flags of a rewrite.
@@ -49,13 +47,28 @@ type RewriteFlags struct {
 func (f *RewriteFlags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.Table, "table", "", "table to rewrite, NAMESPACE.TABLE (required)")
 	fs.StringVar(&f.Strategy, "strategy", "", "binpack or sort (default binpack; --curve and --sort-order imply sort)")
-	fs.StringVar(&f.Curve, "curve", "", "cluster rows by a curve over their bbox: linear, zorder, hilbert, str (sort-tile-recursive), kd (a k-d tree of files split by cost) or auto (chosen per group by estimate)")
+	fs.StringVar(&f.Curve, "curve", "", "cluster rows by a curve over their bbox: "+curveHelp())
 	fs.StringVar(&f.SortOrder, "sort-order", "", "sort order: 'col [ASC|DESC] [NULLS FIRST|LAST], ...', 'zorder(a, b)' or 'hilbert(a, b)'")
 	fs.StringVar(&f.Where, "where", "", "rewrite only files that may hold matching rows, e.g. \"ts >= now() - interval '1 day'\" or 'bbox(0, 40, 10, 50)' (minx > maxx crosses the antimeridian); timestamps are UTC unless they carry an offset")
 	fs.StringArrayVar(&f.Options, "option", nil, "rewrite option K=V by Iceberg's name (repeatable)")
 	fs.BoolVar(&f.DryRun, "dry-run", false, "print the plan (groups, files, bytes, skipped files and why) and write nothing")
 	fs.BoolVar(&f.AllowLayoutChange, "allow-layout-change", false, "rewrite with the given strategy, curve or sort order even when the table records a different layout")
 	fs.StringVar(&f.Windows, "windows", "", `with --curve auto or kd: JSON file of the query windows to choose and split for, [{"minx":..,"miny":..,"maxx":..,"maxy":..}, ...]`)
+}
+
+// curveHelp lists the --curve names of cluster's registry with their
+// descriptions: "linear, zorder, …, kd (a k-d tree of files split by
+// cost) or auto (chosen per group by estimate)".
+func curveHelp() string {
+	var names []string
+	for _, c := range cluster.Curves() {
+		if c.Description != "" {
+			names = append(names, c.Name+" ("+c.Description+")")
+		} else {
+			names = append(names, c.Name)
+		}
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 // Request checks the flags (option names and values, the syntax of
@@ -76,7 +89,7 @@ func (f *RewriteFlags) Request() (engine.Request, error) {
 		return req, FlagError(err)
 	}
 	if f.Windows != "" {
-		if !strings.EqualFold(f.Curve, layouts.CurveAuto) && !strings.EqualFold(f.Curve, "kd") {
+		if c, err := cluster.LookupCurve(f.Curve); err != nil || !c.Windows {
 			return req, errors.New("--windows is the query mix --curve auto chooses for and --curve kd splits for; add one of them or drop --windows")
 		}
 		ws, err := readWindowsFile(f.Windows)
@@ -134,12 +147,6 @@ func ParseKV(pairs []string) (map[string]string, error) {
 		kv[strings.TrimSpace(k)] = strings.TrimSpace(v)
 	}
 	return kv, nil
-}
-
-// IsUsage reports whether a rewrite failed on the command line's values
-// (an option or --where the table cannot take) rather than on the table.
-func IsUsage(err error) bool {
-	return errors.Is(err, optval.ErrBad) || errors.Is(err, where.ErrInvalid) || errors.Is(err, layouts.ErrChange)
 }
 
 // Column is a column a binary adds to the result table, before DURATION.

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -64,4 +65,17 @@ func TestWriteResultDelta(t *testing.T) {
 	require.NoError(t, cli.WriteResult(&out, res, false))
 	assert.Contains(t, out.String(), "BYTES AFTER  VERSIONS  DURATION")
 	assert.NotContains(t, out.String(), "SNAPSHOTS")
+}
+
+// TestCurveFlagListsTheRegistry checks that --curve's help lists every
+// name of cluster's registry, with the descriptions it gives.
+func TestCurveFlagListsTheRegistry(t *testing.T) {
+	fs := pflag.NewFlagSet("rewrite", pflag.ContinueOnError)
+	new(cli.RewriteFlags).Register(fs)
+	assert.Equal(t, "cluster rows by a curve over their bbox: linear, zorder, hilbert, str (sort-tile-recursive), "+
+		"kd (a k-d tree of files split by cost) or auto (chosen per group by estimate)", fs.Lookup("curve").Usage)
+	for _, bad := range []string{"hilbert", "linear"} {
+		_, err := (&cli.RewriteFlags{Table: "gis.t", Curve: bad, Windows: "w.json"}).Request()
+		assert.ErrorContains(t, err, "--windows is the query mix", bad)
+	}
 }

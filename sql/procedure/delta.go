@@ -59,7 +59,7 @@ func vacuumError(v *sql.Vacuum, err error) error {
 	}
 	return fmt.Errorf("%w: VACUUM RETAIN %s HOURS is below the table's delta.deletedFileRetentionDuration of %s HOURS; "+
 		"readers of older versions and writers that have not committed yet may still need those files: "+
-		"retain at least %s HOURS, leave RETAIN out, or pass --force (as Spark's "+
+		"retain at least %s HOURS, leave RETAIN out, or force it (as Spark's "+
 		"spark.databricks.delta.retentionDurationCheck.enabled=false does)",
 		ErrCall, hours(re.Retain.Hours()), hours(re.Floor.Hours()), hours(re.Floor.Hours()))
 }

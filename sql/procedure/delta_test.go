@@ -100,7 +100,7 @@ func TestDeltaVacuumFloor(t *testing.T) {
 	assert.Equal(t, 2, se.Statement)
 	assert.Equal(t, "VACUUM", se.Procedure)
 	assert.Contains(t, err.Error(), "RETAIN 1 HOURS is below the table's delta.deletedFileRetentionDuration of 168 HOURS")
-	assert.Contains(t, err.Error(), "--force")
+	assert.Contains(t, err.Error(), "or force it")
 	n, _ := deltaState(t, dir)
 	assert.Equal(t, 14, n, "nothing deleted")
 	files, _ := content(t, cat)

@@ -173,7 +173,7 @@ func (s *Script) check(ctx context.Context, st *step) error {
 	}
 	switch st.call.Procedure {
 	case sql.RewriteDataFiles:
-		if _, err := engine.ParseOptions(st.call.Options, tbl.Properties()); err != nil {
+		if _, err := (engine.Request{Options: st.call.Options}).OptionsFor(tbl.Properties()); err != nil {
 			return fmt.Errorf("%s: argument options: %w", st.call.Procedure, err)
 		}
 		if _, err := where.Parse(st.call.Where, tbl.Schema()); err != nil {

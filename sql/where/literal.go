@@ -184,7 +184,7 @@ func (p *parser) convert(c *column, l *literal) (iceberg.Literal, error) {
 	case iceberg.GeometryType:
 		return nil, errAt(c.tok, "column %q is %s and takes no comparisons; use bbox(minx, miny, maxx, maxy)", c.name, typ)
 	}
-	return nil, errAt(c.tok, "column %q has type %s, which --where cannot compare", c.name, c.field.Type)
+	return nil, errAt(c.tok, "column %q has type %s, which a where predicate cannot compare", c.name, c.field.Type)
 }
 
 // numberText reports whether s is a whole number in the lexer's syntax.

@@ -26,7 +26,7 @@ func (f *format) scope(files []table.PlanFile, text string) ([]table.PlanFile, e
 	sc, cols := f.whereSchema()
 	expr, err := where.ParseAt(text, sc, now)
 	if err != nil {
-		return nil, fmt.Errorf("%w: --where on Delta table %s: %w", optval.ErrBad, f.name, err)
+		return nil, fmt.Errorf("%w: where predicate on Delta table %s: %w", optval.ErrBad, f.name, err)
 	}
 	if _, all := expr.(iceberg.AlwaysTrue); all {
 		return files, nil // as an Iceberg rewrite scans unfiltered
@@ -64,11 +64,11 @@ func (f *format) partitionsOnly(sc *iceberg.Schema, expr iceberg.BooleanExpressi
 func (f *format) scopeMetrics(files []table.PlanFile, sc *iceberg.Schema, expr iceberg.BooleanExpression, cols map[int]*whereColumn) ([]table.PlanFile, error) {
 	rewritten, err := iceberg.RewriteNotExpr(expr)
 	if err != nil {
-		return nil, fmt.Errorf("--where on Delta table %s: %w", f.name, err)
+		return nil, fmt.Errorf("where predicate on Delta table %s: %w", f.name, err)
 	}
 	bound, err := iceberg.BindExpr(sc, rewritten, true)
 	if err != nil {
-		return nil, fmt.Errorf("%w: --where on Delta table %s: %w", optval.ErrBad, f.name, err)
+		return nil, fmt.Errorf("%w: where predicate on Delta table %s: %w", optval.ErrBad, f.name, err)
 	}
 	mode := f.snap.ColumnMapping()
 	var out []table.PlanFile
@@ -84,7 +84,7 @@ func (f *format) scopeMetrics(files []table.PlanFile, sc *iceberg.Schema, expr i
 		}
 		ok, err := iceberg.VisitExprEvaluator(bound, m)
 		if err != nil {
-			return nil, fmt.Errorf("--where on %s: %w", pf.Path, err)
+			return nil, fmt.Errorf("where predicate on %s: %w", pf.Path, err)
 		}
 		if ok {
 			out = append(out, pf)
@@ -102,11 +102,11 @@ func (f *format) scopePartitions(files []table.PlanFile, text string, now time.T
 	}
 	expr, err := where.ParseAt(text, sc, now)
 	if err != nil {
-		return nil, fmt.Errorf("%w: --where on Delta table %s: %w", optval.ErrBad, f.name, err)
+		return nil, fmt.Errorf("%w: where predicate on Delta table %s: %w", optval.ErrBad, f.name, err)
 	}
 	match, err := iceberg.ExpressionEvaluator(sc, expr, false)
 	if err != nil {
-		return nil, fmt.Errorf("%w: --where %q: %w", optval.ErrBad, text, err)
+		return nil, fmt.Errorf("%w: where predicate %q: %w", optval.ErrBad, text, err)
 	}
 	var out []table.PlanFile
 	for _, pf := range files {
@@ -116,7 +116,7 @@ func (f *format) scopePartitions(files []table.PlanFile, text string, now time.T
 		}
 		ok, err := match(row)
 		if err != nil {
-			return nil, fmt.Errorf("--where on %s: %w", pf.Path, err)
+			return nil, fmt.Errorf("where predicate on %s: %w", pf.Path, err)
 		}
 		if ok {
 			out = append(out, pf)

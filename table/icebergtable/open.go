@@ -101,7 +101,7 @@ func (t *Table) scope(text string) (format.Scoper, error) {
 		}
 		scoped, err := t.Table.Scan(table.WithSnapshotID(t.SnapshotID), table.WithRowFilter(filter)).PlanFiles(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("plan files of %s for --where: %w", t.Name, err)
+			return nil, fmt.Errorf("plan files of %s for the where predicate: %w", t.Name, err)
 		}
 		keep := make(map[string]bool, len(scoped))
 		for _, s := range scoped {

@@ -1,5 +1,5 @@
 // Package layouts names a table's layout and where it is recorded: the
-// --curve names, the canonical text of an order, the table property
+// canonical text of an order (curve names are cluster's registry), the table property
 // geocompact.layout, and the
 // error a rewrite returns when it would replace a recorded layout. It is
 // a leaf of the engine: alter, maintain and the commands use it as the
@@ -9,12 +9,10 @@ package layouts
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine/optval"
-	"github.com/geocompact/geocompact/internal/suggest"
 )
 
 // Prop is the table property that records a table's layout when
@@ -27,14 +25,6 @@ import (
 // is recorded as the table's Iceberg sort order instead, so that other
 // engines honour it; the property wins when both are set.
 const Prop = "geocompact.layout"
-
-// CurveAuto is the --curve name of the automatic choice: each group is
-// laid out by the candidate (cluster.AutoCandidates) that cluster.Choose
-// predicts plans the fewest files.
-const CurveAuto = "auto"
-
-// Curves are the --curve names a rewrite and alter accept.
-var Curves = append(slices.Clone(cluster.CurveNames), CurveAuto)
 
 // Record is the layout a table records, as a rewrite without
 // --strategy, --curve or --sort-order applies it.
@@ -55,19 +45,17 @@ func FromProperties(table string, props map[string]string) (Record, bool, error)
 	}
 	o, auto, err := Parse(v)
 	if err != nil {
-		return Record{}, false, fmt.Errorf("%w: table %s: property %s=%q: %w; record a layout with geocompact alter --table %s --curve hilbert, or --unset %s",
-			optval.ErrBad, table, Prop, v, err, table, Prop)
+		return Record{}, false, &PropertyError{Table: table, Value: v, Err: err}
 	}
 	return Record{Text: Text(o, auto), Source: FromProperty}, true, nil
 }
 
 // Parse parses a recorded layout: "auto" (reported as auto), a
-// curve name as --curve spells it, or a sort order cluster.ParseOrder
+// curve name (cluster.CurveNames), or a sort order cluster.ParseOrder
 // reads.
 func Parse(s string) (o cluster.Order, auto bool, err error) {
-	n := strings.ToLower(strings.TrimSpace(s))
-	if slices.Contains(Curves, n) {
-		return ParseCurve(n)
+	if _, err := cluster.LookupCurve(s); err == nil {
+		return cluster.ParseCurve(s)
 	}
 	o, err = cluster.ParseOrder(s)
 	return o, false, err
@@ -77,7 +65,7 @@ func Parse(s string) (o cluster.Order, auto bool, err error) {
 // as Prop records it.
 func Text(o cluster.Order, auto bool) string {
 	if auto {
-		return CurveAuto
+		return cluster.CurveAuto
 	}
 	return o.String()
 }
@@ -118,26 +106,34 @@ type ChangeError struct {
 }
 
 func (e *ChangeError) Error() string {
-	return fmt.Sprintf("table %s is laid out by %s (%s); this rewrite would lay it out by %s instead and lose that clustering: "+
-		"drop the layout flags to keep the table's layout, pass --allow-layout-change (in a maintain policy, rewrite.allow-layout-change: true) to rewrite it anyway, "+
-		"or record the new layout with geocompact alter --table %s", e.Table, e.Recorded, e.Source, e.Requested, e.Table)
+	return e.Facts() + ": request no layout to keep the table's layout, allow the layout change to rewrite it anyway, " +
+		"or record the new layout on table " + e.Table
 }
+
+// Facts says what the rewrite would change, without advice.
+func (e *ChangeError) Facts() string {
+	return fmt.Sprintf("table %s is laid out by %s (%s); this rewrite would lay it out by %s instead and lose that clustering",
+		e.Table, e.Recorded, e.Source, e.Requested)
+}
+
+// PropertyError is a Prop value that does not parse. It wraps
+// optval.ErrBad and Err, the reason.
+type PropertyError struct {
+	Table, Value string
+	Err          error
+}
+
+func (e *PropertyError) Error() string {
+	return e.Facts() + "; record a layout on the table, or remove property " + Prop
+}
+
+// Facts says which value is wrong and why, without advice.
+func (e *PropertyError) Facts() string {
+	return fmt.Sprintf("%v: table %s: property %s=%q: %v", optval.ErrBad, e.Table, Prop, e.Value, e.Err)
+}
+
+// Unwrap returns optval.ErrBad and the reason.
+func (e *PropertyError) Unwrap() []error { return []error{optval.ErrBad, e.Err} }
 
 // Unwrap returns ErrChange.
 func (e *ChangeError) Unwrap() error { return ErrChange }
-
-// ParseCurve parses a --curve name, one of Curves (case-insensitive):
-// auto reports true and no order. An unknown name is an error wrapping
-// cluster.ErrSortOrder that lists the names and suggests the closest.
-func ParseCurve(name string) (cluster.Order, bool, error) {
-	n := strings.ToLower(strings.TrimSpace(name))
-	if n == CurveAuto {
-		return cluster.Order{}, true, nil
-	}
-	if !slices.Contains(cluster.CurveNames, n) {
-		return cluster.Order{}, false, fmt.Errorf("%w: unknown curve %q (want %s or %s)%s", cluster.ErrSortOrder, name,
-			strings.Join(Curves[:len(Curves)-1], ", "), Curves[len(Curves)-1], suggest.Hint(n, Curves))
-	}
-	o, err := cluster.CurveOrder(n)
-	return o, false, err
-}

@@ -2,6 +2,7 @@ package layouts_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -76,30 +77,33 @@ func TestBadRecordedLayoutRefused(t *testing.T) {
 			msg := err.Error()
 			assert.Contains(t, msg, "table db.t")
 			assert.Contains(t, msg, `property geocompact.layout="`+v+`"`, "the message names the property and its value")
-			assert.Contains(t, msg, "--unset geocompact.layout", "the message says how to mend it")
+			assert.Contains(t, msg, "remove property geocompact.layout", "the message says how to mend it")
+			pe, ok := errors.AsType[*layouts.PropertyError](err)
+			require.True(t, ok, "the error carries its facts")
+			assert.Equal(t, v, pe.Value)
 		})
 	}
 }
 
-func TestParseCurve(t *testing.T) {
+func TestParseReadsCurveNames(t *testing.T) {
 	t.Parallel()
-	for _, name := range cluster.CurveNames {
-		o, auto, err := layouts.ParseCurve(name)
+	for _, name := range cluster.CurveNames() {
+		o, auto, err := layouts.Parse(" " + strings.ToUpper(name))
 		require.NoError(t, err, name)
-		assert.False(t, auto, name)
-		want, err := cluster.CurveOrder(name)
+		want, wantAuto, err := cluster.ParseCurve(name)
 		require.NoError(t, err)
+		assert.Equal(t, wantAuto, auto, name)
 		assert.Equal(t, want.String(), o.String(), name)
+		assert.Equal(t, name == cluster.CurveAuto, auto, name)
 	}
-	_, auto, err := layouts.ParseCurve(" AUTO")
+	o, auto, err := layouts.Parse("hilbert(bbox_minx, bbox_miny)")
 	require.NoError(t, err)
-	assert.True(t, auto)
-	assert.Equal(t, []string{"linear", "zorder", "hilbert", "str", "kd", "auto"}, layouts.Curves)
+	assert.False(t, auto)
+	assert.Equal(t, "hilbert(bbox_minx, bbox_miny)", o.String())
 
-	_, _, err = layouts.ParseCurve("hilbrt")
-	require.ErrorIs(t, err, cluster.ErrSortOrder)
-	assert.Contains(t, err.Error(), `unknown curve "hilbrt" (want linear, zorder, hilbert, str, kd or auto)`)
-	assert.Contains(t, err.Error(), "did you mean hilbert?")
+	o, _, err = layouts.Parse("hilbrt")
+	require.NoError(t, err)
+	assert.Equal(t, "hilbrt ASC NULLS FIRST", o.String(), "a name that is no curve is a column")
 }
 
 func TestOrderColumns(t *testing.T) {
