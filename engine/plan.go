@@ -119,7 +119,7 @@ func (o Options) Plan(files []table.PlanFile) *Plan {
 			for _, f := range g.Files {
 				p.Skipped = append(p.Skipped, Skipped{PlanFile: f, Reason: reason})
 			}
-			hints = append(hints, fmt.Sprintf("partition %s has %d candidate files (%s), below %s=%d; pass --option %s=%d (or %s=true) to rewrite them",
+			hints = append(hints, fmt.Sprintf("partition %s has %d candidate files (%s), below %s=%d; set the option %s=%d (or %s=true) to rewrite them",
 				PartitionLabel(part), len(g.Files), optval.FormatBytes(g.Bytes), OptMinInputFiles, o.MinInputFiles, OptMinInputFiles, max(len(g.Files), 2), OptRewriteAll))
 		}
 	}
@@ -242,11 +242,11 @@ func (o Options) orderGroups(gs []Group) {
 // hint explains an empty plan and what would change it.
 func (o Options) hint(files []table.PlanFile, groupHints []string) string {
 	if len(files) == 0 {
-		return "the table (or the --where scope) has no data files"
+		return "the table (or the where filter's scope) has no data files"
 	}
 	if len(groupHints) > 0 {
 		return strings.Join(groupHints, "; ")
 	}
-	return fmt.Sprintf("all %d files are within the size band [%s, %s] around %s=%s with no delete files to drop; pass --option %s=true to rewrite them anyway (for example to apply a new sort order)",
+	return fmt.Sprintf("all %d files are within the size band [%s, %s] around %s=%s with no delete files to drop; set the option %s=true to rewrite them anyway (for example to apply a new sort order)",
 		len(files), optval.FormatBytes(o.MinFileSize), optval.FormatBytes(o.MaxFileSize), OptTargetFileSize, optval.FormatBytes(o.TargetFileSize), OptRewriteAll)
 }

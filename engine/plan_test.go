@@ -90,7 +90,7 @@ func TestPlanMinInputFilesHint(t *testing.T) {
 	if len(p.Groups) != 0 || len(p.Skipped) != 4 {
 		t.Fatalf("plan %+v", p)
 	}
-	for _, want := range []string{"partition day=2026-01-02 has 4 candidate files", "min-input-files=5", "--option min-input-files=4"} {
+	for _, want := range []string{"partition day=2026-01-02 has 4 candidate files", "min-input-files=5", "set the option min-input-files=4"} {
 		if !strings.Contains(p.Hint, want) {
 			t.Fatalf("hint %q lacks %q", p.Hint, want)
 		}

@@ -86,7 +86,7 @@ func TestRewriteMinInputFiles(t *testing.T) {
 					if res.RewrittenDataFilesCount != 0 || res.SnapshotsCommitted != 0 {
 						t.Fatalf("rewrote %d files, want none", res.RewrittenDataFilesCount)
 					}
-					for _, want := range []string{"4 candidate files", "min-input-files=5", "--option min-input-files=4"} {
+					for _, want := range []string{"4 candidate files", "min-input-files=5", "set the option min-input-files=4"} {
 						if !strings.Contains(res.NoopReason, want) {
 							t.Fatalf("noop reason %q lacks %q", res.NoopReason, want)
 						}

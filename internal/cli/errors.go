@@ -143,3 +143,14 @@ func Words(err error) string {
 	}
 	return msg
 }
+
+// reasonWords turns the library's advice in a result's reason (why a
+// rewrite did nothing) into the command line's flags.
+var reasonWords = strings.NewReplacer(
+	"set the option ", "pass --option ",
+	"the where filter's scope", "the --where scope",
+	"the where filter ", "--where ",
+)
+
+// Reason words a result's reason for the command line.
+func Reason(s string) string { return reasonWords.Replace(s) }

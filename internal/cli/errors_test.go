@@ -77,3 +77,13 @@ func TestIsUsage(t *testing.T) {
 	assert.False(t, cli.IsUsage(&engine.GeometryError{}), "bad data is no usage mistake")
 	assert.False(t, cli.IsUsage(errors.New("catalog unreachable")))
 }
+
+func TestReasonWordsFlags(t *testing.T) {
+	for in, want := range map[string]string{
+		"below min-input-files=5; set the option min-input-files=4 (or rewrite-all=true) to rewrite them": "below min-input-files=5; pass --option min-input-files=4 (or rewrite-all=true) to rewrite them",
+		"the table (or the where filter's scope) has no data files":                                       "the table (or the --where scope) has no data files",
+		`no data file may hold rows matching the where filter "ts > 3" (4 files in the table)`:            `no data file may hold rows matching --where "ts > 3" (4 files in the table)`,
+	} {
+		assert.Equal(t, want, cli.Reason(in))
+	}
+}

@@ -194,7 +194,7 @@ func WriteResult(out io.Writer, res *engine.Result, human bool, extra ...Column)
 	}
 	switch {
 	case res.NoopReason != "":
-		_, err := fmt.Fprintf(out, "nothing rewritten: %s\n", res.NoopReason)
+		_, err := fmt.Fprintf(out, "nothing rewritten: %s\n", Reason(res.NoopReason))
 		return err
 	case res.DryRun:
 		_, err := fmt.Fprintf(out, "dry run: %d groups, %d files, %s would be rewritten (%s); nothing was written\n",

@@ -348,7 +348,7 @@ func TestOptimizeWherePartitions(t *testing.T) {
 	res, err = enginetest.RewriteDelta(t.Context(), dir, req)
 	require.NoError(t, err)
 	assert.Zero(t, res.RewrittenDataFilesCount)
-	assert.Contains(t, res.NoopReason, "no data file may hold rows matching --where")
+	assert.Contains(t, res.NoopReason, "no data file may hold rows matching the where filter")
 }
 
 // TestOptimizeAutoAndPartialProgress rewrites a two-partition table with
