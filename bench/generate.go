@@ -225,7 +225,7 @@ func Generate(ctx context.Context, cat catalog.Catalog, cfg GenerateConfig) (*Ge
 		}
 	}
 	res.Rows, res.Commits, res.Duration = id, cfg.Commits, time.Since(start)
-	tasks, err := tbl.Scan().PlanFiles(ctx)
+	tasks, err := catalogs.PlanFiles(ctx, tbl.Scan())
 	if err != nil {
 		return nil, fmt.Errorf("generate %s: plan: %w", cfg.Table, err)
 	}

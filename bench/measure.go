@@ -37,7 +37,7 @@ type fileInfo struct {
 // it matches no window, as no bbox predicate would select it.
 func readFiles(ctx context.Context, tbl *table.Table, cols spatialColumns) ([]fileInfo, error) {
 	scan := tbl.Scan(table.WithSelectedFields(cols.names()...))
-	tasks, err := scan.PlanFiles(ctx)
+	tasks, err := catalogs.PlanFiles(ctx, scan)
 	if err != nil {
 		return nil, fmt.Errorf("plan %s: %w", tbl.Identifier(), err)
 	}
@@ -188,7 +188,7 @@ func measureWindows(ctx context.Context, plan planner, files []fileInfo, windows
 // planWindow is what iceberg-go's scan planning opens for window w (the
 // wi-th), filtering the way a production query does (spatialColumns.filter).
 func planWindow(ctx context.Context, tbl *table.Table, cols spatialColumns, wi int, w spatial.Bound) ([]table.FileScanTask, error) {
-	tasks, err := tbl.Scan(table.WithRowFilter(cols.filter(w))).PlanFiles(ctx)
+	tasks, err := catalogs.PlanFiles(ctx, tbl.Scan(table.WithRowFilter(cols.filter(w))))
 	if err != nil {
 		return nil, fmt.Errorf("plan window %d: %w", wi, err)
 	}
@@ -215,7 +215,7 @@ func MeasurePlanning(ctx context.Context, tbl *table.Table, windows []spatial.Bo
 	if err != nil {
 		return nil, fmt.Errorf("measure %s: %w", catalogs.TableName(tbl), err)
 	}
-	tasks, err := tbl.Scan().PlanFiles(ctx)
+	tasks, err := catalogs.PlanFiles(ctx, tbl.Scan())
 	if err != nil {
 		return nil, fmt.Errorf("plan %s: %w", catalogs.TableName(tbl), err)
 	}

@@ -66,7 +66,7 @@ func icebergSource(ctx context.Context, cat catalog.Catalog, name string) (*sour
 	}
 	src := &source{name: name, scratchBase: name, cols: cols, files: files, plan: icebergPlanner(tbl, cols), scratch: scratchOf(tbl)}
 	src.arrival = func(ctx context.Context) (rowReader, ArrivalSource, error) {
-		current, err := tbl.Scan().PlanFiles(ctx)
+		current, err := catalogs.PlanFiles(ctx, tbl.Scan())
 		if err != nil {
 			return nil, "", fmt.Errorf("plan %s: %w", name, err)
 		}

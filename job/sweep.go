@@ -159,7 +159,7 @@ func liveFiles(ctx context.Context, tbl *table.Table) (map[string]bool, error) {
 	if tbl.CurrentSnapshot() == nil {
 		return live, nil
 	}
-	tasks, err := tbl.Scan().PlanFiles(ctx)
+	tasks, err := catalogs.PlanFiles(ctx, tbl.Scan())
 	if err != nil {
 		return nil, fmt.Errorf("list live files: %w", err)
 	}

@@ -1,7 +1,8 @@
 // Package catalogs opens Iceberg catalogs (the embedded SQLite catalog
 // under a warehouse directory, or a configured sql, rest, glue, hive or
 // hadoop catalog), names and loads their tables with errors that say what
-// to do, and retries commits that lost a race with another writer. Every
+// to do, plans their files whole, and retries commits that lost a race
+// with another writer. Every
 // package that reaches a table goes through it; it knows nothing of
 // rewrites. (It is not iceberg-go's catalog package, which it wraps.)
 package catalogs

@@ -273,7 +273,7 @@ func (t *Table) checkBase(ctx context.Context, tbl *table.Table, groups []format
 	tasks := t.All
 	if tbl.CurrentSnapshot().SnapshotID != t.SnapshotID {
 		var err error
-		if tasks, err = tbl.Scan().PlanFiles(ctx); err != nil {
+		if tasks, err = catalogs.PlanFiles(ctx, tbl.Scan()); err != nil {
 			return nil, fmt.Errorf("plan files of %s: %w", t.Name, err)
 		}
 	}

@@ -40,7 +40,7 @@ func Load(ctx context.Context, cat catalog.Catalog, name string) (*Table, error)
 		return t, nil
 	}
 	t.SnapshotID = snap.SnapshotID
-	if t.All, err = tbl.Scan(table.WithSnapshotID(snap.SnapshotID)).PlanFiles(ctx); err != nil {
+	if t.All, err = catalogs.PlanFiles(ctx, tbl.Scan(table.WithSnapshotID(snap.SnapshotID))); err != nil {
 		return nil, fmt.Errorf("plan files of %s: %w", name, err)
 	}
 	return t, nil
@@ -55,7 +55,7 @@ func LoadAt(ctx context.Context, cat catalog.Catalog, name string, snapshotID in
 		return nil, err
 	}
 	t := &Table{Catalog: cat, Name: name, Table: tbl, SnapshotID: snapshotID}
-	if t.All, err = tbl.Scan(table.WithSnapshotID(snapshotID)).PlanFiles(ctx); err != nil {
+	if t.All, err = catalogs.PlanFiles(ctx, tbl.Scan(table.WithSnapshotID(snapshotID))); err != nil {
 		return nil, fmt.Errorf("plan files of %s at snapshot %d: %w", name, snapshotID, err)
 	}
 	return t, nil
@@ -99,7 +99,7 @@ func (t *Table) scope(text string) (format.Scoper, error) {
 		if _, ok := filter.(iceberg.AlwaysTrue); ok {
 			return files, nil
 		}
-		scoped, err := t.Table.Scan(table.WithSnapshotID(t.SnapshotID), table.WithRowFilter(filter)).PlanFiles(ctx)
+		scoped, err := catalogs.PlanFiles(ctx, t.Table.Scan(table.WithSnapshotID(t.SnapshotID), table.WithRowFilter(filter)))
 		if err != nil {
 			return nil, fmt.Errorf("plan files of %s for the where predicate: %w", t.Name, err)
 		}

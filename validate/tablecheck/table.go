@@ -17,6 +17,7 @@ import (
 
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/spatial/icebergspatial"
+	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/validate"
 )
 
@@ -48,7 +49,7 @@ func Table(ctx context.Context, tbl *table.Table, cfg validate.Config) (*validat
 		return rep, nil
 	}
 	rep.SnapshotID = snap.SnapshotID
-	tasks, err := tbl.Scan().PlanFiles(ctx)
+	tasks, err := catalogs.PlanFiles(ctx, tbl.Scan())
 	if err != nil {
 		return nil, fmt.Errorf("plan files of %s: %w", rep.Table, err)
 	}
