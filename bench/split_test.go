@@ -39,7 +39,7 @@ func TestSplitFilesCountOnce(t *testing.T) {
 	gen, files := generateSplit(t, cat, "b.split", 6000)
 	require.Equal(t, len(files), gen.DataFiles, "generate's data file count")
 
-	rep, err := Run(t.Context(), cat, Config{Table: "b.split", Layouts: []Layout{Current, Hilbert},
+	rep, err := Run(t.Context(), cat, Config{Table: "b.split", Layouts: []Layout{Current, "hilbert"},
 		WindowConfig: WindowConfig{Count: 40, Seed: 1}, Options: map[string]string{"target-file-size-bytes": "60000"}})
 	require.NoError(t, err, "a file planned as several tasks is one file, planned whole")
 	require.Equal(t, len(files), rep.SourceFiles)
