@@ -168,7 +168,16 @@ func (c copier) value(t thrift.TType, path []int16) error {
 		return out.WriteBinary(ctx, v)
 	case thrift.STRUCT:
 		return c.structure(path)
-	case thrift.LIST, thrift.SET:
+	case thrift.LIST, thrift.SET, thrift.MAP:
+		return c.container(t, path)
+	}
+	return fmt.Errorf("thrift type %d not supported", t)
+}
+
+// container copies a list, set or map value, element by element.
+func (c copier) container(t thrift.TType, path []int16) error {
+	ctx, in, out := c.ctx, c.in, c.out
+	if t != thrift.MAP {
 		et, n, err := in.ReadListBegin(ctx)
 		if err != nil {
 			return err
@@ -182,25 +191,23 @@ func (c copier) value(t thrift.TType, path []int16) error {
 			}
 		}
 		return nil
-	case thrift.MAP:
-		kt, vt, n, err := in.ReadMapBegin(ctx)
-		if err != nil {
-			return err
-		}
-		if err := out.WriteMapBegin(ctx, kt, vt, n); err != nil {
-			return err
-		}
-		for range n {
-			if err := c.value(kt, path); err != nil {
-				return err
-			}
-			if err := c.value(vt, path); err != nil {
-				return err
-			}
-		}
-		return nil
 	}
-	return fmt.Errorf("thrift type %d not supported", t)
+	kt, vt, n, err := in.ReadMapBegin(ctx)
+	if err != nil {
+		return err
+	}
+	if err := out.WriteMapBegin(ctx, kt, vt, n); err != nil {
+		return err
+	}
+	for range n {
+		if err := c.value(kt, path); err != nil {
+			return err
+		}
+		if err := c.value(vt, path); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (c copier) structure(path []int16) error {
