@@ -204,22 +204,24 @@ func (o Options) keepReason(g Group) string {
 }
 
 // outputFiles is how many files a group of inputBytes is written as,
-// following Iceberg: whole target-size files, plus one more for a
-// remainder above min-file-size; a smaller remainder is spread over the
-// others when that keeps them under max-file-size (no tiny tail files).
+// following Iceberg's rewriter: whole target-size files, plus one more for
+// a remainder above min-file-size. A smaller remainder is spread over the
+// other files only when their average stays under 1.1x the target and
+// under the target plus half the distance to max-file-size; otherwise it
+// keeps a file of its own too, so no file grows far past the target.
 func (o Options) outputFiles(inputBytes int64) int {
-	if inputBytes <= o.TargetFileSize {
+	if inputBytes < o.TargetFileSize {
 		return 1
 	}
 	n := inputBytes / o.TargetFileSize
-	rem := inputBytes % o.TargetFileSize
-	if rem > o.MinFileSize {
+	if inputBytes%o.TargetFileSize > o.MinFileSize {
 		return int(n) + 1
 	}
-	if inputBytes/n > o.MaxFileSize {
-		return int(n) + 1
+	writeMax := float64(o.TargetFileSize) + float64(o.MaxFileSize-o.TargetFileSize)*0.5
+	if float64(inputBytes/n) < min(1.1*float64(o.TargetFileSize), writeMax) {
+		return int(n)
 	}
-	return int(n)
+	return int(n) + 1
 }
 
 func (o Options) orderGroups(gs []Group) {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"pgregory.net/rapid"
 
 	"github.com/geocompact/geocompact/table"
@@ -74,6 +75,36 @@ func TestPlanBands(t *testing.T) {
 	if got := p.Groups[0].OutputFiles; got != 5 {
 		t.Fatalf("5300 bytes at target 1000 -> %d output files, want 5", got)
 	}
+}
+
+// TestOutputFilesFollowsIceberg checks the file count of a group against
+// Iceberg's rule (SizeBasedFileRewriter.numOutputFiles): a remainder above
+// min-file-size gets a file of its own; a smaller one is spread over the
+// other files only when that leaves them under 1.1x the target (and under
+// the target plus half the distance to max-file-size), else it keeps its
+// own file too.
+func TestOutputFilesFollowsIceberg(t *testing.T) {
+	o := mustOptions(t, map[string]string{OptTargetFileSize: "1000"}) // min 750, max 1800
+	for in, want := range map[int64]int{
+		999:  1,
+		1000: 1,
+		1050: 1, // remainder 50 spread: 1050 < 1100
+		1200: 2, // 1200 as one file would be 1.2x the target
+		1760: 2, // remainder 760 > min 750 keeps its own file
+		2150: 2, // two of 1075
+		2400: 3, // two of 1200 would be 1.2x the target
+		3600: 4, // three of 1200 would be 1.2x the target
+		3300: 4, // three of 1100 is not under 1.1x
+		3299: 3,
+		5300: 5,
+	} {
+		assert.Equal(t, want, o.outputFiles(in), "%d bytes at target 1000", in)
+	}
+	// A max-file-size close to the target lowers the bound below 1.1x:
+	// target + (max - target) / 2 = 1040.
+	o = mustOptions(t, map[string]string{OptTargetFileSize: "1000", OptMaxFileSize: "1080"})
+	assert.Equal(t, 2, o.outputFiles(1050))
+	assert.Equal(t, 1, o.outputFiles(1030))
 }
 
 func TestPlanSplitsOneLargeFile(t *testing.T) {
@@ -163,7 +194,7 @@ func TestPlanProperties(t *testing.T) {
 func ExampleOptions_Plan() {
 	o, _ := optionsOf(map[string]string{OptTargetFileSize: "1000", OptMinInputFiles: "3"}, nil)
 	p := o.Plan([]table.PlanFile{
-		{Path: "a", Size: 300}, {Path: "b", Size: 400}, {Path: "c", Size: 500},
+		{Path: "a", Size: 300}, {Path: "b", Size: 400}, {Path: "c", Size: 350},
 		{Path: "d", Size: 950}, // within [750, 1800]: left alone
 	})
 	for _, g := range p.Groups {
@@ -173,6 +204,6 @@ func ExampleOptions_Plan() {
 		fmt.Printf("skip %s: %s\n", s.Path, s.Reason)
 	}
 	// Output:
-	// group of 3 files, 1200 bytes -> 1 file(s): 3 files >= min-input-files=3
+	// group of 3 files, 1050 bytes -> 1 file(s): 3 files >= min-input-files=3
 	// skip d: size 950 B is within [min-file-size-bytes=750 B, max-file-size-bytes=1.8 KiB]
 }
