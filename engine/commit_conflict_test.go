@@ -3,11 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
-	"fmt"
-	"maps"
-	"slices"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -18,6 +14,7 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/internal/testing/committest"
 	"github.com/geocompact/geocompact/internal/testing/enginetest"
 	"github.com/geocompact/geocompact/internal/testing/testenv"
 	"github.com/geocompact/geocompact/table/catalogs"
@@ -81,7 +78,7 @@ func TestLostCommitRaceLeavesNoFiles(t *testing.T) {
 		}
 		assert.Len(t, after.Metadata().Snapshots(), len(tbl.Metadata().Snapshots())+4)
 		assert.Equal(t, before.Rows+appended, tableDigest(t, after).Rows)
-		assertNoStrayFiles(t, after)
+		committest.AssertNoStrayFiles(t, after)
 	})
 }
 
@@ -102,7 +99,7 @@ func TestReplayedCommitLeavesNoFiles(t *testing.T) {
 		after := mustLoad(t, inner, name)
 		assert.Equal(t, table.OpReplace, after.CurrentSnapshot().Summary.Operation)
 		assert.Equal(t, before.Rows+1, tableDigest(t, after).Rows, "the other writer's row is kept")
-		assertNoStrayFiles(t, after)
+		committest.AssertNoStrayFiles(t, after)
 	})
 }
 
@@ -122,63 +119,6 @@ func racedTable(t *testing.T, c testenv.Catalog) (catalog.Catalog, string, *tabl
 	return inner, name, tbl
 }
 
-// assertNoStrayFiles checks that every file under tbl's location is
-// reached from its metadata.
-func assertNoStrayFiles(t *testing.T, tbl *table.Table) {
-	t.Helper()
-	refs := referencedFiles(t, tbl)
-	var stray []string
-	for _, f := range dirFiles(t, strings.TrimPrefix(tbl.Location(), "file://")) {
-		if !refs[f] {
-			stray = append(stray, f)
-		}
-	}
-	assert.Empty(t, stray, "files no snapshot references (referenced: %v)", slices.Sorted(maps.Keys(refs)))
-}
-
-// referencedFiles returns the local paths of every file tbl's metadata
-// reaches: its metadata files, and every snapshot's manifest list,
-// manifests and data and delete files (deleted entries included).
-func referencedFiles(t *testing.T, tbl *table.Table) map[string]bool {
-	t.Helper()
-	refs := map[string]bool{}
-	add := func(p string) { refs[strings.TrimPrefix(p, "file://")] = true }
-	add(tbl.MetadataLocation())
-	for e := range tbl.Metadata().PreviousFiles() {
-		add(e.MetadataFile)
-	}
-	fs, err := tbl.FS(t.Context())
-	require.NoError(t, err)
-	for _, s := range tbl.Metadata().Snapshots() {
-		add(s.ManifestList)
-		manifests, err := s.Manifests(fs)
-		require.NoError(t, err)
-		for _, m := range manifests {
-			add(m.FilePath())
-			entries, err := m.FetchEntries(fs, false)
-			require.NoError(t, err)
-			for _, e := range entries {
-				add(e.DataFile().FilePath())
-			}
-		}
-	}
-	return refs
-}
-
-// lostReplyCatalog is a catalog that takes every commit and then reports a
-// timeout, as when the reply to a commit is lost: its outcome is unknown
-// to the committer.
-type lostReplyCatalog struct {
-	catalog.Catalog
-}
-
-func (c lostReplyCatalog) CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, updates []table.Update) (table.Metadata, string, error) {
-	if _, _, err := c.Catalog.CommitTable(ctx, ident, reqs, updates); err != nil {
-		return nil, "", err
-	}
-	return nil, "", fmt.Errorf("commit %v: reply lost: %w", ident, context.DeadlineExceeded)
-}
-
 // TestUnknownCommitOutcomeDeletesNothing: a commit the catalog took but
 // whose reply was lost fails the rewrite without deleting anything the
 // table now references: the new snapshot reads the same rows.
@@ -187,15 +127,13 @@ func TestUnknownCommitOutcomeDeletesNothing(t *testing.T) {
 	eachCatalog(t, func(t *testing.T, c testenv.Catalog) {
 		inner, name := newTable(t, c, bench.GenerateConfig{Rows: 2000, Commits: 6})
 		before := tableDigest(t, mustLoad(t, inner, name))
-		_, err := enginetest.Rewrite(t.Context(), lostReplyCatalog{inner}, name, engine.Request{Curve: "hilbert"})
+		_, err := enginetest.Rewrite(t.Context(), committest.LostReply{Catalog: inner}, name, engine.Request{Curve: "hilbert"})
 		require.ErrorIs(t, err, context.DeadlineExceeded)
 		assert.False(t, errors.Is(err, catalogs.ErrConflict), "error %v must not be a conflict", err)
 
 		after := mustLoad(t, inner, name)
 		require.Equal(t, table.OpReplace, after.CurrentSnapshot().Summary.Operation)
-		for f := range referencedFiles(t, after) {
-			assert.FileExists(t, f)
-		}
+		committest.AssertReferencedExist(t, after)
 		assert.Equal(t, before, tableDigest(t, after))
 	})
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/internal/faultio"
+	"github.com/geocompact/geocompact/internal/testing/committest"
 	"github.com/geocompact/geocompact/internal/testing/enginetest"
 	"github.com/geocompact/geocompact/internal/testing/testenv"
 	"github.com/geocompact/geocompact/table/catalogs"
@@ -79,9 +80,7 @@ func TestFileErrorAfterCommitDeletesNothing(t *testing.T) {
 
 				after := mustLoad(t, inner, name)
 				require.Equal(t, table.OpReplace, after.CurrentSnapshot().Summary.Operation)
-				for f := range referencedFiles(t, after) {
-					assert.FileExists(t, f)
-				}
+				committest.AssertReferencedExist(t, after)
 				assert.Equal(t, before, tableDigest(t, after))
 			})
 		})
