@@ -216,9 +216,17 @@ class Bench:
               ("geocompact delta kd", "delta", "geocompact kd")]
         if self.a.only:
             # In --only's order: the runs that must finish first go first.
+            # A part equal to a run's name keeps that run alone ("spark
+            # zorder" is not also "delta-spark zorder"); any other part
+            # keeps every run whose name contains it.
             parts = self.a.only.split(",")
-            r = sorted((x for x in r if any(o in x[0] for o in parts)),
-                       key=lambda x: next(i for i, o in enumerate(parts) if o in x[0]))
+            names = {x[0] for x in r}
+
+            def kept(o: str, name: str) -> bool:
+                return o == name if o in names else o in name
+
+            r = sorted((x for x in r if any(kept(o, x[0]) for o in parts)),
+                       key=lambda x: next(i for i, o in enumerate(parts) if kept(o, x[0])))
         return r
 
     def run_one(self, name: str, fmt: str, how: str) -> dict:
@@ -364,7 +372,7 @@ def main() -> None:
     ap.add_argument("--window-count", type=int, default=100)
     ap.add_argument("--window-areas", default="0.01,0.001")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--only", help="comma-separated parts of run names to keep, run in that order")
+    ap.add_argument("--only", help="comma-separated run names, or parts of names, to keep, run in that order (a whole name keeps that run alone)")
     ap.add_argument("--results", help="write the results as JSON here (default WORK/results.json)")
     ap.add_argument("--report", metavar="RESULTS", help="print the tables of a results file and exit")
     a = ap.parse_args()
