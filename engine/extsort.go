@@ -48,8 +48,9 @@ const (
 	// live data between collections (GOGC=100): the in-memory sort of
 	// those points peaked at 850-890 MiB of RSS.
 	gcHeadroom = 2
-	// spillPerParquetByte is LZ4 Arrow IPC on disk per Parquet byte:
-	// measured at 1.3 (205 MB of spill for 155 MiB of Parquet); 2 leaves
+	// spillPerParquetByte is Arrow IPC on disk per Parquet byte:
+	// measured at 1.3 for LZ4 buckets (205 MB of spill for 155 MiB of
+	// Parquet) and 1.6 for uncompressed runs (128 MB for 77 MiB); 2 leaves
 	// room for the free-space check.
 	spillPerParquetByte = 2
 	// sortOverheadBytes covers what a group holds besides its rows: the
