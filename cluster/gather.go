@@ -127,15 +127,39 @@ func gatherFixed(t arrow.DataType, width int, srcs []arrow.Array, loc []rowLoc, 
 	out := memory.NewResizableBuffer(mem)
 	out.Resize(len(loc) * width)
 	dst := out.Bytes()
-	for k, l := range loc {
-		i := int(l.i) * width
-		copy(dst[k*width:(k+1)*width], vals[l.b][i:i+width])
+	switch width {
+	case 8:
+		gatherWords[uint64](dst, vals, loc)
+	case 4:
+		gatherWords[uint32](dst, vals, loc)
+	case 2:
+		gatherWords[uint16](dst, vals, loc)
+	case 1:
+		gatherWords[uint8](dst, vals, loc)
+	default:
+		for k, l := range loc {
+			i := int(l.i) * width
+			copy(dst[k*width:(k+1)*width], vals[l.b][i:i+width])
+		}
 	}
 	valid, nulls := validity(srcs, loc, mem)
 	data := array.NewData(t, len(loc), []*memory.Buffer{valid, out}, nil, nulls, 0)
 	defer data.Release()
 	releaseBuffers(valid, out)
 	return array.MakeFromData(data)
+}
+
+// gatherWords copies the values of W at loc from vals (each batch's value
+// bytes) into dst, a value at a time rather than a byte copy per value.
+func gatherWords[W uint8 | uint16 | uint32 | uint64](dst []byte, vals [][]byte, loc []rowLoc) {
+	out := arrow.GetData[W](dst)[:len(loc)]
+	src := make([][]W, len(vals))
+	for b, v := range vals {
+		src[b] = arrow.GetData[W](v)
+	}
+	for k, l := range loc {
+		out[k] = src[l.b][l.i]
+	}
 }
 
 func gatherBools(t arrow.DataType, srcs []arrow.Array, loc []rowLoc, mem memory.Allocator) arrow.Array {

@@ -41,15 +41,18 @@ type SortPlan struct {
 // Planning figures for sorted groups, per byte of Parquet input.
 const (
 	// arrowPerParquetByte is what an in-memory sort holds live per
-	// Parquet byte: measured at 5.2 (420 MB live for 77 MiB of zstd
-	// Parquet, 1.5M generated points with bbox doubles).
-	arrowPerParquetByte = 5
+	// Parquet byte: measured at 3.3 (263 MB live at most, keys and
+	// writers included, for 77 MiB of zstd Parquet, 1.5M generated
+	// points with bbox doubles, read in batches of the files' rows; 5.2
+	// when batches were 131,072 rows whatever the files held).
+	arrowPerParquetByte = 3
 	// gcHeadroom is how far Go's collector lets the heap grow past the
 	// live data between collections (GOGC=100): the in-memory sort of
-	// those points peaked at 850-890 MiB of RSS.
+	// those points peaked at 570-600 MiB of RSS (the estimate: 584 MB).
 	gcHeadroom = 2
-	// spillPerParquetByte is LZ4 Arrow IPC on disk per Parquet byte:
-	// measured at 1.3 (205 MB of spill for 155 MiB of Parquet); 2 leaves
+	// spillPerParquetByte is Arrow IPC on disk per Parquet byte:
+	// measured at 1.3 for LZ4 buckets (205 MB of spill for 155 MiB of
+	// Parquet) and 1.6 for uncompressed runs (128 MB for 77 MiB); 2 leaves
 	// room for the free-space check.
 	spillPerParquetByte = 2
 	// sortOverheadBytes covers what a group holds besides its rows: the

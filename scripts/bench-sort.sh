@@ -14,7 +14,9 @@
 # and write the original's files). Each way runs as a process of its own
 # under /usr/bin/time; iceberg-go's binpack runs in the cmd/geocompact test
 # binary (GEOCOMPACT_TEST_AS_ICEBERG_BINPACK). Results: DIR/runs.tsv (one
-# line per run) and the summary on standard output.
+# line per run) and the summary on standard output: wall time, CPU time
+# (user + system, which other work on the machine disturbs less) and peak
+# RSS, medians, and the ratios of both times.
 set -euo pipefail
 
 rows=1500000 commits=300 target=1048576 rounds=3 pick="" dir=/tmp/geocompact-bench-sort
@@ -57,7 +59,7 @@ for b in 64 128 256 512; do
 done
 
 runs=$dir/runs.tsv
-printf 'round\tway\tseconds\tpeak_kib\n' >"$runs"
+printf 'round\tway\tseconds\tpeak_kib\tcpu_seconds\n' >"$runs"
 for round in $(seq 1 "$rounds"); do
 	for w in "${ways[@]}"; do
 		name=${w%%|*} args=${w#*|}
@@ -73,14 +75,15 @@ for round in $(seq 1 "$rounds"); do
 			# shellcheck disable=SC2206 # the arguments hold no spaces
 			cmd=("$gc" --warehouse "$wh" -q $args)
 		fi
-		if ! /usr/bin/time -f '%e %M' -o "$dir/time.out" "${cmd[@]}" >"$dir/run.log" 2>&1; then
+		if ! /usr/bin/time -f '%e %M %U %S' -o "$dir/time.out" "${cmd[@]}" >"$dir/run.log" 2>&1; then
 			echo "bench-sort.sh: $name failed:" >&2
 			cat "$dir/run.log" >&2
 			exit 1
 		fi
-		read -r secs kib <"$dir/time.out"
-		printf '%s\t%s\t%s\t%s\n' "$round" "$name" "$secs" "$kib" >>"$runs"
-		printf 'round %s  %-20s %7.2f s %6d MiB\n' "$round" "$name" "$secs" $((kib / 1024)) >&2
+		read -r secs kib usr sys <"$dir/time.out"
+		cpu=$(awk -v u="$usr" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')
+		printf '%s\t%s\t%s\t%s\t%s\n' "$round" "$name" "$secs" "$kib" "$cpu" >>"$runs"
+		printf 'round %s  %-20s %7.2f s %7.2f CPU-s %6d MiB\n' "$round" "$name" "$secs" "$cpu" $((kib / 1024)) >&2
 	done
 done
 rm -rf "$wh"
@@ -94,20 +97,24 @@ function median(a, n,   i, j, t) {
 }
 NR > 1 {
 	if (!($2 in n)) order[++ways] = $2
-	n[$2]++; s[$2, n[$2]] = $3; m[$2, n[$2]] = $4 / 1024
+	n[$2]++; s[$2, n[$2]] = $3; m[$2, n[$2]] = $4 / 1024; u[$2, n[$2]] = $5
 	all[$2] = all[$2] (all[$2] == "" ? "" : ", ") $3
+	allc[$2] = allc[$2] (allc[$2] == "" ? "" : ", ") $5
+}
+function ratio(label, a, b) {
+	printf "%s: %.2fx time, %.2fx CPU\n", label, t[a] / t[b], c[a] / c[b]
 }
 END {
-	printf "%-20s %9s %9s  %s\n", "way", "median s", "peak MiB", "runs (s)"
+	printf "%-20s %9s %9s %9s  %s\n", "way", "median s", "CPU-s", "peak MiB", "runs (s; CPU-s)"
 	for (w = 1; w <= ways; w++) {
-		k = order[w]; delete ts; delete ms
-		for (i = 1; i <= n[k]; i++) { ts[i] = s[k, i]; ms[i] = m[k, i] }
-		t[k] = median(ts, n[k]); r[k] = median(ms, n[k])
-		printf "%-20s %9.2f %9.0f  %s\n", k, t[k], r[k], all[k]
+		k = order[w]; delete ts; delete ms; delete cs
+		for (i = 1; i <= n[k]; i++) { ts[i] = s[k, i]; ms[i] = m[k, i]; cs[i] = u[k, i] }
+		t[k] = median(ts, n[k]); r[k] = median(ms, n[k]); c[k] = median(cs, n[k])
+		printf "%-20s %9.2f %9.2f %9.0f  %s; %s\n", k, t[k], c[k], r[k], all[k], allc[k]
 	}
 	print ""
-	if (("binpack" in t) && ("iceberg-go-binpack" in t)) printf "binpack / iceberg-go binpack: %.2fx time\n", t["binpack"] / t["iceberg-go-binpack"]
-	if (("binpack" in t) && ("hilbert" in t)) printf "hilbert at defaults / binpack: %.2fx time\n", t["hilbert"] / t["binpack"]
+	if (("binpack" in t) && ("iceberg-go-binpack" in t)) ratio("binpack / iceberg-go binpack", "binpack", "iceberg-go-binpack")
+	if (("binpack" in t) && ("hilbert" in t)) ratio("hilbert at defaults / binpack", "hilbert", "binpack")
 	if ("hilbert-in-memory" in t) for (w = 1; w <= ways; w++) if (order[w] ~ /MiB$/)
-		printf "%s / in memory: %.2fx time\n", order[w], t[order[w]] / t["hilbert-in-memory"]
+		ratio(order[w] " / in memory", order[w], "hilbert-in-memory")
 }' "$runs"

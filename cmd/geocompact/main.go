@@ -6,14 +6,38 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	stopProfile := cpuProfile(os.Getenv("GEOCOMPACT_CPUPROFILE"))
 	code := run(ctx, os.Args[1:], newIOStreams(os.Stdin, os.Stdout, os.Stderr))
 	stop()
+	stopProfile()
 	os.Exit(code)
+}
+
+// cpuProfile starts a CPU profile into the file at path (none when path is
+// empty, as when GEOCOMPACT_CPUPROFILE is unset) and returns what stops it.
+func cpuProfile(path string) func() {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "geocompact: GEOCOMPACT_CPUPROFILE: %v\n", err)
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
 }

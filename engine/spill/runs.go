@@ -16,9 +16,11 @@ import (
 )
 
 // Runs holds the sorted runs of one group on disk: each run is the rows
-// of a stretch of the input, in key order, as an LZ4 Arrow IPC file of
-// small batches, beside a file of the rows' keys (little-endian uint64s,
-// one per row, in the same order). Merge reads them back in key order.
+// of a stretch of the input, in key order, as an uncompressed Arrow IPC
+// file of small batches (LZ4 saved a tenth of the bytes of bbox doubles
+// and WKB points, 114 MB against 128 MB for 1.5M points, for about 0.4 s
+// of CPU), beside a file of the rows' keys (little-endian uint64s, one
+// per row, in the same order). Merge reads them back in key order.
 type Runs struct {
 	dir    string
 	schema *arrow.Schema
@@ -92,7 +94,7 @@ func (rs *Runs) create() (*runWriter, error) {
 		w.df.Close()
 		return nil, rs.full(w.keys, err)
 	}
-	w.ipc = ipc.NewWriter(w.df, ipc.WithSchema(rs.schema), ipc.WithLZ4())
+	w.ipc = ipc.NewWriter(w.df, ipc.WithSchema(rs.schema))
 	w.kw = bufio.NewWriterSize(w.kf, 256<<10)
 	return w, nil
 }
