@@ -114,7 +114,7 @@ func (o Options) overlapSelect(cands []table.PlanFile, healthy []Skipped) ([]tab
 		}
 		rest = append(rest, f)
 	}
-	reason := fmt.Sprintf("%d new files overlap %d size-healthy files; merged with %d of them (%s of %s, %s=%g)",
+	reason := fmt.Sprintf("%d new files overlap %d size-healthy files; merged with %d size-healthy files, a region along the curve first (%s of %s, %s=%g)",
 		len(cands)-len(merged), len(order), len(merged), optval.FormatBytes(used), optval.FormatBytes(total), OptOverlapMaxBytes, o.OverlapMaxBytes)
 	return cands, rest, reason, overlapCutWindow
 }
