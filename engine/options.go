@@ -175,9 +175,10 @@ type Options struct {
 	// OverlapSelection makes the file selection of a rewrite that sorts by
 	// position (a curve or a bbox-led sort order, without rewrite-all)
 	// overlap-aware: the size-based candidates of a partition are merged
-	// with the size-healthy files their boxes overlap (those laid over
-	// many others and those with large boxes first; see overlapped), up
-	// to OverlapMaxBytes of the partition, and a partition whose
+	// with size-healthy files up to OverlapMaxBytes of the partition (a
+	// run along the curve where boxes overlap most, then the files their
+	// boxes overlap, those laid over many others and those with large
+	// boxes first; see overlapRegion and overlapped), and a partition whose
 	// size-healthy files overlap more than OverlapMaxDepth is re-sorted
 	// whole when new files arrive (default true; see overlapSelect).
 	OverlapSelection bool
@@ -188,7 +189,7 @@ type Options struct {
 	// hilbert and 4.5 zorder; overlap-aware runs kept hilbert below 4).
 	OverlapMaxDepth float64
 	// OverlapMaxBytes is the fraction of a partition's bytes that the
-	// candidates and the overlapped files merged with them may reach
+	// candidates and the size-healthy files merged with them may reach
 	// (default 0.33: a scheduled rewrite stays within a third of a full
 	// re-sort's bytes).
 	OverlapMaxBytes float64

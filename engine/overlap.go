@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/table"
@@ -19,8 +20,15 @@ const (
 	// extent, that a merged group is cut for (see Group.CutWindow).
 	overlapCutWindow = 0.001
 	// overlapAreaWeight is the power of a file's box area in its merge
-	// priority (see overlapped).
+	// priority (see overlapPriorities).
 	overlapAreaWeight = 0.25
+	// overlapRegionShare is the share of the byte budget left after the
+	// candidates that goes to one region of the partition re-sorted whole
+	// (see overlapRegion); the rest goes to files in priority order.
+	overlapRegionShare = 0.75
+	// overlapRegionOrder is the order of the Hilbert grid that lays the
+	// files along the curve for overlapRegion.
+	overlapRegionOrder = 16
 )
 
 // overlapSelect is the overlap-aware part of a partition's selection. It
@@ -36,12 +44,16 @@ const (
 //     built up: every file of the partition becomes a candidate and the
 //     partition is re-sorted whole. Only a partition with candidates is:
 //     re-sorting unchanged files would give the same files again;
-//   - otherwise the candidates are merged with the size-healthy files
-//     their boxes overlap, in the order of overlapped (files whose boxes
-//     meet many others, weighted by their area, first), while the
-//     candidates and the merged files stay within OverlapMaxBytes of the
-//     partition's bytes. Sorted together, the new rows in sparse areas
-//     join the wide files already covering them, and files that earlier
+//   - otherwise the candidates are merged with size-healthy files while
+//     the candidates and the merged files stay within OverlapMaxBytes of
+//     the partition's bytes: first one region, the run of files along the
+//     curve whose boxes meet the most others (overlapRegion), with
+//     overlapRegionShare of the budget left; then, with the rest, the files
+//     the candidates' boxes overlap, in the order of overlapped (files
+//     whose boxes meet many others, weighted by their area, first). The
+//     region moves round after round to where files overlap most and is
+//     re-sorted as a whole there. Sorted together, the new rows in sparse
+//     areas join the wide files already covering them, and files that earlier
 //     rewrites laid over dense areas are folded back into the files under
 //     them, instead of a new layer of wide files piling up there round
 //     after round. When the candidates overlap only a few files (arrivals
@@ -77,10 +89,15 @@ func (o Options) overlapSelect(cands []table.PlanFile, healthy []Skipped) ([]tab
 		total += f.Size
 	}
 	budget := int64(o.OverlapMaxBytes * float64(total))
-	order := overlapped(cands, healthy)
+	prio, extent := overlapPriorities(cands, healthy)
+	order := overlapped(cands, healthy, prio)
 	merged := map[int]bool{}
+	for _, i := range overlapRegion(healthy, prio, extent, int64(overlapRegionShare*float64(budget-used))) {
+		used += healthy[i].Size
+		merged[i] = true
+	}
 	for _, i := range order {
-		if used+healthy[i].Size > budget {
+		if merged[i] || used+healthy[i].Size > budget {
 			continue
 		}
 		used += healthy[i].Size
@@ -97,7 +114,7 @@ func (o Options) overlapSelect(cands []table.PlanFile, healthy []Skipped) ([]tab
 		}
 		rest = append(rest, f)
 	}
-	reason := fmt.Sprintf("%d new files overlap %d size-healthy files; merged with %d of them (%s of %s, %s=%g)",
+	reason := fmt.Sprintf("%d new files overlap %d size-healthy files; merged with %d size-healthy files, a region along the curve first (%s of %s, %s=%g)",
 		len(cands)-len(merged), len(order), len(merged), optval.FormatBytes(used), optval.FormatBytes(total), OptOverlapMaxBytes, o.OverlapMaxBytes)
 	return cands, rest, reason, overlapCutWindow
 }
@@ -117,25 +134,16 @@ func allBounded(cands []table.PlanFile, healthy []Skipped) bool {
 	return true
 }
 
-// overlapped returns the indexes of the healthy files whose boxes some
-// candidate's box intersects, highest priority first. A file's priority
-// is the number of healthy files whose boxes meet its box (itself
-// included) times its box's area, as a share of the partition's extent,
-// to the power overlapAreaWeight; ties go to the sparsest (fewest records
-// per unit of box area), then to position.
+// overlapPriorities returns the merge priority of every healthy file,
+// and the partition's extent: the number of healthy files whose boxes
+// meet the file's box (itself included) times its box's area, as a share
+// of the extent, to the power overlapAreaWeight.
 //
 // The count finds the files laid over others: a file an earlier rewrite
 // stretched over a dense area meets every file under it. The area
 // favours the large boxes of sparse areas, where new rows left out make
-// the widest files. Sparsest first alone keeps rewriting the same sparse
-// files while wide files pile up over the dense areas, and files planned
-// per window drift away from a full re-sort's round after round
-// (docs/layouts.md).
-func overlapped(cands []table.PlanFile, healthy []Skipped) []int {
-	type hit struct {
-		i                 int
-		priority, density float64
-	}
+// the widest files.
+func overlapPriorities(cands []table.PlanFile, healthy []Skipped) ([]float64, spatial.Bound) {
 	extent := spatial.EmptyBound()
 	for _, h := range healthy {
 		extent = extent.Extend(h.Bound)
@@ -143,11 +151,8 @@ func overlapped(cands []table.PlanFile, healthy []Skipped) []int {
 	for _, c := range cands {
 		extent = extent.Extend(c.Bound)
 	}
-	var hits []hit
+	prio := make([]float64, len(healthy))
 	for i, h := range healthy {
-		if !slices.ContainsFunc(cands, func(c table.PlanFile) bool { return c.Bound.Intersects(h.Bound) }) {
-			continue
-		}
 		meets := 0
 		for _, o := range healthy {
 			if o.Bound.Intersects(h.Bound) {
@@ -155,7 +160,28 @@ func overlapped(cands []table.PlanFile, healthy []Skipped) []int {
 			}
 		}
 		area := math.Max(h.Bound.Area()/math.Max(extent.Area(), math.SmallestNonzeroFloat64), 1e-12)
-		hits = append(hits, hit{i, float64(meets) * math.Pow(area, overlapAreaWeight), float64(h.Records) / math.Max(h.Bound.Area(), math.SmallestNonzeroFloat64)})
+		prio[i] = float64(meets) * math.Pow(area, overlapAreaWeight)
+	}
+	return prio, extent
+}
+
+// overlapped returns the indexes of the healthy files whose boxes some
+// candidate's box intersects, highest priority (prio) first; ties go to
+// the sparsest (fewest records per unit of box area), then to position.
+// Sparsest first alone keeps rewriting the same sparse files while wide
+// files pile up over the dense areas, and files planned per window drift
+// away from a full re-sort's round after round (docs/layouts.md).
+func overlapped(cands []table.PlanFile, healthy []Skipped, prio []float64) []int {
+	type hit struct {
+		i                 int
+		priority, density float64
+	}
+	var hits []hit
+	for i, h := range healthy {
+		if !slices.ContainsFunc(cands, func(c table.PlanFile) bool { return c.Bound.Intersects(h.Bound) }) {
+			continue
+		}
+		hits = append(hits, hit{i, prio[i], float64(h.Records) / math.Max(h.Bound.Area(), math.SmallestNonzeroFloat64)})
 	}
 	slices.SortStableFunc(hits, func(a, b hit) int {
 		return cmp.Or(cmp.Compare(b.priority, a.priority), cmp.Compare(a.density, b.density))
@@ -165,4 +191,43 @@ func overlapped(cands []table.PlanFile, healthy []Skipped) []int {
 		out[k] = h.i
 	}
 	return out
+}
+
+// overlapRegion returns the indexes of a run of healthy files that are
+// consecutive along the Hilbert curve over extent (by the centres of
+// their boxes), of at most room bytes in all, whose priorities (prio) sum
+// highest: a compact region where files overlap most, re-sorted whole.
+// Merging the top files one by one instead scatters the rewrite over the
+// map, and the new rows between them form wide files over the files left
+// alone; on the places data that let files planned per window creep up
+// round after round (docs/layouts.md).
+func overlapRegion(healthy []Skipped, prio []float64, extent spatial.Bound, room int64) []int {
+	h, err := cluster.NewHilbert(extent, overlapRegionOrder)
+	if err != nil || room <= 0 {
+		return nil
+	}
+	idx := make([]int, len(healthy))
+	keys := make([]uint64, len(healthy))
+	for i, f := range healthy {
+		idx[i], keys[i] = i, h.Key(f.Bound)
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(keys[a], keys[b]) })
+	best, from, to := -1.0, 0, 0
+	var size int64
+	var sum float64
+	a := 0
+	for b, i := range idx {
+		size += healthy[i].Size
+		sum += prio[i]
+		for size > room && a <= b {
+			size -= healthy[idx[a]].Size
+			sum -= prio[idx[a]]
+			a++
+		}
+		// Ties (within rounding) go to the earlier run.
+		if a <= b && sum > best*(1+1e-9) {
+			best, from, to = sum, a, b+1
+		}
+	}
+	return idx[from:to]
 }

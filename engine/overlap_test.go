@@ -128,7 +128,9 @@ func TestOverlapSelect(t *testing.T) {
 		{"disabled", map[string]string{OptOverlapSelection: "false"}, true, gridPartition(target, news...), wantCorner[:5]},
 		{"layout not spatial", nil, false, gridPartition(target, news...), wantCorner[:5]},
 		{"a file without statistics", nil, true, unbounded, wantCorner[:5]},
-		{"budget keeps the sparsest overlapped files", map[string]string{OptOverlapMaxBytes: "0.1"}, true,
+		// 0.08 of 16.25 tiles: the region's share of the budget left
+		// (0.79 of a tile) holds no tile, and the rest goes by priority.
+		{"budget keeps the sparsest overlapped files", map[string]string{OptOverlapMaxBytes: "0.08"}, true,
 			func() []table.PlanFile {
 				f := gridPartition(target, news...)
 				f[1].Records = 10 // tile-0-1 is the sparsest
@@ -142,6 +144,15 @@ func TestOverlapSelect(t *testing.T) {
 				f[15].Records = 10
 				return append(f, table.PlanFile{Path: "wide", Size: target, Records: 1000, Bound: spatial.Bound{MinX: 0.5, MinY: 0.5, MaxX: 1.5, MaxY: 1.5}, HasBound: true})
 			}(), []string{"new-0", "wide"}},
+		{"a region along the curve goes before scattered sparse files", map[string]string{OptOverlapMaxBytes: "0.17"}, true,
+			func() []table.PlanFile {
+				// Every tile meets only itself; the sparsest two lie in
+				// opposite corners. The region's share of the budget holds
+				// two tiles, the first two along the curve.
+				f := gridPartition(target, spatial.Bound{MaxX: 4, MaxY: 4})
+				f[3].Records, f[15].Records = 10, 10
+				return f
+			}(), []string{"new-0", "tile-0-0", "tile-0-1"}},
 		{"deep overlap re-sorts the partition", nil, true, deep, nil},
 		{"no arrivals, no rewrite", nil, true, gridPartition(target), []string{}},
 	}
@@ -170,6 +181,35 @@ func TestOverlapSelect(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestOverlapRegion checks that the region is the run of files along the
+// curve whose priorities sum highest within the room, not the files of
+// the highest priorities one by one.
+func TestOverlapRegion(t *testing.T) {
+	t.Parallel()
+	// Eight files in a row along the bottom of an 8×8 extent, where the
+	// Hilbert curve runs from left to right, listed out of order.
+	extent := spatial.Bound{MaxX: 8, MaxY: 8}
+	at := []int{5, 0, 7, 3, 1, 6, 4, 2}
+	prio := []float64{1, 2.5, 0, 1, 0, 0, 1, 0} // of x = 5, 0, 7, 3, 1, 6, 4, 2
+	healthy := make([]Skipped, len(at))
+	for i, x := range at {
+		b := spatial.Bound{MinX: float64(x) + 0.1, MinY: 0.1, MaxX: float64(x) + 0.9, MaxY: 0.9}
+		healthy[i] = Skipped{PlanFile: table.PlanFile{Path: "x" + strconv.Itoa(x), Size: 100, Records: 100, Bound: b, HasBound: true}}
+	}
+	paths := func(idx []int) []string {
+		var out []string
+		for _, i := range idx {
+			out = append(out, healthy[i].Path)
+		}
+		return out
+	}
+	// x3-x5 (1+1+1) outweigh x0-x2 (2.5), though x0 has the top priority.
+	assert.Equal(t, []string{"x3", "x4", "x5"}, paths(overlapRegion(healthy, prio, extent, 399)))
+	assert.Equal(t, []string{"x0"}, paths(overlapRegion(healthy, prio, extent, 100)))
+	assert.Empty(t, overlapRegion(healthy, prio, extent, 99), "no file fits")
+	assert.Equal(t, []string{"x0", "x1", "x2", "x3", "x4", "x5"}, paths(overlapRegion(healthy, prio, extent, 800)), "the run ends at its last file of some priority")
 }
 
 func TestOverlapOptionsRefuseBadValues(t *testing.T) {

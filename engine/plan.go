@@ -72,8 +72,9 @@ func (p *Plan) Bytes() int64 {
 //     files merge, large ones split) or it carries at least
 //     delete-file-threshold delete files; with rewrite-all every file is;
 //   - for a rewrite that sorts by position, the candidates are merged with
-//     the files they overlap, or the partition is re-sorted whole when its
-//     files overlap too deeply (overlapSelect, engine/overlap.go);
+//     a region of files along the curve and the files they overlap, or the
+//     partition is re-sorted whole when its files overlap too deeply
+//     (overlapSelect, engine/overlap.go);
 //   - candidates are packed, in input order, into groups of at most
 //     max-file-group-size-bytes;
 //   - a group is kept when it has at least min-input-files files (and more
