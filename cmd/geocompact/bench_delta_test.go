@@ -86,17 +86,9 @@ func benchJSON(t *testing.T, wh string, args ...string) bench.Report {
 func deltaState(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
+	eachFile(t, dir, func(p string, info fs.FileInfo) {
 		out[p] = fmt.Sprint(info.Size(), info.ModTime().UnixNano())
-		return nil
-	}))
+	})
 	return out
 }
 

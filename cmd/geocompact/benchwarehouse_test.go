@@ -67,19 +67,28 @@ func parquetBytes(dir string) int64 {
 func listFiles(t *testing.T, dir string) map[string]int64 {
 	t.Helper()
 	files := map[string]int64{}
+	eachFile(t, dir, func(p string, info fs.FileInfo) {
+		rel, err := filepath.Rel(dir, p)
+		require.NoError(t, err)
+		files[rel] = info.Size()
+	})
+	return files
+}
+
+// eachFile calls fn with the path and information of every regular file
+// under dir.
+func eachFile(t *testing.T, dir string, fn func(p string, info fs.FileInfo)) {
+	t.Helper()
 	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
 		info, err := d.Info()
-		if err != nil {
-			return err
+		if err == nil {
+			fn(p, info)
 		}
-		rel, err := filepath.Rel(dir, p)
-		files[rel] = info.Size()
 		return err
 	}))
-	return files
 }
 
 // A run on a fresh warehouse reads and writes that warehouse only, and
