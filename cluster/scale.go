@@ -231,3 +231,17 @@ func (s *Scale) UnmarshalJSON(b []byte) error {
 	s.norms = norms
 	return nil
 }
+
+// ExtentScale returns the Scale that Stats fed any rows would give for
+// extent, without reading them, when s's order needs nothing of the rows
+// but their extent: a curve (not linear, str or kd) over spatial columns
+// only, normalised over the extent, and extent not empty. A table's file
+// statistics can then stand in for a pass over its rows. It reports false
+// otherwise: quantiles, numeric ranges and the slabs and leaves of str and
+// kd come from the rows themselves.
+func (s *Sorter) ExtentScale(extent spatial.Bound) (Scale, bool) {
+	if s.order.Curve == CurveLinear || s.sampled() || len(s.numeric) > 0 || extent.IsEmpty() {
+		return Scale{}, false
+	}
+	return s.NewStats(0).Scale(extent), true
+}

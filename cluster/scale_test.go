@@ -188,3 +188,58 @@ func TestScaleJSONRoundTrip(t *testing.T) {
 	var bad Scale
 	require.Error(t, json.Unmarshal([]byte(`{"dims":[{"kind":9}]}`), &bad))
 }
+
+// TestExtentScale checks that the scale of an order that needs only the
+// extent is the one Stats learn from the rows with that extent, key for
+// key, and that every other order or normalisation, and an empty extent,
+// asks for the rows.
+func TestExtentScale(t *testing.T) {
+	rows := randomRows(rand.New(rand.NewPCG(11, 12)), 2000)
+	recs := batches(t, rows, 700, 1300)
+	extent := spatial.Bound{MinX: -50, MinY: -20, MaxX: 70, MaxY: 45}
+	cases := []struct {
+		expr string
+		norm Normalization
+		ok   bool
+	}{
+		{"hilbert()", NormalizeExtent, true},
+		{"hilbert(bbox)", NormalizeExtent, true},
+		{"hilbert(geometry)", NormalizeExtent, true},
+		{"zorder()", NormalizeExtent, true},
+		{"hilbert()", NormalizeQuantile, false},
+		{"zorder(geometry, ts)", NormalizeExtent, false},
+		{"hilbert(bbox, score)", NormalizeExtent, false},
+		{"str()", NormalizeExtent, false},
+		{"kd()", NormalizeExtent, false},
+		{"name, id", NormalizeExtent, false},
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprintf("%s/%s", tc.expr, tc.norm), func(t *testing.T) {
+			s := mustSorter(t, tc.expr, SortOptions{Normalize: tc.norm})
+			got, ok := s.ExtentScale(extent)
+			require.Equal(t, tc.ok, ok)
+			if !ok {
+				return
+			}
+			_, ok = s.ExtentScale(spatial.EmptyBound())
+			assert.False(t, ok, "an empty extent needs the rows")
+			st := s.NewStats(len(rows))
+			for _, r := range recs {
+				require.NoError(t, st.Add(r))
+			}
+			want := st.Scale(extent)
+			assert.Equal(t, want, got)
+			a, err := s.WithScale(want)
+			require.NoError(t, err)
+			b, err := s.WithScale(got)
+			require.NoError(t, err)
+			for _, r := range recs {
+				wk, err := a.Keys(r)
+				require.NoError(t, err)
+				gk, err := b.Keys(r)
+				require.NoError(t, err)
+				require.Equal(t, wk, gk)
+			}
+		})
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine/spill"
+	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/table"
 )
 
@@ -60,7 +61,10 @@ func mergePlan(sp *SortPlan, g *Group) {
 //
 //  1. scale: one pass over only the key and extent columns learns the
 //     key's scale (the group's extent, quantiles), so that every row's
-//     key is the one the in-memory sort gives it;
+//     key is the one the in-memory sort gives it; when the key needs
+//     only the extent and the files' statistics give it, they stand in
+//     for that pass, and the rows' extent, known once the runs are
+//     written, confirms them (else the runs are written again);
 //  2. runs: one pass over all rows (deletes applied, validated, digested)
 //     cuts them into runs of an eighth of the budget, each sorted stably
 //     and written with its keys while the next is read;
@@ -78,11 +82,11 @@ func (ex *execution) sortMerged(ctx context.Context, g *groupIO, recs iter.Seq2[
 	}
 	start := time.Now()
 	ex.progress(g.o.index, "scaling", 0, 0)
-	frozen, _, _, err := ex.sampleKeys(ctx, g, sorter, 0)
+	frozen, assumed, err := ex.runsScale(ctx, g, sorter)
 	if err != nil {
 		return nil, fmt.Errorf("scale: %w", err)
 	}
-	ex.r.log.Debug("spill: scaled", "partition", g.o.group.Partition, "duration", time.Since(start))
+	ex.r.log.Debug("spill: scaled", "partition", g.o.group.Partition, "from_file_stats", assumed != nil, "duration", time.Since(start))
 	dir, err := ex.openSpillDir()
 	if err != nil {
 		return nil, err
@@ -98,10 +102,23 @@ func (ex *execution) sortMerged(ctx context.Context, g *groupIO, recs iter.Seq2[
 	if err != nil {
 		return nil, err
 	}
-	ex.r.log.Debug("spill: runs written", "partition", g.o.group.Partition, "runs", rs.Len(), "rows", g.o.in.Rows, "spill_bytes", rs.DiskBytes(), "duration", time.Since(start))
 	if g.o.in.Rows == 0 {
 		return nil, nil
 	}
+	if assumed != nil && *assumed != g.o.in.Extent {
+		// The files' statistics were not their rows' extent (bounds
+		// written wider than the rows, rows whose box has a null or NaN
+		// side): the runs are keyed by another scale than the in-memory
+		// sort's. Key and write them again by the scale of the rows.
+		ex.r.log.Info("spill: the files' bounds are not their rows' extent; sorting the runs again", "partition", g.o.group.Partition,
+			"file_extent", *assumed, "rows_extent", g.o.in.Extent)
+		rs.Remove()
+		frozen, cells, size, err = ex.rewriteRuns(ctx, g, sorter, rs)
+		if err != nil {
+			return nil, err
+		}
+	}
+	ex.r.log.Debug("spill: runs written", "partition", g.o.group.Partition, "runs", rs.Len(), "rows", g.o.in.Rows, "spill_bytes", rs.DiskBytes(), "duration", time.Since(start))
 	start = time.Now()
 	ex.progress(g.o.index, "merging", 0, 0)
 	sink := ex.spilledSink(ctx, g, cells)
@@ -114,6 +131,60 @@ func (ex *execution) sortMerged(ctx context.Context, g *groupIO, recs iter.Seq2[
 	files, err := closeSink(sink, err)
 	ex.r.log.Debug("spill: merged and written", "partition", g.o.group.Partition, "files", len(files), "duration", time.Since(start))
 	return files, err
+}
+
+// runsScale returns sorter frozen to the scale the runs of g are keyed
+// by. When the order needs only the rows' extent (see
+// cluster.Sorter.ExtentScale) and the files' statistics give it (see
+// fileExtent), no row is read for it, and the extent assumed is returned
+// so that the caller can check it against the rows' once they are read;
+// else the key columns are read once (sampleKeys) and the extent is nil.
+func (ex *execution) runsScale(ctx context.Context, g *groupIO, sorter *cluster.Sorter) (*cluster.Sorter, *spatial.Bound, error) {
+	ext, ok := fileExtent(g.o.files)
+	if sc, keyed := sorter.ExtentScale(ext); ok && keyed {
+		if h := hooksOf(ctx); h.FileExtent != nil {
+			ext = h.FileExtent(ext)
+			sc, _ = sorter.ExtentScale(ext)
+		}
+		frozen, err := sorter.WithScale(sc)
+		return frozen, &ext, err
+	}
+	frozen, _, _, err := ex.sampleKeys(ctx, g, sorter, 0)
+	return frozen, nil, err
+}
+
+// fileExtent is the extent of the rows of files as their statistics give
+// it: the union of their bounds, when every file has one and no deletes
+// apply to any (a delete may remove the rows that make a bound).
+func fileExtent(files []table.PlanFile) (spatial.Bound, bool) {
+	ext := spatial.EmptyBound()
+	for _, f := range files {
+		if f.DeleteFiles > 0 || !f.HasBound {
+			return spatial.Bound{}, false
+		}
+		ext = ext.Extend(f.Bound)
+	}
+	return ext, !ext.IsEmpty()
+}
+
+// rewriteRuns reads the rows of g, already validated and digested, a
+// second time and writes them into rs as runs keyed by the scale a pass
+// over their key columns learns (sampleKeys): what sortMerged writes when
+// the files' statistics cannot stand in for that pass.
+func (ex *execution) rewriteRuns(ctx context.Context, g *groupIO, sorter *cluster.Sorter, rs *spill.Runs) (*cluster.Sorter, *cluster.CellRuns, rowSize, error) {
+	frozen, _, _, err := ex.sampleKeys(ctx, g, sorter, 0)
+	if err != nil {
+		return nil, nil, rowSize{}, fmt.Errorf("scale: %w", err)
+	}
+	_, recs, err := ex.tf.Read(ctx, g.o.files, g.o.files, nil)
+	if err != nil {
+		return nil, nil, rowSize{}, fmt.Errorf("read: %w", err)
+	}
+	again := *g
+	again.digest = func(arrow.RecordBatch) error { return nil }
+	cells := cellRuns(frozen)
+	size, err := writeRuns(recs, &again, frozen, rs, runBudget(g.o.group.Sort.BudgetBytes), cells)
+	return frozen, cells, size, err
 }
 
 // rowSize sums the Arrow bytes and rows of the batches read.

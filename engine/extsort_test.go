@@ -18,6 +18,7 @@ import (
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/spill"
 	"github.com/geocompact/geocompact/internal/testing/enginetest"
+	"github.com/geocompact/geocompact/spatial"
 )
 
 // fileSums returns the SHA-256 of each data file of the table, keyed by
@@ -209,4 +210,60 @@ func TestSpillTooSmallFailsBeforeWriting(t *testing.T) {
 	tbl = mustLoad(t, cat, name)
 	assert.Equal(t, snap, tbl.CurrentSnapshot().SnapshotID)
 	assert.Equal(t, filesBefore, dirFiles(t, dataDir))
+}
+
+// TestSpilledSortScaleFromFileStats checks the spilled sort's scale when
+// the files' statistics stand in for the pass over the rows: taken from
+// them for a curve over the extent when no deletes apply, not with
+// deletes, and confirmed against the rows' extent, the runs written again
+// when the statistics were wider than the rows. Every way writes the
+// in-memory sort's files byte for byte.
+func TestSpilledSortScaleFromFileStats(t *testing.T) {
+	t.Parallel()
+	deleteSome := func(tbl *table.Table) {
+		_, err := tbl.Delete(t.Context(), iceberg.LessThan(iceberg.Reference("id"), int64(700)), nil)
+		require.NoError(t, err)
+	}
+	mor := map[string]string{"write.delete.mode": "merge-on-read"}
+	widen := func(b spatial.Bound) spatial.Bound { b.MinX -= 1; b.MaxY += 0.5; return b }
+	cases := []struct {
+		name      string
+		cfg       bench.GenerateConfig
+		prepare   func(*table.Table)
+		curve     string
+		assume    func(spatial.Bound) spatial.Bound
+		fromStats bool
+	}{
+		{"points", bench.GenerateConfig{Rows: 20000, Commits: 12, Distribution: bench.Clustered}, nil, "hilbert", nil, true},
+		{"points-zorder", bench.GenerateConfig{Rows: 20000, Commits: 12, Distribution: bench.Clustered}, nil, "zorder", nil, true},
+		{"polygons", bench.GenerateConfig{Rows: 8000, Commits: 8, Geometry: bench.Polygons}, nil, "hilbert", nil, true},
+		{"points-kd", bench.GenerateConfig{Rows: 20000, Commits: 12, Distribution: bench.Clustered}, nil, "kd", nil, false},
+		{"deletes", bench.GenerateConfig{Rows: 15000, Commits: 10, Properties: mor}, deleteSome, "hilbert", nil, false},
+		{"stats-wider-than-rows", bench.GenerateConfig{Rows: 20000, Commits: 12, Distribution: bench.Clustered}, nil, "hilbert", widen, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			mem, spilled, name := twinTables(t, tc.cfg, tc.prepare)
+			base := []string{"rewrite-all", "true", "target-file-size-bytes", "65536"}
+			rewrite(t, mem, name, engine.Request{Curve: tc.curve, Options: opts(base...)})
+			var assumed int
+			ctx := engine.WithTestHooks(t.Context(), engine.TestHooks{FileExtent: func(b spatial.Bound) spatial.Bound {
+				assumed++
+				if tc.assume != nil {
+					return tc.assume(b)
+				}
+				return b
+			}})
+			res, err := enginetest.Rewrite(ctx, spilled, name, engine.Request{Curve: tc.curve, Options: opts(append(base, "max-group-memory-bytes", spillBudget)...)})
+			require.NoError(t, err)
+			require.Len(t, res.Plan.Groups, 1)
+			require.True(t, res.Plan.Groups[0].Sort.Spill)
+			if tc.fromStats {
+				assert.Positive(t, assumed, "the scale comes from the files' statistics")
+			} else {
+				assert.Zero(t, assumed, "the scale comes from the rows")
+			}
+			assert.Equal(t, fileSums(t, mustLoad(t, mem, name)), fileSums(t, mustLoad(t, spilled, name)), "byte-identical files")
+		})
+	}
 }

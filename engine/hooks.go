@@ -4,13 +4,16 @@ import (
 	"context"
 
 	"github.com/geocompact/geocompact/engine/spill"
+	"github.com/geocompact/geocompact/spatial"
 )
 
 // testHooks are the points where a test steps into one rewrite: before
 // each commit attempt; after a group's files are written (an error fails
 // the group); before each spill segment is written (an error fails the
-// write as a full disk would); and in place of the free-space probe of the
-// spill directory. They travel in the rewrite's context, so only that
+// write as a full disk would); in place of the free-space probe of the
+// spill directory; and on the extent a spilled group's file statistics
+// give, when its sort's scale is taken from them (the extent returned is
+// the one assumed instead). They travel in the rewrite's context, so only that
 // rewrite sees them and tests that set them run in parallel with others;
 // only the package's tests set them (export_test.go).
 type testHooks struct {
@@ -18,6 +21,7 @@ type testHooks struct {
 	AfterWrite   func() error
 	SpillWrite   func() error
 	FreeSpace    func(dir string) (int64, error)
+	FileExtent   func(spatial.Bound) spatial.Bound
 }
 
 type testHooksKey struct{}
