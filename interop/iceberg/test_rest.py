@@ -137,23 +137,31 @@ def test_rest_over_s3_rewrite_reads_the_same(spark, duck, rest_s3):
     assert paths and all(p.startswith(rest_s3.warehouse + "/") for p in paths), paths[:3]
 
 
-def test_spark_rest_table_compacted_and_deleted_from_again(spark, duck, rest):
+@pytest.mark.parametrize("where", ["rest", "rest_s3"])
+def test_spark_rest_table_compacted_and_deleted_from_again(spark, duck, where, request):
+    """Spark creates a merge-on-read table through the REST server (in its
+    own warehouse, or on S3 through S3FileIO) and deletes from it;
+    geocompact compacts it; Spark deletes from it again."""
+    rest = request.getfixturevalue(where)
     table = f"{fresh_namespace('rest')}.spark_deletes"
-    fq = f"{REST_CATALOG}.{table}"
-    spark_table(spark, REST_CATALOG, table, 2, ROWS)
+    fq = f"{rest.spark}.{table}"
+    spark_table(spark, rest.spark, table, 2, ROWS)
     spark.sql(f"DELETE FROM {fq} WHERE id % 5 = 0")
     assert spark.sql(f"SELECT count(*) FROM {fq}.delete_files").collect()[0][0] > 0
     before = figures(spark, duck, rest, table)
     assert_agree(before, ROWS - ROWS // 5)
-    snap = current_snapshot(spark, table, catalog=REST_CATALOG)
+    snap = current_snapshot(spark, table, catalog=rest.spark)
 
     assert rest.gc.run("validate", "--table", table) is not None
     res = rewrite(rest, table, "hilbert")
     assert res["removed_delete_files_count"] > 0, res
     assert figures(spark, duck, rest, table) == before
-    assert spark_fingerprint(spark, table, snapshot_id=snap, catalog=REST_CATALOG) \
+    assert spark_fingerprint(spark, table, snapshot_id=snap, catalog=rest.spark) \
         == before["spark"]
     assert spark.sql(f"SELECT count(*) FROM {fq}.delete_files").collect()[0][0] == 0
+    if rest.warehouse:
+        paths = [r[0] for r in spark.sql(f"SELECT file_path FROM {fq}.files").collect()]
+        assert paths and all(p.startswith(rest.warehouse + "/") for p in paths), paths[:3]
 
     # Spark deletes from the rewritten table through the same catalog.
     keep = spark.sql(f"SELECT count(*) FROM {fq} WHERE id % 7 <> 0").collect()[0][0]
