@@ -16,8 +16,10 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	stopProfile := cpuProfile(os.Getenv("GEOCOMPACT_CPUPROFILE"))
+	stopHeap := heapProfile(os.Getenv("GEOCOMPACT_MEMPROFILE"))
 	code := run(ctx, os.Args[1:], newIOStreams(os.Stdin, os.Stdout, os.Stderr))
 	stop()
+	stopHeap()
 	stopProfile()
 	os.Exit(code)
 }

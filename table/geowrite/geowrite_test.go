@@ -76,7 +76,12 @@ func pointWKB(x, y float64) []byte {
 // type on v3.
 func batch(t testing.TB, sc *arrow.Schema, rows []point) arrow.RecordBatch {
 	t.Helper()
-	mem := memory.DefaultAllocator
+	return batchFrom(t, memory.DefaultAllocator, sc, rows)
+}
+
+// batchFrom is batch with its buffers allocated from mem.
+func batchFrom(t testing.TB, mem memory.Allocator, sc *arrow.Schema, rows []point) arrow.RecordBatch {
+	t.Helper()
 	ids := array.NewInt64Builder(mem)
 	geom := array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary)
 	var bbox [4]*array.Float64Builder
@@ -223,6 +228,39 @@ func TestSinkCutsFiles(t *testing.T) {
 		back = append(back, readBack(t, df.FilePath())...)
 	}
 	assert.Equal(t, points, back)
+}
+
+// TestSinkQueueBoundsBatches checks that a Sink holds about Lanes × Queue
+// batches whatever the file size: the rows of one large file are written
+// faster than they are encoded, and the batches not yet written (their
+// buffers not yet freed) never number more than the sink's queue plus the
+// few in the writer's hands. iceberg-go's writer queues 64 batches per file
+// unless told otherwise, which held hundreds of MiB at a 128 MiB target.
+func TestSinkQueueBoundsBatches(t *testing.T) {
+	t.Parallel()
+	tbl := newTable(t, 2)
+	sc := arrowSchema(t, tbl)
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	rows := make([]point, 2000)
+	for i := range rows {
+		rows[i] = point{int64(i), float64(i % 360), float64(i % 90)}
+	}
+	one := batchFrom(t, mem, sc, rows)
+	per := mem.CurrentAlloc()
+	one.Release()
+	const queue, batches = 1, 150
+	s := geowrite.NewSink(t.Context(), tbl, sc, geowrite.SinkConfig{FileRows: func(int) int64 { return math.MaxInt64 }, Lanes: 1, Queue: queue})
+	most := 0
+	for range batches {
+		most = max(most, mem.CurrentAlloc()/per)
+		require.NoError(t, s.Write(batchFrom(t, mem, sc, rows)))
+	}
+	files, err := s.Close()
+	require.NoError(t, err)
+	require.Len(t, files, 1)
+	assert.Equal(t, int64(batches*len(rows)), files[0].Count())
+	assert.LessOrEqual(t, most, queue+3, "batches held before a Write")
+	mem.AssertSize(t, 0)
 }
 
 // TestFirstRowIDs assigns first row ids on v3 from the table's next row

@@ -40,8 +40,11 @@ type SinkConfig struct {
 // NewSink returns a sink writing into tbl with writer schema sc. Write
 // the batches, then Close it once, also after an error.
 func NewSink(ctx context.Context, tbl *table.Table, sc *arrow.Schema, cfg SinkConfig) *Sink {
-	// One call per file: it never rolls to a second file.
-	opts := append(slices.Clip(cfg.Options), table.WithTargetFileSize(math.MaxInt64))
+	// One call per file: it never rolls to a second file. The sink's queue
+	// bounds the batches waiting for a file; iceberg-go's writer would
+	// queue 64 more of its own per file (at 128 MiB files, most of the
+	// rewrite's peak), so it is given room for one.
+	opts := append(slices.Clip(cfg.Options), table.WithTargetFileSize(math.MaxInt64), table.WithRecordBatchBufferSize(1))
 	write := func(ctx context.Context, _ int, rows iter.Seq2[arrow.RecordBatch, error]) ([]iceberg.DataFile, error) {
 		o := opts
 		if cfg.WriteID != nil {
