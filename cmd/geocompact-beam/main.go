@@ -145,7 +145,7 @@ func runRewrite(ctx context.Context, o *rewriteOptions, out io.Writer) error {
 		return &usageError{err}
 	}
 	cfg.CommitRetries = spec.Retries()
-	cli.LimitMemory(cfg) // as geocompact rewrite: Prism runs the workers in this process
+	cli.LimitMemory(cfg, nil) // as geocompact rewrite: Prism runs the workers in this process
 	res, err := rewrite(ctx, spec, o.flags.Table, cfg, flag.Lookup("runner").Value.String())
 	if err != nil && (res == nil || res.Result == nil) {
 		if cli.IsUsage(err) {

@@ -110,6 +110,7 @@ func runRewrite(ctx context.Context, o *rewriteOptions, cfg engine.Request) erro
 		if err != nil {
 			return nil, err
 		}
+		cli.LimitMemory(cfg, t.Properties)
 		return engine.Rewrite(ctx, t, cfg)
 	}
 	if o.delta == "" {
@@ -123,10 +124,10 @@ func runRewrite(ctx context.Context, o *rewriteOptions, cfg engine.Request) erro
 			if err != nil {
 				return nil, err
 			}
+			cli.LimitMemory(cfg, t.Properties)
 			return engine.Rewrite(ctx, t, cfg)
 		}
 	}
-	cli.LimitMemory(cfg)
 	p := newProgress(o.g, "rewrite", "")
 	cfg.Progress = rewriteProgress(p)
 	res, err := rewrite(ctx, cfg)

@@ -174,7 +174,7 @@ func runSQL(ctx context.Context, o *sqlOptions, src string) error {
 		return sqlPrepareError(err)
 	}
 	defer script.Close()
-	cli.LimitMemory(largestMemoryBudget(script.Calls()))
+	cli.LimitMemory(largestMemoryBudget(script.Calls()), nil)
 	first := true
 	return script.Run(ctx, func(r *procedure.Result) error {
 		p.Done() // no rewrite runs between statements

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"os"
+	"runtime"
 	"runtime/debug"
 
 	"github.com/geocompact/geocompact/engine"
@@ -10,28 +11,43 @@ import (
 
 // LimitMemory sets the Go runtime's soft memory limit to the memory
 // budget of req (its max-group-memory-bytes as the request's options read
-// it, see engine.Request.OptionsFor, else the default budget), plus room
-// for the runtime, unless GOMEMLIMIT is set, so that the garbage collector
-// keeps the process near its budget instead of letting the heap double
-// between collections. Pass a checked request, so that its options are
-// not parsed again.
-func LimitMemory(req engine.Request) {
+// it for a table with tableProps, see engine.Request.OptionsFor, else the
+// default budget), plus room for the runtime and for the files being
+// written, unless GOMEMLIMIT is set, so that the garbage collector keeps
+// the process near its budget instead of letting the heap double between
+// collections. tableProps may be nil (the target file size is then the
+// request's, or Iceberg's default). Pass a checked request, so that its
+// options are not parsed again.
+func LimitMemory(req engine.Request, tableProps map[string]string) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	budget := spill.DefaultMemoryBudget()
-	if o, err := req.OptionsFor(nil); err == nil {
+	budget, target := spill.DefaultMemoryBudget(), int64(0)
+	if o, err := req.OptionsFor(tableProps); err == nil {
 		// A request that does not parse keeps the default: the rewrite
 		// refuses it itself.
-		budget = o.MaxGroupMemoryBytes
+		budget, target = o.MaxGroupMemoryBytes, o.TargetFileSize
 	}
-	debug.SetMemoryLimit(budget + memoryLimitRoom)
+	debug.SetMemoryLimit(budget + memoryLimitRoom + writeRoom(target, runtime.GOMAXPROCS(0)))
 }
 
-// memoryLimitRoom is what the process may use beyond the groups' budget:
-// the runtime, the catalog, the scan's read-ahead, the file writers and
-// the collector's headroom. A spilled sort holds about its budget plus
-// 40-50 MB live (docs/perf.md); with 64 MiB of room the heap sat at the
-// limit and the collector ran back to back, 1.4-1.6x the in-memory sort's
-// CPU at a 64 MiB budget, against 1.25x with 128 MiB.
+// memoryLimitRoom is what the process may use beyond the groups' budget
+// and the files being written: the runtime, the catalog, the scan's
+// read-ahead and the collector's headroom. A spilled sort holds about its
+// budget plus 40-50 MB live (docs/perf.md); with 64 MiB of room the heap
+// sat at the limit and the collector ran back to back, 1.4-1.6x the
+// in-memory sort's CPU at a 64 MiB budget, against 1.25x with 128 MiB.
 const memoryLimitRoom = 128 << 20
+
+// writeRoom is the room for the files being written at once, about one
+// per core: each holds the row group it is writing (up to the file, and
+// about 50 MB at Iceberg's row-group limit of 1,048,576 rows of points)
+// and the batches on their way to it. Without it, at 128 MiB files the
+// live heap (about 400 MB) sat above the limit and the collector took a
+// third of the CPU (docs/perf.md, "Memory at large target files").
+func writeRoom(target int64, files int) int64 {
+	return int64(files) * 2 * min(max(target, 0), writeRoomPerFile)
+}
+
+// writeRoomPerFile caps the row group counted for one file being written.
+const writeRoomPerFile = 64 << 20

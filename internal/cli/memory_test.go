@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"math"
+	"runtime"
 	"runtime/debug"
 	"testing"
 
@@ -12,30 +13,45 @@ import (
 )
 
 // TestLimitMemory checks that the Go memory limit follows the budget the
-// user gave, in any form the engine accepts (units included), and that a
-// value the engine refuses leaves the default budget in place.
+// user gave, in any form the engine accepts (units included), that a
+// value the engine refuses leaves the default budget in place, and that
+// the limit leaves room for the files being written, by the target file
+// size the request or else the table gives.
 func TestLimitMemory(t *testing.T) {
 	t.Setenv("GOMEMLIMIT", "")
 	t.Cleanup(func() { debug.SetMemoryLimit(math.MaxInt64) })
 	def, err := engine.Request{}.OptionsFor(nil)
 	assert.NoError(t, err)
 	const room = 128 << 20
+	files := int64(runtime.GOMAXPROCS(0))
+	small := files * 2 * (1 << 20) // two 1 MiB files' worth per file written
 	for _, tc := range []struct {
 		value string
 		want  int64
 	}{
-		{"2GiB", 2<<30 + room},
-		{"536870912", 512<<20 + room},
-		{"1.5 GiB", 3<<29 + room},
-		{"300MB", 300e6 + room},
-		{"lots", def.MaxGroupMemoryBytes + room},
+		{"2GiB", 2<<30 + room + small},
+		{"536870912", 512<<20 + room + small},
+		{"1.5 GiB", 3<<29 + room + small},
+		{"300MB", 300e6 + room + small},
+		{"lots", def.MaxGroupMemoryBytes + room}, // refused: the default budget, no file room
 	} {
 		t.Run(tc.value, func(t *testing.T) {
-			req, _ := engine.Request{Options: map[string]string{engine.OptMaxGroupMemory: tc.value}}.Check()
-			cli.LimitMemory(req)
+			req, _ := engine.Request{Options: map[string]string{
+				engine.OptMaxGroupMemory: tc.value, engine.OptTargetFileSize: "1048576"}}.Check()
+			cli.LimitMemory(req, nil)
 			assert.Equal(t, tc.want, debug.SetMemoryLimit(-1))
 		})
 	}
-	cli.LimitMemory(engine.Request{})
-	assert.Equal(t, def.MaxGroupMemoryBytes+room, debug.SetMemoryLimit(-1))
+
+	large := files * 2 * (64 << 20) // a row group of at most 64 MiB counted per file
+	cli.LimitMemory(engine.Request{}, nil)
+	assert.Equal(t, def.MaxGroupMemoryBytes+room+large, debug.SetMemoryLimit(-1), "Iceberg's default target, 512 MiB")
+
+	props := map[string]string{"write.target-file-size-bytes": "2097152"}
+	cli.LimitMemory(engine.Request{}, props)
+	assert.Equal(t, def.MaxGroupMemoryBytes+room+files*2*(2<<20), debug.SetMemoryLimit(-1), "the table's target")
+
+	req, _ := engine.Request{Options: map[string]string{engine.OptTargetFileSize: "134217728"}}.Check()
+	cli.LimitMemory(req, props)
+	assert.Equal(t, def.MaxGroupMemoryBytes+room+large, debug.SetMemoryLimit(-1), "the request's target over the table's")
 }
