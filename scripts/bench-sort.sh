@@ -43,7 +43,7 @@ table=bench.pings
 
 rm -rf "$wh"
 "$gc" --warehouse "$wh" -q generate --table "$table" --rows "$rows" --commits "$commits" --distribution clustered --seed 3 >/dev/null
-parquet=$(find "$wh" -name '*.parquet' -printf '%s\n' | awk '{s+=$1} END {print s}')
+parquet=$(find "$wh" -name '*.parquet' -printf '%s\n' | awk '{s+=$1} END {printf "%.0f", s}')
 tar -C "$dir" -cf "$dir/pristine.tar" wh
 
 mib=$((1 << 20))
