@@ -8,6 +8,7 @@ import (
 
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/internal/cli"
+	"github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/deltatable"
 	"github.com/geocompact/geocompact/table/icebergtable"
 	"github.com/geocompact/geocompact/table/layouts"
@@ -105,13 +106,8 @@ func parseKV(pairs []string) (map[string]string, error) {
 }
 
 func runRewrite(ctx context.Context, o *rewriteOptions, cfg engine.Request) error {
-	rewrite := func(ctx context.Context, cfg engine.Request) (*engine.Result, error) {
-		t, err := deltatable.OpenLocation(ctx, o.delta, cfg.DryRun)
-		if err != nil {
-			return nil, err
-		}
-		cli.LimitMemory(cfg, t.Properties)
-		return engine.Rewrite(ctx, t, cfg)
+	open := func(ctx context.Context) (table.Table, error) {
+		return deltatable.OpenLocation(ctx, o.delta, cfg.DryRun)
 	}
 	if o.delta == "" {
 		cat, spec, err := o.g.openCatalog(ctx)
@@ -119,18 +115,20 @@ func runRewrite(ctx context.Context, o *rewriteOptions, cfg engine.Request) erro
 			return err
 		}
 		cfg.CommitRetries = spec.Retries()
-		rewrite = func(ctx context.Context, cfg engine.Request) (*engine.Result, error) {
-			t, err := icebergtable.Open(ctx, cat, o.flags.Table)
-			if err != nil {
-				return nil, err
-			}
-			cli.LimitMemory(cfg, t.Properties)
-			return engine.Rewrite(ctx, t, cfg)
+		open = func(ctx context.Context) (table.Table, error) {
+			return icebergtable.Open(ctx, cat, o.flags.Table)
 		}
 	}
 	p := newProgress(o.g, "rewrite", "")
 	cfg.Progress = rewriteProgress(p)
-	res, err := rewrite(ctx, cfg)
+	var res *engine.Result
+	t, err := open(ctx)
+	if err == nil {
+		// The soft limit leaves room for the files being written, whose
+		// size may come from the table's properties.
+		cli.LimitMemory(cfg, t.Properties)
+		res, err = engine.Rewrite(ctx, t, cfg)
+	}
 	p.Done()
 	if err != nil && res == nil {
 		if cli.IsUsage(err) {
