@@ -6,7 +6,6 @@ import (
 	"os"
 	"runtime/metrics"
 	"runtime/pprof"
-	"sync"
 	"time"
 )
 
@@ -30,9 +29,10 @@ func heapProfile(path string) func() {
 		fmt.Fprintf(os.Stderr, "geocompact: GEOCOMPACT_MEMPROFILE: %v\n", err)
 		return func() {}
 	}
+	// best and peak belong to the sampler until it has stopped, then to
+	// the returned func.
 	var (
-		mu   sync.Mutex
-		best bytes.Buffer
+		best []byte
 		peak uint64
 	)
 	take := func(live uint64) {
@@ -40,9 +40,7 @@ func heapProfile(path string) func() {
 		if err := pprof.Lookup("heap").WriteTo(&b, 0); err != nil {
 			return
 		}
-		mu.Lock()
-		best, peak = b, live
-		mu.Unlock()
+		best, peak = b.Bytes(), live
 	}
 	done, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
@@ -65,10 +63,10 @@ func heapProfile(path string) func() {
 	return func() {
 		close(done)
 		<-stopped
-		if best.Len() == 0 {
+		if len(best) == 0 {
 			take(0)
 		}
-		_, err := best.WriteTo(f)
+		_, err := f.Write(best)
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
