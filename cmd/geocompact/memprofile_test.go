@@ -1,8 +1,6 @@
 package main
 
 import (
-	"compress/gzip"
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -25,14 +23,7 @@ func TestHeapProfile(t *testing.T) {
 	time.Sleep(3 * heapSample) // lets the sampler see the larger heap; no timing is asserted
 	stop()
 	assert.Len(t, held, 64)
-	f, err := os.Open(path)
-	require.NoError(t, err)
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	require.NoError(t, err, "a profile is gzip-compressed")
-	body, err := io.ReadAll(zr)
-	require.NoError(t, err)
-	assert.NotEmpty(t, body)
+	requireProfile(t, path)
 
 	heapProfile("")()
 	quick := filepath.Join(t.TempDir(), "quick.prof")
