@@ -171,3 +171,10 @@ def assert_agree(figures: dict[str, Fingerprint], rows: int) -> None:
         f"peers read different geometries: {shared}"
     for peer, f in figures.items():
         assert f.rows == rows, f"{peer} reads {f.rows} rows, want {rows}"
+
+
+def assert_files_under(spark, fq_table: str, warehouse: str) -> None:
+    """Spark's files table lists every live file of fq_table (catalog.ns.name)
+    under warehouse."""
+    paths = [r[0] for r in spark.sql(f"SELECT file_path FROM {fq_table}.files").collect()]
+    assert paths and all(p.startswith(warehouse + "/") for p in paths), paths[:3]

@@ -20,6 +20,7 @@ from remote import (
     REST_CATALOG,
     CatalogGc,
     assert_agree,
+    assert_files_under,
     duck_s3,
     fresh_namespace,
     peer_figures,
@@ -133,8 +134,7 @@ def test_rest_over_s3_rewrite_reads_the_same(spark, duck, rest_s3):
     assert figures(spark, duck, rest_s3, table) == before
     assert spark_fingerprint(spark, table, snapshot_id=snap, catalog=rest_s3.spark) \
         == before["spark"]
-    paths = [r[0] for r in spark.sql(f"SELECT file_path FROM {rest_s3.spark}.{table}.files").collect()]
-    assert paths and all(p.startswith(rest_s3.warehouse + "/") for p in paths), paths[:3]
+    assert_files_under(spark, f"{rest_s3.spark}.{table}", rest_s3.warehouse)
 
 
 @pytest.mark.parametrize("where", ["rest", "rest_s3"])
@@ -160,8 +160,7 @@ def test_spark_rest_table_compacted_and_deleted_from_again(spark, duck, where, r
         == before["spark"]
     assert spark.sql(f"SELECT count(*) FROM {fq}.delete_files").collect()[0][0] == 0
     if rest.warehouse:
-        paths = [r[0] for r in spark.sql(f"SELECT file_path FROM {fq}.files").collect()]
-        assert paths and all(p.startswith(rest.warehouse + "/") for p in paths), paths[:3]
+        assert_files_under(spark, fq, rest.warehouse)
 
     # Spark deletes from the rewritten table through the same catalog.
     keep = spark.sql(f"SELECT count(*) FROM {fq} WHERE id % 7 <> 0").collect()[0][0]
