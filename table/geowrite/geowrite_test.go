@@ -292,3 +292,47 @@ func TestFirstRowIDs(t *testing.T) {
 		assert.Equal(t, int64(len(points)), next-tbl.Metadata().NextRowID())
 	}
 }
+
+// TestPieces cuts batches of 7 rows into pieces of at most 3 and 7 rows:
+// the pieces hold the same rows in the same order, a batch that fits is
+// handed on as it is, an error is passed on, and every buffer is
+// released, also when the receiver stops early.
+func TestPieces(t *testing.T) {
+	t.Parallel()
+	sc := arrowSchema(t, newTable(t, 2))
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	rows := func(yield func(arrow.RecordBatch, error) bool) {
+		for _, b := range [][]point{points, points[:2]} {
+			if !yield(batchFrom(t, mem, sc, b), nil) {
+				return
+			}
+		}
+		yield(nil, assert.AnError)
+	}
+	for _, tc := range []struct {
+		n     int64
+		sizes []int64
+	}{{3, []int64{3, 3, 1, 2}}, {7, []int64{7, 2}}} {
+		var sizes []int64
+		var ids []int64
+		var errs []error
+		for rec, err := range geowrite.Pieces(rows, tc.n) {
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			sizes = append(sizes, rec.NumRows())
+			ids = append(ids, rec.Column(0).(*array.Int64).Int64Values()...)
+			rec.Release()
+		}
+		assert.Equal(t, tc.sizes, sizes, "pieces of at most %d rows", tc.n)
+		assert.Equal(t, []int64{1, 2, 3, 4, 5, 6, 7, 1, 2}, ids, "pieces of at most %d rows", tc.n)
+		assert.Equal(t, []error{assert.AnError}, errs)
+		mem.AssertSize(t, 0)
+	}
+	for rec := range geowrite.Pieces(rows, 3) {
+		rec.Release()
+		break
+	}
+	mem.AssertSize(t, 0)
+}

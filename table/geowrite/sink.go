@@ -37,6 +37,42 @@ type SinkConfig struct {
 	WriteID func() uuid.UUID
 }
 
+// pieceRows is the most rows a file's writer is handed at once. The
+// Parquet writer decides whether a column's dictionary pays for itself
+// only between the batches it is handed (and every
+// write.parquet.page-row-limit rows, 20,000 by default, within one), and
+// until it decides it hashes every value into the dictionary. A sorted
+// rewrite hands it a file's rows as one gathered batch, so every value of
+// a column of distinct values (coordinates, ids, times) was hashed before
+// the dictionary was found useless and dropped: at 1 MiB files, most of
+// the time a sorted rewrite spent writing beyond what binpack, whose
+// input batches are a few thousand rows, spent. Pieces of a few thousand
+// rows let the writer decide as early for either.
+const pieceRows = 4096
+
+// pieces yields the batches of rows cut into zero-copy slices of at most
+// n rows; each piece is its receiver's to release, and each batch is
+// released once cut.
+func pieces(rows iter.Seq2[arrow.RecordBatch, error], n int64) iter.Seq2[arrow.RecordBatch, error] {
+	return func(yield func(arrow.RecordBatch, error) bool) {
+		for rec, err := range rows {
+			if err != nil || rec.NumRows() <= n {
+				if !yield(rec, err) {
+					return
+				}
+				continue
+			}
+			for off := int64(0); off < rec.NumRows(); off += n {
+				if !yield(rec.NewSlice(off, min(off+n, rec.NumRows())), nil) {
+					rec.Release()
+					return
+				}
+			}
+			rec.Release()
+		}
+	}
+}
+
 // NewSink returns a sink writing into tbl with writer schema sc. Write
 // the batches, then Close it once, also after an error.
 func NewSink(ctx context.Context, tbl *table.Table, sc *arrow.Schema, cfg SinkConfig) *Sink {
@@ -51,7 +87,7 @@ func NewSink(ctx context.Context, tbl *table.Table, sc *arrow.Schema, cfg SinkCo
 			o = append(slices.Clone(opts), table.WithWriteUUID(cfg.WriteID()))
 		}
 		var out []iceberg.DataFile
-		for df, err := range Records(ctx, tbl, sc, rows, o...) {
+		for df, err := range Records(ctx, tbl, sc, pieces(rows, pieceRows), o...) {
 			if err != nil {
 				return out, err
 			}

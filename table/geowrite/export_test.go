@@ -1,0 +1,4 @@
+package geowrite
+
+// Pieces is pieces, for tests.
+var Pieces = pieces
