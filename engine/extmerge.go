@@ -25,6 +25,10 @@ const (
 	// (two files each).
 	minFanIn = 16
 	maxFanIn = 256
+	// maxShrinks is how many merges before the last run at once, when
+	// there are lanes for them: their batches take at most half the
+	// budget, as two runs do while they are cut.
+	maxShrinks = 2
 )
 
 // runBudget is the most Arrow bytes one sorted run holds: a run is read
@@ -69,7 +73,10 @@ func mergePlan(sp *SortPlan, g *Group) {
 //     cuts them into runs of an eighth of the budget, each sorted stably
 //     and written with its keys while the next is read;
 //  3. merge: the runs are read back batch by batch and merged by key,
-//     equal keys taken from the earlier run first, into the file writers.
+//     equal keys taken from the earlier run first, into the file writers;
+//     when there are more runs than one merge reads, only as many as
+//     that merge must be spared are first merged into longer runs, two
+//     such merges at once on two cores (see spill.Shrinks).
 //
 // Each run is a stretch of the input in stable key order, and a tie goes
 // to the earlier stretch, so the merge is the stable order of the whole
@@ -122,7 +129,7 @@ func (ex *execution) sortMerged(ctx context.Context, g *groupIO, recs iter.Seq2[
 	start = time.Now()
 	ex.progress(g.o.index, "merging", 0, 0)
 	sink := ex.spilledSink(ctx, g, cells)
-	err = rs.Merge(fanIn(sp.BudgetBytes), size.rows(mergeBatchBytes), size.rows(gatherBytes), func(rec arrow.RecordBatch) error {
+	err = rs.Merge(fanIn(sp.BudgetBytes), min(ex.lanes, maxShrinks), size.rows(mergeBatchBytes), size.rows(gatherBytes), func(rec arrow.RecordBatch) error {
 		if err := sink.Write(rec); err != nil {
 			return fmt.Errorf("write: %w", err)
 		}

@@ -80,7 +80,7 @@ func TestMergeIsStable(t *testing.T) {
 				require.Greater(t, rs.Len(), 1)
 			}
 			var got []int64
-			require.NoError(t, rs.Merge(tc.fanIn, tc.batchRows, tc.out, func(rec arrow.RecordBatch) error {
+			require.NoError(t, rs.Merge(tc.fanIn, 2, tc.batchRows, tc.out, func(rec arrow.RecordBatch) error {
 				defer rec.Release()
 				assert.LessOrEqual(t, int(rec.NumRows()), tc.out)
 				got = append(got, rec.Column(0).(*array.Int64).Int64Values()...)
@@ -116,4 +116,69 @@ func dirPath(t *testing.T, root string) string {
 	require.NoError(t, err)
 	require.Len(t, entries, 1)
 	return root + "/" + entries[0].Name()
+}
+
+// TestShrinks plans the merges before the last: only as many runs as the
+// last merge must be spared are merged, consecutive runs each time, and a
+// pass that cannot reach the fan-in merges as many as it can.
+func TestShrinks(t *testing.T) {
+	for _, tc := range []struct {
+		n, fanIn int
+		want     [][2]int
+	}{
+		{8, 8, nil},
+		{3, 8, nil},
+		{9, 8, [][2]int{{0, 2}}},
+		{10, 8, [][2]int{{0, 3}}},
+		{480, 256, [][2]int{{0, 225}}},
+		{20, 8, [][2]int{{0, 8}, {8, 14}}},
+		{10, 2, [][2]int{{0, 2}, {2, 4}, {4, 6}, {6, 8}, {8, 10}}},
+		{11, 2, [][2]int{{0, 2}, {2, 4}, {4, 6}, {6, 8}, {8, 10}}},
+	} {
+		got := spill.Shrinks(tc.n, tc.fanIn)
+		assert.Equal(t, tc.want, got, "%d runs, fan-in %d", tc.n, tc.fanIn)
+		left := tc.n
+		for _, r := range got {
+			assert.LessOrEqual(t, r[1]-r[0], tc.fanIn)
+			left -= r[1] - r[0] - 1
+		}
+		if tc.n <= tc.fanIn*tc.fanIn/2 {
+			assert.Equal(t, min(tc.n, tc.fanIn), left, "%d runs, fan-in %d: runs left for the last merge", tc.n, tc.fanIn)
+		}
+	}
+}
+
+// TestMergeRewritesOnlyWhatItMust merges ten runs of equal size with a
+// fan-in of 8: three of them are merged into one first, so the bytes
+// spilled grow by about three runs' worth, not by every run's.
+func TestMergeRewritesOnlyWhatItMust(t *testing.T) {
+	dir, _, err := spill.OpenDir(t.TempDir())
+	require.NoError(t, err)
+	defer dir.Close()
+	rs := spill.NewRuns(dir, idSchema)
+	const runs, rows = 10, 1000
+	for i := range runs {
+		rec := idBatch(i*rows, (i+1)*rows)
+		perm := make([]int32, rows)
+		keys := make([]uint64, rows)
+		for j := range perm {
+			perm[j] = int32(j)
+			keys[j] = uint64(j*runs + i)
+		}
+		require.NoError(t, rs.Write([]arrow.RecordBatch{rec}, perm, keys, 100))
+		rec.Release()
+	}
+	written := rs.DiskBytes()
+	n := 0
+	require.NoError(t, rs.Merge(8, 2, 100, 256, func(rec arrow.RecordBatch) error {
+		defer rec.Release()
+		for _, id := range rec.Column(0).(*array.Int64).Int64Values() {
+			require.Equal(t, int64(n%runs*rows+n/runs), id, "row %d", n)
+			n++
+		}
+		return nil
+	}))
+	assert.Equal(t, runs*rows, n)
+	again := float64(rs.DiskBytes()-written) / float64(written)
+	assert.InDelta(t, 0.3, again, 0.03, "share of the bytes spilled again")
 }
