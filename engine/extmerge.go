@@ -17,14 +17,15 @@ import (
 // Sizes of the merged spilled sort, by the group's budget (its share of
 // max-group-memory-bytes).
 const (
-	// mergeBatchBytes is about how much one batch of a run holds: the
-	// merge holds one per run it reads, plus the batches its pending
-	// output rows come from.
-	mergeBatchBytes = 256 << 10
+	// maxMergeBatchBytes and minMergeBatchBytes bound how much one
+	// batch of a run holds: the merge holds one per run it reads, plus
+	// the batches its pending output rows come from.
+	maxMergeBatchBytes = 256 << 10
+	minMergeBatchBytes = 64 << 10
 	// minFanIn and maxFanIn bound how many runs one merge reads at once
 	// (two files each).
 	minFanIn = 16
-	maxFanIn = 256
+	maxFanIn = 512
 	// maxShrinks is how many merges before the last run at once, when
 	// there are lanes for them: their batches take at most half the
 	// budget, as two runs do while they are cut.
@@ -40,10 +41,20 @@ func runBudget(budget int64) int64 {
 	return max(budget/8, 64<<10)
 }
 
-// fanIn is how many runs one merge reads at once within budget: their
-// batches take at most a quarter of it, but never fewer than minFanIn.
-func fanIn(budget int64) int {
-	return int(min(max(budget/4/mergeBatchBytes, minFanIn), maxFanIn))
+// mergeSizes returns how large the batches of runs are written (in
+// Arrow bytes) and how many runs one merge reads at once, for a budget
+// and about runs runs: the merge's batches take at most a quarter of
+// the budget (never fewer than minFanIn of them). The batches are as
+// large as that quarter allows for every run to be read by one merge,
+// between minMergeBatchBytes and maxMergeBatchBytes: smaller batches
+// read more runs at once, so fewer rows are merged twice (a 10 GB group
+// at a 512 MiB budget makes about 480 runs, which 256 KiB batches merge
+// in one pass, where 256 runs to a merge would first write 47% of the
+// rows to disk again).
+func mergeSizes(budget int64, runs int) (batchBytes int64, fanIn int) {
+	quarter := budget / 4
+	batchBytes = min(max(quarter/int64(max(runs, 1)), minMergeBatchBytes), maxMergeBatchBytes)
+	return batchBytes, int(min(max(quarter/batchBytes, minFanIn), maxFanIn))
 }
 
 // mergePlan turns sp, the spilled sort plan of group g by a curve's key,
@@ -55,7 +66,8 @@ func mergePlan(sp *SortPlan, g *Group) {
 	sp.Buckets = 0
 	// Two runs (one read, one sorted and written) with their permutation,
 	// or the merge's batches: both below half the budget.
-	sp.PeakMemoryBytes = min(sp.PeakMemoryBytes, sortOverheadBytes+2*run+int64(fanIn(sp.BudgetBytes))*mergeBatchBytes)
+	batch, fan := mergeSizes(sp.BudgetBytes, sp.Runs)
+	sp.PeakMemoryBytes = min(sp.PeakMemoryBytes, sortOverheadBytes+2*run+int64(fan)*batch)
 }
 
 // sortMerged orders a group too large for its memory budget by its
@@ -105,7 +117,8 @@ func (ex *execution) sortMerged(ctx context.Context, g *groupIO, recs iter.Seq2[
 	rs.BeforeWrite = hooksOf(ctx).SpillWrite
 	defer rs.Remove()
 	cells := cellRuns(frozen)
-	size, err := writeRuns(recs, g, frozen, rs, runBudget(sp.BudgetBytes), cells)
+	batch, fan := mergeSizes(sp.BudgetBytes, sp.Runs)
+	size, err := writeRuns(recs, g, frozen, rs, runBudget(sp.BudgetBytes), batch, cells)
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +133,7 @@ func (ex *execution) sortMerged(ctx context.Context, g *groupIO, recs iter.Seq2[
 		ex.r.log.Info("spill: the files' bounds are not their rows' extent; sorting the runs again", "partition", g.o.group.Partition,
 			"file_extent", *assumed, "rows_extent", g.o.in.Extent)
 		rs.Remove()
-		frozen, cells, size, err = ex.rewriteRuns(ctx, g, sorter, rs)
+		frozen, cells, size, err = ex.rewriteRuns(ctx, g, sorter, rs, batch)
 		if err != nil {
 			return nil, err
 		}
@@ -129,7 +142,7 @@ func (ex *execution) sortMerged(ctx context.Context, g *groupIO, recs iter.Seq2[
 	start = time.Now()
 	ex.progress(g.o.index, "merging", 0, 0)
 	sink := ex.spilledSink(ctx, g, cells)
-	err = rs.Merge(fanIn(sp.BudgetBytes), min(ex.lanes, maxShrinks), size.rows(mergeBatchBytes), size.rows(gatherBytes), func(rec arrow.RecordBatch) error {
+	err = rs.Merge(fan, min(ex.lanes, maxShrinks), size.runRows(batch), size.rows(gatherBytes), func(rec arrow.RecordBatch) error {
 		if err := sink.Write(rec); err != nil {
 			return fmt.Errorf("write: %w", err)
 		}
@@ -175,10 +188,11 @@ func fileExtent(files []table.PlanFile) (spatial.Bound, bool) {
 }
 
 // rewriteRuns reads the rows of g, already validated and digested, a
-// second time and writes them into rs as runs keyed by the scale a pass
-// over their key columns learns (sampleKeys): what sortMerged writes when
-// the files' statistics cannot stand in for that pass.
-func (ex *execution) rewriteRuns(ctx context.Context, g *groupIO, sorter *cluster.Sorter, rs *spill.Runs) (*cluster.Sorter, *cluster.CellRuns, rowSize, error) {
+// second time and writes them into rs as runs (in batches of about batch
+// Arrow bytes) keyed by the scale a pass over their key columns learns
+// (sampleKeys): what sortMerged writes when the files' statistics cannot
+// stand in for that pass.
+func (ex *execution) rewriteRuns(ctx context.Context, g *groupIO, sorter *cluster.Sorter, rs *spill.Runs, batch int64) (*cluster.Sorter, *cluster.CellRuns, rowSize, error) {
 	frozen, _, _, err := ex.sampleKeys(ctx, g, sorter, 0)
 	if err != nil {
 		return nil, nil, rowSize{}, fmt.Errorf("scale: %w", err)
@@ -190,7 +204,7 @@ func (ex *execution) rewriteRuns(ctx context.Context, g *groupIO, sorter *cluste
 	again := *g
 	again.digest = func(arrow.RecordBatch) error { return nil }
 	cells := cellRuns(frozen)
-	size, err := writeRuns(recs, &again, frozen, rs, runBudget(g.o.group.Sort.BudgetBytes), cells)
+	size, err := writeRuns(recs, &again, frozen, rs, runBudget(g.o.group.Sort.BudgetBytes), batch, cells)
 	return frozen, cells, size, err
 }
 
@@ -212,13 +226,23 @@ func (s rowSize) rows(bytes int64) int {
 	return int(min(max(bytes*s.n/s.bytes, 1<<10), 1<<17))
 }
 
+// runRows is how many rows make about bytes in a batch of a run: as
+// rows, but down to 64 rows, so that the merge's batches keep within
+// its share of the budget however many runs it reads.
+func (s rowSize) runRows(bytes int64) int {
+	if s.n == 0 || s.bytes == 0 {
+		return 1 << 10
+	}
+	return int(min(max(bytes*s.n/s.bytes, 64), 1<<17))
+}
+
 // writeRuns reads every row of the group, validates and digests it, and
 // writes it into runs that hold at most run bytes of memory (the
 // capacity of the batches' buffers, not only their length), each sorted
-// by frozen;
+// by frozen and written in batches of about batch Arrow bytes;
 // a run is sorted and written while the next is read. cells, when not
 // nil, counts the rows' cells. It returns the size of what it read.
-func writeRuns(recs iter.Seq2[arrow.RecordBatch, error], g *groupIO, frozen *cluster.Sorter, rs *spill.Runs, run int64, cells *cluster.CellRuns) (rowSize, error) {
+func writeRuns(recs iter.Seq2[arrow.RecordBatch, error], g *groupIO, frozen *cluster.Sorter, rs *spill.Runs, run, batchBytes int64, cells *cluster.CellRuns) (rowSize, error) {
 	var size rowSize
 	todo := make(chan []arrow.RecordBatch, 1)
 	done := make(chan error, 1)
@@ -226,7 +250,7 @@ func writeRuns(recs iter.Seq2[arrow.RecordBatch, error], g *groupIO, frozen *clu
 		var err error
 		for batch := range todo {
 			if err == nil {
-				err = sortRun(batch, g.readSc, frozen, rs, cells)
+				err = sortRun(batch, g.readSc, frozen, rs, batchBytes, cells)
 			}
 			release(batch)
 		}
@@ -256,8 +280,9 @@ func writeRuns(recs iter.Seq2[arrow.RecordBatch, error], g *groupIO, frozen *clu
 	return size, err
 }
 
-// sortRun sorts one run's rows by frozen and writes them as a run.
-func sortRun(recs []arrow.RecordBatch, sc *arrow.Schema, frozen *cluster.Sorter, rs *spill.Runs, cells *cluster.CellRuns) error {
+// sortRun sorts one run's rows by frozen and writes them as a run, in
+// batches of about batchBytes Arrow bytes.
+func sortRun(recs []arrow.RecordBatch, sc *arrow.Schema, frozen *cluster.Sorter, rs *spill.Runs, batchBytes int64, cells *cluster.CellRuns) error {
 	perm, keys, err := frozen.SortedKeys(recs)
 	if err != nil {
 		return fmt.Errorf("sort: %w", err)
@@ -269,7 +294,7 @@ func sortRun(recs []arrow.RecordBatch, sc *arrow.Schema, frozen *cluster.Sorter,
 	for _, r := range recs {
 		size.add(r)
 	}
-	return rs.Write(recs, perm, keys, size.rows(mergeBatchBytes))
+	return rs.Write(recs, perm, keys, size.runRows(batchBytes))
 }
 
 func release(recs []arrow.RecordBatch) {

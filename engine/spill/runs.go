@@ -160,7 +160,7 @@ func (rs *Runs) full(path string, err error) error {
 // longer runs on disk, batchRows rows to a batch, up to lanes such merges
 // at once (see Shrinks). Every run file is removed once read.
 func (rs *Runs) Merge(fanIn, lanes, batchRows, outRows int, emit func(arrow.RecordBatch) error) error {
-	fanIn = max(fanIn, 2)
+	fanIn, lanes = fitOpenFiles(fanIn, lanes, openFileLimit())
 	for len(rs.runs) > fanIn {
 		if err := rs.shrink(Shrinks(len(rs.runs), fanIn), lanes, batchRows); err != nil {
 			return err
@@ -172,6 +172,23 @@ func (rs *Runs) Merge(fanIn, lanes, batchRows, outRows int, emit func(arrow.Reco
 	})
 	rs.runs = nil
 	return err
+}
+
+// filesKept is how many open files fitOpenFiles leaves to the rest of
+// the process.
+const filesKept = 256
+
+// fitOpenFiles bounds fanIn and lanes so that lanes merges of fanIn runs
+// (two files a run) fit in limit open files with filesKept to spare
+// (limit 0: unknown, no bound); fanIn is at least 2 and lanes 1.
+func fitOpenFiles(fanIn, lanes, limit int) (int, int) {
+	fanIn, lanes = max(fanIn, 2), max(lanes, 1)
+	if limit <= 0 {
+		return fanIn, lanes
+	}
+	most := max((limit-filesKept)/2, 2)
+	fanIn = min(fanIn, most)
+	return fanIn, min(lanes, max(most/fanIn, 1))
 }
 
 // Shrinks plans one pass of merges that brings n runs down to fanIn (or
@@ -312,7 +329,7 @@ func openCursor(r run, sc *arrow.Schema) (*cursor, error) {
 		c.df.Close()
 		return nil, fmt.Errorf("%w: read run %s: %w", ErrDir, r.data, err)
 	}
-	c.kr = bufio.NewReaderSize(c.kf, 64<<10)
+	c.kr = bufio.NewReaderSize(c.kf, 16<<10)
 	return c, nil
 }
 

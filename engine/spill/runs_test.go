@@ -182,3 +182,29 @@ func TestMergeRewritesOnlyWhatItMust(t *testing.T) {
 	again := float64(rs.DiskBytes()-written) / float64(written)
 	assert.InDelta(t, 0.3, again, 0.03, "share of the bytes spilled again")
 }
+
+// TestFitOpenFiles checks that the merges read no more runs at once than
+// the process may open (two files a run, 256 files kept for the rest),
+// giving up lanes before fan-in.
+func TestFitOpenFiles(t *testing.T) {
+	for _, tc := range []struct {
+		fanIn, lanes, limit int
+		wantFanIn, wantLane int
+	}{
+		{512, 2, 0, 512, 2},     // limit unknown
+		{512, 2, 20000, 512, 2}, // room for both
+		{512, 2, 1500, 512, 1},  // room for one merge of 512
+		{512, 2, 1024, 384, 1},  // not even that
+		{1, 0, 1024, 2, 1},      // floors
+		{512, 2, 100, 2, 1},     // almost nothing open-able
+		{16, 2, 1024, 16, 2},    // small fan-ins untouched
+		{256, 2, 1024 + 256, 256, 2},
+	} {
+		fanIn, lanes := spill.FitOpenFiles(tc.fanIn, tc.lanes, tc.limit)
+		assert.Equal(t, tc.wantFanIn, fanIn, "%+v", tc)
+		assert.Equal(t, tc.wantLane, lanes, "%+v", tc)
+		if tc.limit > 0 {
+			assert.LessOrEqual(t, 2*fanIn*lanes, max(tc.limit-256, 4), "%+v", tc)
+		}
+	}
+}

@@ -1,0 +1,4 @@
+package spill
+
+// FitOpenFiles is fitOpenFiles, for tests.
+var FitOpenFiles = fitOpenFiles
