@@ -16,7 +16,8 @@
 # binary (GEOCOMPACT_TEST_AS_ICEBERG_BINPACK). Results: DIR/runs.tsv (one
 # line per run) and the summary on standard output: wall time, CPU time
 # (user + system, which other work on the machine disturbs less) and peak
-# RSS, medians, and the ratios of both times.
+# RSS, medians, the ratios of both times, and each Hilbert way's throughput
+# against binpack's (binpack's time over its).
 set -euo pipefail
 
 rows=1500000 commits=300 target=1048576 rounds=3 pick="" dir=/tmp/geocompact-bench-sort
@@ -117,4 +118,7 @@ END {
 	if (("binpack" in t) && ("hilbert" in t)) ratio("hilbert at defaults / binpack", "hilbert", "binpack")
 	if ("hilbert-in-memory" in t) for (w = 1; w <= ways; w++) if (order[w] ~ /MiB$/)
 		ratio(order[w] " / in memory", order[w], "hilbert-in-memory")
+	# Rows per second of each sorted way against the unsorted rewrite.
+	if ("binpack" in t) for (w = 1; w <= ways; w++) if (order[w] ~ /^hilbert/)
+		printf "%s throughput against binpack: %.2fx\n", order[w], t["binpack"] / t[order[w]]
 }' "$runs"
