@@ -2,6 +2,7 @@ package delta
 
 import (
 	"errors"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -247,4 +248,19 @@ func TestVacuumKeepsLiveFilesThroughSymlinks(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, plan.Files, "the live file is kept")
 	assert.Equal(t, sorted(idRange(1, 0, 10)), ids(t, tbl))
+}
+
+// TestEncodePathEscapesColon: an add path is a relative reference that
+// java.net.URI reads without a scheme, and it decodes back to the name.
+func TestEncodePathEscapesColon(t *testing.T) {
+	for _, name := range []string{"ts=2026-06-01%2000:30:00/part-0.parquet", "a:b/c:d.parquet", "x/y.parquet"} {
+		enc := EncodePath(name)
+		assert.NotContains(t, enc, ":")
+		u, err := url.Parse(enc)
+		require.NoError(t, err)
+		assert.Empty(t, u.Scheme)
+		dec, err := url.PathUnescape(enc)
+		require.NoError(t, err)
+		assert.Equal(t, name, dec)
+	}
 }

@@ -240,11 +240,15 @@ func (w *FileWriter) Close() (*Add, error) {
 		ModificationTime: time.Now().UnixMilli(), DataChange: true, Stats: stats}, nil
 }
 
-// EncodePath URL-encodes a relative file path for an add or remove action.
+// EncodePath URL-encodes a relative file path for an add or remove action,
+// segment by segment, as a valid RFC 3986 relative reference. ':' is
+// escaped too (url.PathEscape keeps it): java.net.URI, which Delta on
+// Spark resolves add paths with, reads a first segment holding ':' as a
+// scheme and refuses the path; delta-rs writes %3A there as well.
 func EncodePath(p string) string {
 	segs := strings.Split(p, "/")
 	for i, s := range segs {
-		segs[i] = url.PathEscape(s)
+		segs[i] = strings.ReplaceAll(url.PathEscape(s), ":", "%3A")
 	}
 	return strings.Join(segs, "/")
 }

@@ -253,6 +253,18 @@ func TestRunDeltaSchemaDiffers(t *testing.T) {
 // regionFile writes n points with an id and a region column ("r0".."r2").
 func regionFile(t testing.TB, n int) string {
 	t.Helper()
+	return regionFileOf(t, n, func(i int) *string {
+		if i%4 == 3 {
+			return nil
+		}
+		v := fmt.Sprintf("r %d", i%3)
+		return &v
+	})
+}
+
+// regionFileOf writes n points whose region is value(i) (nil for null).
+func regionFileOf(t testing.TB, n int, value func(i int) *string) string {
+	t.Helper()
 	sc := arrow.NewSchema([]arrow.Field{
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "region", Type: arrow.BinaryTypes.String, Nullable: true},
@@ -266,10 +278,10 @@ func regionFile(t testing.TB, n int) string {
 	defer b.Release()
 	for i, row := range validatetest.Points(n) {
 		b.Field(0).(*array.Int64Builder).Append(int64(i))
-		if i%4 == 3 {
+		if v := value(i); v == nil {
 			b.Field(1).AppendNull()
 		} else {
-			b.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("r %d", i%3))
+			b.Field(1).(*array.StringBuilder).Append(*v)
 		}
 		b.Field(2).(*array.BinaryBuilder).Append(row.WKB)
 		for k := range 4 {
@@ -320,6 +332,42 @@ func TestRunDeltaPartitioned(t *testing.T) {
 	_, err = ingest.RunDelta(t.Context(), loc, cfg)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "exists partitioned by region, not by id")
+}
+
+// TestRunDeltaPartitionPathsAreURIReferences ingests partition values
+// that need escaping: every add path in the log is a valid RFC 3986
+// relative reference (java.net.URI, which Delta on Spark resolves add
+// paths with, reads a bare ':' in a first segment as a scheme), no
+// character outside RFC 3986's path set is left bare, and each names
+// a file on disk inside the table.
+func TestRunDeltaPartitionPathsAreURIReferences(t *testing.T) {
+	values := []string{"2026-06-01 00:30:00", "a:b", "50%", "a b", "x=y", "a/b", "Zürich", "x/../../../OUT", "#?", "[]"}
+	loc := t.TempDir()
+	in := regionFileOf(t, 2*len(values), func(i int) *string { return &values[i%len(values)] })
+	cfg := deltaConfig(true, in)
+	cfg.PartitionBy = "region"
+	_, err := ingest.RunDelta(t.Context(), loc, cfg)
+	require.NoError(t, err)
+	assert.Equal(t, inputRows(t, in), deltaRows(t, loc))
+
+	tbl, err := delta.OpenLocal(loc)
+	require.NoError(t, err)
+	s, err := tbl.Snapshot(t.Context())
+	require.NoError(t, err)
+	require.Len(t, s.Files, len(values))
+	for _, f := range s.Files {
+		assert.NotContains(t, f.Path, ":", "a bare ':' in %q", f.Path)
+		for _, c := range f.Path {
+			assert.True(t, c < 0x80 && (strings.ContainsRune("-._~!$&'()*+,;=@/%", c) ||
+				('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9')),
+				"%q: %q is not an RFC 3986 path character", f.Path, c)
+		}
+		p, err := f.DecodedPath()
+		require.NoError(t, err)
+		full := filepath.Join(loc, filepath.FromSlash(p))
+		assert.True(t, strings.HasPrefix(full, loc+string(filepath.Separator)), "%s is outside %s", full, loc)
+		assert.FileExists(t, full)
+	}
 }
 
 // TestRunDeltaConcurrent runs ingests at once: distinct files all land,
