@@ -19,8 +19,10 @@ var DeltaKinds = []Kind{Files, History}
 // Iceberg metadata tables Rows reads where they agree, so scripts work on
 // both.
 //
-// Files has one row per live file of the latest version: file_path (as
-// stored, relative to the table or absolute), partition (a Row of the
+// Files has one row per live file of the latest version: file_path (the
+// file's name on disk: the log's path percent-decoded, relative to the
+// table or absolute as the log names it; the stored form when it does not
+// decode), partition (a Row of the
 // partition columns' logical names and their values as the log writes
 // them; null stays nil), record_count (numRecords, nil without stats),
 // file_size_in_bytes, modification_time, bbox (delta.Snapshot.FileBound,
@@ -76,8 +78,12 @@ func deltaFiles(s *delta.Snapshot) []Row {
 		if f.DeletionVector != nil {
 			dv = f.DeletionVector.Cardinality
 		}
+		name, err := f.DecodedPath()
+		if err != nil {
+			name = f.Path
+		}
 		rows = append(rows, Row{
-			{"file_path", f.Path}, {"partition", part}, {"record_count", records},
+			{"file_path", name}, {"partition", part}, {"record_count", records},
 			{"file_size_in_bytes", f.Size}, {"modification_time", time.UnixMilli(f.ModificationTime).UTC()},
 			{"bbox", bbox}, {"deletion_vector_cardinality", dv},
 		})

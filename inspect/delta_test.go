@@ -19,6 +19,7 @@ func TestDeltaRowsFiles(t *testing.T) {
 	a := deltatest.WriteFile(t, tbl, "a.parquet", "x", 0, deltatest.Point(t, 1, 2), deltatest.Point(t, 3, -1))
 	b := deltatest.WriteFile(t, tbl, "b.parquet", "y", 2, deltatest.Point(t, 0, 0))
 	b.Stats = ""
+	b.Path = "part=y%20z/b%3A1.parquet" // the log's encoding of the name on disk
 	deltatest.Append(t, tbl, a, b)
 	deltatest.DeleteRows(t, tbl, a, 1)
 
@@ -32,6 +33,7 @@ func TestDeltaRowsFiles(t *testing.T) {
 	assert.Equal(t, a.Size, get(rows[0], "file_size_in_bytes"))
 	assert.Equal(t, spatial.Bound{MinX: 1, MinY: -1, MaxX: 3, MaxY: 2}, get(rows[0], "bbox"))
 	assert.Equal(t, int64(1), get(rows[0], "deletion_vector_cardinality"))
+	assert.Equal(t, "part=y z/b:1.parquet", get(rows[1], "file_path"), "the name on disk, not the log's encoding")
 	assert.Nil(t, get(rows[1], "record_count"), "no stats")
 	assert.Nil(t, get(rows[1], "bbox"))
 	assert.Equal(t, int64(0), get(rows[1], "deletion_vector_cardinality"))
