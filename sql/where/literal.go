@@ -81,6 +81,10 @@ func (p *parser) parseRelativeTime() (*operand, error) {
 		if err != nil {
 			return nil, errAt(s, "bad interval %s: %v", s.raw, err)
 		}
+		if t.Before(minTime) || t.After(maxTime) {
+			return nil, errAt(s, "interval %s takes %s out of range: a timestamp is microseconds since 1970, years %d to %d",
+				s.raw, l.raw, minTime.Year(), maxTime.Year())
+		}
 		if !whole {
 			l.kind = litTimestamp
 		}
@@ -89,6 +93,14 @@ func (p *parser) parseRelativeTime() (*operand, error) {
 	}
 	return &operand{tok: start, lit: l}, nil
 }
+
+// minTime and maxTime bound the times a timestamp literal holds: Iceberg
+// and Delta store microseconds since 1970 in an int64, and a time beyond
+// them would wrap around to one that selects nothing (or everything).
+var (
+	minTime = time.UnixMicro(math.MinInt64).UTC()
+	maxTime = time.UnixMicro(math.MaxInt64).UTC()
+)
 
 // intervalUnits are the units INTERVAL takes, singular.
 var intervalUnits = []string{"second", "minute", "hour", "day", "week", "month", "year"}

@@ -41,12 +41,16 @@ func TestParseRelativeTimes(t *testing.T) {
 		assert.True(t, got.Equals(want), "%s: got %v, want %v", in, got, want)
 	}
 	for in, want := range map[string]string{
-		"ts > now() - 1":                           `want INTERVAL 'n unit' after now() -`,
-		"ts > now() - interval '1 fortnight'":      `unknown unit "fortnight"`,
-		"ts > now() - interval 'a day'":            "want a whole number of day",
-		"ts > now() - interval '1'":                "want 'n unit'",
-		"day >= current_date - interval '2 hours'": `does not fit column "day"`,
-		"day >= now()":                             `does not fit column "day"`,
+		"ts > now() - 1":                                                 `want INTERVAL 'n unit' after now() -`,
+		"ts > now() - interval '1 fortnight'":                            `unknown unit "fortnight"`,
+		"ts > now() - interval 'a day'":                                  "want a whole number of day",
+		"ts > now() - interval '1'":                                      "want 'n unit'",
+		"day >= current_date - interval '2 hours'":                       `does not fit column "day"`,
+		"day >= now()":                                                   `does not fit column "day"`,
+		"ts > now() - interval '1000000 years'":                          "out of range",
+		"ts < now() + interval '300000 years'":                           "out of range",
+		"ts > now() - interval '200000 years' - interval '200000 years'": "out of range",
+		"day >= current_date - interval '1000000 years'":                 "out of range",
 	} {
 		_, err := ParseAt(in, sc, now)
 		require.ErrorIs(t, err, ErrInvalid, in)

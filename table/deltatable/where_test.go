@@ -241,6 +241,7 @@ func TestWhereRefusals(t *testing.T) {
 		{"m.nope = 1", []string{`unknown column "m.nope"`}},
 		{"ts > 'yesterday'", []string{`"ts"`, "timestamp"}},
 		{"name LIKE 'z%'", []string{"LIKE"}},
+		{"ts > now() - interval '1000000 years'", []string{"out of range"}},
 	} {
 		_, err := enginetest.RewriteDelta(t.Context(), dir, engine.Request{Where: c.where, Options: opts("rewrite-all", "true")})
 		require.ErrorIs(t, err, optval.ErrBad, c.where)
