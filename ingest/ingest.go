@@ -254,6 +254,9 @@ func (in *ingester) run(ctx context.Context, tbl *table.Table, res *Result) erro
 	}
 	if tbl == nil {
 		if _, err := CreateTable(ctx, in.cat, in.cfg.Table, sc, in.cfg.PartitionBy, props); err != nil {
+			if errors.Is(err, catalog.ErrTableAlreadyExists) {
+				return in.joinCreated(ctx, res)
+			}
 			return err
 		}
 		res.Created = true
@@ -279,6 +282,33 @@ func (in *ingester) run(ctx context.Context, tbl *table.Table, res *Result) erro
 		}
 		in.setSources(srcs)
 	}
+}
+
+// joinCreated goes on with a table that another writer created between
+// this ingest's look and its own create: the ingest appends to it, with
+// the same checks as to any table that exists (partition spec, files
+// already ingested, schema).
+func (in *ingester) joinCreated(ctx context.Context, res *Result) error {
+	in.log.Info("table created concurrently: appending to it", "table", in.cfg.Table)
+	tbl, err := loadOrNil(ctx, in.cat, in.cfg)
+	if err != nil {
+		return err
+	}
+	if tbl == nil {
+		return fmt.Errorf("create %s: the table exists but does not load", in.cfg.Table)
+	}
+	if err := checkSpec(tbl, in.cfg); err != nil {
+		return err
+	}
+	srcs := in.sources
+	if !in.cfg.AllowDuplicates {
+		srcs = in.skip(res, srcs, ingested(tbl.Metadata(), srcs, in.log))
+	}
+	if len(srcs) == 0 {
+		return nil
+	}
+	in.setSources(srcs)
+	return in.run(ctx, tbl, res)
 }
 
 // writeAndCommit reads the files conformed to arrowSc and commits them.
@@ -371,8 +401,16 @@ type ingester struct {
 
 // dropCreated drops the table a failed first ingest created, so none is
 // left behind empty.
+//
+// Only a table that no snapshot was committed to is dropped: another
+// ingest that found the table this one created may have appended to it.
 func (in *ingester) dropCreated(ctx context.Context) {
 	ident, _ := catalogs.ParseIdentifier(in.cfg.Table)
+	ctx = context.WithoutCancel(ctx)
+	if tbl, err := in.cat.LoadTable(ctx, ident); err != nil || tbl.CurrentSnapshot() != nil {
+		in.log.Warn("keep table created by a failed ingest", "table", in.cfg.Table, "reason", "it has a snapshot, or does not load", "error", err)
+		return
+	}
 	if err := in.cat.DropTable(context.WithoutCancel(ctx), ident); err != nil {
 		in.log.Warn("drop table after failed ingest", "table", in.cfg.Table, "error", err)
 	}

@@ -131,3 +131,38 @@ func TestLostCommitLeavesNoFiles(t *testing.T) {
 	assert.Equal(t, snap, tbl.CurrentSnapshot().SnapshotID, "snapshot moved")
 	assert.Equal(t, before, dataFiles(t, tbl), "data files left behind")
 }
+
+// lateCatalog answers that the table does not exist on its first load, as
+// a catalog does to an ingest that looks just before another one creates
+// the table.
+type lateCatalog struct {
+	catalog.Catalog
+	missed bool
+}
+
+func (c *lateCatalog) LoadTable(ctx context.Context, ident table.Identifier) (*table.Table, error) {
+	if !c.missed {
+		c.missed = true
+		return nil, fmt.Errorf("%w: %v", catalog.ErrNoSuchTable, ident)
+	}
+	return c.Catalog.LoadTable(ctx, ident)
+}
+
+// TestRunCreateRaceAppends: an ingest --create that loses the create to
+// another ingest appends to the table the other one made, and a failure
+// after that never drops the table, which holds the other's rows.
+func TestRunCreateRaceAppends(t *testing.T) {
+	cat, err := catalogs.Open(t.Context(), catalogs.Spec{Warehouse: t.TempDir()})
+	require.NoError(t, err)
+	_, err = ingest.Run(t.Context(), cat, config("gis.race", pointsFile(t, 5)))
+	require.NoError(t, err)
+
+	res, err := ingest.Run(t.Context(), &lateCatalog{Catalog: cat}, config("gis.race", pointsFile(t, 3)))
+	require.NoError(t, err)
+	assert.False(t, res.Created)
+	assert.Equal(t, int64(3), res.Rows)
+	tbl, err := catalogs.LoadTable(t.Context(), cat, "gis.race")
+	require.NoError(t, err)
+	assert.Equal(t, res.SnapshotID, tbl.CurrentSnapshot().SnapshotID)
+	assert.Equal(t, "8", tbl.CurrentSnapshot().Summary.Properties["total-records"])
+}
