@@ -152,11 +152,16 @@ func (c Config) logger() *slog.Logger {
 
 // Result is what an ingest did.
 type Result struct {
-	Table      string `json:"table"`
-	Created    bool   `json:"created"`
-	SnapshotID int64  `json:"snapshot_id"`
-	Files      int    `json:"files"`
-	Rows       int64  `json:"rows"`
+	Table   string `json:"table"`
+	Created bool   `json:"created"`
+	// SnapshotID is the snapshot the ingest committed, or when it
+	// committed nothing (every file was skipped) the table's current one
+	// (0 for a table without snapshots).
+	SnapshotID int64 `json:"snapshot_id"`
+	// Committed reports whether the ingest committed a snapshot.
+	Committed bool  `json:"committed"`
+	Files     int   `json:"files"`
+	Rows      int64 `json:"rows"`
 	// AddedColumns names the columns added to the table's schema.
 	AddedColumns []string `json:"added_columns,omitempty"`
 	// Skipped lists the files left out as already ingested.
@@ -329,7 +334,7 @@ func (in *ingester) writeAndCommit(ctx context.Context, arrowSc *arrow.Schema, t
 		}
 		return fmt.Errorf("ingest into %s: %w", in.cfg.Table, err)
 	}
-	res.SnapshotID, res.Files, res.Rows = snapID, len(in.cfg.Files), batches.rows
+	res.SnapshotID, res.Files, res.Rows, res.Committed = snapID, len(in.cfg.Files), batches.rows, true
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -154,9 +155,14 @@ func runIngest(ctx context.Context, o *ingestOptions) error {
 	if o.g.JSON {
 		return json.NewEncoder(o.g.IO.Out).Encode(res)
 	}
+	snapshot := strconv.FormatInt(res.SnapshotID, 10)
+	if !res.Committed {
+		snapshot = "-"
+		fmt.Fprintf(o.g.IO.ErrOut, "nothing committed: all %d files were skipped; %s is unchanged\n", len(res.Skipped), res.Table)
+	}
 	tw := tabwriter.NewWriter(o.g.IO.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TABLE\tCREATED\tFILES\tROWS\tSNAPSHOT")
-	fmt.Fprintf(tw, "%s\t%v\t%d\t%d\t%d\n", res.Table, res.Created, res.Files, res.Rows, res.SnapshotID)
+	fmt.Fprintf(tw, "%s\t%v\t%d\t%d\t%s\n", res.Table, res.Created, res.Files, res.Rows, snapshot)
 	if err := tw.Flush(); err != nil {
 		return err
 	}

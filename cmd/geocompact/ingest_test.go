@@ -316,6 +316,8 @@ func TestIngestTwiceSkips(t *testing.T) {
 	require.Equal(t, exitOK, r.Code, r.Stderr)
 	assert.Contains(t, r.Stderr, "skipped "+p+": already ingested as batch.parquet in snapshot")
 	assert.Contains(t, r.Stderr, "--allow-duplicates")
+	assert.Contains(t, r.Stderr, "nothing committed: all 1 files were skipped")
+	assert.Regexp(t, `(?m)^gis\.r\s+false\s+0\s+0\s+-$`, r.Stdout, "no snapshot claimed")
 	assert.Equal(t, int64(6), ingestTableRows(t, ingestLoadTable(t, wh, "gis.r")))
 	r = runCLI(t, wh, false, "ingest", "--table", "gis.r", "--allow-duplicates", p)
 	require.Equal(t, exitOK, r.Code, r.Stderr)
