@@ -15,6 +15,7 @@ import (
 	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/engine/spill"
 	"github.com/geocompact/geocompact/engine/verify"
+	"github.com/geocompact/geocompact/internal/suggest"
 	"github.com/geocompact/geocompact/table"
 )
 
@@ -173,7 +174,7 @@ func (r *rewriter) planSelected(ctx context.Context, res *Result, tf table.Forma
 	if len(res.Plan.Groups) == 0 {
 		res.NoopReason = res.Plan.Hint
 		if len(selected) == 0 && total > 0 {
-			res.NoopReason = fmt.Sprintf("no data file may hold rows matching the where filter %q (%d files in the table)", r.cfg.Where, total)
+			res.NoopReason = fmt.Sprintf("no data file may hold rows matching the where filter %s (%d files in the table)", suggest.Excerpt(r.cfg.Where), total)
 		}
 		return nil
 	}

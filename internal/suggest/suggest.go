@@ -2,7 +2,11 @@
 // one, for did-you-mean hints in error messages.
 package suggest
 
-import "strings"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
 
 // Closest returns the candidate nearest to word by edit distance (a swap
 // of two neighbouring letters counts as one edit), when it is close
@@ -61,4 +65,26 @@ func distance(a, b string) int {
 		pprev, prev, cur = prev, cur, pprev
 	}
 	return prev[len(b)]
+}
+
+// excerptRunes is how much of a long input Excerpt keeps.
+const excerptRunes = 64
+
+// Excerpt quotes s, a user's input (a predicate, a value), for an error
+// message: whole when short, else its first characters followed by its
+// length, so that an input of any size is echoed on one short line.
+func Excerpt(s string) string {
+	if r := []rune(s); len(r) > excerptRunes {
+		return strconv.Quote(string(r[:excerptRunes])) + fmt.Sprintf("… (%d bytes)", len(s))
+	}
+	return strconv.Quote(s)
+}
+
+// Clip is Excerpt for input already written as the user wrote it (a
+// token, a quoted literal): it is cut the same way but not quoted.
+func Clip(s string) string {
+	if r := []rune(s); len(r) > excerptRunes {
+		return string(r[:excerptRunes]) + fmt.Sprintf("… (%d bytes)", len(s))
+	}
+	return s
 }

@@ -1,6 +1,7 @@
 package suggest
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -34,4 +35,13 @@ func TestClosestSwapsAndPrefixes(t *testing.T) {
 	opts := []string{"target-file-size-bytes", "min-file-size-bytes", "max-file-size-bytes"}
 	assert.Equal(t, "; did you mean target-file-size-bytes?", Hint("target-file-size", opts))
 	assert.Empty(t, Hint("ta", opts), "too short to complete")
+}
+
+func TestExcerpt(t *testing.T) {
+	assert.Equal(t, `"x > 1"`, Excerpt("x > 1"))
+	long := strings.Repeat("id > 1 AND ", 20000)
+	got := Excerpt(long)
+	assert.Less(t, len(got), 120)
+	assert.True(t, strings.HasPrefix(got, `"id > 1 AND`), got)
+	assert.True(t, strings.HasSuffix(got, "… (220000 bytes)"), got)
 }

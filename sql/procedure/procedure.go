@@ -21,6 +21,7 @@ import (
 
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/internal/suggest"
 	"github.com/geocompact/geocompact/sql"
 	"github.com/geocompact/geocompact/sql/where"
 	"github.com/geocompact/geocompact/table/catalogs"
@@ -177,7 +178,7 @@ func (s *Script) check(ctx context.Context, st *step) error {
 			return fmt.Errorf("%s: argument options: %w", st.call.Procedure, err)
 		}
 		if _, err := where.Parse(st.call.Where, tbl.Schema()); err != nil {
-			return fmt.Errorf("%s: argument where %q: %w", st.call.Procedure, st.call.SparkWhere, err)
+			return fmt.Errorf("%s: argument where %s: %w", st.call.Procedure, suggest.Excerpt(st.call.SparkWhere), err)
 		}
 	case sql.ExpireSnapshots:
 		cfg, err := s.expireConfig(st)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/geocompact/geocompact/internal/suggest"
 )
 
 type tokKind int
@@ -50,7 +52,7 @@ func (t token) describe() string {
 	if t.kind == tokEOF {
 		return "end of input"
 	}
-	return fmt.Sprintf("%q", t.raw)
+	return suggest.Excerpt(t.raw)
 }
 
 func lex(s string) ([]token, error) {
@@ -191,7 +193,7 @@ func lexNumber(s string, i int) (token, error) {
 		for k < len(s) && (isIdentPart(s[k]) || s[k] == '.') {
 			k++
 		}
-		return token{}, &Error{Pos: i, Token: s[i:k], Reason: fmt.Sprintf("malformed number %q", s[i:k])}
+		return token{}, &Error{Pos: i, Token: s[i:k], Reason: "malformed number " + suggest.Excerpt(s[i:k])}
 	}
 	return token{kind: tokNumber, pos: i, text: s[i:j], raw: s[i:j]}, nil
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go"
+
+	"github.com/geocompact/geocompact/internal/suggest"
 )
 
 type litKind int
@@ -48,7 +50,7 @@ func (p *parser) parseTypedLiteral() (*operand, error) {
 		l.t, err = parseTimestamp(s.text)
 	}
 	if err != nil {
-		return nil, errAt(s, "bad %s literal %s: %v", strings.ToUpper(kw.text), s.raw, err)
+		return nil, errAt(s, "bad %s literal %s: %v", strings.ToUpper(kw.text), suggest.Clip(s.raw), err)
 	}
 	return &operand{tok: kw, lit: l}, nil
 }
@@ -79,11 +81,11 @@ func (p *parser) parseRelativeTime() (*operand, error) {
 		s := p.next()
 		t, whole, err := addInterval(l.t, s.text, op.text == "-")
 		if err != nil {
-			return nil, errAt(s, "bad interval %s: %v", s.raw, err)
+			return nil, errAt(s, "bad interval %s: %v", suggest.Clip(s.raw), err)
 		}
 		if t.Before(minTime) || t.After(maxTime) {
 			return nil, errAt(s, "interval %s takes %s out of range: a timestamp is microseconds since 1970, years %d to %d",
-				s.raw, l.raw, minTime.Year(), maxTime.Year())
+				suggest.Clip(s.raw), suggest.Clip(l.raw), minTime.Year(), maxTime.Year())
 		}
 		if !whole {
 			l.kind = litTimestamp
@@ -141,7 +143,7 @@ func addInterval(t time.Time, s string, minus bool) (time.Time, bool, error) {
 // convert types l by column c, failing when the value does not fit.
 func (p *parser) convert(c *column, l *literal) (iceberg.Literal, error) {
 	misfit := func(want string) error {
-		return errAt(l.tok, "%s does not fit column %q of type %s: want %s", l.raw, c.name, c.field.Type, want)
+		return errAt(l.tok, "%s does not fit column %q of type %s: want %s", suggest.Clip(l.raw), c.name, c.field.Type, want)
 	}
 	switch typ := c.field.Type.(type) {
 	case iceberg.BooleanType:

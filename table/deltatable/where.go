@@ -10,6 +10,7 @@ import (
 
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/engine/optval"
+	"github.com/geocompact/geocompact/internal/suggest"
 	"github.com/geocompact/geocompact/sql/where"
 	"github.com/geocompact/geocompact/table"
 )
@@ -106,7 +107,7 @@ func (f *format) scopePartitions(files []table.PlanFile, text string, now time.T
 	}
 	match, err := iceberg.ExpressionEvaluator(sc, expr, false)
 	if err != nil {
-		return nil, fmt.Errorf("%w: where predicate %q: %w", optval.ErrBad, text, err)
+		return nil, fmt.Errorf("%w: where predicate %s: %w", optval.ErrBad, suggest.Excerpt(text), err)
 	}
 	var out []table.PlanFile
 	for _, pf := range files {
