@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -215,9 +216,10 @@ func largestMemoryBudget(calls []sql.Call) engine.Request {
 }
 
 // sqlPrepareError makes a mistake in the statements a usage error (exit
-// 2); a catalog or table that cannot be reached stays an error (exit 1).
+// 2), a table that does not exist among them: nothing ran. A catalog
+// that cannot be reached stays an error (exit 1).
 func sqlPrepareError(err error) error {
-	if cli.IsUsage(err) {
+	if cli.IsUsage(err) || errors.Is(err, catalog.ErrNoSuchTable) {
 		return &usageError{err}
 	}
 	return err

@@ -87,7 +87,8 @@ func TestSQLCLIRefusals(t *testing.T) {
 		{"unknown catalog", []string{"sql", "CALL lake.system.rewrite_manifests('geo.t')"}, exitUsage, []string{`catalog "lake" is not configured`}},
 		{"bad where", []string{"sql", `CALL system.rewrite_data_files(table => 'geo.t', where => 'device = "x"')`}, exitUsage, []string{"argument where", "device"}},
 		{"retention floor", []string{"sql", "CALL system.expire_snapshots('geo.t', TIMESTAMP '2020-01-01', 1); CALL system.remove_orphan_files(table => 'geo.t', older_than => '2999-01-01')"}, exitUsage, []string{"statement 2", "future"}},
-		{"missing table", []string{"sql", "CALL system.rewrite_manifests('geo.nope')"}, exitError, []string{"statement 1 (line 1, rewrite_manifests)", "geo.nope"}},
+		{"missing table", []string{"sql", "CALL system.rewrite_manifests('geo.nope')"}, exitUsage, []string{"statement 1 (line 1, rewrite_manifests)", "geo.nope"}},
+		{"missing table after a good statement", []string{"sql", "CALL system.rewrite_manifests('geo.t'); CALL system.rewrite_data_files('geo.nope')"}, exitUsage, []string{"statement 2", "geo.nope"}},
 		{"missing file", []string{"sql", "-f", "/nonexistent/x.sql"}, exitError, []string{"x.sql"}},
 	}
 	for _, tc := range cases {
@@ -105,6 +106,15 @@ func TestSQLCLIRefusals(t *testing.T) {
 // TestSQLCLIStopsAtFailure checks that a statement failing as it runs
 // stops the script with its index, after printing the ones before it.
 func TestSQLCLIStopsAtFailure(t *testing.T) {
+	t.Run("a long predicate is not echoed whole", func(t *testing.T) {
+		wh := generated(t, 2)
+		pred := strings.Repeat("id > 1 AND ", 20000) + "nope > 1"
+		r := runCLI(t, wh, false, "sql", "CALL system.rewrite_data_files(table => 'geo.t', where => '"+pred+"')")
+		assert.Equal(t, exitUsage, r.Code)
+		assert.Contains(t, r.Stderr, `unknown column "nope"`)
+		assert.Less(t, len(r.Stderr), 1000, "stderr %.300q", r.Stderr)
+	})
+
 	wh := generated(t, 3)
 	r := runCLI(t, wh, false, "sql", "CALL system.rewrite_manifests('geo.t');\n"+
 		"CALL system.remove_orphan_files(table => 'geo.t', location => '/');\n"+
