@@ -73,7 +73,7 @@ func lex(s string) ([]token, error) {
 			toks = append(toks, token{kind: k, pos: i, text: s[i : i+1], raw: s[i : i+1]})
 			i++
 			continue
-		case c == '\'' || c == '"':
+		case c == '\'' || c == '"' || c == '`':
 			t, err := lexQuoted(s, i)
 			if err != nil {
 				return nil, err
@@ -119,8 +119,9 @@ func lex(s string) ([]token, error) {
 	return append(toks, token{kind: tokEOF, pos: len(s)}), nil
 }
 
-// lexQuoted reads a '…' string or a "…" identifier starting at s[i]; a
-// doubled quote inside stands for one.
+// lexQuoted reads a '…' string, or a "…" identifier or a `…` one (as
+// Spark quotes identifiers) starting at s[i]; a doubled quote inside
+// stands for one.
 func lexQuoted(s string, i int) (token, error) {
 	q := s[i]
 	var b strings.Builder
@@ -135,7 +136,7 @@ func lexQuoted(s string, i int) (token, error) {
 			continue
 		}
 		t := token{kind: tokString, pos: i, text: b.String(), raw: s[i : j+1]}
-		if q == '"' {
+		if q != '\'' {
 			t.kind = tokQuotedIdent
 			if t.text == "" {
 				return token{}, &Error{Pos: i, Token: t.raw, Reason: "empty quoted column name"}
@@ -144,7 +145,7 @@ func lexQuoted(s string, i int) (token, error) {
 		return t, nil
 	}
 	what := "string"
-	if q == '"' {
+	if q != '\'' {
 		what = "quoted column name"
 	}
 	return token{}, &Error{Pos: i, Token: s[i:], Reason: fmt.Sprintf("unterminated %s starting %q", what, clip(s[i:]))}

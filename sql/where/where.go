@@ -75,8 +75,9 @@ const maxDepth = 200
 //
 // Keywords are case-insensitive. A bare column name matches exactly, then
 // case-insensitively; a double-quoted one ("My Col", "" escapes a quote)
-// matches exactly. Strings are single-quoted, a doubled quote standing for
-// one, as in the example above.
+// or a back-quoted one as Spark writes it (`My Col`, a doubled
+// back-quote escaping one) matches exactly. Strings are single-quoted, a
+// doubled quote standing for one, as in the example above.
 //
 // Literals take the type of the column they are compared with, and one that
 // does not fit (3.5 for an int, 'abc' for a long, an int out of range) is an
