@@ -1,6 +1,7 @@
 package maintain
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -89,6 +91,18 @@ type SnapshotInfo struct {
 	Operation  string    `json:"operation"`
 }
 
+// HeldSnapshot is a snapshot an expiry would have expired by age that a
+// ref keeps.
+type HeldSnapshot struct {
+	SnapshotID int64     `json:"snapshot_id"`
+	Timestamp  time.Time `json:"timestamp"`
+	Ref        string    `json:"ref"`
+	RefType    string    `json:"ref_type"`
+	// Reason says what the ref is and how it goes (for the maintain
+	// lease tag: its holder and when it lapses).
+	Reason string `json:"reason"`
+}
+
 // ExpireResult reports an expiry: the snapshots expired and the files
 // freed, counted as Iceberg's expire_snapshots procedure counts them. On a
 // dry run it reports what a real run would do.
@@ -104,6 +118,10 @@ type ExpireResult struct {
 	// RemovedRefs are branches and tags dropped because they outlived
 	// their max-ref-age-ms (never main).
 	RemovedRefs []string `json:"removed_refs,omitempty"`
+	// HeldByRefs are snapshots older than the cutoff that a branch or tag
+	// other than main keeps, with why: such a snapshot, and the files it
+	// reaches, stay until the ref goes.
+	HeldByRefs []HeldSnapshot `json:"held_by_refs,omitempty"`
 	// Files are the files reachable only from expired snapshots: never
 	// from a retained snapshot, nor from any branch or tag. They are the
 	// files deleted (on a dry run, those a real run would delete).
@@ -164,6 +182,7 @@ func Expire(ctx context.Context, cat catalog.Catalog, name string, cfg ExpireCon
 			return nil, fmt.Errorf("expire %s: %w", name, err)
 		}
 		res.Table, res.OlderThan, res.Cutoff, res.RetainLast, res.DryRun = name, cfg.OlderThan, now.Add(-cfg.OlderThan).UTC(), cfg.RetainLast, cfg.DryRun
+		res.HeldByRefs = heldByRefs(staged.Metadata(), res.Cutoff)
 		if cfg.DryRun || (len(res.ExpiredSnapshots) == 0 && len(res.RemovedRefs) == 0) {
 			return nil, nil
 		}
@@ -189,6 +208,45 @@ func Expire(ctx context.Context, cat catalog.Catalog, name string, cfg ExpireCon
 	}
 	log.Info("expire done", "table", name, "expired_snapshots", len(res.ExpiredSnapshots), "files", len(res.Files), "bytes", res.FreedBytes, "dry_run", cfg.DryRun)
 	return res, nil
+}
+
+// heldByRefs lists the snapshots of meta older than cutoff that a ref
+// other than main points at, oldest first.
+func heldByRefs(meta table.Metadata, cutoff time.Time) []HeldSnapshot {
+	var out []HeldSnapshot
+	for name, ref := range meta.Refs() {
+		if name == table.MainBranch {
+			continue
+		}
+		s := meta.SnapshotByID(ref.SnapshotID)
+		if s == nil || !time.UnixMilli(s.TimestampMs).Before(cutoff) {
+			continue
+		}
+		h := HeldSnapshot{SnapshotID: s.SnapshotID, Timestamp: time.UnixMilli(s.TimestampMs).UTC(), Ref: name, RefType: string(ref.SnapshotRefType)}
+		h.Reason = fmt.Sprintf("the %s %s points at it; it stays until the %s is removed", h.RefType, name, h.RefType)
+		if name == LeaseRef {
+			h.Reason = leaseReason(meta.Properties())
+		}
+		out = append(out, h)
+	}
+	slices.SortFunc(out, func(a, b HeldSnapshot) int { return cmp.Compare(a.Timestamp.UnixMilli(), b.Timestamp.UnixMilli()) })
+	return out
+}
+
+// leaseReason says why the maintain lease tag keeps a snapshot: a running
+// maintain holds it, or a run that was killed left it; it lapses at its
+// expiry, and the next maintain run then removes it.
+func leaseReason(props iceberg.Properties) string {
+	owner := props[PropLeaseOwner]
+	if owner == "" {
+		owner = "an unknown run"
+	}
+	lapse := "at an unknown time"
+	if ms, err := strconv.ParseInt(props[PropLeaseExpiresMs], 10, 64); err == nil {
+		lapse = "at " + time.UnixMilli(ms).UTC().Format(time.RFC3339)
+	}
+	return fmt.Sprintf("the maintain lease tag %s points at it: held by %s (a running maintain, or one that was killed); "+
+		"it lapses %s, and the next maintain run removes it", LeaseRef, owner, lapse)
 }
 
 // planExpiry compares the table's metadata before and after expiry and

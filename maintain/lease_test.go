@@ -202,3 +202,40 @@ func TestLeaseOfDeadHolderIsTakenOver(t *testing.T) {
 		t.Fatalf("second acquire while this process holds the lease: err = %v, want ErrLeaseHeld", err)
 	}
 }
+
+// TestExpireNamesTheLeaseItKeeps: a killed maintain run's lease tag keeps
+// the snapshot it points at; expire says so, naming the tag, its holder
+// and when it lapses, rather than retaining it without a word.
+func TestExpireNamesTheLeaseItKeeps(t *testing.T) {
+	t.Parallel()
+	const name = "t.x"
+	cat := fragmented(t, name, 100, 3)
+	first := load(t, cat, name).Metadata().Snapshots()[0].SnapshotID
+	createRef(t, cat, name, maintain.LeaseRef, first, table.TagRef)
+	lapse := time.Now().Add(time.Hour)
+	setProps(t, cat, name, map[string]string{
+		maintain.PropLeaseOwner:     "host:4242:1:cafe",
+		maintain.PropLeaseExpiresMs: strconv.FormatInt(lapse.UnixMilli(), 10),
+	})
+	res, err := maintain.Expire(t.Context(), cat, name, maintain.ExpireConfig{RetainLast: 1, Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held *maintain.HeldSnapshot
+	for i := range res.HeldByRefs {
+		if res.HeldByRefs[i].Ref == maintain.LeaseRef {
+			held = &res.HeldByRefs[i]
+		}
+	}
+	if held == nil {
+		t.Fatalf("HeldByRefs = %+v, want the lease tag", res.HeldByRefs)
+	}
+	if held.SnapshotID != first {
+		t.Errorf("held snapshot %d, want %d", held.SnapshotID, first)
+	}
+	for _, want := range []string{"maintain lease", "host:4242:1:cafe", lapse.UTC().Format(time.RFC3339)} {
+		if !strings.Contains(held.Reason, want) {
+			t.Errorf("reason %q does not name %q", held.Reason, want)
+		}
+	}
+}

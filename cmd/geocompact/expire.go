@@ -124,6 +124,9 @@ func writeExpireResult(out io.Writer, res *maintain.ExpireResult, human bool) er
 	if len(res.RemovedRefs) > 0 {
 		fmt.Fprintf(out, "removed refs past their max-ref-age-ms: %v\n", res.RemovedRefs)
 	}
+	for _, h := range res.HeldByRefs {
+		fmt.Fprintf(out, "retained snapshot %d (%s): %s\n", h.SnapshotID, h.Timestamp.Format(time.RFC3339), h.Reason)
+	}
 	if len(res.Kept) > 0 {
 		fmt.Fprintln(out)
 	}

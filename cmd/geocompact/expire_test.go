@@ -168,3 +168,14 @@ func TestOrphansListQuotesHostileNames(t *testing.T) {
 		assert.False(t, strings.HasPrefix(line, "dry run: 0"), "a file name forged the line %q", line)
 	}
 }
+
+// TestExpireResultNamesHeldSnapshots: a snapshot a ref keeps past the
+// cutoff is printed with why, the maintain lease's reason included.
+func TestExpireResultNamesHeldSnapshots(t *testing.T) {
+	var b strings.Builder
+	res := &maintain.ExpireResult{Table: "geo.t", RetainLast: 1, HeldByRefs: []maintain.HeldSnapshot{
+		{SnapshotID: 42, Timestamp: time.Unix(0, 0).UTC(), Ref: maintain.LeaseRef, RefType: "tag", Reason: "the maintain lease tag points at it"},
+	}}
+	require.NoError(t, writeExpireResult(&b, res, false))
+	assert.Contains(t, b.String(), "retained snapshot 42 (1970-01-01T00:00:00Z): the maintain lease tag points at it")
+}
