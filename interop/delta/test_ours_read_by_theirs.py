@@ -17,7 +17,9 @@ from conftest import (
     geoparquet_batches,
     log_versions,
     parquet_figures,
+    points,
     spark_figures,
+    write_geoparquet,
 )
 
 
@@ -196,3 +198,63 @@ def test_streaming_read_does_not_reemit_optimize(gc, spark, tmp_path):
     assert drain() == 450
     ids = spark.read.parquet(str(sink)).selectExpr("count(DISTINCT id) AS d", "sum(id) AS s").collect()[0]
     assert ids["d"] == 450 and ids["s"] == sum(range(450))
+
+
+def hostile_partitions(src: pathlib.Path, values: list[str], rows: int) -> list[pathlib.Path]:
+    """One GeoParquet file per partition value, rows rows each."""
+    src.mkdir(parents=True, exist_ok=True)
+    return [
+        write_geoparquet(src / f"part-{i:03d}.parquet", points(i * rows, rows, region=v))
+        for i, v in enumerate(values)
+    ]
+
+
+def assert_add_paths_are_uri_references(table: pathlib.Path):
+    """Every add path of the log is a relative reference java.net.URI
+    reads without a scheme: no bare ':' (Delta on Spark resolves add paths
+    with it)."""
+    for v in log_versions(table):
+        for a in commit_actions(table, v):
+            if "add" in a:
+                assert ":" not in a["add"]["path"], a["add"]["path"]
+
+
+def test_timestamp_partitions_read_by_peers(gc, spark, tmp_path):
+    # Partition values with ':' (a timestamp's time of day), after ingest
+    # and after an OPTIMIZE: Spark, delta-rs and DuckDB read every row.
+    table = tmp_path / "by_ts"
+    files = geoparquet_batches(tmp_path / "src", 2, 6)
+    want = parquet_figures(files)
+    for i, f in enumerate(files):
+        args = ["ingest", "--delta", str(table), str(f)]
+        if i == 0:
+            args += ["--create", "--partition-by", "ts"]
+        gc.run(*args)
+    assert_add_paths_are_uri_references(table)
+    assert_all_equal(all_figures(spark, table), want)
+
+    res = gc.run("rewrite", "--delta", str(table), "--curve", "hilbert", "--option", "rewrite-all=true")
+    assert res["verified"] is True
+    assert_add_paths_are_uri_references(table)
+    assert_all_equal(all_figures(spark, table), want)
+    got = spark.sql(f"SELECT count(DISTINCT ts) AS n FROM delta.`{table}`").collect()[0]["n"]
+    assert got == 12
+
+
+def test_hostile_partition_values_read_by_peers(gc, spark, tmp_path):
+    values = ["a:b", "50%", "a b", "x=y", "a/b", "Zürich", "x/../../../OUT", "#?"]
+    table = tmp_path / "hostile"
+    files = hostile_partitions(tmp_path / "src", values, 5)
+    want = parquet_figures(files)
+    gc.run("ingest", "--delta", str(table), "--create", "--partition-by", "region", *map(str, files))
+    assert_add_paths_are_uri_references(table)
+    assert_all_equal(all_figures(spark, table), want)
+    res = gc.run("rewrite", "--delta", str(table), "--curve", "hilbert", "--option", "rewrite-all=true")
+    assert res["verified"] is True
+    assert_add_paths_are_uri_references(table)
+    assert_all_equal(all_figures(spark, table), want)
+    regions = {r["region"] for r in spark.sql(f"SELECT DISTINCT region FROM delta.`{table}`").collect()}
+    assert regions == set(values)
+    # Nothing was written outside the table.
+    assert not (tmp_path / "OUT").exists()
+    assert all(str(p.resolve()).startswith(str(table.resolve())) for p in table.rglob("*.parquet"))
