@@ -5,18 +5,19 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/geocompact/geocompact/internal/localpath"
 )
 
 // tableRoot decides whether a file lies inside a table's location before
 // expire or orphans deletes it. A path is compared as the file system
-// would open it: a file: URI is percent-decoded once, a plain path is
-// taken literally (its "%2e%2e" is a name, not ".."), and ".." segments
+// would open it (localpath.Locate: a segment's escapes stay in its name,
+// "%2e%2e" is a name, not ".."), and ".." segments
 // are cleaned, so "t2/x" and "t/../u/x" are not inside "t". On the local
 // file system the file's directory must also resolve, through any
 // symbolic links, to a directory below the resolved location: a link in
@@ -178,29 +179,10 @@ func (r *tableRoot) keepReason(p string) string {
 }
 
 // localFSPath returns the local path the table's file IO opens for name,
-// and whether name is local at all: a plain path is taken as it is, a
-// file: URI (with no host, or localhost) is percent-decoded once, and any
-// other scheme is not local.
+// and whether name is local at all: the same mapping (localpath.Locate),
+// so that what is checked is what is deleted.
 func localFSPath(name string) (string, bool) {
-	i := strings.IndexByte(name, ':')
-	sep := strings.IndexByte(name, '/')
-	if i < 0 || (sep >= 0 && sep < i) {
-		return name, true
-	}
-	scheme := name[:i]
-	if !strings.EqualFold(scheme, "file") {
-		// A colon is valid in a file name: only "scheme://" is a URI.
-		return name, !strings.HasPrefix(name[i+1:], "//")
-	}
-	u, err := url.Parse(name)
-	if err != nil || (u.Host != "" && !strings.EqualFold(u.Host, "localhost")) {
-		return "", false
-	}
-	if u.Opaque != "" {
-		p, err := url.PathUnescape(u.Opaque)
-		return p, err == nil
-	}
-	return u.Path, true
+	return localpath.Locate(name)
 }
 
 // keptNote says, for a step's detail, how many files a removal kept and

@@ -17,6 +17,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/internal/faultio"
+	"github.com/geocompact/geocompact/internal/localpath"
 )
 
 // iceberg-go writes every file of a local table (data files, manifests,
@@ -120,7 +121,7 @@ func CommitTracked(ctx context.Context, cat catalog.Catalog, ident table.Identif
 		return markUnknown(err)
 	}
 	for _, p := range paths {
-		if rerr := (iceio.LocalFS{}).Remove(p); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+		if rerr := (localFS{}).Remove(p); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
 			err = fmt.Errorf("%w (and could not delete %s: %v)", err, p, rerr)
 		}
 	}
@@ -139,7 +140,7 @@ func removeUnreferenced(ctx context.Context, tbl *table.Table, paths []string) {
 	for _, p := range paths {
 		name := path.Base(p)
 		if !refs[p] && (strings.HasSuffix(name, ".avro") || strings.Contains(name, ".metadata.json")) {
-			_ = (iceio.LocalFS{}).Remove(p)
+			_ = (localFS{}).Remove(p)
 		}
 	}
 }
@@ -223,11 +224,7 @@ func useTrackedLocalIO() {
 	registerLocal.Do(func() {
 		factory := func(ctx context.Context, _ *url.URL, _ map[string]string) (iceio.IO, error) {
 			files, _ := ctx.Value(filesKey{}).(*Files)
-			fault := faultio.From(ctx)
-			if files == nil && fault == nil {
-				return iceio.LocalFS{}, nil
-			}
-			return localFS{files: files, fault: fault}, nil
+			return localFS{files: files, fault: faultio.From(ctx)}, nil
 		}
 		for _, scheme := range []string{"file", ""} {
 			iceio.Unregister(scheme)
@@ -236,7 +233,10 @@ func useTrackedLocalIO() {
 	})
 }
 
-// localFS is iceberg-go's LocalFS recording the files it creates.
+// localFS is iceberg-go's LocalFS with geocompact's mapping of locations
+// to local paths (localpath.Locate: a partition directory's escapes stay
+// in its one name, as Iceberg Java writes it), recording the files it
+// creates.
 type localFS struct {
 	iceio.LocalFS
 	files *Files
@@ -249,12 +249,124 @@ func (l localFS) Create(name string) (iceio.FileWriter, error) {
 	if err := l.fault.Create(name); err != nil {
 		return nil, &WriteError{Path: name, Err: err}
 	}
+	p, err := locate(name)
+	if err != nil {
+		return nil, &WriteError{Path: name, Err: err}
+	}
 	l.files.add(name)
-	w, err := l.LocalFS.Create(name)
+	w, err := l.LocalFS.Create(p)
 	if err != nil {
 		return nil, &WriteError{Path: name, Err: err}
 	}
 	return fileWriter{name: name, WriteCloser: l.fault.Writer(name, w)}, nil
+}
+
+// locate is the local path of name (localpath.Locate); a location of
+// another scheme is refused.
+func locate(name string) (string, error) {
+	p, ok := localpath.Locate(name)
+	if !ok {
+		return "", fmt.Errorf("%q is not a local file location", name)
+	}
+	return p, nil
+}
+
+// The other operations of iceio.LocalFS, on the local path of each name.
+
+func (l localFS) Open(name string) (iceio.File, error) {
+	p, err := locate(name)
+	if err != nil {
+		return nil, err
+	}
+	return l.LocalFS.Open(p)
+}
+
+func (l localFS) ReadFile(name string) ([]byte, error) {
+	p, err := locate(name)
+	if err != nil {
+		return nil, err
+	}
+	return l.LocalFS.ReadFile(p)
+}
+
+func (l localFS) Remove(name string) error {
+	p, err := locate(name)
+	if err != nil {
+		return err
+	}
+	return l.LocalFS.Remove(p)
+}
+
+func (l localFS) RemoveAll(name string) error {
+	p, err := locate(name)
+	if err != nil {
+		return err
+	}
+	return l.LocalFS.RemoveAll(p)
+}
+
+func (l localFS) WalkDir(root string, fn fs.WalkDirFunc) error {
+	p, err := locate(root)
+	if err != nil {
+		return err
+	}
+	return l.LocalFS.WalkDir(p, fn)
+}
+
+func (l localFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	p, err := locate(name)
+	if err != nil {
+		return nil, err
+	}
+	return l.LocalFS.ReadDir(p)
+}
+
+func (l localFS) MkdirAll(name string) error {
+	p, err := locate(name)
+	if err != nil {
+		return err
+	}
+	return l.LocalFS.MkdirAll(p)
+}
+
+func (l localFS) Mkdir(name string) error {
+	p, err := locate(name)
+	if err != nil {
+		return err
+	}
+	return l.LocalFS.Mkdir(p)
+}
+
+func (l localFS) Stat(name string) (fs.FileInfo, error) {
+	p, err := locate(name)
+	if err != nil {
+		return nil, err
+	}
+	return l.LocalFS.Stat(p)
+}
+
+func (l localFS) Rename(oldpath, newpath string) error {
+	src, err := locate(oldpath)
+	if err != nil {
+		return err
+	}
+	dst, err := locate(newpath)
+	if err != nil {
+		return err
+	}
+	return l.LocalFS.Rename(src, dst)
+}
+
+func (l localFS) RenameNoReplace(oldpath, newpath string) error {
+	src, err := locate(oldpath)
+	if err != nil {
+		return err
+	}
+	dst, err := locate(newpath)
+	if err != nil {
+		return err
+	}
+	return l.LocalFS.RenameNoReplace(src, dst)
 }
 
 // WriteFile implements iceio.WriteFileIO.

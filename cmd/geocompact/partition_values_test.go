@@ -1,0 +1,129 @@
+package main
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/iceberg-go/table"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/geocompact/geocompact/internal/testing/reliability"
+	"github.com/geocompact/geocompact/validate/validatetest"
+)
+
+// writeRegionFile writes a GeoParquet file under dir with one point row
+// per value of the string column region (nil writes a null), ids from
+// firstID on.
+func writeRegionFile(t testing.TB, dir, name string, firstID int64, regions []*string) string {
+	t.Helper()
+	f64 := arrow.PrimitiveTypes.Float64
+	sc := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "region", Type: arrow.BinaryTypes.String, Nullable: true}, {Name: "geometry", Type: arrow.BinaryTypes.Binary, Nullable: true},
+		{Name: "bbox_minx", Type: f64, Nullable: true}, {Name: "bbox_miny", Type: f64, Nullable: true},
+		{Name: "bbox_maxx", Type: f64, Nullable: true}, {Name: "bbox_maxy", Type: f64, Nullable: true}}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer b.Release()
+	for i, r := range regions {
+		x, y := float64(i%50)-25, float64(i%17)-8
+		b.Field(0).(*array.Int64Builder).Append(firstID + int64(i))
+		if r == nil {
+			b.Field(1).AppendNull()
+		} else {
+			b.Field(1).(*array.StringBuilder).Append(*r)
+		}
+		b.Field(2).(*array.BinaryBuilder).Append(validatetest.Point(x, y))
+		for k, v := range []float64{x, y, x, y} {
+			b.Field(3 + k).(*array.Float64Builder).Append(v)
+		}
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	p := filepath.Join(dir, name+".parquet")
+	out, err := os.Create(p)
+	require.NoError(t, err)
+	fw, err := pqarrow.NewFileWriter(sc, out, parquet.NewWriterProperties(), pqarrow.DefaultWriterProps())
+	require.NoError(t, err)
+	require.NoError(t, fw.AppendKeyValueMetadata("geo", validatetest.Geo("")))
+	require.NoError(t, fw.Write(rec))
+	require.NoError(t, fw.Close())
+	return p
+}
+
+func strp(s string) *string { return &s }
+
+// filesOutside lists the files under root that lie neither under the
+// table directory dir nor are the catalog database's.
+func filesOutside(t testing.TB, root, dir string) []string {
+	t.Helper()
+	var out []string
+	require.NoError(t, filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		if strings.HasPrefix(p, dir+string(filepath.Separator)) || strings.HasPrefix(filepath.Base(p), "catalog.db") {
+			return nil
+		}
+		out = append(out, p)
+		return nil
+	}))
+	slices.Sort(out)
+	return out
+}
+
+// tableRegions reads the region column of every row of tbl, by id.
+func tableRegions(t testing.TB, tbl *table.Table) map[int64]*string {
+	t.Helper()
+	scan := tbl.Scan(table.WithSelectedFields("id", "region"))
+	_, batches, err := scan.ToArrowRecords(t.Context())
+	require.NoError(t, err)
+	out := map[int64]*string{}
+	for rec, err := range batches {
+		require.NoError(t, err)
+		ids := rec.Column(int(rec.Schema().FieldIndices("id")[0])).(*array.Int64)
+		regs := rec.Column(int(rec.Schema().FieldIndices("region")[0])).(*array.String)
+		for i := range int(rec.NumRows()) {
+			if regs.IsNull(i) {
+				out[ids.Value(i)] = nil
+			} else {
+				out[ids.Value(i)] = strp(regs.Value(i))
+			}
+		}
+		rec.Release()
+	}
+	return out
+}
+
+// TestIngestPartitionValueStaysInTable ingests a batch partitioned by a
+// column holding "x/../../../../../OUT2": its data file must land in the
+// table's own data directory, named by the escaped value, and read back.
+func TestIngestPartitionValueStaysInTable(t *testing.T) {
+	root := t.TempDir()
+	wh := filepath.Join(root, "wh")
+	evil := "x/../../../../../OUT2"
+	src := writeRegionFile(t, t.TempDir(), "in", 0, []*string{strp("x"), strp(evil), strp("a/b")})
+	r := runCLI(t, wh, false, "ingest", "--table", "gis.p", "--create", "--partition-by", "region", src)
+	require.Equal(t, exitOK, r.Code, "%s\n%s", r.Stdout, r.Stderr)
+
+	tbl := ingestLoadTable(t, wh, "gis.p")
+	dir := reliability.Normalize(tbl.Location())
+	assert.Empty(t, filesOutside(t, root, dir))
+	assert.DirExists(t, filepath.Join(dir, "data", "region=x%2F..%2F..%2F..%2F..%2F..%2FOUT2"))
+	assert.DirExists(t, filepath.Join(dir, "data", "region=a%2Fb"))
+	missing, err := reliability.MissingFiles(t.Context(), tbl)
+	require.NoError(t, err)
+	assert.Empty(t, missing)
+	assert.Equal(t, map[int64]*string{0: strp("x"), 1: strp(evil), 2: strp("a/b")}, tableRegions(t, tbl))
+}
