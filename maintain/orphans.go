@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/url"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -115,6 +117,13 @@ func RemoveOrphans(ctx context.Context, cat catalog.Catalog, name string, cfg Or
 		planned = append(planned, f.Path)
 	}
 	checksums := liveChecksums(planned)
+	if root.local != "" {
+		live, err := liveLocalFiles(ctx, tbl, planned)
+		if err != nil {
+			return nil, fmt.Errorf("orphans %s: %w", name, err)
+		}
+		maps.Copy(checksums, live)
+	}
 	res, err := orphansResult(name, root, cfg, plan, checksums)
 	if err != nil {
 		return nil, err
@@ -177,6 +186,65 @@ func orphansResult(name string, root *tableRoot, cfg OrphansConfig, plan table.O
 	slices.SortFunc(res.Kept, func(a, b KeptFile) int { return strings.Compare(a.Path, b.Path) })
 	res.KeptFilesCount = len(res.Kept)
 	return res, nil
+}
+
+// liveLocalFiles returns the planned local files that tbl references
+// after all: iceberg-go matches a reference to a listed file by decoding
+// its file: URI, while the file IO maps it literally (localFSPath), so a
+// data file in the partition directory "region=a%2Fb" would look
+// unreferenced. A planned file is live when its local path is the one a
+// referenced file maps to, either way.
+func liveLocalFiles(ctx context.Context, tbl *table.Table, planned []string) (map[string]bool, error) {
+	live := map[string]bool{}
+	if len(planned) == 0 {
+		return live, nil
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ret, err := retainedFiles(fs, tbl.Metadata())
+	if err != nil {
+		return nil, err
+	}
+	local := map[string]bool{}
+	add := func(p string) {
+		if lp, ok := localFSPath(p); ok {
+			local[filepath.Clean(lp)] = true
+		}
+		if lp, ok := decodedPath(p); ok {
+			local[filepath.Clean(lp)] = true
+		}
+	}
+	add(tbl.MetadataLocation())
+	for e := range tbl.Metadata().PreviousFiles() {
+		add(e.MetadataFile)
+	}
+	for p := range ret.files {
+		add(p)
+	}
+	for p := range ret.manifests {
+		add(p)
+	}
+	for _, p := range planned {
+		if lp, ok := localFSPath(p); ok && local[filepath.Clean(lp)] {
+			live[p] = true
+		}
+	}
+	return live, nil
+}
+
+// decodedPath is the local path of the file: URI name percent-decoded
+// once, as earlier versions opened it and iceberg-go matches references.
+func decodedPath(name string) (string, bool) {
+	if !strings.HasPrefix(strings.ToLower(name), "file:") {
+		return "", false
+	}
+	u, err := url.Parse(name)
+	if err != nil || u.Path == "" {
+		return "", false
+	}
+	return filepath.FromSlash(u.Path), true
 }
 
 // liveChecksums returns the planned files that are Hadoop checksum files

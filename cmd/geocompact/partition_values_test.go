@@ -127,3 +127,45 @@ func TestIngestPartitionValueStaysInTable(t *testing.T) {
 	assert.Empty(t, missing)
 	assert.Equal(t, map[int64]*string{0: strp("x"), 1: strp(evil), 2: strp("a/b")}, tableRegions(t, tbl))
 }
+
+// TestOrphansKeepEscapedPartitionFiles runs orphans on tables whose data
+// files sit in partition directories named by escaped values, either
+// literally (as Iceberg Java and this version write them) or at the
+// decoded name (as earlier versions wrote them): reads find every file,
+// and orphans deletes a planted orphan and none of them.
+func TestOrphansKeepEscapedPartitionFiles(t *testing.T) {
+	values := []*string{strp("Zürich"), strp("a/b"), strp("%"), strp("a b"), strp("x")}
+	for _, legacy := range []bool{false, true} {
+		name := map[bool]string{false: "literal", true: "decoded"}[legacy]
+		t.Run(name, func(t *testing.T) {
+			wh := t.TempDir()
+			src := writeRegionFile(t, t.TempDir(), "in", 0, values)
+			r := runCLI(t, wh, false, "ingest", "--table", "gis.p", "--create", "--partition-by", "region", src)
+			require.Equal(t, exitOK, r.Code, "%s\n%s", r.Stdout, r.Stderr)
+			tbl := ingestLoadTable(t, wh, "gis.p")
+			data := filepath.Join(reliability.Normalize(tbl.Location()), "data")
+			if legacy {
+				require.NoError(t, os.Rename(filepath.Join(data, "region=Z%C3%BCrich"), filepath.Join(data, "region=Zürich")))
+				require.NoError(t, os.MkdirAll(filepath.Join(data, "region=a"), 0o755))
+				require.NoError(t, os.Rename(filepath.Join(data, "region=a%2Fb"), filepath.Join(data, "region=a", "b")))
+				require.NoError(t, os.Rename(filepath.Join(data, "region=%25"), filepath.Join(data, "region=%")))
+			}
+			orphan := filepath.Join(data, "region=x", "orphan.parquet")
+			require.NoError(t, os.WriteFile(orphan, []byte("x"), 0o644))
+			want := map[int64]*string{}
+			for i, v := range values {
+				want[int64(i)] = v
+			}
+			assert.Equal(t, want, tableRegions(t, tbl))
+
+			r = runCLI(t, wh, false, "orphans", "--table", "gis.p", "--older-than", "0s", "--force")
+			require.Equal(t, exitOK, r.Code, "%s\n%s", r.Stdout, r.Stderr)
+			assert.NoFileExists(t, orphan)
+			tbl = ingestLoadTable(t, wh, "gis.p")
+			missing, err := reliability.MissingFiles(t.Context(), tbl)
+			require.NoError(t, err)
+			assert.Empty(t, missing)
+			assert.Equal(t, want, tableRegions(t, tbl))
+		})
+	}
+}
