@@ -17,6 +17,8 @@
 package localpath
 
 import (
+	"errors"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -117,4 +119,32 @@ func SafeDecode(seg string) (string, bool) {
 		}
 	}
 	return d, true
+}
+
+// MaxName is the longest file name, in bytes, that local file systems
+// commonly allow (ext4, XFS, APFS, NTFS in UTF-16 units).
+const MaxName = 255
+
+// ErrNameTooLong is a location whose file or directory name is longer
+// than MaxName: a partition value whose escaped form is that long cannot
+// name its directory.
+var ErrNameTooLong = errors.New("localpath: name too long")
+
+// CheckNames returns an error naming the first name of the local path p
+// longer than MaxName bytes, and what it decodes to (the partition value
+// a "field=value" directory holds).
+func CheckNames(p string) error {
+	for _, seg := range strings.Split(filepath.ToSlash(p), "/") {
+		if len(seg) <= MaxName {
+			continue
+		}
+		value := ""
+		if _, v, ok := strings.Cut(seg, "="); ok {
+			if d, err := url.QueryUnescape(v); err == nil {
+				value = fmt.Sprintf(" (the partition value %q)", d)
+			}
+		}
+		return fmt.Errorf("%w: %q is %d bytes, over the %d a file or directory name may have%s", ErrNameTooLong, seg, len(seg), MaxName, value)
+	}
+	return nil
 }

@@ -250,6 +250,9 @@ func (l localFS) Create(name string) (iceio.FileWriter, error) {
 		return nil, &WriteError{Path: name, Err: err}
 	}
 	p, err := locate(name)
+	if err == nil {
+		err = localpath.CheckNames(p)
+	}
 	if err != nil {
 		return nil, &WriteError{Path: name, Err: err}
 	}
@@ -289,10 +292,15 @@ func (l localFS) ReadFile(name string) ([]byte, error) {
 	return l.LocalFS.ReadFile(p)
 }
 
+// Remove implements iceio.IO. A name too long to exist does not exist
+// (Create refused it).
 func (l localFS) Remove(name string) error {
 	p, err := locate(name)
 	if err != nil {
 		return err
+	}
+	if err := localpath.CheckNames(p); err != nil {
+		return &fs.PathError{Op: "remove", Path: p, Err: fs.ErrNotExist}
 	}
 	return l.LocalFS.Remove(p)
 }

@@ -56,6 +56,9 @@ func Records(ctx context.Context, tbl *table.Table, sc *arrow.Schema, rows iter.
 				return
 			}
 		}
+		if err := g.createErr(); err != nil {
+			yield(nil, err)
+		}
 	}
 }
 
@@ -71,6 +74,18 @@ type geoWrite struct {
 	// Parquet column carries the GEOMETRY logical type with crs.
 	annotate bool
 	crs      string
+	// failed is the first file that could not be created. iceberg-go's
+	// partitioned writer can lose that error (a partition's writer that
+	// fails to open its file leaves before the final close would report
+	// it), and the partition's rows with it.
+	failed error
+}
+
+// createErr returns the first failure to create a file.
+func (g *geoWrite) createErr() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.failed
 }
 
 // parquetGeometry reports whether the table's column is an Iceberg
@@ -160,6 +175,11 @@ func (f geoFS) Create(name string) (iceio.FileWriter, error) {
 	f.created.Add(name)
 	w, err := f.WriteFileIO.Create(name)
 	if err != nil {
+		f.g.mu.Lock()
+		if f.g.failed == nil {
+			f.g.failed = fmt.Errorf("create data file: %w", err)
+		}
+		f.g.mu.Unlock()
 		return nil, err
 	}
 	fw := spatial.NewFooterWriter(w, f.g.doc, 0)
