@@ -169,3 +169,111 @@ func TestOrphansKeepEscapedPartitionFiles(t *testing.T) {
 		})
 	}
 }
+
+// partitionValueCases are partition values that mean something in a
+// path or a URI, with the name of each case.
+func partitionValueCases() []struct {
+	name  string
+	value *string
+} {
+	return []struct {
+		name  string
+		value *string
+	}{
+		{"long", strp(strings.Repeat("l", 300))},
+		{"slash", strp("a/b")},
+		{"dotdot-out", strp("x/../../../OUT")},
+		{"dotdot", strp("..")},
+		{"percent", strp("%")},
+		{"escaped-slash", strp("%2F")},
+		{"colon", strp(":")},
+		{"plus", strp("+")},
+		{"space", strp("a b")},
+		{"unicode", strp("Zürich")},
+		{"empty", strp("")},
+		{"null", nil},
+	}
+}
+
+// TestPartitionValuesStayInTable ingests, appends and rewrites (binpack,
+// then Hilbert) a table partitioned by each value of
+// partitionValueCases, beside rows of an ordinary value. After each
+// command either it was refused, naming the value, with no data file
+// written, or every file under the warehouse is in the table's
+// directory, every file the table references exists, the rows are
+// those ingested and each reads back its partition value exactly.
+func TestPartitionValuesStayInTable(t *testing.T) {
+	for _, tc := range partitionValueCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			wh := filepath.Join(root, "wh")
+			in := t.TempDir()
+			vals := []*string{tc.value, tc.value, strp("x"), tc.value}
+			want := map[int64]*string{}
+			for i := range 2 * len(vals) {
+				want[int64(i)] = vals[i%len(vals)]
+			}
+			first := writeRegionFile(t, in, "first", 0, vals)
+			second := writeRegionFile(t, in, "second", int64(len(vals)), vals)
+
+			r := runCLI(t, wh, false, "ingest", "--table", "gis.p", "--create", "--partition-by", "region", first)
+			if r.Code != exitOK {
+				require.NotNil(t, tc.value, "a null partition refused:\n%s", r.Stderr)
+				assert.Contains(t, r.Stderr, *tc.value, "the refusal does not name the value")
+				assert.Empty(t, parquetFiles(t, wh), "a refused ingest wrote data files")
+				return
+			}
+			r = runCLI(t, wh, false, "ingest", "--table", "gis.p", second)
+			require.Equal(t, exitOK, r.Code, "append:\n%s\n%s", r.Stdout, r.Stderr)
+			digest := checkPartitionedTable(t, root, wh, want, reliability.Digest{})
+			for _, args := range [][]string{
+				{"--strategy", "binpack", "--option", "rewrite-all"},
+				{"--curve", "hilbert", "--option", "rewrite-all"},
+			} {
+				r = runCLI(t, wh, false, append([]string{"rewrite", "--table", "gis.p"}, args...)...)
+				require.Equal(t, exitOK, r.Code, "rewrite %v:\n%s\n%s", args, r.Stdout, r.Stderr)
+				checkPartitionedTable(t, root, wh, want, digest)
+			}
+		})
+	}
+}
+
+// checkPartitionedTable checks the table gis.p of wh: no file under root
+// outside its directory, no referenced file missing, its regions by id
+// as want, and its digest as digest (unless zero); it returns the digest.
+func checkPartitionedTable(t *testing.T, root, wh string, want map[int64]*string, digest reliability.Digest) reliability.Digest {
+	t.Helper()
+	tbl := ingestLoadTable(t, wh, "gis.p")
+	dir := filepath.Clean(reliability.Normalize(tbl.Location()))
+	require.True(t, strings.HasPrefix(dir, wh+string(filepath.Separator)), "table location %s", tbl.Location())
+	assert.Empty(t, filesOutside(t, root, dir), "files outside the table directory %s", dir)
+	missing, err := reliability.MissingFiles(t.Context(), tbl)
+	require.NoError(t, err)
+	assert.Empty(t, missing, "referenced files missing")
+	assert.Equal(t, want, tableRegions(t, tbl))
+	got, err := reliability.TableDigest(t.Context(), tbl, 0)
+	require.NoError(t, err)
+	if digest.Rows != 0 {
+		assert.True(t, digest.Equal(got), "digest %v, want %v", got, digest)
+	}
+	return got
+}
+
+// parquetFiles lists the Parquet files under dir.
+func parquetFiles(t testing.TB, dir string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".parquet") {
+			out = append(out, p)
+		}
+		return nil
+	})
+	if !os.IsNotExist(err) {
+		require.NoError(t, err)
+	}
+	return out
+}
