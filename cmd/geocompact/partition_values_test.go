@@ -2,6 +2,7 @@ package main
 
 import (
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -307,4 +308,69 @@ func TestPartitionValuesInOddWarehouse(t *testing.T) {
 	r = runCLI(t, wh, false, "orphans", "--table", "gis.p", "--older-than", "0s", "--force")
 	require.Equal(t, exitOK, r.Code, "%s\n%s", r.Stdout, r.Stderr)
 	checkPartitionedTable(t, root, wh, want, digest)
+}
+
+// TestPartitionValuesStayInTableS3 ingests and rewrites each value of
+// partitionValueCases into a warehouse on S3 (versitygw with its posix
+// backend): every data file's key is the table's data directory, the
+// partition directory with the value escaped as one name and the file
+// name, taken literally (no decoding, no ".." resolved); every object the
+// server stores lies under the table's location, every referenced file
+// exists and the values read back.
+func TestPartitionValuesStayInTableS3(t *testing.T) {
+	s3 := reliability.UseS3(t)
+	cfg := s3.WriteConfig(t, t.TempDir(), false)
+	var tables []string // the directories of the tables made so far, refused ones included
+	for i, tc := range partitionValueCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			short := "pv" + strings.Repeat("x", i)
+			name := "lake." + short
+			if srv := s3.Server(); srv != nil {
+				tables = append(tables, filepath.Join(srv.Root, s3.Bucket, filepath.FromSlash(s3.Prefix), "lake.db", short))
+			}
+			vals := []*string{tc.value, strp("x"), tc.value}
+			want := map[int64]*string{0: tc.value, 1: strp("x"), 2: tc.value}
+			src := writeRegionFile(t, t.TempDir(), "in", 0, vals)
+			r := runCLI(t, "", false, s3Args(cfg, "ingest", "--table", name, "--create", "--partition-by", "region", src)...)
+			if r.Code != exitOK {
+				require.NotNil(t, tc.value, "a null partition refused:\n%s", r.Stderr)
+				assert.Contains(t, r.Stderr, *tc.value, "the refusal does not name the value")
+				return
+			}
+			r = runCLI(t, "", false, s3Args(cfg, "rewrite", "--table", name, "--strategy", "binpack", "--option", "rewrite-all")...)
+			require.Equal(t, exitOK, r.Code, "rewrite:\n%s\n%s", r.Stdout, r.Stderr)
+			tbl := loadTable(t, openConfigCatalog(t, cfg, reliability.CatalogName), name)
+			loc := tbl.Location()
+			require.True(t, strings.HasPrefix(loc, s3.Warehouse()+"/"), loc)
+			missing, err := reliability.MissingFiles(t.Context(), tbl)
+			require.NoError(t, err)
+			assert.Empty(t, missing)
+			assert.Equal(t, want, tableRegions(t, tbl))
+			refs, err := reliability.ReferencedFiles(t.Context(), tbl)
+			require.NoError(t, err)
+			seg := "region=null"
+			if tc.value != nil {
+				seg = "region=" + url.QueryEscape(*tc.value)
+			}
+			var inPartition int
+			for p := range refs {
+				if strings.HasSuffix(p, ".parquet") && strings.HasPrefix(p, loc+"/data/"+seg+"/") {
+					assert.NotContains(t, strings.TrimPrefix(p, loc+"/data/"+seg+"/"), "/", p)
+					inPartition++
+				}
+			}
+			assert.Positive(t, inPartition, "no data file in %s/data/%s", loc, seg)
+			if srv := s3.Server(); srv != nil {
+				bucket := filepath.Join(srv.Root, s3.Bucket)
+				require.Equal(t, tables[len(tables)-1], filepath.Join(bucket, filepath.FromSlash(strings.TrimPrefix(loc, "s3://"+s3.Bucket+"/"))))
+				var outside []string
+				for _, p := range filesOutside(t, bucket, tables[0]) {
+					if !slices.ContainsFunc(tables, func(dir string) bool { return strings.HasPrefix(p, dir+string(filepath.Separator)) }) {
+						outside = append(outside, p)
+					}
+				}
+				assert.Empty(t, outside, "objects outside the tables")
+			}
+		})
+	}
 }
