@@ -15,7 +15,9 @@ import (
 
 func TestGateRows(t *testing.T) {
 	g := table.Gate{Op: "ingest", Table: "gis.pings", Roots: []string{"file:///w/gis.db/pings"}}
-	f := func(n int64) table.GateFile { return table.GateFile{Path: "file:///w/gis.db/pings/data/a.parquet", Records: n} }
+	f := func(n int64) table.GateFile {
+		return table.GateFile{Path: "file:///w/gis.db/pings/data/a.parquet", Records: n}
+	}
 	for _, tc := range []struct {
 		name   string
 		groups []table.GateGroup
