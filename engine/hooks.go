@@ -5,6 +5,7 @@ import (
 
 	"github.com/geocompact/geocompact/engine/spill"
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/table"
 )
 
 // testHooks are the points where a test steps into one rewrite: before
@@ -18,6 +19,9 @@ import (
 // only the package's tests set them (export_test.go).
 type testHooks struct {
 	BeforeCommit func(context.Context)
+	// Replacements sees, and may change, what a commit is handed: a
+	// test's way to show the table's commit gate refusing it.
+	Replacements func([]table.Replacement)
 	AfterWrite   func() error
 	SpillWrite   func() error
 	FreeSpace    func(dir string) (int64, error)

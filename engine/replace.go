@@ -15,7 +15,7 @@ func outPaths(files []table.OutFile) []string {
 func replacements(outs []*groupOut) []table.Replacement {
 	rs := make([]table.Replacement, len(outs))
 	for i, o := range outs {
-		rs[i] = table.Replacement{Files: o.files, New: o.newFiles}
+		rs[i] = table.Replacement{Files: o.files, New: o.newFiles, Read: o.in.Rows}
 	}
 	return rs
 }

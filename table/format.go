@@ -76,6 +76,9 @@ type Replacement struct {
 	// Files are the files the group replaces; New the files it wrote.
 	Files []PlanFile
 	New   []OutFile
+	// Read is the rows the group read from Files, deletes applied: the
+	// commit gate checks that New holds exactly as many.
+	Read int64
 }
 
 // SinkConfig is how a group's rows are cut into files and written.

@@ -254,3 +254,42 @@ func CheckWrite(roots []string, p string) error {
 	}
 	return Gate{Op: "write", Roots: roots}.Place(p)
 }
+
+// GateFiles returns files, an Iceberg commit's data files, as the gate
+// checks them.
+func GateFiles[F interface {
+	FilePath() string
+	Count() int64
+}](files []F) []GateFile {
+	out := make([]GateFile, len(files))
+	for i, f := range files {
+		out[i] = GateFile{Path: f.FilePath(), Records: f.Count()}
+	}
+	return out
+}
+
+// CheckReplacements is the gate of a rewrite's commit: each group's new
+// files hold the rows it read, and each lies in its place. path gives the
+// reference the commit records for a file (an Iceberg data file's
+// location, a Delta add's path).
+func (g Gate) CheckReplacements(groups []Replacement, path func(OutFile) string) error {
+	gs := make([]GateGroup, len(groups))
+	for i, r := range groups {
+		gs[i] = GateGroup{Name: fmt.Sprintf("group %d", i+1), Read: r.Read}
+		for _, o := range r.New {
+			gs[i].Files = append(gs[i].Files, GateFile{Path: path(o), Records: o.Records})
+		}
+	}
+	return g.Check(gs)
+}
+
+// IcebergRoots are the roots an Iceberg table's files may lie under: its
+// location, and its write.data.path when the table sets one (the owner
+// asked for data files there).
+func IcebergRoots(location string, props map[string]string) []string {
+	roots := []string{location}
+	if p := props["write.data.path"]; p != "" {
+		roots = append(roots, p)
+	}
+	return roots
+}

@@ -106,6 +106,16 @@ func (w *fileWriter) write(ctx context.Context, i int, rows iter.Seq2[arrow.Reco
 // is retried on the next version. A checkpoint follows on
 // delta.checkpointInterval; failing to write one does not undo the commit.
 func (f *format) Commit(ctx context.Context, groups []table.Replacement, c table.Commit) (int64, int, error) {
+	gate := table.Gate{Op: "optimize", Table: f.name, Style: table.RelativePaths, Roots: []string{f.t.Store.TableRoot().URI("")}}
+	logPath := func(o table.OutFile) string {
+		if a, ok := o.File.(*delta.Add); ok {
+			return a.Path
+		}
+		return o.Path
+	}
+	if err := gate.CheckReplacements(groups, logPath); err != nil {
+		return 0, 0, table.NotCommitted(err)
+	}
 	summary := c.Summary
 	var replaced, added []*delta.Add
 	var dvs int

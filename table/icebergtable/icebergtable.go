@@ -209,6 +209,10 @@ func (t *Table) ioOptions(tasks []table.FileScanTask) ([]table.ScanOption, []tab
 // snapshot's id and how many delete files it dropped with the files they
 // applied to.
 func (t *Table) Commit(ctx context.Context, groups []format.Replacement, c format.Commit) (id int64, removedDeletes int, err error) {
+	gate := format.Gate{Op: "rewrite", Table: t.Name, Roots: format.IcebergRoots(t.Table.Location(), t.Table.Properties())}
+	if err := gate.CheckReplacements(groups, func(o format.OutFile) string { return o.Path }); err != nil {
+		return 0, 0, format.NotCommitted(err)
+	}
 	err = catalogs.WithCommitRetry(ctx, c.Retries, func(ctx context.Context) error {
 		// An attempt that fails writing a manifest or metadata file, or
 		// that the catalog refuses, deletes the files it wrote; one that
