@@ -85,19 +85,35 @@ func (in *ingester) commitTracked(ctx context.Context, batches *conformStream) (
 // I/O error) left part-written included.
 func (in *ingester) write(ctx context.Context, tbl *table.Table, batches *conformStream) ([]iceberg.DataFile, error) {
 	var files []iceberg.DataFile
-	wctx, created := format.Track(ctx)
+	roots := format.IcebergRoots(tbl.Location(), tbl.Properties())
+	wctx, created := format.Track(format.WithWriteScope(ctx, roots...))
+	fail := func(err error) ([]iceberg.DataFile, error) {
+		in.removePaths(context.WithoutCancel(ctx), tbl, created.Paths())
+		return nil, err
+	}
 	for df, err := range geowrite.Records(wctx, tbl, batches.schema, batches.all()) {
 		if err != nil {
-			in.removePaths(context.WithoutCancel(ctx), tbl, created.Paths())
 			if ce, ok := errors.AsType[*ConformError](err); ok {
-				return nil, ce
+				return fail(ce)
 			}
-			return nil, fmt.Errorf("write data files: %w", err)
+			return fail(fmt.Errorf("write data files: %w", err))
 		}
 		files = append(files, df)
 	}
+	group := format.GateGroup{Read: batches.rows, Files: format.GateFiles(files)}
+	if tamperGate != nil {
+		tamperGate(&group)
+	}
+	gate := format.Gate{Op: "ingest", Table: in.cfg.Table, Roots: roots}
+	if err := gate.Check([]format.GateGroup{group}); err != nil {
+		return fail(err)
+	}
+	in.wrote = batches.rows
 	return files, nil
 }
+
+// tamperGate, set by tests, alters what the commit gate is shown.
+var tamperGate func(*format.GateGroup)
 
 // appendV3 appends batches to a v3 table in one snapshot, retrying lost
 // races. Row lineage ties data files to the head they commit on, so every

@@ -334,7 +334,7 @@ func (in *ingester) writeAndCommit(ctx context.Context, arrowSc *arrow.Schema, t
 		}
 		return fmt.Errorf("ingest into %s: %w", in.cfg.Table, err)
 	}
-	res.SnapshotID, res.Files, res.Rows, res.Committed = snapID, len(in.cfg.Files), batches.rows, true
+	res.SnapshotID, res.Files, res.Rows, res.Committed = snapID, len(in.cfg.Files), in.wrote, true
 	return nil
 }
 
@@ -402,6 +402,7 @@ type ingester struct {
 	log     *slog.Logger
 	sources []source // the files being ingested, with digests
 	pending []source // the files commits check the history for
+	wrote   int64    // the rows of the files last written, as the commit gate counted them
 }
 
 // dropCreated drops the table a failed first ingest created, so none is

@@ -141,7 +141,7 @@ func (g *geoWrite) fs(tbl *table.Table) table.FSysF {
 		if !ok {
 			return fsys, nil // WriteRecords refuses a read-only FileIO itself
 		}
-		return geoFS{WriteFileIO: wfs, g: g, created: format.CreatedFrom(ctx)}, nil
+		return geoFS{WriteFileIO: wfs, g: g, created: format.CreatedFrom(ctx), scope: format.WriteScope(ctx)}, nil
 	}
 }
 
@@ -166,12 +166,23 @@ type geoFS struct {
 	iceio.WriteFileIO
 	g       *geoWrite
 	created *format.Created
+	// scope, when set, are the roots a file may be created under (see
+	// format.WithWriteScope).
+	scope []string
 }
 
 // Create implements iceio.WriteFileIO. The file is recorded before it is
 // written, so a write that fails part-way (a full disk) leaves a name to
 // delete (see Created).
 func (f geoFS) Create(name string) (iceio.FileWriter, error) {
+	if err := format.CheckWrite(f.scope, name); err != nil {
+		f.g.mu.Lock()
+		if f.g.failed == nil {
+			f.g.failed = err
+		}
+		f.g.mu.Unlock()
+		return nil, err
+	}
 	f.created.Add(name)
 	w, err := f.WriteFileIO.Create(name)
 	if err != nil {
