@@ -21,6 +21,7 @@ import (
 
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/ingest"
+	format "github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/internal/testing/reliability"
 	"github.com/geocompact/geocompact/validate"
 	"github.com/geocompact/geocompact/validate/validatetest"
@@ -481,4 +482,33 @@ func TestRunDeltaColumnMapping(t *testing.T) {
 	p, err := s.Files[0].DecodedPath()
 	require.NoError(t, err)
 	assert.Contains(t, footerValue(t, filepath.Join(loc, p), "geo"), `"primary_column":"col-2"`)
+}
+
+// TestRunDeltaGateRefuses: a Delta ingest whose files do not hold the rows
+// read, or whose add path leaves the table, commits nothing and leaves
+// no data file.
+func TestRunDeltaGateRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		name, kind string
+		wrong      func([]format.GateGroup)
+	}{
+		{"rows", format.GateRows, func(g []format.GateGroup) { g[0].Files[0].Records-- }},
+		{"place", format.GatePlace, func(g []format.GateGroup) { g[0].Files[0].Path = "../elsewhere/x.parquet" }},
+		{"bare colon", format.GatePlace, func(g []format.GateGroup) { g[0].Files[0].Path = "ts=00:30/x.parquet" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			loc := t.TempDir()
+			_, err := ingest.RunDelta(t.Context(), loc, deltaConfig(true, pointsFile(t, 3)))
+			require.NoError(t, err)
+			versions, files := logVersions(t, loc), deltaDataFiles(t, loc)
+			ingest.SetTamperDeltaGate(tc.wrong)
+			_, err = ingest.RunDelta(t.Context(), loc, deltaConfig(false, pointsFile(t, 4)))
+			ingest.SetTamperDeltaGate(nil)
+			ge, ok := errors.AsType[*format.GateError](err)
+			require.True(t, ok, "err = %v, want a *table.GateError", err)
+			assert.Equal(t, tc.kind, ge.Kind)
+			assert.Equal(t, versions, logVersions(t, loc), "nothing committed")
+			assert.Equal(t, files, deltaDataFiles(t, loc), "no data file left")
+		})
+	}
 }

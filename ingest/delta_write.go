@@ -18,6 +18,7 @@ import (
 
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/spatial"
+	format "github.com/geocompact/geocompact/table"
 )
 
 // deltaIngest is one RunDelta past its checks: the sources to append, the
@@ -349,6 +350,10 @@ func (d *deltaIngest) commit(ctx context.Context, ws *delta.Snapshot, res *Delta
 	if d.cfg.CommitRetries != 0 {
 		attempts = max(d.cfg.CommitRetries, 0) + 1
 	}
+	if err := d.gate(); err != nil {
+		d.removeWritten(ctx, d.written...)
+		return fmt.Errorf("ingest into %s: %w", d.cfg.Table, err)
+	}
 	v, err := delta.CommitAppend(ctx, d.tbl, d.read, d.actions(readVersion+1, readVersion), attempts,
 		func(cur *delta.Snapshot) ([]delta.Action, error) { return d.retry(ctx, ws, cur, res) })
 	if err != nil {
@@ -429,6 +434,31 @@ func (d *deltaIngest) keepSources(keep []int) {
 	d.setSources(srcs)
 	d.written, d.rows = written, rows
 }
+
+// gate passes the written files through the commit gate: each source's
+// files hold the rows read from it, and every add path is a valid
+// reference inside the table.
+func (d *deltaIngest) gate() error {
+	groups := make([]format.GateGroup, len(d.sources))
+	for i, src := range d.sources {
+		groups[i] = format.GateGroup{Name: src.path, Read: d.rows[i]}
+		for _, a := range d.written[i] {
+			var n int64 = -1 // no count: the gate refuses it
+			if st, err := a.ParsedStats(); err == nil && st != nil {
+				n = st.NumRecords
+			}
+			groups[i].Files = append(groups[i].Files, format.GateFile{Path: a.Path, Records: n})
+		}
+	}
+	if tamperDeltaGate != nil {
+		tamperDeltaGate(groups)
+	}
+	g := format.Gate{Op: "ingest", Table: d.cfg.Table, Style: format.RelativePaths, Roots: []string{d.tbl.Store.TableRoot().URI("")}}
+	return g.Check(groups)
+}
+
+// tamperDeltaGate, set by tests, alters what the commit gate is shown.
+var tamperDeltaGate func([]format.GateGroup)
 
 // actions are the commit of version on top of readVersion (-1: none).
 func (d *deltaIngest) actions(version, readVersion int64) []delta.Action {
