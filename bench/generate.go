@@ -18,6 +18,7 @@ import (
 
 	"github.com/geocompact/geocompact/ingest"
 	"github.com/geocompact/geocompact/spatial"
+	format "github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/table/geowrite"
 )
@@ -319,16 +320,28 @@ func geoArray(typ arrow.DataType, storage arrow.Array) arrow.Array {
 	return storage
 }
 
+// tamperGenerateGate, set by tests, alters what the commit gate is shown.
+var tamperGenerateGate func(*format.GateGroup)
+
 // appendBatch writes rec as GeoParquet data files of tbl and appends them
 // in one snapshot. It releases rec.
 func appendBatch(ctx context.Context, tbl *table.Table, rec arrow.RecordBatch, props iceberg.Properties) (*table.Table, error) {
+	read := rec.NumRows()
 	rows := func(yield func(arrow.RecordBatch, error) bool) { yield(rec, nil) } // WriteRecords releases rec
+	roots := format.IcebergRoots(tbl.Location(), tbl.Properties())
 	var files []iceberg.DataFile
-	for df, err := range geowrite.Records(ctx, tbl, rec.Schema(), rows) {
+	for df, err := range geowrite.Records(format.WithWriteScope(ctx, roots...), tbl, rec.Schema(), rows) {
 		if err != nil {
 			return nil, err
 		}
 		files = append(files, df)
+	}
+	group := format.GateGroup{Read: read, Files: format.GateFiles(files)}
+	if tamperGenerateGate != nil {
+		tamperGenerateGate(&group)
+	}
+	if err := (format.Gate{Op: "generate", Table: strings.Join(tbl.Identifier(), "."), Roots: roots}).Check([]format.GateGroup{group}); err != nil {
+		return nil, err
 	}
 	files, err := geowrite.FirstRowIDs(tbl.Metadata(), files)
 	if err != nil {
