@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -39,13 +40,19 @@ var ErrPyIceberg = errors.New("config: PyIceberg catalog")
 type pyIceberg struct {
 	path     string
 	catalogs map[string]map[string]string
+	// fromEnv holds, per catalog, the keys a PYICEBERG_CATALOG__*
+	// variable set (the others come from the file).
+	fromEnv map[string]map[string]bool
+	// source, when set, names where the catalogs come from instead of
+	// the file and the variables (a standalone catalog).
+	source string
 }
 
 // loadPyIceberg reads PyIceberg's config file (the first that exists of
 // $PYICEBERG_HOME, home and working directory) and the
 // PYICEBERG_CATALOG__* variables of environ.
 func loadPyIceberg(environ []string) (*pyIceberg, error) {
-	p := &pyIceberg{catalogs: map[string]map[string]string{}}
+	p := &pyIceberg{catalogs: map[string]map[string]string{}, fromEnv: map[string]map[string]bool{}}
 	var dirs []string
 	for _, kv := range environ {
 		if k, v, _ := strings.Cut(kv, "="); k == "PYICEBERG_HOME" && v != "" {
@@ -85,6 +92,10 @@ func loadPyIceberg(environ []string) (*pyIceberg, error) {
 		name = strings.ReplaceAll(name, "_", "-")
 		key = strings.ReplaceAll(strings.ReplaceAll(key, "__", "."), "_", "-")
 		p.set(name, key, v)
+		if p.fromEnv[name] == nil {
+			p.fromEnv[name] = map[string]bool{}
+		}
+		p.fromEnv[name][key] = true
 	}
 	return p, nil
 }
@@ -167,6 +178,9 @@ func (p *pyIceberg) names() []string {
 
 // where names the sources of the configuration, for messages.
 func (p *pyIceberg) where() string {
+	if p.source != "" {
+		return p.source
+	}
 	if p.path != "" {
 		return p.path + " and PYICEBERG_CATALOG__* variables"
 	}
@@ -177,9 +191,18 @@ func (p *pyIceberg) where() string {
 // iceberg-go: ok is false when PyIceberg's configuration has no such
 // catalog.
 func (p *pyIceberg) spec(name string) (spec catalogs.Spec, ok bool, err error) {
-	props, ok := p.catalogs[strings.ToLower(name)]
+	key := strings.ToLower(name)
+	props, ok := p.catalogs[key]
 	if !ok {
-		return catalogs.Spec{}, false, nil
+		// PyIceberg reads PYICEBERG_CATALOG__MY_CAT__* as catalog my-cat:
+		// my_cat names it too.
+		key = strings.ReplaceAll(key, "_", "-")
+		if props, ok = p.catalogs[key]; !ok {
+			return catalogs.Spec{}, false, nil
+		}
+	}
+	if err := p.checkSources(name, key); err != nil {
+		return catalogs.Spec{}, true, err
 	}
 	out := make(map[string]string, len(props))
 	for k, v := range props {
@@ -285,4 +308,90 @@ func glueProps(props map[string]string) {
 			props["glue."+k] = v
 		}
 	}
+}
+
+// checkSources refuses a catalog whose endpoint (uri, type, an endpoint or
+// server uri) and credentials come from different sources: the file and
+// the PYICEBERG_CATALOG__* variables. Merged key by key, a variable's uri
+// would otherwise carry the file's credential to another host, or a
+// variable's token to the file's. The message names keys, never values.
+func (p *pyIceberg) checkSources(name, key string) error {
+	var endpoint, secret []string
+	envEndpoint, fileEndpoint, envSecret, fileSecret := false, false, false, false
+	for k := range p.catalogs[key] {
+		env := p.fromEnv[key][k]
+		if isEndpointKey(k) {
+			endpoint = append(endpoint, k)
+			envEndpoint, fileEndpoint = envEndpoint || env, fileEndpoint || !env
+		}
+		if isCredentialKey(k) {
+			secret = append(secret, k)
+			envSecret, fileSecret = envSecret || env, fileSecret || !env
+		}
+	}
+	if len(secret) == 0 || (!envEndpoint && !envSecret) || (!fileEndpoint && !fileSecret) {
+		return nil
+	}
+	slices.Sort(endpoint)
+	slices.Sort(secret)
+	return fmt.Errorf("%w %q mixes sources: %s and %s are set partly in %s and partly by PYICEBERG_CATALOG__* variables; "+
+		"credentials are only sent to the endpoint defined with them, so define the catalog's endpoint and credentials in one place",
+		ErrPyIceberg, name, strings.Join(endpoint, ", "), strings.Join(secret, ", "), p.fileName())
+}
+
+func (p *pyIceberg) fileName() string {
+	if p.path != "" {
+		return p.path
+	}
+	return PyIcebergFile
+}
+
+// isEndpointKey reports whether a property says where a catalog's
+// requests go: its uri or type, or another server's address.
+func isEndpointKey(k string) bool {
+	return k == "uri" || k == "type" || k == "py-catalog-impl" || strings.HasSuffix(k, "-uri") || strings.HasSuffix(k, "endpoint")
+}
+
+// isCredentialKey reports whether a property holds a secret or an
+// identity sent with requests (credential, token, keys, passwords,
+// authorization headers). A sql uri may hold a password too; as an
+// endpoint key it is never split from the rest.
+func isCredentialKey(k string) bool {
+	for _, w := range []string{"credential", "token", "secret", "password", "access-key", "api-key", "private-key", "authorization"} {
+		if strings.Contains(k, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// standaloneDoc is how a catalog given as properties alone is passed:
+// {"name": "lake", "properties": {"type": "rest", "uri": ...}}.
+type standaloneDoc struct {
+	Name       *string           `json:"name"`
+	Properties map[string]string `json:"properties"`
+}
+
+// Standalone returns the spec of a catalog given as PyIceberg properties
+// alone (a JSON document, see standaloneDoc), as the Python API passes a
+// PyIceberg Catalog object or a dict: no config file, PyIceberg file or
+// PYICEBERG_CATALOG__* variable is read, so the catalog opened is exactly
+// the one given, and its name keeps any "_" or ".". source names the
+// document in messages, which never quote a value.
+func Standalone(b []byte, source string) (catalogs.Spec, error) {
+	var doc standaloneDoc
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&doc); err != nil {
+		return catalogs.Spec{}, fmt.Errorf("%w: %s is not a JSON object {\"name\": ..., \"properties\": {...}} of strings", ErrPyIceberg, source)
+	}
+	if doc.Name == nil || *doc.Name == "" || doc.Properties == nil {
+		return catalogs.Spec{}, fmt.Errorf("%w: %s needs a name and properties", ErrPyIceberg, source)
+	}
+	p := &pyIceberg{catalogs: map[string]map[string]string{}, fromEnv: map[string]map[string]bool{}, source: source}
+	for k, v := range doc.Properties {
+		p.set(strings.ToLower(*doc.Name), strings.ToLower(k), v)
+	}
+	spec, _, err := p.spec(*doc.Name)
+	return spec, err
 }

@@ -177,3 +177,127 @@ func TestPyIcebergRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestPyIcebergMixedSources: a catalog whose endpoint (uri, type) comes
+// from one source and whose credentials come from the other is refused by
+// name, so a secret of the file's catalog is never sent to an endpoint a
+// variable named, nor a variable's secret to the file's endpoint.
+func TestPyIcebergMixedSources(t *testing.T) {
+	const secret = "s3cr3t-value-never-shown"
+	const file = "catalog:\n  default:\n    type: rest\n    uri: https://prod.example\n"
+	tests := []struct {
+		name    string
+		yaml    string
+		env     map[string]string
+		wantErr []string // substrings of the error; none means accepted
+	}{{
+		name:    "variable uri, file credential",
+		yaml:    file + "    credential: id:" + secret + "\n    warehouse: prod\n",
+		env:     map[string]string{"PYICEBERG_CATALOG__DEFAULT__URI": "http://127.0.0.1:1"},
+		wantErr: []string{`"default"`, "uri", "credential"},
+	}, {
+		name:    "variable uri, file token",
+		yaml:    file + "    token: " + secret + "\n",
+		env:     map[string]string{"PYICEBERG_CATALOG__DEFAULT__URI": "http://127.0.0.1:1"},
+		wantErr: []string{"uri", "token"},
+	}, {
+		name:    "variable type, file s3 secret",
+		yaml:    file + "    s3.secret-access-key: " + secret + "\n",
+		env:     map[string]string{"PYICEBERG_CATALOG__DEFAULT__TYPE": "rest"},
+		wantErr: []string{"type", "s3.secret-access-key"},
+	}, {
+		name:    "variable credential, file uri",
+		yaml:    file,
+		env:     map[string]string{"PYICEBERG_CATALOG__DEFAULT__CREDENTIAL": "id:" + secret},
+		wantErr: []string{"uri", "credential"},
+	}, {
+		name: "variable type, uri and credential, file credential overridden",
+		yaml: file + "    credential: id:old\n",
+		env: map[string]string{"PYICEBERG_CATALOG__DEFAULT__TYPE": "rest", "PYICEBERG_CATALOG__DEFAULT__URI": "https://new.example",
+			"PYICEBERG_CATALOG__DEFAULT__CREDENTIAL": "id:new"},
+		wantErr: nil,
+	}, {
+		name:    "variable warehouse over a file catalog with credentials",
+		yaml:    file + "    credential: id:" + secret + "\n",
+		env:     map[string]string{"PYICEBERG_CATALOG__DEFAULT__WAREHOUSE": "scratch"},
+		wantErr: nil,
+	}, {
+		name:    "variable uri over a file catalog without credentials",
+		yaml:    file + "    prefix: p1\n",
+		env:     map[string]string{"PYICEBERG_CATALOG__DEFAULT__URI": "https://new.example"},
+		wantErr: nil,
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			home := pyIcebergEnv(t)
+			writePyIceberg(t, home, tc.yaml)
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			_, err := (&File{}).Catalog("default", "")
+			if tc.wantErr == nil {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, ErrPyIceberg)
+			for _, s := range tc.wantErr {
+				require.ErrorContains(t, err, s)
+			}
+			require.NotContains(t, err.Error(), secret)
+			require.NotContains(t, err.Error(), "127.0.0.1")
+		})
+	}
+}
+
+// TestPyIcebergEnvName: PYICEBERG_CATALOG__MY_CAT__* defines the catalog
+// PyIceberg calls my-cat; --catalog my_cat finds it too, while a file's
+// my_cat keeps its own name.
+func TestPyIcebergEnvName(t *testing.T) {
+	home := pyIcebergEnv(t)
+	writePyIceberg(t, home, "catalog:\n  file_cat:\n    type: rest\n    uri: https://file.example\n  a.b:\n    type: rest\n    uri: https://dotted.example\n")
+	t.Setenv("PYICEBERG_CATALOG__MY_CAT__URI", "https://env.example")
+	for name, want := range map[string]string{
+		"my_cat": "https://env.example", "my-cat": "https://env.example",
+		"file_cat": "https://file.example", "a.b": "https://dotted.example",
+	} {
+		spec, err := (&File{}).Catalog(name, "")
+		require.NoError(t, err, name)
+		require.Equal(t, want, spec.Props["uri"], name)
+		require.Equal(t, name, spec.Name)
+	}
+}
+
+// TestStandalone: a catalog given as properties is used alone, whatever
+// the PyIceberg file and variables say of the same name, and its name
+// keeps its "_" and ".".
+func TestStandalone(t *testing.T) {
+	home := pyIcebergEnv(t)
+	writePyIceberg(t, home, "catalog:\n  default:\n    type: rest\n    uri: https://prod.example\n    credential: id:prod-secret\n    warehouse: prod\n")
+	t.Setenv("PYICEBERG_CATALOG__DEFAULT__TOKEN", "env-token")
+	tests := []struct {
+		name string
+		doc  string
+		want catalogs.Spec
+	}{{
+		name: "rest",
+		doc:  `{"name": "default", "properties": {"type": "rest", "uri": "http://127.0.0.1:9"}}`,
+		want: catalogs.Spec{Name: "default", Type: "rest", Props: map[string]string{"uri": "http://127.0.0.1:9"}},
+	}, {
+		name: "sql with a name holding _ and .",
+		doc:  `{"name": "my_cat.b", "properties": {"uri": "sqlite:////tmp/c.db", "warehouse": "file:///tmp/wh", "s3.region": "x"}}`,
+		want: catalogs.Spec{Name: "my_cat.b", Type: "sql", Warehouse: "file:///tmp/wh", Props: map[string]string{
+			"uri": "file:/tmp/c.db?_pragma=busy_timeout(10000)", "sql.dialect": "sqlite", "sql.driver": "sqlite", "s3.region": "x"}},
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Standalone([]byte(tc.doc), "GEOCOMPACT_CATALOG_PROPERTIES")
+			require.NoError(t, err)
+			require.Equal(t, tc.want, got)
+		})
+	}
+	for _, bad := range []string{``, `[]`, `{"properties": {"type": "rest"}}`, `{"name": "c", "properties": {"type": "rest", "uri": 1}}`, `{"name": "c"}`} {
+		_, err := Standalone([]byte(bad), "GEOCOMPACT_CATALOG_PROPERTIES")
+		require.ErrorIs(t, err, ErrPyIceberg, bad)
+		require.ErrorContains(t, err, "GEOCOMPACT_CATALOG_PROPERTIES", bad)
+	}
+}
