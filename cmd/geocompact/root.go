@@ -62,11 +62,15 @@ type globalOptions struct {
 	Warehouse string
 	Catalog   string
 	Config    string
-	JSON      bool
-	Quiet     bool
-	Verbose   bool
-	LogLevel  string
-	LogFormat string
+	// CatalogFromEnv selects the catalog given as PyIceberg properties in
+	// $GEOCOMPACT_CATALOG_PROPERTIES, used alone (the Python API's catalog
+	// objects and dicts).
+	CatalogFromEnv bool
+	JSON           bool
+	Quiet          bool
+	Verbose        bool
+	LogLevel       string
+	LogFormat      string
 
 	logger *slog.Logger
 }
@@ -130,6 +134,8 @@ removes orphan files and measures how many files bbox queries plan.`,
 	pf.StringVar(&g.Warehouse, "warehouse", envOr("GEOCOMPACT_WAREHOUSE", catalogs.DefaultWarehouse), "warehouse directory of the embedded catalog (env GEOCOMPACT_WAREHOUSE)")
 	pf.StringVar(&g.Catalog, "catalog", "", "catalog name from the config file, else from PyIceberg's ~/.pyiceberg.yaml and PYICEBERG_CATALOG__* variables (default: the embedded SQLite catalog in the warehouse)")
 	pf.StringVar(&g.Config, "config", "", "config file (default ./geocompact.yaml, then ~/.config/geocompact/config.yaml)")
+	pf.BoolVar(&g.CatalogFromEnv, "catalog-from-env", false, "use the catalog whose PyIceberg properties $"+catalogPropertiesEnv+" holds as JSON, alone: no config file, .pyiceberg.yaml or PYICEBERG_CATALOG__* variable is read")
+	_ = pf.MarkHidden("catalog-from-env")
 	pf.BoolVar(&g.JSON, "json", false, "write the result as JSON")
 	pf.BoolVarP(&g.Verbose, "verbose", "v", false, "log progress (same as --log-level info)")
 	pf.BoolVarP(&g.Quiet, "quiet", "q", false, "show no progress on a terminal")
@@ -224,7 +230,23 @@ func (g *globalOptions) openCatalog(ctx context.Context) (catalog.Catalog, catal
 	return warnOutsideWarehouse(cat, spec, g.IO.ErrOut), spec, nil
 }
 
+// catalogPropertiesEnv holds the catalog --catalog-from-env uses:
+// {"name": NAME, "properties": {KEY: VALUE, ...}} in PyIceberg's keys. The
+// environment, not the command line, so that secrets stay out of process
+// listings.
+const catalogPropertiesEnv = "GEOCOMPACT_CATALOG_PROPERTIES"
+
 func (g *globalOptions) catalogSpec() (catalogs.Spec, error) {
+	if g.CatalogFromEnv {
+		if g.Catalog != "" {
+			return catalogs.Spec{}, usageErrorf("--catalog and --catalog-from-env exclude each other")
+		}
+		doc, ok := os.LookupEnv(catalogPropertiesEnv)
+		if !ok {
+			return catalogs.Spec{}, usageErrorf("--catalog-from-env: %s is not set", catalogPropertiesEnv)
+		}
+		return config.Standalone([]byte(doc), catalogPropertiesEnv)
+	}
 	cfg, err := config.Load(g.Config)
 	if err != nil {
 		return catalogs.Spec{}, err
