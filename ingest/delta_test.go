@@ -21,8 +21,8 @@ import (
 
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/ingest"
-	format "github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/internal/testing/reliability"
+	format "github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/validate"
 	"github.com/geocompact/geocompact/validate/validatetest"
 )
