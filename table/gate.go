@@ -169,7 +169,7 @@ func segmentsUnder(rest string, refuse func(string) error) error {
 		return refuse("decoded, it holds a backslash or a control character")
 	}
 	if err := segmentsOK(dec); err != "" {
-		return refuse("decoded, " + err)
+		return refuse(fmt.Sprintf("decoded (as iceberg-go and Delta readers read it) to %q, %s", dec, err))
 	}
 	return nil
 }

@@ -340,8 +340,9 @@ func TestIngestSkipLineQuotesHostileNames(t *testing.T) {
 	require.Equal(t, exitOK, r.Code, r.Stderr)
 	assert.NotContains(t, r.Stderr, "\x1b", "an escape sequence reached the terminal")
 	lines := strings.Split(strings.TrimSpace(r.Stderr), "\n")
-	require.Len(t, lines, 1, r.Stderr)
+	require.Len(t, lines, 2, r.Stderr)
 	assert.Contains(t, lines[0], "skipped "+strconv.Quote(p)+": already ingested as ")
+	assert.Equal(t, "nothing committed: all 1 files were skipped; gis.q is unchanged", lines[1])
 }
 
 // TestIngestMemoryBudgetFlag checks that --memory-budget takes sizes with
