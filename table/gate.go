@@ -118,10 +118,13 @@ func (g Gate) Check(groups []GateGroup) error {
 
 // Place returns a *GateError when p is not a valid reference, for the
 // table's readers, to a file under one of the gate's roots; nil when it
-// is. p is checked as Java, PyIceberg and DuckDB read it (literally) and
-// as iceberg-go's local FileIO and Delta readers read it (percent-decoded
-// once): under neither may it hold an empty, "." or ".." segment or a
-// backslash, so no reader resolves it outside the root.
+// is. No reading of p may hold an empty, "." or ".." segment or a
+// backslash, so no reader resolves it outside the root. An Iceberg path
+// is read literally, as Java, Spark, PyIceberg, DuckDB and this program
+// read it: Iceberg names a partition directory by its value form-encoded
+// ("region=a%2Fb" is one directory), so its escapes are part of the name.
+// A Delta path is a URI reference, read percent-decoded once as Delta
+// readers do, and is checked both ways.
 func (g Gate) Place(p string) error {
 	loc := strings.Join(g.Roots, ", ")
 	refuse := func(reason string) error {
@@ -140,7 +143,7 @@ func (g Gate) Place(p string) error {
 		if i := strings.IndexFunc(p, func(r rune) bool { return !pchar(r) }); i >= 0 {
 			return refuse(fmt.Sprintf("%q is not percent-encoded, as a Delta path must be", p[i:i+1]))
 		}
-		return segmentsUnder(p, refuse)
+		return segmentsUnder(p, true, refuse)
 	}
 	if !hasScheme(p) && !strings.HasPrefix(p, "/") {
 		return refuse("it is not an absolute path or URI")
@@ -149,17 +152,20 @@ func (g Gate) Place(p string) error {
 	for _, root := range g.Roots {
 		r := strings.TrimRight(normalFile(root), "/")
 		if rest, ok := strings.CutPrefix(np, r+"/"); ok && r != "" {
-			return segmentsUnder(rest, refuse)
+			return segmentsUnder(rest, g.Style == RelativePaths, refuse)
 		}
 	}
 	return &GateError{Op: g.Op, Table: g.Table, Kind: GatePlace, Path: p, Location: loc}
 }
 
-// segmentsUnder checks rest, a path below a root, literally and decoded
-// once.
-func segmentsUnder(rest string, refuse func(string) error) error {
+// segmentsUnder checks rest, a path below a root, literally and, when
+// decoded is set, percent-decoded once.
+func segmentsUnder(rest string, decoded bool, refuse func(string) error) error {
 	if err := segmentsOK(rest); err != "" {
 		return refuse(err)
+	}
+	if !decoded {
+		return nil
 	}
 	dec, err := url.PathUnescape(rest)
 	if err != nil {
@@ -169,7 +175,7 @@ func segmentsUnder(rest string, refuse func(string) error) error {
 		return refuse("decoded, it holds a backslash or a control character")
 	}
 	if err := segmentsOK(dec); err != "" {
-		return refuse(fmt.Sprintf("decoded (as iceberg-go and Delta readers read it) to %q, %s", dec, err))
+		return refuse(fmt.Sprintf("decoded (as Delta readers read it) to %q, %s", dec, err))
 	}
 	return nil
 }
