@@ -28,6 +28,7 @@ from test_theirs_compacted_by_ours import spark_table
 ROWS = 40000
 APPEND = 500
 BASE = 10_000_000  # appended rows' ids start here; generated ids are below
+MAX_APPENDS = 60  # with generate's 21 metadata files, well inside the log's 100
 
 
 def start_rewrite(gc, table: str, *extra: str) -> subprocess.Popen:
@@ -93,8 +94,11 @@ def test_pyiceberg_appends_during_rewrite(gc, spark, catalog_db, warehouse, ns):
 
     proc = start_rewrite(gc, table)
     appended, lost = [], 0
-    # Append while the rewrite runs (and at least three times).
-    while proc.poll() is None or len(appended) < 3:
+    # Append while the rewrite runs (and at least three times), at most
+    # MAX_APPENDS times: the table keeps the last 100 metadata files in its
+    # log (write.metadata.previous-versions-max), and an older one, out of
+    # the log, is rightly an orphan to Spark though no one lost it.
+    while (proc.poll() is None and len(appended) < MAX_APPENDS) or len(appended) < 3:
         start = BASE + len(appended) * APPEND
         batch = template.set_column(template.schema.get_field_index("id"), template.schema.field("id"),
                                     pc.add(template.column("id"), start))
