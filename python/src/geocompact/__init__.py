@@ -20,6 +20,7 @@ from .errors import (
     CommandError,
     CommitConflict,
     GeocompactError,
+    GeocompactTimeout,
     UsageError,
     ValidationError,
 )
@@ -50,6 +51,7 @@ __all__ = [
     "CommitConflict",
     "ExpireResult",
     "GeocompactError",
+    "GeocompactTimeout",
     "IngestResult",
     "MaintainResult",
     "MaintainStep",

@@ -6,8 +6,10 @@ Every function takes the same keyword arguments to reach a table:
 
 - ``catalog``: a catalog name (geocompact's config file, else PyIceberg's
   ``~/.pyiceberg.yaml`` and ``PYICEBERG_CATALOG__*`` variables), a PyIceberg
-  ``Catalog`` object, or a dict of PyIceberg catalog properties. Properties
-  reach the binary through its environment, never its command line.
+  ``Catalog`` object, or a dict of PyIceberg catalog properties. An object
+  or dict is used alone (no config file or PyIceberg configuration of the
+  same name is read or merged into it); its properties reach the binary
+  through its environment, never its command line.
 - ``catalog_name``: the name for a dict of properties (default
   ``"default"``, PyIceberg's).
 - ``warehouse``: the embedded SQLite catalog's directory (``--warehouse``).
@@ -15,7 +17,12 @@ Every function takes the same keyword arguments to reach a table:
 - ``progress``: called with a :class:`ProgressEvent` per log record (a phase
   done, with counts); ``logger`` (default ``logging.getLogger("geocompact")``)
   gets the same records.
-- ``env``: extra environment for the binary; ``timeout``: seconds.
+- ``env``: extra environment for the binary; ``timeout``: seconds, then
+  the command is stopped and :class:`GeocompactTimeout` raised. Any
+  exception while waiting (a SIGALRM handler's, ``KeyboardInterrupt``)
+  stops the command too before it propagates.
+
+File names are passed after ``--``, so none is read as an option.
 
 Errors raise by the command's exit code: :class:`UsageError` (2),
 :class:`ValidationError` (3, with the violations), :class:`CommitConflict`
@@ -174,9 +181,9 @@ def ingest(
             args.append(flag)
     if partition_by is not None:
         args += ["--partition-by", partition_by]
-    args += list(extra_args) + [os.fspath(f) for f in files]
+    args += list(extra_args)
     doc = run(args, catalog=catalog, catalog_name=catalog_name, warehouse=_s(warehouse), config=_s(config),
-              progress=progress, logger=logger, env=env, timeout=timeout)
+              progress=progress, logger=logger, env=env, timeout=timeout, positional=[os.fspath(f) for f in files])
     return from_json(IngestResult, doc)
 
 
@@ -207,14 +214,13 @@ def validate(
     if files:
         if table is not None or delta is not None:
             raise ValueError("validate takes a table, a Delta location or files, not more than one")
-        args += [os.fspath(f) for f in files]
     else:
         args += _table_flags(table, delta)
     if strict:
         args.append("--strict")
     args += list(extra_args)
     doc = run(args, catalog=catalog, catalog_name=catalog_name, warehouse=_s(warehouse), config=_s(config),
-              progress=progress, logger=logger, env=env, timeout=timeout)
+              progress=progress, logger=logger, env=env, timeout=timeout, positional=[os.fspath(f) for f in files])
     return from_json(ValidateResult, doc)
 
 

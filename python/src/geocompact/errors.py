@@ -105,6 +105,12 @@ class CommitConflict(GeocompactError):
     retryable = True
 
 
+class GeocompactTimeout(GeocompactError):
+    """The call's ``timeout`` passed: the command was stopped (SIGTERM, so
+    it removed what it wrote and committed nothing) and ``exit_code`` is
+    what it exited with."""
+
+
 class BinaryNotFound(GeocompactError):
     """The geocompact binary was found neither beside this interpreter nor
     on PATH (nor at ``$GEOCOMPACT_BINARY``)."""
