@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"log/slog"
 	"maps"
 	"strconv"
 	"strings"
@@ -324,15 +326,21 @@ func geoArray(typ arrow.DataType, storage arrow.Array) arrow.Array {
 var tamperGenerateGate func(*format.GateGroup)
 
 // appendBatch writes rec as GeoParquet data files of tbl and appends them
-// in one snapshot. It releases rec.
+// in one snapshot. It releases rec. A batch that fails before its commit,
+// or whose commit the catalog refused, deletes the files it wrote.
 func appendBatch(ctx context.Context, tbl *table.Table, rec arrow.RecordBatch, props iceberg.Properties) (*table.Table, error) {
 	read := rec.NumRows()
 	rows := func(yield func(arrow.RecordBatch, error) bool) { yield(rec, nil) } // WriteRecords releases rec
 	roots := format.IcebergRoots(tbl.Location(), tbl.Properties())
+	wctx, created := format.Track(format.WithWriteScope(ctx, roots...))
+	fail := func(err error) (*table.Table, error) {
+		removeWritten(context.WithoutCancel(ctx), tbl, created.Paths())
+		return nil, err
+	}
 	var files []iceberg.DataFile
-	for df, err := range geowrite.Records(format.WithWriteScope(ctx, roots...), tbl, rec.Schema(), rows) {
+	for df, err := range geowrite.Records(wctx, tbl, rec.Schema(), rows) {
 		if err != nil {
-			return nil, err
+			return fail(err)
 		}
 		files = append(files, df)
 	}
@@ -341,15 +349,37 @@ func appendBatch(ctx context.Context, tbl *table.Table, rec arrow.RecordBatch, p
 		tamperGenerateGate(&group)
 	}
 	if err := (format.Gate{Op: "generate", Table: strings.Join(tbl.Identifier(), "."), Roots: roots}).Check([]format.GateGroup{group}); err != nil {
-		return nil, err
+		return fail(err)
 	}
 	files, err := geowrite.FirstRowIDs(tbl.Metadata(), files)
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
 	tx := tbl.NewTransaction()
 	if err := tx.AddDataFiles(ctx, files, props, table.WithoutAutoNameMapping(), table.WithoutDuplicateCheck()); err != nil {
-		return nil, err
+		return fail(err)
 	}
-	return tx.Commit(ctx)
+	next, err := tx.Commit(ctx)
+	if err != nil && catalogs.NothingCommitted(err) {
+		return fail(err)
+	}
+	return next, err
+}
+
+// removeWritten deletes files a failed batch wrote, at most warning: an
+// undeleted file is an orphan that orphan cleanup removes later.
+func removeWritten(ctx context.Context, tbl *table.Table, paths []string) {
+	if len(paths) == 0 {
+		return
+	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		slog.Warn("remove written files", "table", strings.Join(tbl.Identifier(), "."), "error", err)
+		return
+	}
+	for _, p := range paths {
+		if err := fsys.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			slog.Warn("remove written file", "path", p, "error", err)
+		}
+	}
 }
