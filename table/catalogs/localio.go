@@ -276,105 +276,77 @@ func locate(name string) (string, error) {
 
 // The other operations of iceio.LocalFS, on the local path of each name.
 
-func (l localFS) Open(name string) (iceio.File, error) {
+// at runs op on the local path of name.
+func at[T any](name string, op func(string) (T, error)) (T, error) {
 	p, err := locate(name)
 	if err != nil {
-		return nil, err
+		var zero T
+		return zero, err
 	}
-	return l.LocalFS.Open(p)
+	return op(p)
 }
 
-func (l localFS) ReadFile(name string) ([]byte, error) {
-	p, err := locate(name)
+// at2 runs op on the local paths of oldpath and newpath.
+func at2(oldpath, newpath string, op func(string, string) error) error {
+	src, err := locate(oldpath)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return l.LocalFS.ReadFile(p)
+	dst, err := locate(newpath)
+	if err != nil {
+		return err
+	}
+	return op(src, dst)
 }
+
+// noValue adapts an operation that returns only an error to at.
+func noValue(op func(string) error) func(string) (struct{}, error) {
+	return func(p string) (struct{}, error) { return struct{}{}, op(p) }
+}
+
+func (l localFS) Open(name string) (iceio.File, error)       { return at(name, l.LocalFS.Open) }
+func (l localFS) ReadFile(name string) ([]byte, error)       { return at(name, l.LocalFS.ReadFile) }
+func (l localFS) ReadDir(name string) ([]fs.DirEntry, error) { return at(name, l.LocalFS.ReadDir) }
+func (l localFS) Stat(name string) (fs.FileInfo, error)      { return at(name, l.LocalFS.Stat) }
 
 // Remove implements iceio.IO. A name too long to exist does not exist
 // (Create refused it).
 func (l localFS) Remove(name string) error {
-	p, err := locate(name)
-	if err != nil {
-		return err
-	}
-	if err := localpath.CheckNames(p); err != nil {
-		return &fs.PathError{Op: "remove", Path: p, Err: fs.ErrNotExist}
-	}
-	return l.LocalFS.Remove(p)
+	_, err := at(name, noValue(func(p string) error {
+		if err := localpath.CheckNames(p); err != nil {
+			return &fs.PathError{Op: "remove", Path: p, Err: fs.ErrNotExist}
+		}
+		return l.LocalFS.Remove(p)
+	}))
+	return err
 }
 
 func (l localFS) RemoveAll(name string) error {
-	p, err := locate(name)
-	if err != nil {
-		return err
-	}
-	return l.LocalFS.RemoveAll(p)
-}
-
-func (l localFS) WalkDir(root string, fn fs.WalkDirFunc) error {
-	p, err := locate(root)
-	if err != nil {
-		return err
-	}
-	return l.LocalFS.WalkDir(p, fn)
-}
-
-func (l localFS) ReadDir(name string) ([]fs.DirEntry, error) {
-	p, err := locate(name)
-	if err != nil {
-		return nil, err
-	}
-	return l.LocalFS.ReadDir(p)
+	_, err := at(name, noValue(l.LocalFS.RemoveAll))
+	return err
 }
 
 func (l localFS) MkdirAll(name string) error {
-	p, err := locate(name)
-	if err != nil {
-		return err
-	}
-	return l.LocalFS.MkdirAll(p)
+	_, err := at(name, noValue(l.LocalFS.MkdirAll))
+	return err
 }
 
 func (l localFS) Mkdir(name string) error {
-	p, err := locate(name)
-	if err != nil {
-		return err
-	}
-	return l.LocalFS.Mkdir(p)
+	_, err := at(name, noValue(l.LocalFS.Mkdir))
+	return err
 }
 
-func (l localFS) Stat(name string) (fs.FileInfo, error) {
-	p, err := locate(name)
-	if err != nil {
-		return nil, err
-	}
-	return l.LocalFS.Stat(p)
+func (l localFS) WalkDir(root string, fn fs.WalkDirFunc) error {
+	_, err := at(root, noValue(func(p string) error { return l.LocalFS.WalkDir(p, fn) }))
+	return err
 }
 
 func (l localFS) Rename(oldpath, newpath string) error {
-	src, err := locate(oldpath)
-	if err != nil {
-		return err
-	}
-	dst, err := locate(newpath)
-	if err != nil {
-		return err
-	}
-	return l.LocalFS.Rename(src, dst)
+	return at2(oldpath, newpath, l.LocalFS.Rename)
 }
 
 func (l localFS) RenameNoReplace(oldpath, newpath string) error {
-	src, err := locate(oldpath)
-	if err != nil {
-		return err
-	}
-	dst, err := locate(newpath)
-	if err != nil {
-		return err
-	}
-	return l.LocalFS.RenameNoReplace(src, dst)
+	return at2(oldpath, newpath, l.LocalFS.RenameNoReplace)
 }
 
 // WriteFile implements iceio.WriteFileIO.
