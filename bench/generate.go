@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"maps"
 	"strconv"
@@ -334,7 +333,8 @@ func appendBatch(ctx context.Context, tbl *table.Table, rec arrow.RecordBatch, p
 	roots := format.IcebergRoots(tbl.Location(), tbl.Properties())
 	wctx, created := format.Track(format.WithWriteScope(ctx, roots...))
 	fail := func(err error) (*table.Table, error) {
-		removeWritten(context.WithoutCancel(ctx), tbl, created.Paths())
+		geowrite.RemoveWritten(context.WithoutCancel(ctx), tbl, created.Paths(),
+			slog.With("table", strings.Join(tbl.Identifier(), ".")))
 		return nil, err
 	}
 	var files []iceberg.DataFile
@@ -364,22 +364,4 @@ func appendBatch(ctx context.Context, tbl *table.Table, rec arrow.RecordBatch, p
 		return fail(err)
 	}
 	return next, err
-}
-
-// removeWritten deletes files a failed batch wrote, at most warning: an
-// undeleted file is an orphan that orphan cleanup removes later.
-func removeWritten(ctx context.Context, tbl *table.Table, paths []string) {
-	if len(paths) == 0 {
-		return
-	}
-	fsys, err := tbl.FS(ctx)
-	if err != nil {
-		slog.Warn("remove written files", "table", strings.Join(tbl.Identifier(), "."), "error", err)
-		return
-	}
-	for _, p := range paths {
-		if err := fsys.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			slog.Warn("remove written file", "path", p, "error", err)
-		}
-	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"slices"
 	"strconv"
 
@@ -182,17 +181,5 @@ func (in *ingester) removeFiles(ctx context.Context, tbl *table.Table, files []i
 
 // removePaths deletes files this ingest wrote, as removeFiles does.
 func (in *ingester) removePaths(ctx context.Context, tbl *table.Table, paths []string) {
-	if len(paths) == 0 {
-		return
-	}
-	fsys, err := tbl.FS(ctx)
-	if err != nil {
-		in.log.Warn("remove written files", "table", in.cfg.Table, "error", err)
-		return
-	}
-	for _, p := range paths {
-		if err := fsys.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			in.log.Warn("remove written file", "path", p, "error", err)
-		}
-	}
+	geowrite.RemoveWritten(ctx, tbl, paths, in.log.With("table", in.cfg.Table))
 }
