@@ -120,6 +120,9 @@ type Options struct {
 	MinInputFiles int
 	// RewriteAll makes every file a candidate and keeps every group.
 	RewriteAll bool
+	// PurgeDeletes makes exactly the files that carry deletes candidates
+	// and keeps every group (Request.PurgeDeletes).
+	PurgeDeletes bool
 	// MaxFileGroupSize bounds the bytes of one file group (default 100 GiB).
 	MaxFileGroupSize int64
 	// MaxFilesToRewrite caps the number of files rewritten in this run
@@ -213,6 +216,9 @@ func (r Request) OptionsFor(tableProps map[string]string) (Options, error) {
 		return Options{}, err
 	}
 	o, kv := r.checked.opts, r.checked.given
+	if o.PurgeDeletes = r.PurgeDeletes; o.PurgeDeletes && o.RewriteAll {
+		return Options{}, fmt.Errorf("%w: %s rewrites every file, a purge only the files that carry deletes: drop one", optval.ErrBad, OptRewriteAll)
+	}
 	_, target := kv[OptTargetFileSize]
 	if _, ok := tableProps[table.PropTargetFileSize]; ok && !target {
 		if o.TargetFileSize, err = tableTargetFileSize(tableProps); err != nil {

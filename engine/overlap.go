@@ -71,7 +71,7 @@ const (
 // window fraction its groups are cut for (Group.CutWindow; 0 for even
 // cuts).
 func (o Options) overlapSelect(cands []table.PlanFile, healthy []Skipped) ([]table.PlanFile, []Skipped, string, float64) {
-	if !o.OverlapSelection || !o.clustered || o.RewriteAll || len(cands) == 0 || len(healthy) == 0 || !allBounded(cands, healthy) {
+	if !o.OverlapSelection || !o.clustered || o.RewriteAll || o.PurgeDeletes || len(cands) == 0 || len(healthy) == 0 || !allBounded(cands, healthy) {
 		return cands, healthy, "", 0
 	}
 	boxes := make([]spatial.Bound, len(healthy))

@@ -150,6 +150,10 @@ func (o Options) Plan(files []table.PlanFile) *Plan {
 // notCandidate returns why f is not a rewrite candidate, or "" if it is.
 func (o Options) notCandidate(f table.PlanFile) string {
 	switch {
+	case o.PurgeDeletes && f.DeleteFiles > 0:
+		return ""
+	case o.PurgeDeletes:
+		return "carries no deletes (a purge rewrites only files that do)"
 	case o.RewriteAll:
 		return ""
 	case f.DeleteFiles >= o.DeleteFileThreshold:
@@ -184,6 +188,8 @@ func (o Options) pack(part string, cands []table.PlanFile) []Group {
 func (o Options) keepReason(g Group) string {
 	n := len(g.Files)
 	switch {
+	case o.PurgeDeletes:
+		return "purge: its files carry deletes"
 	case o.RewriteAll:
 		return OptRewriteAll
 	case n > 1 && n >= o.MinInputFiles:
@@ -249,6 +255,9 @@ func (o Options) hint(files []table.PlanFile, groupHints []string) string {
 	}
 	if len(groupHints) > 0 {
 		return strings.Join(groupHints, "; ")
+	}
+	if o.PurgeDeletes {
+		return fmt.Sprintf("none of the %d files carries deletes: there is nothing to purge", len(files))
 	}
 	return fmt.Sprintf("all %d files are within the size band [%s, %s] around %s=%s with no delete files to drop; set the option %s=true to rewrite them anyway (for example to apply a new sort order)",
 		len(files), optval.FormatBytes(o.MinFileSize), optval.FormatBytes(o.MaxFileSize), OptTargetFileSize, optval.FormatBytes(o.TargetFileSize), OptRewriteAll)

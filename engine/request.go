@@ -35,6 +35,11 @@ type Request struct {
 	Options map[string]string `json:"options,omitempty"`
 	// DryRun plans and reports without writing anything.
 	DryRun bool `json:"dry_run,omitempty"`
+	// PurgeDeletes rewrites exactly the files that carry deletes (a Delta
+	// deletion vector, Iceberg delete files), each whatever its size, and
+	// no other file: Delta's REORG TABLE … APPLY (PURGE). It excludes the
+	// rewrite-all option.
+	PurgeDeletes bool `json:"purge_deletes,omitempty"`
 	// CommitRetries is the budget for commits that lose a race with another
 	// writer (0 means 4, negative none).
 	CommitRetries int `json:"commit_retries,omitempty"`
