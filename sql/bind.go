@@ -65,7 +65,7 @@ func Bind(st Statement, src string) (Call, error) {
 	switch cmd := st.Command(); cmd {
 	case CommandAlter:
 		return Call{}, newError(src, st.Pos, cmd+" is not a procedure call: it takes no binding")
-	case CommandVacuum, CommandOptimize:
+	case CommandVacuum, CommandOptimize, CommandReorg:
 		return Call{}, newError(src, st.Pos, cmd+" is a Delta Lake statement, not a procedure call: it takes no binding")
 	}
 	proc, sig, err := lookupProcedure(st, src)

@@ -16,6 +16,7 @@ const (
 	CommandCall     = "CALL"
 	CommandVacuum   = "VACUUM"
 	CommandOptimize = "OPTIMIZE"
+	CommandReorg    = "REORG"
 )
 
 // Vacuum is Delta Lake's VACUUM statement:
@@ -53,6 +54,21 @@ type Optimize struct {
 	// Columns are the curve's columns in order; a nested field is its path
 	// joined by dots (bbox.xmin). Empty when Curve is "".
 	Columns []string
+	// Purge is set for Delta's REORG TABLE … APPLY (PURGE), which this
+	// type also holds: rewrite exactly the files that carry a deletion
+	// vector, whatever their size (Curve is then "").
+	//
+	//	REORG TABLE table [WHERE predicate] APPLY (PURGE)
+	Purge bool
+}
+
+// Statement returns the statement's name as messages give it: "OPTIMIZE"
+// or "REORG TABLE".
+func (o *Optimize) Statement() string {
+	if o.Purge {
+		return "REORG TABLE"
+	}
+	return CommandOptimize
 }
 
 // SortOrder returns the statement's order as cluster.ParseOrder reads it,
@@ -80,6 +96,8 @@ func (s Statement) Command() string {
 		return CommandAlter
 	case s.Vacuum != nil:
 		return CommandVacuum
+	case s.Optimize != nil && s.Optimize.Purge:
+		return CommandReorg
 	case s.Optimize != nil:
 		return CommandOptimize
 	}
@@ -152,7 +170,7 @@ func (p *parser) optimize(loc string) (*Optimize, error) {
 	var err error
 	o := &Optimize{Location: loc}
 	if p.tok.keyword("WHERE") {
-		if err := p.predicate(o); err != nil {
+		if err := p.predicate(o, "ZORDER", "HILBERT"); err != nil {
 			return nil, err
 		}
 	}
@@ -168,20 +186,70 @@ func (p *parser) optimize(loc string) (*Optimize, error) {
 	return o, nil
 }
 
-// deltaStatement reads a VACUUM or OPTIMIZE statement after its keyword
-// kw into st.
+// reorg reads the rest of a REORG TABLE statement on the table at loc.
+// Only APPLY (PURGE) is taken; Delta's APPLY (UPGRADE UNIFORM …) converts
+// the table to another format's metadata, which geocompact does not
+// write, and is refused by name.
+func (p *parser) reorg(loc string) (*Optimize, error) {
+	o := &Optimize{Location: loc, Purge: true}
+	if p.tok.keyword("WHERE") {
+		if err := p.predicate(o, "APPLY"); err != nil {
+			return nil, err
+		}
+	}
+	if !p.tok.keyword("APPLY") {
+		return nil, p.unexpected("WHERE or APPLY (PURGE) after the table, as in REORG TABLE delta.`/path` APPLY (PURGE)")
+	}
+	if err := p.advance(); err != nil {
+		return nil, err
+	}
+	if _, err := p.expect(tokLParen, `"(" after APPLY, as in APPLY (PURGE)`); err != nil {
+		return nil, err
+	}
+	if p.tok.keyword("UPGRADE") {
+		return nil, p.errAt(p.tok, "REORG TABLE … APPLY (UPGRADE UNIFORM …) is not supported: geocompact writes Delta and Iceberg tables as they are and converts neither; APPLY (PURGE) is")
+	}
+	if !p.tok.keyword("PURGE") {
+		return nil, p.unexpected("PURGE, as in APPLY (PURGE)")
+	}
+	if err := p.advance(); err != nil {
+		return nil, err
+	}
+	if _, err := p.expect(tokRParen, `")" after PURGE`); err != nil {
+		return nil, err
+	}
+	if p.tok.kind != tokSemi && p.tok.kind != tokEOF {
+		return nil, p.unexpected(`";" or the end of the script after APPLY (PURGE)`)
+	}
+	return o, nil
+}
+
+// deltaStatement reads a VACUUM, OPTIMIZE or REORG TABLE statement after
+// its keyword kw into st.
 func (p *parser) deltaStatement(st *Statement, kw string) error {
 	if err := p.advance(); err != nil {
 		return err
+	}
+	if kw == CommandReorg {
+		if !p.tok.keyword("TABLE") {
+			return p.unexpected("TABLE after REORG, as in REORG TABLE delta.`/path` APPLY (PURGE)")
+		}
+		if err := p.advance(); err != nil {
+			return err
+		}
+		kw = "REORG TABLE"
 	}
 	loc, err := p.deltaTable(kw)
 	if err != nil {
 		return err
 	}
-	if kw == CommandVacuum {
+	switch kw {
+	case CommandVacuum:
 		st.Vacuum, err = p.vacuum(loc)
-	} else {
+	case CommandOptimize:
 		st.Optimize, err = p.optimize(loc)
+	default:
+		st.Optimize, err = p.reorg(loc)
 	}
 	return err
 }

@@ -82,6 +82,49 @@ func TestParseOptimize(t *testing.T) {
 	}
 }
 
+func TestParseReorgPurge(t *testing.T) {
+	cases := []struct {
+		name, script string
+		want         Optimize
+	}{
+		{"purge", "REORG TABLE delta.`/lake/pings` APPLY (PURGE)", Optimize{Location: "/lake/pings", Purge: true}},
+		{"string form, lower case", "reorg table '/t' apply (purge);", Optimize{Location: "/t", Purge: true}},
+		{"where", "REORG TABLE delta.`/t` WHERE day >= '2026-01-01' APPLY (PURGE)",
+			Optimize{Location: "/t", Where: "day >= '2026-01-01'", SparkWhere: "day >= '2026-01-01'", Purge: true}},
+		{"apply inside a string stays in the predicate", "REORG TABLE '/t' WHERE s = 'APPLY (PURGE)' /* APPLY */ APPLY (PURGE)",
+			Optimize{Location: "/t", Where: "s = 'APPLY (PURGE)'", SparkWhere: "s = 'APPLY (PURGE)'", Purge: true}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			st := parseOne(t, tc.script, CommandReorg)
+			require.NotNil(t, st.Optimize)
+			assert.Equal(t, tc.want, *st.Optimize)
+			assert.Equal(t, "REORG TABLE", st.Optimize.Statement())
+			assert.Empty(t, st.Optimize.SortOrder())
+		})
+	}
+}
+
+func TestParseReorgRefusals(t *testing.T) {
+	cases := []struct {
+		name, script string
+		line, col    int
+		want         string
+	}{
+		{"without TABLE", "REORG '/t' APPLY (PURGE)", 1, 7, "TABLE after REORG"},
+		{"table name", "REORG TABLE events APPLY (PURGE)", 1, 13, "Delta tables are named by location, as in REORG TABLE delta."},
+		{"without APPLY", "REORG TABLE '/t'", 1, 17, "WHERE or APPLY (PURGE)"},
+		{"empty where", "REORG TABLE '/t' WHERE APPLY (PURGE)", 1, 18, "WHERE without a predicate"},
+		{"uniform", "REORG TABLE '/t' APPLY (UPGRADE UNIFORM(ICEBERG_COMPAT_VERSION = 2))", 1, 25, "APPLY (UPGRADE UNIFORM …) is not supported"},
+		{"other action", "REORG TABLE '/t' APPLY (COMPACT)", 1, 25, `unexpected "COMPACT", want PURGE`},
+		{"unclosed", "REORG TABLE '/t' APPLY (PURGE", 1, 30, `")" after PURGE`},
+		{"a curve", "REORG TABLE '/t' APPLY (PURGE) ZORDER BY (a)", 1, 32, "after APPLY (PURGE)"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { assertRefused(t, tc.script, tc.line, tc.col, tc.want) })
+	}
+}
+
 func TestParseMixedScript(t *testing.T) {
 	script := "CALL system.rewrite_manifests('a.b');\nOPTIMIZE delta.`/t` WHERE x = 1;\n  VACUUM '/t' DRY RUN;"
 	sts, err := Parse(script)
@@ -129,7 +172,7 @@ func TestParseDeltaRefusals(t *testing.T) {
 		{"dotted back-quoted column", "OPTIMIZE '/t' ZORDER BY (`a.b`)", 1, 26, "holding a dot"},
 		{"both curves", "OPTIMIZE '/t' ZORDER BY (a) HILBERT BY (b)", 1, 29, `unexpected "HILBERT"`},
 		{"full", "OPTIMIZE '/t' FULL", 1, 15, `unexpected "FULL", want WHERE`},
-		{"other statement", "DELETE FROM t", 1, 1, "want CALL, VACUUM, OPTIMIZE or ALTER TABLE"},
+		{"other statement", "DELETE FROM t", 1, 1, "want CALL, VACUUM, OPTIMIZE, REORG TABLE or ALTER TABLE"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) { assertRefused(t, tc.script, tc.line, tc.col, tc.want) })

@@ -154,7 +154,7 @@ func Parse(script string) ([]Statement, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, newError(script, len(script), "no statement in the script: want CALL, VACUUM, OPTIMIZE or ALTER TABLE")
+		return nil, newError(script, len(script), "no statement in the script: want CALL, VACUUM, OPTIMIZE, REORG TABLE or ALTER TABLE")
 	}
 	return out, nil
 }
@@ -195,7 +195,7 @@ func (p *parser) statement() (Statement, error) {
 	start := p.tok
 	st := Statement{Pos: start.pos, Line: newError(p.lex.src, start.pos, "").Line}
 	switch {
-	case start.keyword(CommandVacuum), start.keyword(CommandOptimize):
+	case start.keyword(CommandVacuum), start.keyword(CommandOptimize), start.keyword(CommandReorg):
 		err := p.deltaStatement(&st, strings.ToUpper(start.text))
 		st.Text = strings.TrimSpace(p.lex.src[start.pos:p.tok.pos])
 		return st, err
@@ -204,7 +204,7 @@ func (p *parser) statement() (Statement, error) {
 		st.Alter, st.Text = a, strings.TrimSpace(p.lex.src[start.pos:p.tok.pos])
 		return st, err
 	case !start.keyword(CommandCall):
-		return st, p.unexpected("CALL, VACUUM, OPTIMIZE or ALTER TABLE (geocompact runs only these statements)")
+		return st, p.unexpected("CALL, VACUUM, OPTIMIZE, REORG TABLE or ALTER TABLE (geocompact runs only these statements)")
 	}
 	if err := p.advance(); err != nil {
 		return st, err

@@ -2,6 +2,7 @@ package sql
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -48,14 +49,15 @@ func whereLiteral(s string, i int, b *strings.Builder) (int, error) {
 	return end - i, nil
 }
 
-// predicate reads OPTIMIZE's WHERE predicate into o: the text after WHERE
-// up to ZORDER or HILBERT outside parentheses, ";" outside parentheses or
-// the end of the script, as Delta's grammar takes it. The predicate is
-// scanned as text, not as tokens, so every operator of the where language
-// passes; quotes and comments are honoured, and comments dropped.
-func (p *parser) predicate(o *Optimize) error {
+// predicate reads OPTIMIZE's (or REORG TABLE's) WHERE predicate into o:
+// the text after WHERE up to one of the keywords stops (ZORDER or HILBERT;
+// APPLY) outside parentheses, ";" outside parentheses or the end of the
+// script, as Delta's grammar takes it. The predicate is scanned as text,
+// not as tokens, so every operator of the where language passes; quotes
+// and comments are honoured, and comments dropped.
+func (p *parser) predicate(o *Optimize, stops ...string) error {
 	where := p.tok
-	text, end, err := scanPredicate(p.lex.src, p.lex.i)
+	text, end, err := scanPredicate(p.lex.src, p.lex.i, stops...)
 	if err != nil {
 		return err
 	}
@@ -73,7 +75,7 @@ func (p *parser) predicate(o *Optimize) error {
 
 // scanPredicate returns the predicate starting at src[i], with comments
 // replaced by blanks and trimmed, and the offset where it ends.
-func scanPredicate(src string, i int) (string, int, error) {
+func scanPredicate(src string, i int, stops ...string) (string, int, error) {
 	var b strings.Builder
 	var open []int // offsets of the unclosed "("
 scan:
@@ -114,7 +116,7 @@ scan:
 				j++
 			}
 			w := src[i:j]
-			if len(open) == 0 && (strings.EqualFold(w, "ZORDER") || strings.EqualFold(w, "HILBERT")) {
+			if len(open) == 0 && slices.ContainsFunc(stops, func(s string) bool { return strings.EqualFold(w, s) }) {
 				break scan
 			}
 			b.WriteString(w)

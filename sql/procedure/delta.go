@@ -17,7 +17,8 @@ import (
 // run would delete, or the table's location after a real run.
 var vacuumColumns = []string{"path"}
 
-// prepareDelta opens the Delta table of a VACUUM or OPTIMIZE statement
+// prepareDelta opens the Delta table of a VACUUM, OPTIMIZE or REORG TABLE
+// statement
 // and checks what can be checked before anything runs.
 func (s *Script) prepareDelta(ctx context.Context, st sql.Statement) (*step, error) {
 	loc := deltaLocation(st)
@@ -66,12 +67,13 @@ func vacuumError(v *sql.Vacuum, err error) error {
 
 func hours(h float64) string { return strconv.FormatFloat(h, 'f', -1, 64) }
 
-// checkOptimize checks an OPTIMIZE statement against its table: the
-// curve's columns exist, and the rewrite plans (its WHERE, its order).
+// checkOptimize checks an OPTIMIZE or REORG TABLE statement against its
+// table: the curve's columns exist, and the rewrite plans (its WHERE, its
+// order).
 func (s *Script) checkOptimize(ctx context.Context, tbl *delta.Table, o *sql.Optimize) error {
 	snap, err := tbl.Snapshot(ctx)
 	if err != nil {
-		return fmt.Errorf("OPTIMIZE %s: %w", o.Location, err)
+		return fmt.Errorf("%s %s: %w", o.Statement(), o.Location, err)
 	}
 	for _, c := range o.Columns {
 		if !hasColumn(snap.Schema, c) {
@@ -80,17 +82,19 @@ func (s *Script) checkOptimize(ctx context.Context, tbl *delta.Table, o *sql.Opt
 	}
 	ft, err := deltatable.Open(ctx, tbl, o.Location, true)
 	if err != nil {
-		return fmt.Errorf("OPTIMIZE %s: %w", o.Location, err)
+		return fmt.Errorf("%s %s: %w", o.Statement(), o.Location, err)
 	}
 	if _, err := engine.Rewrite(ctx, ft, s.optimizeRequest(o, true)); err != nil {
-		return fmt.Errorf("OPTIMIZE %s: %w", o.Location, err)
+		return fmt.Errorf("%s %s: %w", o.Statement(), o.Location, err)
 	}
 	return nil
 }
 
-// optimizeRequest is the rewrite an OPTIMIZE statement asks for.
+// optimizeRequest is the rewrite an OPTIMIZE or REORG TABLE … APPLY
+// (PURGE) statement asks for.
 func (s *Script) optimizeRequest(o *sql.Optimize, dryRun bool) engine.Request {
-	return engine.Request{SortOrder: o.SortOrder(), Where: o.Where, DryRun: dryRun, Logger: s.opts.Logger, Progress: s.opts.Progress}
+	return engine.Request{SortOrder: o.SortOrder(), Where: o.Where, PurgeDeletes: o.Purge, DryRun: dryRun,
+		Logger: s.opts.Logger, Progress: s.opts.Progress}
 }
 
 // optimizeColumns are OPTIMIZE's result columns: the table's location,
@@ -100,17 +104,18 @@ var optimizeColumns = append([]string{"path"}, Columns(sql.RewriteDataFiles)...)
 // runOptimize runs an OPTIMIZE statement as a rewrite of the Delta table
 // (table/deltatable): bin-packing, or clustered by ZORDER BY or
 // HILBERT BY; without either the table's recorded layout applies, as
-// for rewrite --delta.
+// for rewrite --delta. REORG TABLE … APPLY (PURGE) runs the same way,
+// rewriting exactly the files that carry a deletion vector.
 func (s *Script) runOptimize(ctx context.Context, st *step, res *Result) error {
 	o := st.call.Statement.Optimize
 	req := s.optimizeRequest(o, s.opts.DryRun)
 	ft, err := deltatable.Open(ctx, st.delta, o.Location, req.DryRun)
 	if err != nil {
-		return fmt.Errorf("OPTIMIZE %s: %w", o.Location, err)
+		return fmt.Errorf("%s %s: %w", o.Statement(), o.Location, err)
 	}
 	out, err := engine.Rewrite(ctx, ft, req)
 	if err != nil {
-		return fmt.Errorf("OPTIMIZE %s: %w", o.Location, err)
+		return fmt.Errorf("%s %s: %w", o.Statement(), o.Location, err)
 	}
 	res.DryRun, res.Detail = out.DryRun, out
 	counts := &Result{Columns: Columns(sql.RewriteDataFiles)}

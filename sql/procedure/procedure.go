@@ -131,7 +131,7 @@ func (s *Script) prepare(ctx context.Context, st sql.Statement, src string, cats
 	switch st.Command() {
 	case sql.CommandAlter:
 		return s.prepareAlter(ctx, st, cats)
-	case sql.CommandVacuum, sql.CommandOptimize:
+	case sql.CommandVacuum, sql.CommandOptimize, sql.CommandReorg:
 		return s.prepareDelta(ctx, st)
 	}
 	call, err := sql.Bind(st, src)
