@@ -21,6 +21,8 @@ type rewriteOptions struct {
 	flags cli.RewriteFlags
 	// delta is the location of a Delta table to rewrite instead.
 	delta string
+	// purge is --purge-deletion-vectors: REORG TABLE … APPLY (PURGE).
+	purge bool
 }
 
 func newRewriteCmd(g *globalOptions) *cobra.Command {
@@ -55,6 +57,12 @@ rewritten (whole) when its partition values and Delta statistics (min, max,
 null count) may hold a matching row, and a file without statistics for a
 column the predicate names always may.
 
+--purge-deletion-vectors (with --delta) rewrites exactly the files that
+carry a deletion vector, whatever their size, and no other file, as Delta's
+REORG TABLE … APPLY (PURGE) does: the rows the vectors delete are gone from
+the new files, which carry none. The table's layout applies within each
+group.
+
 Options take Iceberg's names (--option K=V, repeatable): ` + strings.Join(engine.KnownOptions(), ", ") + `.`,
 		Example: `  $ geocompact rewrite --table gis.telemetry --curve hilbert --dry-run
   $ geocompact rewrite --table gis.telemetry --curve hilbert --option target-file-size-bytes=134217728
@@ -63,7 +71,8 @@ Options take Iceberg's names (--option K=V, repeatable): ` + strings.Join(engine
   $ geocompact rewrite --table gis.telemetry --curve auto --dry-run
   $ geocompact rewrite --table gis.telemetry --strategy binpack --allow-layout-change
   $ geocompact rewrite --delta ./lake/pings --curve hilbert
-  $ geocompact rewrite --delta ./lake/pings --where "ts >= '2026-11-01' AND bbox(5, 45, 10, 50)" --dry-run`,
+  $ geocompact rewrite --delta ./lake/pings --where "ts >= '2026-11-01' AND bbox(5, 45, 10, 50)" --dry-run
+  $ geocompact rewrite --delta ./lake/pings --purge-deletion-vectors`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := o.config()
@@ -75,6 +84,7 @@ Options take Iceberg's names (--option K=V, repeatable): ` + strings.Join(engine
 	}
 	o.flags.Register(cmd.Flags())
 	cmd.Flags().StringVar(&o.delta, "delta", "", "rewrite the Delta table at this location (a directory, file: URL or s3://BUCKET/PREFIX) instead of a catalog table")
+	cmd.Flags().BoolVar(&o.purge, "purge-deletion-vectors", false, "with --delta: rewrite exactly the files that carry a deletion vector, whatever their size (REORG TABLE … APPLY (PURGE))")
 	cmd.MarkFlagsOneRequired("table", "delta")
 	cmd.MarkFlagsMutuallyExclusive("table", "delta")
 	return cmd
@@ -91,6 +101,11 @@ func (o *rewriteOptions) config() (engine.Request, error) {
 	if err != nil {
 		return engine.Request{}, &usageError{err}
 	}
+	if o.purge && o.delta == "" {
+		return engine.Request{}, usageErrorf("--purge-deletion-vectors applies to a Delta table (--delta LOCATION): " +
+			"an Iceberg table's deletes are dropped by a rewrite of the files they apply to (--option delete-file-threshold=N)")
+	}
+	cfg.PurgeDeletes = o.purge
 	cfg.Logger = o.g.Logger()
 	return cfg, nil
 }
