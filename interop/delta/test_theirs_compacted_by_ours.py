@@ -163,6 +163,54 @@ def test_spark_deletion_vectors(gc, spark, tmp_path):
     assert delta_rs_figures(table) == after
 
 
+def live_files(table: pathlib.Path) -> dict[str, bool]:
+    """The live files, replayed from the JSON commits, and whether each
+    carries a deletion vector."""
+    assert not list((table / "_delta_log").glob("*.checkpoint*")), "replay needs every commit"
+    live: dict[str, bool] = {}
+    for v in log_versions(table):
+        acts = commit_actions(table, v)
+        for a in acts:
+            if "remove" in a:
+                live.pop(a["remove"]["path"], None)
+        for a in acts:
+            if "add" in a:
+                live[a["add"]["path"]] = bool(a["add"].get("deletionVector"))
+    return live
+
+
+def test_reorg_purge_beside_sparks(gc, spark, tmp_path):
+    """REORG TABLE … APPLY (PURGE) by geocompact and by Delta on Spark on
+    twin tables whose DELETEs left deletion vectors: each rewrites exactly
+    the files with a vector, the peers read the same rows from both, and
+    neither leaves a vector; geocompact's commit changes no data."""
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    for t in (ours, theirs):
+        spark_table(spark, t, {"delta.enableDeletionVectors": "true"}, batches=4)
+        spark.sql(f"DELETE FROM delta.`{t}` WHERE id % 5 = 0 AND id < 250")
+    before = live_files(ours)
+    with_dv = {p for p, dv in before.items() if dv}
+    assert with_dv and len(with_dv) < len(before), f"want some files with vectors and some without: {before}"
+    want = spark_figures(spark, ours)
+    assert want == spark_figures(spark, theirs)
+
+    res = gc.run("sql", f"REORG TABLE delta.`{ours}` APPLY (PURGE)")
+    row = res["rows"][0]
+    assert row["rewritten_data_files_count"] == len(with_dv), res
+    spark.sql(f"REORG TABLE delta.`{theirs}` APPLY (PURGE)")
+
+    after = live_files(ours)
+    assert not any(after.values()), "a live file still carries a deletion vector"
+    assert {p for p in before if not before[p]} <= set(after), "a file without a vector was rewritten"
+    assert not any(live_files(theirs).values())
+    last = commit_actions(ours, log_versions(ours)[-1])
+    assert all(a[k]["dataChange"] is False for a in last for k in ("add", "remove") if k in a), last
+    assert_all_equal(all_figures(spark, ours), want)
+    assert_all_equal(all_figures(spark, theirs), want)
+    again = gc.run("sql", f"REORG TABLE delta.`{ours}` APPLY (PURGE)")
+    assert again["rows"][0]["rewritten_data_files_count"] == 0, again
+
+
 def test_spark_column_mapping_renamed(gc, spark, tmp_path):
     table = tmp_path / "t"
     spark_table(spark, table, {"delta.columnMapping.mode": "name"})
