@@ -202,6 +202,9 @@ func (r *rewriter) summary(groups int) map[string]string {
 	if r.jobID != "" {
 		p[table.SummaryJobID] = r.jobID
 	}
+	if r.cfg.PurgeDeletes {
+		p[table.SummaryPurge] = "true"
+	}
 	return p
 }
 

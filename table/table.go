@@ -68,6 +68,9 @@ const (
 	SummarySortOrder = "geocompact.sort-order"
 	SummaryGroups    = "geocompact.file-groups"
 	SummaryJobID     = "geocompact.job-id"
+	// SummaryPurge is "true" on a purge's commit (Request.PurgeDeletes):
+	// a Delta commit records it as Delta's REORG … APPLY (PURGE) does.
+	SummaryPurge = "geocompact.purge-deletes"
 )
 
 // Commit is what a rewrite's commit records and how it is retried.

@@ -2,6 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -56,6 +59,14 @@ func TestRewriteDeltaPurgeDeletionVectors(t *testing.T) {
 			assert.Regexp(t, `"rewritten_data_files_count": ?`+strconv.Itoa(len(dv))+`[,\n}]`, r.Stdout)
 
 			assert.Equal(t, rows, deltaRows(t, dir), "the live rows changed")
+			logs, err := filepath.Glob(filepath.Join(dir, "_delta_log", "*.json"))
+			require.NoError(t, err)
+			slices.Sort(logs)
+			last, err := os.ReadFile(logs[len(logs)-1])
+			require.NoError(t, err)
+			assert.Contains(t, string(last), `"operation":"REORG"`, "the commit is recorded as Delta's REORG")
+			assert.Contains(t, string(last), `"applyPurge":"true"`)
+			assert.NotContains(t, string(last), `"dataChange":true`)
 			after, kept := deltaFiles(t, dir)
 			assert.Empty(t, after, "a live file still carries a deletion vector")
 			assert.Subset(t, kept, plain, "a file without a deletion vector was rewritten")

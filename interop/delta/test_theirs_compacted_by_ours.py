@@ -205,6 +205,9 @@ def test_reorg_purge_beside_sparks(gc, spark, tmp_path):
     assert not any(live_files(theirs).values())
     last = commit_actions(ours, log_versions(ours)[-1])
     assert all(a[k]["dataChange"] is False for a in last for k in ("add", "remove") if k in a), last
+    op = [a["commitInfo"]["operation"] for a in last if "commitInfo" in a]
+    spark_op = [a["commitInfo"]["operation"] for a in commit_actions(theirs, log_versions(theirs)[-1]) if "commitInfo" in a]
+    assert op == spark_op, f"our commit is {op}, Spark's {spark_op}"
     assert_all_equal(all_figures(spark, ours), want)
     assert_all_equal(all_figures(spark, theirs), want)
     again = gc.run("sql", f"REORG TABLE delta.`{ours}` APPLY (PURGE)")

@@ -139,7 +139,11 @@ func (f *format) Commit(ctx context.Context, groups []table.Replacement, c table
 		"numRemovedBytes": strconv.FormatInt(removedBytes, 10), "numAddedBytes": strconv.FormatInt(addedBytes, 10),
 		"numDeletionVectorsRemoved": strconv.Itoa(dvs),
 	}
-	actions := append([]delta.Action{delta.NewCommitInfo("OPTIMIZE", optimizeParams(summary), f.snap.Version, metrics)},
+	op := "OPTIMIZE"
+	if summary[table.SummaryPurge] == "true" {
+		op = "REORG" // Delta's name for REORG TABLE … APPLY (PURGE)
+	}
+	actions := append([]delta.Action{delta.NewCommitInfo(op, optimizeParams(summary), f.snap.Version, metrics)},
 		delta.RewriteActions(replaced, added, time.Now())...)
 	v, err := delta.CommitRewrite(ctx, f.t, f.snap.Version, actions, commitAttempts)
 	var ce *delta.ConflictError
@@ -158,9 +162,13 @@ func (f *format) Commit(ctx context.Context, groups []table.Replacement, c table
 }
 
 // optimizeParams are the commitInfo's operationParameters: Delta's own
-// (predicate, zOrderBy for a Z-order layout) and the rewrite's summary.
+// (predicate, zOrderBy for a Z-order layout, applyPurge for a purge) and
+// the rewrite's summary.
 func optimizeParams(summary map[string]string) map[string]any {
 	params := map[string]any{"predicate": "[]"}
+	if summary[table.SummaryPurge] == "true" {
+		params["applyPurge"] = "true"
+	}
 	zorder := []string{}
 	if o := summary[table.SummarySortOrder]; o != "" {
 		if cols, ok := zorderColumns(o); ok {
