@@ -64,12 +64,15 @@ Delta tables, named by location, take Delta Lake's statements:
 
   VACUUM delta.` + "`/path`" + ` [RETAIN n HOURS] [DRY RUN]     (or VACUUM '/path' ...)
   OPTIMIZE delta.` + "`/path`" + ` [WHERE ...] [ZORDER BY (a, b) | HILBERT BY (a, b)]
+  REORG TABLE delta.` + "`/path`" + ` [WHERE ...] APPLY (PURGE)
 
 VACUUM does what geocompact vacuum --delta does: RETAIN below the table's
 delta.deletedFileRetentionDuration (7 days when unset) needs --force, which
 stands for Spark's spark.databricks.delta.retentionDurationCheck.enabled=false.
 OPTIMIZE is rewrite --delta: bin-packing, clustered by ZORDER BY or HILBERT
-BY, or by the table's recorded layout when it names neither.
+BY, or by the table's recorded layout when it names neither. REORG TABLE …
+APPLY (PURGE) is rewrite --delta --purge-deletion-vectors: it rewrites exactly
+the files that carry a deletion vector.
 
 ALTER TABLE records a table's properties and layout, as geocompact alter
 does (the same code, so sizes take units and the same keys are refused):
@@ -99,7 +102,7 @@ func newSQLCmd(g *globalOptions) *cobra.Command {
 	o := &sqlOptions{g: g}
 	cmd := &cobra.Command{
 		Use:   `sql ("CALL …; …" | -f FILE | -)`,
-		Short: "Run Spark SQL CALL procedures, ALTER TABLE, and Delta Lake's OPTIMIZE and VACUUM",
+		Short: "Run Spark SQL CALL procedures, ALTER TABLE, and Delta Lake's OPTIMIZE, REORG and VACUUM",
 		Long:  sqlLong,
 		Example: `  $ geocompact sql "CALL system.rewrite_data_files(table => 'gis.parcels', strategy => 'sort', sort_order => 'hilbert(bbox_minx, bbox_miny)')"
   $ geocompact sql --catalog lake "CALL lake.system.expire_snapshots('gis.parcels', TIMESTAMP '2026-01-01 00:00:00', 10)"
