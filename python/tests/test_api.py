@@ -4,6 +4,8 @@ code."""
 from __future__ import annotations
 
 import logging
+import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -138,6 +140,29 @@ def test_delta_optimize_and_vacuum(tmp_path: Path, warehouse: Path) -> None:
     assert vac.dry_run and vac.deleted_files_count == 0
     with pytest.raises(UsageError, match="retention|floor|retain"):
         geocompact.vacuum(loc, retain="1h")
+
+
+def golden(name: str) -> Path:
+    """A Delta golden table (GEOCOMPACT_DELTA_GOLDEN, else ../shared beside
+    the repository, as the Go tests find them)."""
+    root = Path(os.environ.get("GEOCOMPACT_DELTA_GOLDEN") or Path(__file__).parents[3] / "shared" / "delta-golden")
+    path = root / name
+    assert path.is_dir(), f"Delta golden table {path} not found: set GEOCOMPACT_DELTA_GOLDEN"
+    return path
+
+
+def test_delta_purge_deletion_vectors(tmp_path: Path, warehouse: Path) -> None:
+    loc = tmp_path / "dv"
+    shutil.copytree(golden("dv-partitioned-with-checkpoint"), loc)
+    before = geocompact.metrics(delta=loc).total_records
+    res = geocompact.optimize(loc, purge_deletion_vectors=True)
+    assert res.verified and res.rewritten_data_files_count == 2 and res.raw["removed_delete_files_count"] == 2
+    # metrics counts the rows in the files: the two vectors' rows are gone.
+    assert geocompact.metrics(delta=loc).total_records == before - 2
+    again = geocompact.rewrite(delta=loc, purge_deletion_vectors=True)
+    assert again.rewritten_data_files_count == 0
+    with pytest.raises(UsageError, match="applies to a Delta table"):
+        geocompact.rewrite("gis.t", purge_deletion_vectors=True, warehouse=warehouse)
 
 
 def test_table_and_delta_are_exclusive() -> None:

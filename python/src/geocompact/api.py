@@ -80,6 +80,7 @@ def rewrite(
     windows: PathLike | None = None,
     allow_layout_change: bool = False,
     dry_run: bool = False,
+    purge_deletion_vectors: bool = False,
     catalog: Catalog | None = None,
     catalog_name: str = "default",
     warehouse: PathLike | None = None,
@@ -94,7 +95,9 @@ def rewrite(
     ``sort_order``; without either the table's recorded layout applies.
     ``options`` take Iceberg's names (``target-file-size-bytes``,
     ``min-input-files``, ...). ``delta`` rewrites a Delta table instead
-    (see :func:`optimize`).
+    (see :func:`optimize`); with ``purge_deletion_vectors`` exactly its
+    files that carry a deletion vector (Delta's ``REORG TABLE … APPLY
+    (PURGE)``).
 
     >>> r = geocompact.rewrite("gis.telemetry", curve="hilbert", options={"min-input-files": 2})
     >>> r.rewritten_data_files_count, r.added_data_files_count
@@ -111,6 +114,8 @@ def rewrite(
         args.append("--allow-layout-change")
     if dry_run:
         args.append("--dry-run")
+    if purge_deletion_vectors:
+        args.append("--purge-deletion-vectors")
     doc = run(args, catalog=catalog, catalog_name=catalog_name, warehouse=_s(warehouse), config=_s(config),
               progress=progress, logger=logger, env=env, timeout=timeout)
     return from_json(RewriteResult, doc)
@@ -126,6 +131,7 @@ def optimize(
     options: Mapping[str, Any] | None = None,
     allow_layout_change: bool = False,
     dry_run: bool = False,
+    purge_deletion_vectors: bool = False,
     progress: ProgressCallback | None = None,
     logger: logging.Logger | None = None,
     env: Mapping[str, str] | None = None,
@@ -133,14 +139,17 @@ def optimize(
 ) -> RewriteResult:
     """Delta Lake's ``OPTIMIZE`` on the Delta table at ``location`` (a
     directory or ``s3://`` URL): the same engine as :func:`rewrite`,
-    committed as remove/add actions that change no data.
+    committed as remove/add actions that change no data. With
+    ``purge_deletion_vectors``, Delta's ``REORG TABLE … APPLY (PURGE)``:
+    exactly the files that carry a deletion vector are rewritten.
 
     >>> geocompact.optimize("/lake/pings", curve="hilbert").files_after
     12
     """
     return rewrite(delta=location, curve=curve, strategy=strategy, sort_order=sort_order, where=where,
                    options=options, allow_layout_change=allow_layout_change, dry_run=dry_run,
-                   progress=progress, logger=logger, env=env, timeout=timeout)
+                   purge_deletion_vectors=purge_deletion_vectors, progress=progress, logger=logger, env=env,
+                   timeout=timeout)
 
 
 def ingest(
