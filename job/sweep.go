@@ -192,3 +192,18 @@ func readMarker(fs icebergio.IO, p string) (*Rewrite, error) {
 func isNotExist(err error) bool {
 	return errors.Is(err, stdfs.ErrNotExist)
 }
+
+// Load reads the marker of the job with id on the table called name: a
+// driver, or a worker, that knows only the job's id finds the job there
+// while the job runs.
+func Load(ctx context.Context, cat catalog.Catalog, name, id string) (*Rewrite, error) {
+	tbl, err := catalogs.LoadTable(ctx, catalogs.Wrap(cat), name)
+	if err != nil {
+		return nil, err
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load job %s: %w", id, err)
+	}
+	return readMarker(fs, MarkerPath(tbl.Location(), id))
+}

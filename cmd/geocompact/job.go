@@ -1,0 +1,170 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"regexp"
+	"time"
+
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/spf13/cobra"
+
+	"github.com/geocompact/geocompact/engine/verify"
+	"github.com/geocompact/geocompact/job"
+	"github.com/geocompact/geocompact/spatial"
+)
+
+func init() { register(newJobCmd) }
+
+// newJobCmd groups the commands that run a rewrite as units of work on a
+// distributed engine (Spark, for one): the engine's driver plans and
+// commits, its workers run the units, and nothing but JSON lines passes
+// between them.
+func newJobCmd(g *globalOptions) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "job",
+		Short: "Run a rewrite as units of work on a distributed engine",
+		Long: `The job commands split a rewrite into units of work that other processes run,
+so that a distributed engine (Apache Spark, for one) spreads the rewrite of a
+table over its workers:
+
+  plan    plans the rewrite at the table's current snapshot, records the job
+          beside the table's metadata and prints the job (first line) and its
+          units (one JSON line each; one unit per file group)
+  work    runs the units it reads on stdin and prints one result line each
+  commit  verifies the results and replaces the planned files in one
+          snapshot, then deletes every file of the job that no metadata
+          references (those of failed or repeated attempts)
+  abort   deletes the job's files and its record
+
+Workers need read access to the catalog and read/write access to the table's
+storage; only commit changes the table. A unit may run more than once (an
+engine retries it): every attempt writes files under fresh names, and commit
+keeps one result per group.`,
+		Example: `  $ geocompact job plan --table gis.pings --curve hilbert > plan.jsonl
+  $ head -1 plan.jsonl > job.json
+  $ tail -n +2 plan.jsonl | geocompact job work --job job.json > results.jsonl
+  $ geocompact job commit --job job.json results.jsonl`,
+		Args: cobra.NoArgs,
+	}
+	cmd.AddCommand(newJobPlanCmd(g), newJobWorkCmd(g), newJobCommitCmd(g), newJobAbortCmd(g))
+	return cmd
+}
+
+// jobUnit is one unit of work as plan prints it and work reads it: the
+// rewrite of one whole group.
+type jobUnit struct {
+	Job   string `json:"job"`
+	Group int    `json:"group"`
+}
+
+// jobUnitResult is what work prints for a unit it ran: the digests of
+// the rows read and written, the files written (job.EncodeFiles), and
+// where and when it ran, so that the engine's spread can be checked.
+type jobUnitResult struct {
+	Job   string `json:"job"`
+	Group int    `json:"group"`
+	// In and Out are the digests (see encodeDigest) of the rows read and
+	// of the files written, read back.
+	In  []byte `json:"in"`
+	Out []byte `json:"out"`
+	// Files describe the files written (job.EncodeFiles).
+	Files []byte `json:"files"`
+	// Rows and FilesOut are the rows and files written, for people.
+	Rows     int64     `json:"rows"`
+	FilesOut int       `json:"files_out"`
+	Start    time.Time `json:"start"`
+	End      time.Time `json:"end"`
+	PID      int       `json:"pid"`
+	Host     string    `json:"host"`
+}
+
+// jobIDPattern is what job.Prepare makes an id of.
+var jobIDPattern = regexp.MustCompile(`^[0-9a-f]{16}$`)
+
+// jobRef names a job by --job: a file whose first line is the job (what
+// plan printed first), or the job's id with --table, read from the
+// job's record beside the table's metadata.
+type jobRef struct {
+	ref, table string
+}
+
+func (r *jobRef) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&r.ref, "job", "", "the job: a file whose first line is what job plan printed first, or the job's id (with --table)")
+	cmd.Flags().StringVar(&r.table, "table", "", "table of the job, NAMESPACE.TABLE (with a job id)")
+	cmd.MarkFlagRequired("job")
+}
+
+// load returns the job --job names.
+func (r *jobRef) load(ctx context.Context, cat catalog.Catalog) (*job.Rewrite, error) {
+	if jobIDPattern.MatchString(r.ref) {
+		if _, err := os.Stat(r.ref); errors.Is(err, fs.ErrNotExist) {
+			if r.table == "" {
+				return nil, usageErrorf("--job %s is a job id: give its table with --table", r.ref)
+			}
+			return job.Load(ctx, cat, r.table, r.ref)
+		}
+	}
+	f, err := os.Open(r.ref)
+	if err != nil {
+		return nil, usageErrorf("--job: %v", err)
+	}
+	defer f.Close()
+	line, err := bufio.NewReader(f).ReadBytes('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("read job %s: %w", r.ref, err)
+	}
+	var j job.Rewrite
+	if err := json.Unmarshal(line, &j); err != nil || !jobIDPattern.MatchString(j.ID) || j.Table == "" {
+		return nil, usageErrorf("--job %s: the first line is not a job as job plan prints it", r.ref)
+	}
+	if r.table != "" && r.table != j.Table {
+		return nil, usageErrorf("--job %s is a job on %s, not on --table %s", r.ref, j.Table, r.table)
+	}
+	return &j, nil
+}
+
+// encodeDigest writes d as 56 bytes: JSON cannot carry the infinite
+// extent of no rows.
+func encodeDigest(d verify.Digest) []byte {
+	ws := []uint64{uint64(d.Rows), d.Sum, d.Xor, math.Float64bits(d.Extent.MinX), math.Float64bits(d.Extent.MinY), math.Float64bits(d.Extent.MaxX), math.Float64bits(d.Extent.MaxY)}
+	out := make([]byte, 0, 8*len(ws))
+	for _, w := range ws {
+		out = binary.LittleEndian.AppendUint64(out, w)
+	}
+	return out
+}
+
+// decodeDigest reads what encodeDigest wrote.
+func decodeDigest(b []byte) (verify.Digest, error) {
+	if len(b) != 56 {
+		return verify.Digest{}, fmt.Errorf("decode digest: %d bytes, want 56", len(b))
+	}
+	w := func(i int) uint64 { return binary.LittleEndian.Uint64(b[8*i:]) }
+	f := func(i int) float64 { return math.Float64frombits(w(i)) }
+	return verify.Digest{Rows: int64(w(0)), Sum: w(1), Xor: w(2), Extent: spatial.Bound{MinX: f(3), MinY: f(4), MaxX: f(5), MaxY: f(6)}}, nil
+}
+
+// jsonLines calls f with each non-blank line of r.
+func jsonLines(r io.Reader, f func(line []byte) error) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 1<<20), 1<<30)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if len(line) == 0 {
+			continue
+		}
+		if err := f(line); err != nil {
+			return err
+		}
+	}
+	return sc.Err()
+}

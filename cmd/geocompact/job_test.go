@@ -1,0 +1,231 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/geocompact/geocompact/job"
+	format "github.com/geocompact/geocompact/table"
+	"github.com/geocompact/geocompact/table/catalogs"
+)
+
+func init() { watchParent = false } // work runs inside the test process
+
+// runCLIIn is runCLI with stdin.
+func runCLIIn(t testing.TB, warehouse, stdin string, args ...string) cliResult {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	ios := &ioStreams{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut}
+	full := append([]string{"--warehouse", warehouse, "--config", noConfig(t)}, args...)
+	code := run(t.Context(), full, ios)
+	return cliResult{Code: code, Stdout: out.String(), Stderr: errOut.String()}
+}
+
+// plannedJob is a table of two partitions (two groups) with a planned
+// job: the job file's path, the job and its unit lines.
+type plannedJob struct {
+	wh, file string
+	job      job.Rewrite
+	units    []string
+}
+
+func planJob(t *testing.T) *plannedJob {
+	t.Helper()
+	wh := t.TempDir()
+	r := runCLI(t, wh, false, "generate", "--table", "geo.t", "--rows", "2000", "--commits", "6", "--partition-by", "bucket(2, id)")
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	r = runCLI(t, wh, false, "job", "plan", "--table", "geo.t", "--curve", "hilbert", "--option", "min-input-files=2")
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	lines := strings.Split(strings.TrimSpace(r.Stdout), "\n")
+	p := &plannedJob{wh: wh, file: filepath.Join(t.TempDir(), "job.json"), units: lines[1:]}
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &p.job))
+	require.Len(t, p.units, 2, "one unit per group")
+	require.NoError(t, os.WriteFile(p.file, []byte(lines[0]+"\n"), 0o644))
+	return p
+}
+
+// work runs units in one work process and returns its result lines.
+func (p *plannedJob) work(t *testing.T, units ...string) []string {
+	t.Helper()
+	r := runCLIIn(t, p.wh, strings.Join(units, "\n")+"\n", "job", "work", "--job", p.file)
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	return strings.Split(strings.TrimSpace(r.Stdout), "\n")
+}
+
+// tagged returns the files under the warehouse that carry the job's tag
+// or are its record.
+func (p *plannedJob) tagged(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	require.NoError(t, filepath.WalkDir(p.wh, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && (strings.Contains(d.Name(), p.job.Tag()) || strings.Contains(d.Name(), p.job.ID)) {
+			out = append(out, path)
+		}
+		return err
+	}))
+	return out
+}
+
+// liveFiles returns the paths of the table's data files and the summary
+// of its current snapshot, and how many snapshots it has.
+func (p *plannedJob) liveFiles(t *testing.T) (map[string]bool, map[string]string, int) {
+	t.Helper()
+	cat, err := catalogs.Open(t.Context(), catalogs.Spec{Warehouse: p.wh})
+	require.NoError(t, err)
+	tbl, err := catalogs.LoadTable(t.Context(), cat, "geo.t")
+	require.NoError(t, err)
+	tasks, err := tbl.Scan().PlanFiles(t.Context())
+	require.NoError(t, err)
+	live := map[string]bool{}
+	for _, task := range tasks {
+		live[strings.TrimPrefix(task.File.FilePath(), "file://")] = true
+	}
+	return live, tbl.CurrentSnapshot().Summary.Properties, len(tbl.Metadata().Snapshots())
+}
+
+func resultFiles(t *testing.T, p *plannedJob, line string) []string {
+	t.Helper()
+	var res jobUnitResult
+	require.NoError(t, json.Unmarshal([]byte(line), &res))
+	files, err := job.DecodeFiles(res.Files)
+	require.NoError(t, err)
+	var out []string
+	for _, f := range files {
+		out = append(out, strings.TrimPrefix(f.FilePath(), "file://"))
+	}
+	require.NotEmpty(t, out)
+	return out
+}
+
+// TestJobPlanWorkCommit runs a rewrite as units in two work processes
+// and commits it: one snapshot tagged with the job, the units' files are
+// the table's, and nothing of the job but those files stays.
+func TestJobPlanWorkCommit(t *testing.T) {
+	t.Parallel()
+	p := planJob(t)
+	_, _, before := p.liveFiles(t)
+	results := append(p.work(t, p.units[0]), p.work(t, p.units[1])...)
+	require.Len(t, results, 2)
+	var res jobUnitResult
+	require.NoError(t, json.Unmarshal([]byte(results[0]), &res))
+	require.Equal(t, os.Getpid(), res.PID)
+	require.False(t, res.End.Before(res.Start))
+	require.Positive(t, res.Rows)
+
+	r := runCLIIn(t, p.wh, strings.Join(results, "\n"), "--json", "job", "commit", "--job", p.file)
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	var got struct {
+		Verified bool  `json:"verified"`
+		Added    int64 `json:"added_data_files_count"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.Stdout), &got), r.Stdout)
+	require.True(t, got.Verified)
+	live, summary, after := p.liveFiles(t)
+	require.Equal(t, before+1, after, "one new snapshot")
+	require.Equal(t, p.job.ID, summary[format.SummaryJobID])
+	var written []string
+	for _, l := range results {
+		written = append(written, resultFiles(t, p, l)...)
+	}
+	require.Len(t, live, len(written))
+	require.EqualValues(t, len(written), got.Added)
+	for _, f := range written {
+		require.True(t, live[f], "%s is not live", f)
+	}
+	require.ElementsMatch(t, written, p.tagged(t), "the job's record is gone, its files are the table's")
+}
+
+// TestJobCommitKeepsOneAttempt runs a unit twice, as an engine that
+// retries it does: the commit keeps the attempt whose result it reads and
+// deletes the other attempt's files.
+func TestJobCommitKeepsOneAttempt(t *testing.T) {
+	t.Parallel()
+	p := planJob(t)
+	first := p.work(t, p.units[0])
+	second := p.work(t, p.units...)
+	lost, kept := resultFiles(t, p, first[0]), resultFiles(t, p, second[0])
+	require.NotEqual(t, lost, kept, "every attempt writes fresh files")
+
+	r := runCLIIn(t, p.wh, strings.Join(second, "\n"), "job", "commit", "--job", p.file)
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	live, _, _ := p.liveFiles(t)
+	for _, f := range kept {
+		require.True(t, live[f], "%s is not live", f)
+	}
+	for _, f := range lost {
+		require.NoFileExists(t, f, "the lost attempt's file stays")
+	}
+}
+
+// TestJobCommitConflict: a writer that replaces the planned files
+// between plan and commit makes the commit exit 4, commit nothing and
+// leave nothing of the job.
+func TestJobCommitConflict(t *testing.T) {
+	t.Parallel()
+	p := planJob(t)
+	results := p.work(t, p.units...)
+	r := runCLI(t, p.wh, false, "rewrite", "--table", "geo.t", "--option", "rewrite-all")
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	live, summary, before := p.liveFiles(t)
+
+	r = runCLIIn(t, p.wh, strings.Join(results, "\n"), "job", "commit", "--job", p.file)
+	require.Equal(t, exitConflict, r.Code, r.Stderr)
+	live2, summary2, after := p.liveFiles(t)
+	require.Equal(t, before, after, "nothing committed")
+	require.Equal(t, live, live2)
+	require.Equal(t, summary, summary2)
+	require.Empty(t, p.tagged(t))
+}
+
+// TestJobBadInput: results that miss a group, or units and results of
+// another job, are refused with the reason, commit nothing and (for
+// commit) leave nothing of the job.
+func TestJobBadInput(t *testing.T) {
+	t.Parallel()
+	p := planJob(t)
+	results := p.work(t, p.units...)
+	other := strings.Replace(p.units[0], p.job.ID, "0123456789abcdef", 1)
+	tests := []struct {
+		name  string
+		args  []string
+		stdin string
+		code  int
+		want  string
+	}{
+		{"work: a unit of another job", []string{"job", "work", "--job", p.file}, other, exitUsage, "unit of job 0123456789abcdef"},
+		{"work: no such group", []string{"job", "work", "--job", p.file}, strings.Replace(p.units[0], `"group":0`, `"group":7`, 1), exitUsage, "has no group 7"},
+		{"work: not a job file", []string{"job", "work", "--job", p.units[0]}, "", exitUsage, "--job"},
+		{"id without a table", []string{"job", "abort", "--job", p.job.ID}, "", exitUsage, "--table"},
+		{"commit: a missing group", []string{"job", "commit", "--job", p.file}, results[0], exitError, "no result for group 2 of 2"},
+	}
+	_, _, before := p.liveFiles(t)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runCLIIn(t, p.wh, tc.stdin, tc.args...)
+			require.Equal(t, tc.code, r.Code, r.Stderr)
+			require.Contains(t, r.Stderr, tc.want)
+		})
+	}
+	_, _, after := p.liveFiles(t)
+	require.Equal(t, before, after, "nothing committed")
+	require.Empty(t, p.tagged(t), "the failed commit deleted the job")
+}
+
+// TestJobAbort deletes what the units wrote and the job's record, found
+// by the job's id.
+func TestJobAbort(t *testing.T) {
+	t.Parallel()
+	p := planJob(t)
+	p.work(t, p.units...)
+	require.NotEmpty(t, p.tagged(t))
+	r := runCLI(t, p.wh, false, "job", "abort", "--job", p.job.ID, "--table", "geo.t")
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	require.Empty(t, p.tagged(t))
+}
