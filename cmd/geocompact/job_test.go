@@ -5,9 +5,13 @@ import (
 	"encoding/json"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -16,7 +20,8 @@ import (
 	"github.com/geocompact/geocompact/table/catalogs"
 )
 
-func init() { watchParent = false } // work runs inside the test process
+// Work runs inside the test process, except in a child run as the CLI.
+func init() { watchParent = os.Getenv(envAsCLI) == "1" }
 
 // runCLIIn is runCLI with stdin.
 func runCLIIn(t testing.TB, warehouse, stdin string, args ...string) cliResult {
@@ -228,4 +233,43 @@ func TestJobAbort(t *testing.T) {
 	r := runCLI(t, p.wh, false, "job", "abort", "--job", p.job.ID, "--table", "geo.t")
 	require.Equal(t, exitOK, r.Code, r.Stderr)
 	require.Empty(t, p.tagged(t))
+}
+
+// TestJobWorkExitsWithItsParent: a work process whose parent is killed
+// (an executor an engine lost) exits instead of going on, even while it
+// waits in the middle of a unit.
+func TestJobWorkExitsWithItsParent(t *testing.T) {
+	t.Parallel()
+	p := planJob(t)
+	pause := filepath.Join(t.TempDir(), "pause")
+	units := filepath.Join(t.TempDir(), "units")
+	require.NoError(t, os.WriteFile(units, []byte(strings.Join(p.units, "\n")+"\n"), 0o644))
+	// sh starts work as its child (no exec) and waits.
+	sh := exec.CommandContext(t.Context(), "sh", "-c", `"$0" "$@" < "$UNITS" & wait`,
+		os.Args[0], "--warehouse", p.wh, "--config", noConfig(t), "job", "work", "--job", p.file)
+	sh.Env = append(os.Environ(), envAsCLI+"=1", pauseAfterWriteEnv+"="+pause, "UNITS="+units)
+	require.NoError(t, sh.Start())
+	var pid int
+	require.Eventually(t, func() bool {
+		b, _ := os.ReadFile(pause)
+		pid, _ = strconv.Atoi(string(b))
+		return pid > 0
+	}, 30*time.Second, 20*time.Millisecond, "work never paused after writing")
+	require.NoError(t, sh.Process.Kill())
+	sh.Wait()
+	require.Eventually(t, func() bool { return !running(pid) }, 10*time.Second, 50*time.Millisecond,
+		"work (pid %d) still runs after its parent died", pid)
+}
+
+// running reports whether the process pid exists and is not a zombie.
+func running(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true // no /proc: alive as far as kill says
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	return len(f) == 0 || f[0] != "Z"
 }
