@@ -84,11 +84,11 @@ def case_overlap(spark) -> None:
     r = run(spark, "geo.a")
     assert r.result.verified and r.result.added_data_files_count == 2, r.result
     a, b = r.units
-    assert a["pid"] != b["pid"], f"both units ran in process {a['pid']}"
+    assert a["executor"] != b["executor"], f"both units ran on one executor: {r.units}"
     t = lambda s: datetime.fromisoformat(s.replace("Z", "+00:00"))  # noqa: E731
     overlap = min(t(a["end"]), t(b["end"])) - max(t(a["start"]), t(b["start"]))
     assert overlap.total_seconds() > 0, f"units did not overlap: {r.units}"
-    print(f"(a) two units overlapped {overlap.total_seconds():.2f}s in processes {a['pid']} and {b['pid']}")
+    print(f"(a) two units overlapped {overlap.total_seconds():.2f}s on executors {a['executor']} and {b['executor']}")
 
 
 def case_killed_worker(spark) -> None:
@@ -115,6 +115,7 @@ def case_killed_worker(spark) -> None:
     th.join(5)
     assert "pid" in killed, "no worker paused"
     assert all(u["pid"] != killed["pid"] for u in r.units), "the killed attempt's result was committed"
+    assert any(u["attempt"] >= 1 for u in r.units), f"no unit was retried: {r.units}"
     assert snapshots("geo.b") == before + 1, "want exactly one new snapshot"
     assert content("geo.b") == content("geo.b_twin"), "output differs from geocompact rewrite on the twin table"
     job = r.units[0]["job"]
@@ -192,6 +193,12 @@ def main() -> None:
              .config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false")
              .getOrCreate())
+    # Both executors up before the first job, or its tasks queue on one.
+    status = spark.sparkContext._jsc.sc().getExecutorMemoryStatus
+    deadline = time.time() + 120
+    while status().size() < 3:  # the driver and two executors
+        assert time.time() < deadline, "the two executors did not register"
+        time.sleep(0.2)
     try:
         for case in (case_overlap, case_killed_worker, case_killed_driver, case_conflict):
             t0 = time.time()

@@ -25,5 +25,7 @@ if [[ -z "${GEOCOMPACT_BINARY:-}" ]]; then
 fi
 export PYTHONPATH="$root/python/src${PYTHONPATH:+:$PYTHONPATH}"
 export PYSPARK_PYTHON="$py" PYSPARK_DRIVER_PYTHON="$py"
+# Keep the cluster's traffic on loopback.
+export SPARK_LOCAL_IP=127.0.0.1
 cd "$tmp"
 exec "$py" "$here/test_spark.py"

@@ -50,7 +50,10 @@ _before_commit: Callable[[], None] | None = None
 class SparkRewrite:
     """A rewrite run on Spark: its result and what every unit's
     successful attempt reported (``job``, ``group``, ``rows``,
-    ``files_out``, ``start``, ``end``, ``pid``, ``host``)."""
+    ``files_out``, ``start``, ``end``, ``pid`` and ``host`` of the
+    geocompact process, ``executor``: the pid of the process that started
+    the task's Python worker, one per executor, and ``attempt``: Spark's
+    attempt number)."""
 
     result: RewriteResult
     units: list[dict[str, Any]]
@@ -211,12 +214,16 @@ def _run_units(
     if catalog is not None and not isinstance(catalog, str):
         _, cat_env = catalog_env(catalog, catalog_name)
     shipped = os.path.basename(ship) if ship is not None else None
-    work_env = {**env, **cat_env}
+    # A unit gets the cores Spark counts for its task, not the node's:
+    # the Go worker's memory limit leaves room for one file being written
+    # per core it uses.
+    cores = {"GOMAXPROCS": sc.getConf().get("spark.task.cpus", "1")}
+    work_env = {**cores, **env, **cat_env}
 
     def run_units(it: Iterator[str]) -> Iterator[str]:
         return _work(list(it), job_line, flags, work_env, shipped)
 
-    return sc.parallelize(units, len(units)).mapPartitions(run_units).collect()
+    return [str(line) for line in sc.parallelize(units, len(units)).mapPartitions(run_units).collect()]
 
 
 def _work(units: list[str], job_line: str, flags: list[str], env: Mapping[str, str], shipped: str | None) -> Iterator[str]:
@@ -237,12 +244,24 @@ def _work(units: list[str], job_line: str, flags: list[str], env: Mapping[str, s
         with open(job_file, "w") as f:
             f.write(job_line + "\n")
         out = _call([binary, *flags, "job", "work", "--job", job_file], child_env, stdin="\n".join(units) + "\n")
-    return iter([line for line in out.splitlines() if line.strip()])
+    # Where the attempt ran: the task's attempt number and the process
+    # that started its Python worker (one per executor).
+    where: dict[str, Any] = {"executor": os.getppid()}
+    try:
+        from pyspark import TaskContext
+
+        ctx = TaskContext.get()
+        if ctx is not None:
+            where["attempt"] = ctx.attemptNumber()
+    except ImportError:
+        pass
+    return iter([json.dumps({**json.loads(line), **where}) for line in out.splitlines() if line.strip()])
 
 
 def _report(line: str) -> dict[str, Any]:
     r = json.loads(line)
-    return {k: r.get(k) for k in ("job", "group", "rows", "files_out", "start", "end", "pid", "host")}
+    keys = ("job", "group", "rows", "files_out", "start", "end", "pid", "host", "executor", "attempt")
+    return {k: r.get(k) for k in keys}
 
 
 def _parse_args(argv: Sequence[str]) -> argparse.Namespace:
@@ -272,7 +291,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         a = _parse_args(sys.argv[1:] if argv is None else argv)
     except SystemExit as e:
         return 2 if e.code else 0
-    options = {}
+    options: dict[str, str] = {}
     for kv in a.option:
         k, sep, v = kv.partition("=")
         if not sep or not k:

@@ -1,0 +1,91 @@
+"""geocompact.spark's driver with a stand-in for Spark that runs each
+partition in this process: the plan, work, commit and abort steps and the
+results of retried attempts. The real cluster runs in
+python/spark/test_spark.sh."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import geocompact
+import geocompact.spark as gs
+
+
+class FakeRDD:
+    def __init__(self, parts: list[list[str]], fail: Callable[[int, int], bool]) -> None:
+        self.parts, self.fail = parts, fail
+        self.fn: Callable[[Iterator[str]], Iterator[str]] | None = None
+
+    def mapPartitions(self, fn: Callable[[Iterator[str]], Iterator[str]]) -> FakeRDD:  # noqa: N802
+        self.fn = fn
+        return self
+
+    def collect(self) -> list[str]:
+        assert self.fn is not None
+        out: list[str] = []
+        for i, part in enumerate(self.parts):
+            attempt = 0
+            while True:
+                lines = list(self.fn(iter(part)))  # every attempt writes its files
+                if not self.fail(i, attempt):
+                    break
+                attempt += 1
+            out += lines
+        return out
+
+
+class FakeSpark:
+    """A SparkSession whose tasks run here; fail(partition, attempt) says
+    which attempts Spark would count as failed (their output is dropped)."""
+
+    def __init__(self, fail: Callable[[int, int], bool] = lambda i, a: False) -> None:
+        self.sparkContext = self
+        self.fail = fail
+
+    def parallelize(self, items: list[str], n: int) -> FakeRDD:
+        assert n == len(items)
+        return FakeRDD([[x] for x in items], self.fail)
+
+    def getConf(self) -> dict[str, str]:  # noqa: N802
+        return {}
+
+
+def tagged(warehouse: Path, job: str) -> list[Path]:
+    tag = f"{job[:8]}-{job[8:12]}-{job[12:16]}-"
+    return [p for p in warehouse.rglob("*") if tag in p.name or job in p.name]
+
+
+def test_spark_rewrite_commits_one_attempt_per_unit(warehouse: Path, demo: str) -> None:
+    # Partition 0's first attempt is lost after it wrote its files.
+    r = gs.run(FakeSpark(lambda i, a: i == 0 and a == 0), demo, curve="hilbert", warehouse=warehouse,
+               options={"min-input-files": 2})
+    assert isinstance(r.result, geocompact.RewriteResult)
+    assert r.result.verified and r.result.snapshots_committed == 1
+    assert r.result.rewritten_data_files_count == 12
+    assert len(r.units) == 1 and r.units[0]["rows"] == 20000
+    files = [p for p in tagged(warehouse, r.units[0]["job"]) if p.suffix == ".parquet"]
+    assert len(files) == r.result.added_data_files_count, "the lost attempt's files stayed"
+
+
+def test_spark_rewrite_failure_aborts(warehouse: Path, demo: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: dict[str, Any] = {}
+
+    def boom() -> None:
+        seen["files"] = sorted(warehouse.rglob("*.parquet"))
+        raise RuntimeError("driver failed")
+
+    monkeypatch.setattr(gs, "_before_commit", boom)
+    before = sorted(warehouse.rglob("*"))
+    with pytest.raises(RuntimeError, match="driver failed"):
+        gs.rewrite(FakeSpark(), demo, curve="hilbert", warehouse=warehouse, options={"min-input-files": 2})
+    assert len(seen["files"]) > 12, "the units wrote nothing"
+    assert sorted(warehouse.rglob("*")) == before, "the aborted job left files"
+
+
+def test_spark_rewrite_bad_option_is_usage_error(warehouse: Path, demo: str) -> None:
+    with pytest.raises(geocompact.UsageError, match="min-input"):
+        gs.rewrite(FakeSpark(), demo, warehouse=warehouse, options={"min-input": 2})
