@@ -25,6 +25,7 @@ from datetime import datetime
 
 import geocompact
 import geocompact.spark as gs
+import geocompact.spark_submit
 
 BIN = os.environ["GEOCOMPACT_BINARY"]
 WORK = tempfile.mkdtemp(prefix="geocompact-spark-test-")
@@ -182,6 +183,24 @@ def case_conflict(spark) -> None:
     print("(d) a conflicting writer: CommitConflict (exit 4), nothing committed, the job's files deleted")
 
 
+def case_spark_submit(spark) -> None:
+    """spark-submit of geocompact/spark.py with the CLI's flags and exit
+    codes (its own driver, local[1])."""
+    del spark
+    generate("geo.e", 20_000)
+    submit = os.path.join(os.path.dirname(sys.executable), "spark-submit")
+    head = [submit, "--master", "local[1]", "--conf", "spark.ui.enabled=false", geocompact.spark_submit.__file__]
+    where = ["--warehouse", WH, "--config", CFG]
+    argv = [*head, "--table", "geo.e", "--curve", "hilbert", "--option", "min-input-files=2", *where, "--json"]
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=180)
+    assert p.returncode == 0, f"spark-submit exited {p.returncode}: {p.stderr[-2000:]}"
+    doc = json.loads(p.stdout[p.stdout.index("{"):])
+    assert doc["verified"] and doc["snapshots_committed"] == 1, doc
+    p = subprocess.run([*head, "--table", "geo.nope", *where], capture_output=True, text=True, timeout=180)
+    assert p.returncode == 1 and "geo.nope" in p.stderr, f"exit {p.returncode}: {p.stderr[-2000:]}"
+    print("(e) spark-submit geocompact/spark_submit.py: exit 0 with the verified result; a missing table exits 1")
+
+
 def main() -> None:
     from pyspark.sql import SparkSession
 
@@ -200,7 +219,7 @@ def main() -> None:
         assert time.time() < deadline, "the two executors did not register"
         time.sleep(0.2)
     try:
-        for case in (case_overlap, case_killed_worker, case_killed_driver, case_conflict):
+        for case in (case_overlap, case_killed_worker, case_killed_driver, case_conflict, case_spark_submit):
             t0 = time.time()
             case(spark)
             print(f"    {case.__name__}: {time.time() - t0:.1f}s", flush=True)

@@ -16,7 +16,8 @@ read access to the catalog and read/write access to the table's storage.
 The Go worker's memory is outside the JVM's heap: give it room with
 ``spark.executor.memoryOverhead`` (see docs/scale-out.md).
 
-``python -m geocompact.spark`` (or ``spark-submit`` of this file) takes the
+``python -m geocompact.spark`` (or ``spark-submit`` of
+``geocompact/spark_submit.py``) takes the
 flags of ``geocompact rewrite`` and exits as it does: 0 done, 1 error,
 2 usage, 4 commit conflict.
 """
