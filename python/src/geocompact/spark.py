@@ -173,9 +173,10 @@ def _globals(
     if isinstance(catalog, str):
         flags += ["--catalog", catalog]
     elif catalog is not None:
-        name, cat_env = catalog_env(catalog, catalog_name)
-        child_env.update(cat_env)
-        flags += ["--catalog", name]
+        # Used alone, as geocompact.rewrite uses it: no configuration of
+        # the same name is read or merged in.
+        child_env.update(catalog_env(catalog, catalog_name))
+        flags.append("--catalog-from-env")
     return flags, child_env
 
 
@@ -213,7 +214,7 @@ def _run_units(
         sc.addFile(ship)  # keeps the exec bit
     cat_env: dict[str, str] = {}
     if catalog is not None and not isinstance(catalog, str):
-        _, cat_env = catalog_env(catalog, catalog_name)
+        cat_env = catalog_env(catalog, catalog_name)
     shipped = os.path.basename(ship) if ship is not None else None
     # A unit gets the cores Spark counts for its task, not the node's:
     # the Go worker's memory limit leaves room for one file being written
