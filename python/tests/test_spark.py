@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import write_geoparquet
 
 import geocompact
 import geocompact.spark as gs
@@ -89,3 +90,24 @@ def test_spark_rewrite_failure_aborts(warehouse: Path, demo: str, monkeypatch: p
 def test_spark_rewrite_bad_option_is_usage_error(warehouse: Path, demo: str) -> None:
     with pytest.raises(geocompact.UsageError, match="min-input"):
         gs.rewrite(FakeSpark(), demo, warehouse=warehouse, options={"min-input": 2})
+
+
+def test_spark_rewrite_uses_a_catalog_dict_alone(tmp_path: Path, warehouse: Path) -> None:
+    """A dict catalog reaches the driver's plan and commit and every
+    executor's work exactly: a same-name catalog in ./geocompact.yaml is
+    not used instead."""
+    prod = {"type": "sql", "uri": f"sqlite:///{tmp_path}/prod.db", "warehouse": f"file://{tmp_path}/prodwh"}
+    scratch = {"type": "sql", "uri": f"sqlite:///{tmp_path}/scratch.db", "warehouse": f"file://{tmp_path}/scratchwh"}
+    Path("geocompact.yaml").write_text(
+        "catalogs:\n  default:\n    type: sql\n"
+        f"    warehouse: file://{tmp_path}/prodwh\n"
+        f"    properties:\n      uri: file:{tmp_path}/prod.db\n      sql.dialect: sqlite\n      sql.driver: sqlite\n")
+    f = write_geoparquet(tmp_path / "in.parquet", 300)
+    for props in (prod, scratch):
+        for i in range(3):
+            geocompact.ingest("gis.t", [f], create=i == 0, add_bbox=True, allow_duplicates=True, catalog=props)
+    before = geocompact.metrics("gis.t", catalog=prod).snapshot_count
+    r = gs.rewrite(FakeSpark(), "gis.t", curve="hilbert", catalog=scratch, options={"min-input-files": 2})
+    assert r.snapshots_committed == 1
+    assert geocompact.metrics("gis.t", catalog=prod).snapshot_count == before
+    assert geocompact.metrics("gis.t", catalog=scratch).snapshot_count == 4
