@@ -85,6 +85,9 @@ type jobUnitResult struct {
 	End      time.Time `json:"end"`
 	PID      int       `json:"pid"`
 	Host     string    `json:"host"`
+	// PeakRSS is the work process's peak resident set so far, in bytes
+	// (Linux; 0 elsewhere): the memory a worker must leave it.
+	PeakRSS int64 `json:"peak_rss_bytes,omitempty"`
 }
 
 // jobIDPattern is what job.Prepare makes an id of.

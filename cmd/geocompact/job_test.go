@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -123,6 +124,9 @@ func TestJobPlanWorkCommit(t *testing.T) {
 	require.Equal(t, os.Getpid(), res.PID)
 	require.False(t, res.End.Before(res.Start))
 	require.Positive(t, res.Rows)
+	if runtime.GOOS == "linux" {
+		require.Positive(t, res.PeakRSS, "work reports its peak resident set")
+	}
 
 	r := runCLIIn(t, p.wh, strings.Join(results, "\n"), "--json", "job", "commit", "--job", p.file)
 	require.Equal(t, exitOK, r.Code, r.Stderr)

@@ -105,7 +105,7 @@ func workUnit(ctx context.Context, j *job.Rewrite, group int) (*jobUnitResult, e
 		return nil, err
 	}
 	res.In, res.Out, res.Rows, res.FilesOut = encodeDigest(in), encodeDigest(out), out.Rows, len(files)
-	res.End = time.Now().UTC()
+	res.End, res.PeakRSS = time.Now().UTC(), peakRSS()
 	return res, nil
 }
 

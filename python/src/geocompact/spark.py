@@ -51,8 +51,9 @@ _before_commit: Callable[[], None] | None = None
 class SparkRewrite:
     """A rewrite run on Spark: its result and what every unit's
     successful attempt reported (``job``, ``group``, ``rows``,
-    ``files_out``, ``start``, ``end``, ``pid`` and ``host`` of the
-    geocompact process, ``executor``: the pid of the process that started
+    ``files_out``, ``start``, ``end``, ``pid``, ``host`` and
+    ``peak_rss_bytes`` (Linux) of the geocompact process, ``executor``:
+    the pid of the process that started
     the task's Python worker, one per executor, and ``attempt``: Spark's
     attempt number)."""
 
@@ -262,7 +263,8 @@ def _work(units: list[str], job_line: str, flags: list[str], env: Mapping[str, s
 
 def _report(line: str) -> dict[str, Any]:
     r = json.loads(line)
-    keys = ("job", "group", "rows", "files_out", "start", "end", "pid", "host", "executor", "attempt")
+    keys = ("job", "group", "rows", "files_out", "start", "end", "pid", "host", "peak_rss_bytes", "executor",
+            "attempt")
     return {k: r.get(k) for k in keys}
 
 
