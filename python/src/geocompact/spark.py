@@ -26,39 +26,27 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import os
-import subprocess
 import sys
-import tempfile
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ._binary import find_binary
-from ._run import Catalog, catalog_env
-from .errors import GeocompactError, error_for
-from .results import RewriteResult, from_json
-
-_log = logging.getLogger("geocompact")
+from ._jobs import JobRewrite, RunUnits, Work, annotate, run_job
+from .errors import GeocompactError
+from .results import RewriteResult
 
 #: Called on the driver after every unit's result is in, before the
 #: commit (tests stop the driver or change the table there).
 _before_commit: Callable[[], None] | None = None
 
-
-@dataclass(frozen=True)
-class SparkRewrite:
-    """A rewrite run on Spark: its result and what every unit's
-    successful attempt reported (``job``, ``group``, ``rows``,
-    ``files_out``, ``start``, ``end``, ``pid``, ``host`` and
-    ``peak_rss_bytes`` (Linux) of the geocompact process, ``executor``:
-    the pid of the process that started
-    the task's Python worker, one per executor, and ``attempt``: Spark's
-    attempt number)."""
-
-    result: RewriteResult
-    units: list[dict[str, Any]]
+#: A rewrite run on Spark: its result and what every unit's successful
+#: attempt reported (``job``, ``group``, ``rows``, ``files_out``,
+#: ``start``, ``end``, ``pid``, ``host`` and ``peak_rss_bytes`` (Linux) of
+#: the geocompact process, ``executor``: the pid of the process that
+#: started the task's Python worker, one per executor, and ``attempt``:
+#: Spark's attempt number).
+SparkRewrite = JobRewrite
 
 
 def rewrite(spark: Any, table: str, **kwargs: Any) -> RewriteResult:
@@ -78,177 +66,46 @@ def rewrite(spark: Any, table: str, **kwargs: Any) -> RewriteResult:
     return run(spark, table, **kwargs).result
 
 
-def run(
-    spark: Any,
-    table: str,
-    *,
-    curve: str | None = None,
-    strategy: str | None = None,
-    sort_order: str | None = None,
-    where: str | None = None,
-    options: Mapping[str, Any] | None = None,
-    windows: str | os.PathLike[str] | None = None,
-    allow_layout_change: bool = False,
-    dry_run: bool = False,
-    catalog: Catalog | None = None,
-    catalog_name: str = "default",
-    warehouse: str | os.PathLike[str] | None = None,
-    config: str | os.PathLike[str] | None = None,
-    progress: Any = None,
-    logger: logging.Logger | None = None,
-    env: Mapping[str, str] | None = None,
-    timeout: float | None = None,
-    ship_binary: bool = False,
-) -> SparkRewrite:
+def run(spark: Any, table: str, *, progress: Any = None, **kwargs: Any) -> JobRewrite:
     """Does what :func:`rewrite` does and also returns every unit's report."""
     del progress  # the executors' logs stay on the executors
-    log = logger or _log
-    plan_args = ["job", "plan", "--table", table]
-    for flag, value in (("--curve", curve), ("--strategy", strategy), ("--sort-order", sort_order), ("--where", where)):
-        if value is not None:
-            plan_args += [flag, value]
-    if windows is not None:
-        plan_args += ["--windows", os.fspath(windows)]
-    for k, v in (options or {}).items():
-        if isinstance(v, bool):
-            v = "true" if v else "false"
-        plan_args += ["--option", f"{k}={v}"]
-    if allow_layout_change:
-        plan_args.append("--allow-layout-change")
-    if dry_run:
-        from .api import rewrite as local_rewrite
-
-        return SparkRewrite(local_rewrite(table, curve=curve, strategy=strategy, sort_order=sort_order, where=where,
-                                          options=options, windows=windows, allow_layout_change=allow_layout_change,
-                                          dry_run=True, catalog=catalog, catalog_name=catalog_name,
-                                          warehouse=warehouse, config=config, logger=logger, env=env,
-                                          timeout=timeout), [])
-    flags, child_env = _globals(catalog, catalog_name, warehouse, config, env)
-    binary = find_binary()
-    out = _call([binary, *flags, *plan_args], child_env, timeout=timeout)
-    lines = [line for line in out.splitlines() if line.strip()]
-    if not lines:
-        raise error_for(1)("job plan printed no job", exit_code=1)
-    job_line, units = lines[0], lines[1:]
-    job_id = json.loads(job_line)["id"]
-    with tempfile.TemporaryDirectory(prefix="geocompact-spark-") as tmp:
-        job_file = os.path.join(tmp, "job.json")
-        with open(job_file, "w") as f:
-            f.write(job_line + "\n")
-        results: list[str] = []
-        try:
-            if units:
-                log.info("job planned job_id=%s units=%d", job_id, len(units))
-                results = _run_units(spark, units, job_line, flags, dict(env or {}), catalog, catalog_name,
-                                     binary if ship_binary else None)
-            if _before_commit is not None:
-                _before_commit()
-            doc = json.loads(_call([binary, *flags, "--json", "job", "commit", "--job", job_file], child_env,
-                                   stdin="\n".join(results) + "\n", timeout=timeout))
-        except BaseException:
-            try:
-                _call([binary, *flags, "job", "abort", "--job", job_file], child_env, timeout=timeout)
-            except GeocompactError as e:
-                log.warning("abort job %s: %s", job_id, e)
-            raise
-    return SparkRewrite(from_json(RewriteResult, doc), [_report(r) for r in results])
+    return run_job(table, _units_on(spark), before_commit=_before_commit, **kwargs)
 
 
-def _globals(
-    catalog: Catalog | None,
-    catalog_name: str,
-    warehouse: str | os.PathLike[str] | None,
-    config: str | os.PathLike[str] | None,
-    env: Mapping[str, str] | None,
-) -> tuple[list[str], dict[str, str]]:
-    """Returns the global flags and the environment that reach the catalog
-    as geocompact.rewrite reaches it (catalog properties travel in the
-    environment, never on a command line)."""
-    flags: list[str] = []
-    child_env = dict(os.environ)
-    child_env.update(env or {})
-    if warehouse is not None:
-        flags += ["--warehouse", os.fspath(warehouse)]
-    if config is not None:
-        flags += ["--config", os.fspath(config)]
-    if isinstance(catalog, str):
-        flags += ["--catalog", catalog]
-    elif catalog is not None:
-        # Used alone, as geocompact.rewrite uses it: no configuration of
-        # the same name is read or merged in.
-        child_env.update(catalog_env(catalog, catalog_name))
-        flags.append("--catalog-from-env")
-    return flags, child_env
+def _units_on(spark: Any) -> RunUnits:
+    """Runs units as Spark tasks, one unit per task."""
+
+    def run_units(units: list[str], work: Work, ship: str | None) -> list[str]:
+        sc = spark.sparkContext
+        if ship is not None:
+            sc.addFile(ship)  # keeps the exec bit
+        shipped = os.path.basename(ship) if ship is not None else None
+        # A unit gets the cores Spark counts for its task, not the node's:
+        # the Go worker's memory limit leaves room for one file being
+        # written per core it uses.
+        work = work.with_env({"GOMAXPROCS": sc.getConf().get("spark.task.cpus", "1")})
+
+        def task(it: Iterator[str]) -> Iterator[str]:
+            return iter(_work(list(it), work, shipped))
+
+        return [str(line) for line in sc.parallelize(units, len(units)).mapPartitions(task).collect()]
+
+    return run_units
 
 
-def _call(argv: Sequence[str], env: Mapping[str, str], *, stdin: str | None = None, timeout: float | None = None) -> str:
-    """Runs argv and returns its stdout; a non-zero exit raises the error
-    of its code with the last line of stderr."""
-    p = subprocess.run(list(argv), input=stdin if stdin is not None else "", capture_output=True, text=True,
-                       env=dict(env), timeout=timeout)
-    if p.returncode != 0:
-        lines = [line.removeprefix("geocompact: ") for line in p.stderr.splitlines() if line.strip()]
-        doc = None
-        try:
-            doc = json.loads(p.stdout) if p.stdout.strip() else None
-        except ValueError:
-            pass
-        raise error_for(p.returncode)(lines[-1] if lines else f"exit {p.returncode}", exit_code=p.returncode,
-                                      stderr=p.stderr, argv=list(argv), result=doc)
-    return p.stdout
-
-
-def _run_units(
-    spark: Any,
-    units: list[str],
-    job_line: str,
-    flags: list[str],
-    env: dict[str, str],
-    catalog: Catalog | None,
-    catalog_name: str,
-    ship: str | None,
-) -> list[str]:
-    """Runs one Spark task per unit and returns the result lines of the
-    successful attempts."""
-    sc = spark.sparkContext
-    if ship is not None:
-        sc.addFile(ship)  # keeps the exec bit
-    cat_env: dict[str, str] = {}
-    if catalog is not None and not isinstance(catalog, str):
-        cat_env = catalog_env(catalog, catalog_name)
-    shipped = os.path.basename(ship) if ship is not None else None
-    # A unit gets the cores Spark counts for its task, not the node's:
-    # the Go worker's memory limit leaves room for one file being written
-    # per core it uses.
-    cores = {"GOMAXPROCS": sc.getConf().get("spark.task.cpus", "1")}
-    work_env = {**cores, **env, **cat_env}
-
-    def run_units(it: Iterator[str]) -> Iterator[str]:
-        return _work(list(it), job_line, flags, work_env, shipped)
-
-    return [str(line) for line in sc.parallelize(units, len(units)).mapPartitions(run_units).collect()]
-
-
-def _work(units: list[str], job_line: str, flags: list[str], env: Mapping[str, str], shipped: str | None) -> Iterator[str]:
-    """Runs on an executor: ``geocompact job work`` on units, raising on a
-    non-zero exit so that Spark fails (and retries) the task."""
+def _work(units: list[str], work: Work, shipped: str | None) -> list[str]:
+    """Runs on an executor: the units, then where the attempt ran (its
+    attempt number and the process that started its Python worker, one
+    per executor)."""
     if not units:
-        return iter(())
+        return []
     if shipped is not None:
         from pyspark import SparkFiles
 
         binary = SparkFiles.get(shipped)
     else:
         binary = find_binary()
-    child_env = dict(os.environ)
-    child_env.update(env)
-    with tempfile.TemporaryDirectory(prefix="geocompact-work-") as tmp:
-        job_file = os.path.join(tmp, "job.json")
-        with open(job_file, "w") as f:
-            f.write(job_line + "\n")
-        out = _call([binary, *flags, "job", "work", "--job", job_file], child_env, stdin="\n".join(units) + "\n")
-    # Where the attempt ran: the task's attempt number and the process
-    # that started its Python worker (one per executor).
+    lines = work.run(units, binary)
     where: dict[str, Any] = {"executor": os.getppid()}
     try:
         from pyspark import TaskContext
@@ -258,14 +115,7 @@ def _work(units: list[str], job_line: str, flags: list[str], env: Mapping[str, s
             where["attempt"] = ctx.attemptNumber()
     except ImportError:
         pass
-    return iter([json.dumps({**json.loads(line), **where}) for line in out.splitlines() if line.strip()])
-
-
-def _report(line: str) -> dict[str, Any]:
-    r = json.loads(line)
-    keys = ("job", "group", "rows", "files_out", "start", "end", "pid", "host", "peak_rss_bytes", "executor",
-            "attempt")
-    return {k: r.get(k) for k in keys}
+    return annotate(lines, where)
 
 
 def _parse_args(argv: Sequence[str]) -> argparse.Namespace:
