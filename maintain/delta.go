@@ -46,15 +46,17 @@ func deltaMetricsAt(ctx context.Context, tbl *delta.Table, now time.Time, window
 		health = &healthCollector{boxes: map[string][]spatial.Bound{}}
 	}
 	tally := newFileTally(m)
+	deletes := newDeleteTally()
 	for _, f := range s.Files {
 		var records int64
 		if st, err := f.ParsedStats(); err == nil && st != nil {
 			records = st.NumRecords
 		}
+		key := s.PartitionPath(f)
 		if f.DeletionVector != nil {
 			m.DeleteFileCount++
+			deletes.addDelta(key, f.DeletionVector)
 		}
-		key := s.PartitionPath(f)
 		tally.add(key, f.Size, records)
 		if health != nil {
 			b, ok := s.FileBound(f, cols)
@@ -62,5 +64,6 @@ func deltaMetricsAt(ctx context.Context, tbl *delta.Table, now time.Time, window
 		}
 	}
 	tally.finish(health, windows)
+	deletes.finish(m, tally.records)
 	return m, nil
 }

@@ -31,9 +31,15 @@ func TestDeltaMetrics(t *testing.T) {
 		assert.Equal(t, a.Size+b.Size+c.Size+d.Size, m.TotalBytes)
 		assert.Equal(t, int64(6), m.TotalRecords, "d has no stats, so no record count; deletes are not subtracted")
 		assert.Equal(t, int64(1), m.DeleteFileCount, "one file carries a deletion vector")
+		// The vector deletes one of the table's 6 counted records.
+		require.NotNil(t, m.Deletes)
+		assert.Equal(t, maintain.DeleteDebt{DeletionVectors: 1, DeletedRecords: 1, DeleteBytes: m.Deletes.DeleteBytes,
+			DeletedFraction: 1.0 / 6}, *m.Deletes)
+		assert.Positive(t, m.Deletes.DeleteBytes)
 		assert.Equal(t, 3, m.SnapshotCount)
 		assert.Zero(t, m.ManifestCount)
 		require.Len(t, m.Partitions, 1)
+		assert.Equal(t, m.Deletes, m.Partitions[0].Deletes, "the one partition holds the table's debt")
 		l := m.Partitions[0].Layout
 		require.NotNil(t, l, "%+v", opts)
 		assert.Equal(t, int64(1), l.FilesWithoutBounds)

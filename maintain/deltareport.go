@@ -25,6 +25,7 @@ type deltaTableMetrics struct {
 	CurrentSnapshotAgeSeconds float64            `json:"current_version_age_seconds"`
 	ManifestCount             int                `json:"manifest_count"`
 	DeleteFileCount           int64              `json:"delete_file_count"`
+	Deletes                   *DeleteDebt        `json:"deletes,omitempty"`
 	Partitions                []PartitionMetrics `json:"partitions"`
 }
 

@@ -54,6 +54,9 @@ type TableMetrics struct {
 	// DeleteFileCount is the number of live position and equality delete
 	// files (deletion vectors included).
 	DeleteFileCount int64 `json:"delete_file_count"`
+	// Deletes is the table's delete debt by kind, nil when it has no live
+	// deletes.
+	Deletes *DeleteDebt `json:"deletes,omitempty"`
 	// Partitions has one entry per partition holding live data files,
 	// ordered by Partition.
 	Partitions []PartitionMetrics `json:"partitions"`
@@ -74,6 +77,9 @@ type PartitionMetrics struct {
 	// Layout is how well the partition's files are clustered, for a table
 	// with spatial columns (nil otherwise).
 	Layout *LayoutHealth `json:"layout,omitempty"`
+	// Deletes is the partition's delete debt, nil when it has no live
+	// deletes.
+	Deletes *DeleteDebt `json:"deletes,omitempty"`
 }
 
 // Metrics reads tbl's metadata and the manifests of its current snapshot and
@@ -116,6 +122,7 @@ func metricsAt(ctx context.Context, tbl *table.Table, now time.Time, windows []s
 	m.ManifestCount = len(manifests)
 	tally := newFileTally(m)
 	health := newHealthCollector(tbl)
+	deletes := newDeleteTally()
 	for _, mf := range manifests {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -126,16 +133,18 @@ func metricsAt(ctx context.Context, tbl *table.Table, now time.Time, windows []s
 		}
 		for _, e := range entries {
 			df := e.DataFile()
+			key := icebergtable.PartitionPath(meta, df)
 			if df.ContentType() != iceberg.EntryContentData {
 				m.DeleteFileCount++
+				deletes.addIceberg(key, df)
 				continue
 			}
-			key := icebergtable.PartitionPath(meta, df)
 			tally.add(key, df.FileSizeBytes(), df.Count())
 			health.add(key, df)
 		}
 	}
 	tally.finish(health, windows)
+	deletes.finish(m, tally.records)
 	return m, nil
 }
 
@@ -144,10 +153,12 @@ func metricsAt(ctx context.Context, tbl *table.Table, now time.Time, windows []s
 type fileTally struct {
 	m     *TableMetrics
 	parts map[string]*PartitionMetrics
+	// records are each partition's records, before deletes.
+	records map[string]int64
 }
 
 func newFileTally(m *TableMetrics) *fileTally {
-	return &fileTally{m: m, parts: map[string]*PartitionMetrics{}}
+	return &fileTally{m: m, parts: map[string]*PartitionMetrics{}, records: map[string]int64{}}
 }
 
 func (t *fileTally) add(partition string, bytes, records int64) {
@@ -161,6 +172,7 @@ func (t *fileTally) add(partition string, bytes, records int64) {
 	}
 	p.FileCount++
 	p.TotalBytes += bytes
+	t.records[partition] += records
 }
 
 // finish sets the averages and the partitions, ordered, with their layout

@@ -162,6 +162,26 @@ func TestMetricsCountsDeleteFiles(t *testing.T) {
 	if after.DeleteFileCount < 1 {
 		t.Errorf("delete files %d after a merge-on-read delete, want at least 1", after.DeleteFileCount)
 	}
+	// Ten ids deleted by position, in position delete files of the
+	// partitions they fall in; none before.
+	if before.Deletes != nil {
+		t.Errorf("delete debt before any delete: %+v", before.Deletes)
+	}
+	d := after.Deletes
+	if d == nil || d.PositionDeleteFiles != after.DeleteFileCount || d.DeletedRecords != 10 || d.DeleteBytes <= 0 ||
+		d.EqualityDeleteFiles != 0 || d.DeletionVectors != 0 || d.DeletedFraction != 10.0/float64(after.TotalRecords) {
+		t.Errorf("delete debt %+v, want %d position delete files deleting 10 of %d records", d, after.DeleteFileCount, after.TotalRecords)
+	}
+	var parts maintain.DeleteDebt
+	for _, p := range after.Partitions {
+		if p.Deletes != nil {
+			parts.PositionDeleteFiles += p.Deletes.PositionDeleteFiles
+			parts.DeletedRecords += p.Deletes.DeletedRecords
+		}
+	}
+	if d != nil && (parts.PositionDeleteFiles != d.PositionDeleteFiles || parts.DeletedRecords != d.DeletedRecords) {
+		t.Errorf("partitions' debt %+v does not add up to the table's %+v", parts, d)
+	}
 	if after.FileCount != before.FileCount || after.TotalRecords != before.TotalRecords || after.TotalBytes != before.TotalBytes {
 		t.Errorf("data figures changed: before %+v, after %+v", before, after)
 	}
