@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -168,6 +169,28 @@ func writeMetricsTable(out io.Writer, name string, m *maintain.TableMetrics, hum
 		}
 		fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", part, p.FileCount, cli.FormatBytes(p.AvgFileBytes, human), cli.FormatBytes(p.TotalBytes, human), mean, maxDepth, planned)
 	}
+	if err := w.Flush(); err != nil || m.Deletes == nil {
+		return err
+	}
+	return writeDeleteDebt(out, m, human)
+}
+
+// writeDeleteDebt writes the delete debt of each partition that has
+// deletes, and the table's.
+func writeDeleteDebt(out io.Writer, m *maintain.TableMetrics, human bool) error {
+	fmt.Fprintln(out)
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "DELETES\tPOSITION FILES\tEQUALITY FILES\tVECTORS\tBYTES\tDELETED ROWS\tDELETED")
+	row := func(name string, d *maintain.DeleteDebt) {
+		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%s\t%d\t%s\n", name, d.PositionDeleteFiles, d.EqualityDeleteFiles, d.DeletionVectors,
+			cli.FormatBytes(d.DeleteBytes, human), d.DeletedRecords, strconv.FormatFloat(100*d.DeletedFraction, 'f', 2, 64)+"%")
+	}
+	for _, p := range m.Partitions {
+		if p.Deletes != nil {
+			row(cmp.Or(p.Partition, "-"), p.Deletes)
+		}
+	}
+	row("(table)", m.Deletes)
 	return w.Flush()
 }
 
@@ -262,6 +285,27 @@ var promPartitionMetrics = []promPartitionMetric{
 			}
 			return *p.Layout.MeanFilesPlanned, true
 		}, true},
+	{"partition_position_delete_files", "Live Iceberg position delete files of the partition.",
+		deletesValue(func(d *maintain.DeleteDebt) float64 { return float64(d.PositionDeleteFiles) }), true},
+	{"partition_equality_delete_files", "Live Iceberg equality delete files of the partition.",
+		deletesValue(func(d *maintain.DeleteDebt) float64 { return float64(d.EqualityDeleteFiles) }), true},
+	{"partition_deletion_vectors", "Live deletion vectors (Iceberg v3 or Delta) of the partition's data files.",
+		deletesValue(func(d *maintain.DeleteDebt) float64 { return float64(d.DeletionVectors) }), true},
+	{"partition_delete_bytes", "Bytes of the partition's delete files and deletion vectors.",
+		deletesValue(func(d *maintain.DeleteDebt) float64 { return float64(d.DeleteBytes) }), true},
+	{"partition_deleted_fraction", "Rows deleted by position (delete files and vectors) over the partition's records.",
+		deletesValue(func(d *maintain.DeleteDebt) float64 { return d.DeletedFraction }), true},
+}
+
+// deletesValue reads a delete debt figure of a partition that has deletes;
+// a table with deletes reports 0 for its partitions without.
+func deletesValue(f func(*maintain.DeleteDebt) float64) func(maintain.PartitionMetrics) (float64, bool) {
+	return func(p maintain.PartitionMetrics) (float64, bool) {
+		if p.Deletes == nil {
+			return 0, false
+		}
+		return f(p.Deletes), true
+	}
 }
 
 // layoutValue reads a layout health figure of a partition that has one.
