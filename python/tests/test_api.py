@@ -154,11 +154,15 @@ def golden(name: str) -> Path:
 def test_delta_purge_deletion_vectors(tmp_path: Path, warehouse: Path) -> None:
     loc = tmp_path / "dv"
     shutil.copytree(golden("dv-partitioned-with-checkpoint"), loc)
-    before = geocompact.metrics(delta=loc).total_records
+    m = geocompact.metrics(delta=loc)
+    before = m.total_records
+    assert m.deletes is not None and m.deletes["deletion_vectors"] == 2 and m.deletes["deleted_records"] == 2
     res = geocompact.optimize(loc, purge_deletion_vectors=True)
     assert res.verified and res.rewritten_data_files_count == 2 and res.raw["removed_delete_files_count"] == 2
-    # metrics counts the rows in the files: the two vectors' rows are gone.
+    # metrics counts the rows in the files: the two vectors' rows are gone,
+    # and so is the debt it reported.
     assert geocompact.metrics(delta=loc).total_records == before - 2
+    assert geocompact.metrics(delta=loc).deletes is None
     again = geocompact.rewrite(delta=loc, purge_deletion_vectors=True)
     assert again.rewritten_data_files_count == 0
     with pytest.raises(UsageError, match="applies to a Delta table"):

@@ -185,7 +185,9 @@ class VacuumResult:
 @dataclass(frozen=True)
 class TableMetrics:
     """A table's health: files, sizes, snapshots (Delta: versions),
-    manifests and, per partition, layout health."""
+    manifests, delete debt (``deletes``: delete files and deletion vectors
+    by kind, their bytes and the fraction of rows deleted; None without
+    deletes) and, per partition, layout health and delete debt."""
 
     file_count: int = 0
     avg_file_bytes: int = 0
@@ -196,6 +198,7 @@ class TableMetrics:
     current_snapshot_age_seconds: float = 0.0
     manifest_count: int = 0
     delete_file_count: int = 0
+    deletes: dict[str, Any] | None = None
     partitions: list[dict[str, Any]] = field(default_factory=list)
     format: str = ""
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
