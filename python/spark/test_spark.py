@@ -183,6 +183,28 @@ def case_conflict(spark) -> None:
     print("(d) a conflicting writer: CommitConflict (exit 4), nothing committed, the job's files deleted")
 
 
+def case_dataframe(spark) -> None:
+    """api='dataframe': the units through a DataFrame's mapInPandas (the
+    binary found on the workers, as an installed wheel provides it): one
+    snapshot, the local rewrite's output; ship_binary with it is refused."""
+    generate("geo.f", 60_000, seed=5)
+    generate("geo.f_twin", 60_000, seed=5)
+    gc("rewrite", "--table", "geo.f_twin", "--curve", "hilbert", "--option", "min-input-files=2")
+    before = snapshots("geo.f")
+    try:
+        gs.run(spark, "geo.f", api="dataframe", ship_binary=True, warehouse=WH, config=CFG)
+    except ValueError as e:
+        assert "ship_binary" in str(e), e
+    else:
+        raise AssertionError("api='dataframe' took ship_binary")
+    r = gs.run(spark, "geo.f", curve="hilbert", options=OPTS, warehouse=WH, config=CFG, api="dataframe")
+    assert r.result.verified and r.result.snapshots_committed == 1, r.result
+    assert len({u["group"] for u in r.units}) == 2, r.units
+    assert snapshots("geo.f") == before + 1
+    assert content("geo.f") == content("geo.f_twin"), "output differs from geocompact rewrite on the twin table"
+    print("(f) api='dataframe' (mapInPandas): one snapshot, output equal to the local rewrite's")
+
+
 def case_spark_submit(spark) -> None:
     """spark-submit of geocompact/spark.py with the CLI's flags and exit
     codes (its own driver, local[1])."""
@@ -208,6 +230,7 @@ def main() -> None:
     spark = (SparkSession.builder.master("local-cluster[2,1,1024]").appName("geocompact spark test")
              .config("spark.task.maxFailures", "4")
              .config("spark.executorEnv.PYTHONPATH", os.environ.get("PYTHONPATH", ""))
+             .config("spark.executorEnv.GEOCOMPACT_BINARY", BIN)
              .config("spark.executor.memory", "512m")
              .config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false")
@@ -219,7 +242,8 @@ def main() -> None:
         assert time.time() < deadline, "the two executors did not register"
         time.sleep(0.2)
     try:
-        for case in (case_overlap, case_killed_worker, case_killed_driver, case_conflict, case_spark_submit):
+        for case in (case_overlap, case_killed_worker, case_killed_driver, case_conflict, case_dataframe,
+                     case_spark_submit):
             t0 = time.time()
             case(spark)
             print(f"    {case.__name__}: {time.time() - t0:.1f}s", flush=True)

@@ -111,3 +111,11 @@ def test_spark_rewrite_uses_a_catalog_dict_alone(tmp_path: Path, warehouse: Path
     assert r.snapshots_committed == 1
     assert geocompact.metrics("gis.t", catalog=prod).snapshot_count == before
     assert geocompact.metrics("gis.t", catalog=scratch).snapshot_count == 4
+
+
+def test_spark_rewrite_api_refusals(warehouse: Path, demo: str) -> None:
+    with pytest.raises(ValueError, match="api 'sql': want 'rdd' or 'dataframe'"):
+        gs.rewrite(FakeSpark(), demo, warehouse=warehouse, api="sql")
+    with pytest.raises(ValueError, match="takes no ship_binary"):
+        gs.rewrite(FakeSpark(), demo, warehouse=warehouse, api="dataframe", ship_binary=True)
+    assert geocompact.metrics(demo, warehouse=warehouse).snapshot_count == 12

@@ -55,7 +55,13 @@ def rewrite(spark: Any, table: str, **kwargs: Any) -> RewriteResult:
     ``strategy``, ``sort_order``, ``where``, ``options``, ``windows``,
     ``allow_layout_change``, ``dry_run``, ``catalog``, ``catalog_name``,
     ``warehouse``, ``config``, ``logger``, ``env``, ``timeout``) plus
-    ``ship_binary``. Raises :class:`~geocompact.CommitConflict` when
+    ``ship_binary`` and ``api``: ``"rdd"`` (the default: one task per
+    unit through ``parallelize(...).mapPartitions``) or ``"dataframe"``
+    (a DataFrame of the units through ``mapInPandas``, for clusters that
+    restrict the RDD API, such as Databricks' shared access mode; the
+    binary must then be installed on the workers, as the wheel installs
+    it, since ``ship_binary`` needs ``SparkContext.addFile``). Raises
+    :class:`~geocompact.CommitConflict` when
     another writer changed the planned files (plan again), and the error
     of the failing step otherwise; a failed rewrite commits nothing and
     leaves none of its files.
@@ -66,10 +72,19 @@ def rewrite(spark: Any, table: str, **kwargs: Any) -> RewriteResult:
     return run(spark, table, **kwargs).result
 
 
-def run(spark: Any, table: str, *, progress: Any = None, **kwargs: Any) -> JobRewrite:
+def run(spark: Any, table: str, *, progress: Any = None, api: str = "rdd", **kwargs: Any) -> JobRewrite:
     """Does what :func:`rewrite` does and also returns every unit's report."""
     del progress  # the executors' logs stay on the executors
-    return run_job(table, _units_on(spark), before_commit=_before_commit, **kwargs)
+    if api == "rdd":
+        units = _units_on(spark)
+    elif api == "dataframe":
+        if kwargs.get("ship_binary"):
+            raise ValueError("api='dataframe' takes no ship_binary: install the wheel (or the binary, named by "
+                             "GEOCOMPACT_BINARY) on the workers")
+        units = _units_in_dataframe(spark)
+    else:
+        raise ValueError(f"api {api!r}: want 'rdd' or 'dataframe'")
+    return run_job(table, units, before_commit=_before_commit, **kwargs)
 
 
 def _units_on(spark: Any) -> RunUnits:
@@ -89,6 +104,28 @@ def _units_on(spark: Any) -> RunUnits:
             return iter(_work(list(it), work, shipped))
 
         return [str(line) for line in sc.parallelize(units, len(units)).mapPartitions(task).collect()]
+
+    return run_units
+
+
+def _units_in_dataframe(spark: Any) -> RunUnits:
+    """Runs units through a DataFrame of one unit per row, repartitioned
+    one row per partition, each partition's units run by mapInPandas: the
+    DataFrame API only, as restricted clusters allow."""
+
+    def run_units(units: list[str], work: Work, ship: str | None) -> list[str]:
+        del ship  # refused by run
+        cpus = spark.conf.get("spark.task.cpus", "1") or "1"
+        work = work.with_env({"GOMAXPROCS": cpus})
+
+        def task(batches: Iterator[Any]) -> Iterator[Any]:
+            import pandas as pd
+
+            for b in batches:
+                yield pd.DataFrame({"result": _work([str(u) for u in b["unit"]], work, None)}, dtype=str)
+
+        df = spark.createDataFrame([(u,) for u in units], "unit string").repartition(len(units))
+        return [str(r["result"]) for r in df.mapInPandas(task, "result string").collect()]
 
     return run_units
 
@@ -135,6 +172,8 @@ def _parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p.add_argument("--config")
     p.add_argument("--json", action="store_true", help="write the result as JSON")
     p.add_argument("--ship-binary", action="store_true", help="ship this machine's binary to the executors")
+    p.add_argument("--api", choices=("rdd", "dataframe"), default="rdd",
+                   help="run the units through the RDD API (default) or a DataFrame's mapInPandas")
     return p.parse_args(argv)
 
 
@@ -158,7 +197,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         res = rewrite(spark, a.table, curve=a.curve, strategy=a.strategy, sort_order=a.sort_order, where=a.where,
                       options=options, windows=a.windows, allow_layout_change=a.allow_layout_change,
-                      dry_run=a.dry_run, catalog=a.catalog, warehouse=a.warehouse, config=a.config)
+                      dry_run=a.dry_run, catalog=a.catalog, warehouse=a.warehouse, config=a.config,
+                      ship_binary=a.ship_binary, api=a.api)
+    except ValueError as e:  # arguments that contradict each other
+        print(f"geocompact: {e}", file=sys.stderr)
+        return 2
     except GeocompactError as e:
         print(f"geocompact: {e}", file=sys.stderr)
         return e.exit_code or 1
