@@ -3,13 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
-	"math"
 	"reflect"
 	"slices"
 	"sort"
@@ -22,9 +20,7 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 
 	"github.com/geocompact/geocompact/cluster"
-	"github.com/geocompact/geocompact/engine/verify"
 	"github.com/geocompact/geocompact/job"
-	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/table/catalogs"
 )
 
@@ -210,7 +206,7 @@ func (f *scatterFn) ProcessElement(ctx context.Context, in fileIn, emit func(str
 		count(c)
 		shuffled += int64(len(b))
 	}
-	out(outMsg{Group: in.Group, In: true, Digest: encodeDigest(d), Shuffle: shuffled})
+	out(outMsg{Group: in.Group, In: true, Digest: d.Encode(), Shuffle: shuffled})
 	return nil
 }
 
@@ -276,7 +272,7 @@ func (f *bucketFn) ProcessElement(ctx context.Context, key string, rows func(*ba
 	if err != nil {
 		return err
 	}
-	out(outMsg{Group: group, Digest: encodeDigest(res.Out), Files: files})
+	out(outMsg{Group: group, Digest: res.Out.Encode(), Files: files})
 	return nil
 }
 
@@ -314,7 +310,7 @@ func (f *spanFn) ProcessElement(ctx context.Context, key string, frags func(*fra
 	if err != nil {
 		return err
 	}
-	out(outMsg{Group: group, Digest: encodeDigest(d), Files: b, Shuffle: shuffled})
+	out(outMsg{Group: group, Digest: d.Encode(), Files: b, Shuffle: shuffled})
 	return nil
 }
 
@@ -334,8 +330,8 @@ func (f *groupFn) ProcessElement(ctx context.Context, group int, out func(outMsg
 	if err != nil {
 		return err
 	}
-	out(outMsg{Group: group, In: true, Digest: encodeDigest(in)})
-	out(outMsg{Group: group, Digest: encodeDigest(d), Files: b})
+	out(outMsg{Group: group, In: true, Digest: in.Encode()})
+	out(outMsg{Group: group, Digest: d.Encode(), Files: b})
 	return nil
 }
 
@@ -434,26 +430,6 @@ func release(recs []arrow.RecordBatch) {
 	for _, r := range recs {
 		r.Release()
 	}
-}
-
-// encodeDigest writes a digest as 8 little-endian words (floats as bits:
-// an empty extent is infinite).
-func encodeDigest(d verify.Digest) []byte {
-	ws := []uint64{uint64(d.Rows), d.Sum, d.Xor, math.Float64bits(d.Extent.MinX), math.Float64bits(d.Extent.MinY), math.Float64bits(d.Extent.MaxX), math.Float64bits(d.Extent.MaxY)}
-	out := make([]byte, 0, 8*len(ws))
-	for _, w := range ws {
-		out = binary.LittleEndian.AppendUint64(out, w)
-	}
-	return out
-}
-
-func decodeDigest(b []byte) (verify.Digest, error) {
-	if len(b) != 56 {
-		return verify.Digest{}, fmt.Errorf("decode digest: %d bytes, want 56", len(b))
-	}
-	w := func(i int) uint64 { return binary.LittleEndian.Uint64(b[8*i:]) }
-	f := func(i int) float64 { return math.Float64frombits(w(i)) }
-	return verify.Digest{Rows: int64(w(0)), Sum: w(1), Xor: w(2), Extent: spatial.Bound{MinX: f(3), MinY: f(4), MaxX: f(5), MaxY: f(6)}}, nil
 }
 
 // testHookBucket, when set, runs after each bucket is written (in

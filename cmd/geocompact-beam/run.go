@@ -168,7 +168,7 @@ func readResult(ctx context.Context, j *job.Rewrite) ([][]iceberg.DataFile, []ve
 		if m.Group < 0 || m.Group >= n {
 			return nil, nil, nil, 0, fmt.Errorf("decode job result: group %d of %d", m.Group, n)
 		}
-		d, err := decodeDigest(m.Digest)
+		d, err := verify.DecodeDigest(m.Digest)
 		if err != nil {
 			return nil, nil, nil, 0, err
 		}

@@ -3,13 +3,11 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"os"
 	"regexp"
 	"time"
@@ -17,9 +15,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/spf13/cobra"
 
-	"github.com/geocompact/geocompact/engine/verify"
 	"github.com/geocompact/geocompact/job"
-	"github.com/geocompact/geocompact/spatial"
 )
 
 func init() { register(newJobCmd) }
@@ -72,7 +68,7 @@ type jobUnit struct {
 type jobUnitResult struct {
 	Job   string `json:"job"`
 	Group int    `json:"group"`
-	// In and Out are the digests (see encodeDigest) of the rows read and
+	// In and Out are the digests (verify.Digest.Encode) of the rows read and
 	// of the files written, read back.
 	In  []byte `json:"in"`
 	Out []byte `json:"out"`
@@ -133,27 +129,6 @@ func (r *jobRef) load(ctx context.Context, cat catalog.Catalog) (*job.Rewrite, e
 		return nil, usageErrorf("--job %s is a job on %s, not on --table %s", r.ref, j.Table, r.table)
 	}
 	return &j, nil
-}
-
-// encodeDigest writes d as 56 bytes: JSON cannot carry the infinite
-// extent of no rows.
-func encodeDigest(d verify.Digest) []byte {
-	ws := []uint64{uint64(d.Rows), d.Sum, d.Xor, math.Float64bits(d.Extent.MinX), math.Float64bits(d.Extent.MinY), math.Float64bits(d.Extent.MaxX), math.Float64bits(d.Extent.MaxY)}
-	out := make([]byte, 0, 8*len(ws))
-	for _, w := range ws {
-		out = binary.LittleEndian.AppendUint64(out, w)
-	}
-	return out
-}
-
-// decodeDigest reads what encodeDigest wrote.
-func decodeDigest(b []byte) (verify.Digest, error) {
-	if len(b) != 56 {
-		return verify.Digest{}, fmt.Errorf("decode digest: %d bytes, want 56", len(b))
-	}
-	w := func(i int) uint64 { return binary.LittleEndian.Uint64(b[8*i:]) }
-	f := func(i int) float64 { return math.Float64frombits(w(i)) }
-	return verify.Digest{Rows: int64(w(0)), Sum: w(1), Xor: w(2), Extent: spatial.Bound{MinX: f(3), MinY: f(4), MaxX: f(5), MaxY: f(6)}}, nil
 }
 
 // jsonLines calls f with each non-blank line of r.

@@ -108,8 +108,8 @@ func readUnitResults(j *job.Rewrite, stdin io.Reader, paths []string) ([][]icebe
 				return nil
 			}
 			var err error
-			if in[res.Group], err = decodeDigest(res.In); err == nil {
-				out[res.Group], err = decodeDigest(res.Out)
+			if in[res.Group], err = verify.DecodeDigest(res.In); err == nil {
+				out[res.Group], err = verify.DecodeDigest(res.Out)
 			}
 			if err == nil {
 				files[res.Group], err = job.DecodeFiles(res.Files)

@@ -104,7 +104,7 @@ func workUnit(ctx context.Context, j *job.Rewrite, group int) (*jobUnitResult, e
 	if res.Files, err = j.EncodeFiles(files); err != nil {
 		return nil, err
 	}
-	res.In, res.Out, res.Rows, res.FilesOut = encodeDigest(in), encodeDigest(out), out.Rows, len(files)
+	res.In, res.Out, res.Rows, res.FilesOut = in.Encode(), out.Encode(), out.Rows, len(files)
 	res.End, res.PeakRSS = time.Now().UTC(), peakRSS()
 	return res, nil
 }

@@ -8,6 +8,7 @@ package verify
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -34,6 +35,32 @@ const digestSeed = 0x67656f636f6d7061
 
 // NewDigest returns the digest of no rows.
 func NewDigest() Digest { return Digest{Extent: spatial.EmptyBound()} }
+
+// digestBytes is the size of an encoded digest: seven 8-byte words.
+const digestBytes = 56
+
+// Encode returns d as 56 bytes, seven little-endian words (the extent's
+// floats as their bits), for the processes of a distributed rewrite to
+// exchange: JSON cannot carry the infinite extent of no rows.
+func (d Digest) Encode() []byte {
+	ws := []uint64{uint64(d.Rows), d.Sum, d.Xor, math.Float64bits(d.Extent.MinX), math.Float64bits(d.Extent.MinY),
+		math.Float64bits(d.Extent.MaxX), math.Float64bits(d.Extent.MaxY)}
+	out := make([]byte, 0, digestBytes)
+	for _, w := range ws {
+		out = binary.LittleEndian.AppendUint64(out, w)
+	}
+	return out
+}
+
+// DecodeDigest reads what Encode wrote.
+func DecodeDigest(b []byte) (Digest, error) {
+	if len(b) != digestBytes {
+		return Digest{}, fmt.Errorf("decode digest: %d bytes, want %d", len(b), digestBytes)
+	}
+	w := func(i int) uint64 { return binary.LittleEndian.Uint64(b[8*i:]) }
+	f := func(i int) float64 { return math.Float64frombits(w(i)) }
+	return Digest{Rows: int64(w(0)), Sum: w(1), Xor: w(2), Extent: spatial.Bound{MinX: f(3), MinY: f(4), MaxX: f(5), MaxY: f(6)}}, nil
+}
 
 // Add folds the rows of rec into d. geomCol and bboxCols give the spatial
 // columns (-1 when absent) used for the extent: the bbox columns when the
