@@ -93,6 +93,9 @@ def test_equality_deletes_rewritten(gc, spark, ns, version, partition):
                      + f" WHERE device_id NOT IN ({', '.join(map(str, gone))})").collect()[0]
     assert before.rows == kept.n < ROWS, "Spark does not apply the equality deletes"
     snap = current_snapshot(spark, table)
+    debt = gc.run("metrics", "--table", table)["deletes"]
+    assert (debt["equality_delete_files"], debt["equality_delete_records"]) == (files, files * len(gone)), debt
+    assert debt["position_delete_files"] == debt["deletion_vectors"] == debt["deleted_records"] == 0, debt
 
     validate_and_bench(gc, table)
     res = rewrite(gc, table, "--curve", "hilbert")

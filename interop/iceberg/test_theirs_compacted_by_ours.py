@@ -125,9 +125,22 @@ def test_spark_table_with_deletes(gc, spark, ns, version):
     assert before.rows == ROWS - ROWS // 5
     snap = current_snapshot(spark, table)
 
+    # geocompact's delete debt is Spark's delete_files table, by kind.
+    kinds = spark.sql(f"SELECT file_format = 'PUFFIN' AS dv, count(*) n, sum(record_count) r "
+                      f"FROM {fq}.delete_files GROUP BY 1").collect()
+    want = {"deletion_vectors": 0, "position_delete_files": 0}
+    for k in kinds:
+        want["deletion_vectors" if k.dv else "position_delete_files"] += k.n
+    debt = gc.run("metrics", "--table", table)["deletes"]
+    assert {k: debt[k] for k in want} == want, (debt, kinds)
+    assert (debt["deletion_vectors"] > 0) == (version == 3)
+    assert debt["deleted_records"] == sum(k.r for k in kinds) == ROWS // 5
+    assert debt["deleted_fraction"] == pytest.approx(0.2)
+
     validate_and_bench(gc, table)
     res = rewrite(gc, table, "--curve", "hilbert")
     assert res["removed_delete_files_count"] > 0, res
+    assert "deletes" not in gc.run("metrics", "--table", table), "delete debt left after the rewrite"
 
     assert spark_fingerprint(spark, table) == before
     assert spark_fingerprint(spark, table, snapshot_id=snap) == before
