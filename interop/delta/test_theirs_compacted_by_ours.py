@@ -38,21 +38,8 @@ def spark_df(spark, table: pa.Table):
 
 
 def live_dv_count(table: pathlib.Path) -> int:
-    """Live files carrying a deletion vector, replayed from the JSON
-    commits (delta-rs's add actions do not show deletion vectors)."""
-    assert not list((table / "_delta_log").glob("*.checkpoint*")), "replay needs every commit"
-    live = {}
-    for v in log_versions(table):
-        acts = commit_actions(table, v)
-        # A commit that gives a file a deletion vector removes the file
-        # without it and adds it with it, in either order.
-        for a in acts:
-            if "remove" in a:
-                live.pop(a["remove"]["path"], None)
-        for a in acts:
-            if "add" in a:
-                live[a["add"]["path"]] = a["add"].get("deletionVector")
-    return sum(1 for dv in live.values() if dv)
+    """Live files carrying a deletion vector (see live_files)."""
+    return sum(live_files(table).values())
 
 
 # ---------------------------------------------------------------- delta-rs
@@ -164,12 +151,15 @@ def test_spark_deletion_vectors(gc, spark, tmp_path):
 
 
 def live_files(table: pathlib.Path) -> dict[str, bool]:
-    """The live files, replayed from the JSON commits, and whether each
-    carries a deletion vector."""
+    """The live files, replayed from the JSON commits (delta-rs's add
+    actions do not show deletion vectors), and whether each carries a
+    deletion vector."""
     assert not list((table / "_delta_log").glob("*.checkpoint*")), "replay needs every commit"
     live: dict[str, bool] = {}
     for v in log_versions(table):
         acts = commit_actions(table, v)
+        # A commit that gives a file a deletion vector removes the file
+        # without it and adds it with it, in either order.
         for a in acts:
             if "remove" in a:
                 live.pop(a["remove"]["path"], None)
