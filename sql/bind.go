@@ -91,6 +91,8 @@ func Bind(st Statement, src string) (Call, error) {
 		b.retention()
 	case RewriteManifests:
 		b.int64("target_manifest_size_bytes", &c.TargetManifestSizeBytes, 1)
+	case RewritePositionDeleteFiles:
+		b.optionsWhere()
 	}
 	if b.err != nil {
 		return Call{}, b.err
@@ -141,6 +143,12 @@ func (b *binder) rewrite() {
 			b.fail("sort_order", "%s", err)
 		}
 	}
+	b.optionsWhere()
+}
+
+// optionsWhere binds the options map and the where predicate.
+func (b *binder) optionsWhere() {
+	c := b.c
 	if v, ok := b.vals["options"]; ok {
 		c.Options, _ = stringMap(v) // checked by matchArgs
 	}

@@ -14,17 +14,19 @@ const (
 	ExpireSnapshots   = "expire_snapshots"
 	RemoveOrphanFiles = "remove_orphan_files"
 	RewriteManifests  = "rewrite_manifests"
+	// RewritePositionDeleteFiles merges small position delete files.
+	RewritePositionDeleteFiles = "rewrite_position_delete_files"
 )
 
 // Procedures lists the procedures Bind accepts.
 func Procedures() []string {
-	return []string{RewriteDataFiles, ExpireSnapshots, RemoveOrphanFiles, RewriteManifests}
+	return []string{RewriteDataFiles, ExpireSnapshots, RemoveOrphanFiles, RewriteManifests, RewritePositionDeleteFiles}
 }
 
 // otherProcedures are Iceberg's other Spark procedures: a CALL of one is
 // refused as a procedure geocompact does not run, not as a typo.
 var otherProcedures = []string{"rollback_to_snapshot", "rollback_to_timestamp", "set_current_snapshot",
-	"cherrypick_snapshot", "publish_changes", "fast_forward", "rewrite_position_delete_files",
+	"cherrypick_snapshot", "publish_changes", "fast_forward",
 	"rewrite_table_path", "snapshot", "migrate", "add_files", "register_table", "ancestors_of",
 	"create_changelog_view", "compute_table_stats", "compute_partition_stats"}
 
@@ -63,6 +65,11 @@ const (
 )
 
 var signatures = map[string][]param{
+	RewritePositionDeleteFiles: {
+		{name: "table", typ: tString, required: true},
+		{name: "options", typ: tStringMap},
+		{name: "where", typ: tString},
+	},
 	RewriteDataFiles: {
 		{name: "table", typ: tString, required: true},
 		{name: "strategy", typ: tString},

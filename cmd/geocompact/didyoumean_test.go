@@ -30,6 +30,7 @@ func typoCommands(t testing.TB) map[string][]string {
 		"expire":            {"expire", "--table", "geo.tt"},
 		"orphans":           {"orphans", "--table", "geo.tt", "--dry-run"},
 		"rewrite-manifests": {"rewrite-manifests", "--table", "geo.tt"},
+		"rewrite-deletes":   {"rewrite-deletes", "--table", "geo.tt"},
 		"advise":            {"advise", "--table", "geo.tt"},
 		"maintain":          {"maintain", "--table", "geo.tt"},
 		"alter":             {"alter", "--table", "geo.tt", "--set", "owner=gis"},

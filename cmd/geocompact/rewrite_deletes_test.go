@@ -151,3 +151,32 @@ func TestDeletesRacingRewriteDeletes(t *testing.T) {
 		}
 	}
 }
+
+// TestRewritePositionDeleteFilesCall runs Iceberg's procedure from SQL:
+// Spark's result row, the options by name, an unknown option refused
+// before anything runs.
+func TestRewritePositionDeleteFilesCall(t *testing.T) {
+	t.Parallel()
+	wh, tbl := morWarehouse(t)
+	snap := tbl.CurrentSnapshot().SnapshotID
+
+	r := runCLI(t, wh, false, "sql", "CALL system.rewrite_position_delete_files(table => 'd.t', options => map('min-input-file', '2'))")
+	assert.Equal(t, exitUsage, r.Code, r.Stderr)
+	assert.Contains(t, r.Stderr, `unknown option "min-input-file"`)
+	r = runCLI(t, wh, false, "sql", "CALL system.rewrite_position_delete_files(table => 'd.t', stratgy => 'binpack')")
+	assert.NotEqual(t, exitOK, r.Code)
+	assert.Contains(t, r.Stderr, "stratgy")
+	assert.Equal(t, snap, loadTable(t, openWarehouse(t, wh), "d.t").CurrentSnapshot().SnapshotID, "nothing committed")
+
+	r = runCLI(t, wh, false, "--json", "sql", "CALL system.rewrite_position_delete_files(table => 'd.t', options => map('rewrite-all', 'true'), where => 'id >= 0')")
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	lines := sqlLines(t, r.Stdout)
+	require.Len(t, lines, 1)
+	assert.Equal(t, []any{"rewritten_delete_files_count", "added_delete_files_count", "rewritten_bytes_count", "added_bytes_count"}, lines[0]["columns"])
+	rows := lines[0]["rows"].([]any)
+	require.Len(t, rows, 1)
+	row := rows[0].(map[string]any)
+	assert.Equal(t, 10.0, row["rewritten_delete_files_count"])
+	assert.Equal(t, 2.0, row["added_delete_files_count"])
+	assert.Positive(t, row["added_bytes_count"])
+}

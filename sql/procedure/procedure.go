@@ -22,6 +22,7 @@ import (
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/internal/suggest"
+	"github.com/geocompact/geocompact/maintain/posdeletes"
 	"github.com/geocompact/geocompact/sql"
 	"github.com/geocompact/geocompact/sql/where"
 	"github.com/geocompact/geocompact/table/catalogs"
@@ -175,6 +176,13 @@ func (s *Script) check(ctx context.Context, st *step) error {
 	switch st.call.Procedure {
 	case sql.RewriteDataFiles:
 		if _, err := (engine.Request{Options: st.call.Options}).OptionsFor(tbl.Properties()); err != nil {
+			return fmt.Errorf("%s: argument options: %w", st.call.Procedure, err)
+		}
+		if _, err := where.Parse(st.call.Where, tbl.Schema()); err != nil {
+			return fmt.Errorf("%s: argument where %s: %w", st.call.Procedure, suggest.Excerpt(st.call.SparkWhere), err)
+		}
+	case sql.RewritePositionDeleteFiles:
+		if _, err := posdeletes.ParseOptions(st.call.Options, tbl.Properties()); err != nil {
 			return fmt.Errorf("%s: argument options: %w", st.call.Procedure, err)
 		}
 		if _, err := where.Parse(st.call.Where, tbl.Schema()); err != nil {

@@ -90,6 +90,8 @@ var columns = map[string][]string{
 		"deleted_statistics_files_count"},
 	sql.RemoveOrphanFiles: {"orphan_file_location"},
 	sql.RewriteManifests:  {"rewritten_manifests_count", "added_manifests_count"},
+	sql.RewritePositionDeleteFiles: {"rewritten_delete_files_count", "added_delete_files_count", "rewritten_bytes_count",
+		"added_bytes_count"},
 }
 
 // Columns returns Spark's result columns of procedure (an sql

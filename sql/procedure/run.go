@@ -7,6 +7,7 @@ import (
 
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/maintain"
+	"github.com/geocompact/geocompact/maintain/posdeletes"
 	"github.com/geocompact/geocompact/sql"
 	"github.com/geocompact/geocompact/table/icebergtable"
 )
@@ -80,6 +81,14 @@ func (s *Script) run(ctx context.Context, st *step) (*Result, error) {
 		}
 		res.Detail = out
 		res.manifestRows(out)
+	case sql.RewritePositionDeleteFiles:
+		out, err := posdeletes.Rewrite(ctx, st.cat, c.Table, posdeletes.Config{Where: c.Where, Options: c.Options,
+			DryRun: s.opts.DryRun, CommitRetries: st.spec.Retries(), Logger: log})
+		if err != nil {
+			return nil, err
+		}
+		res.DryRun, res.Detail, res.NoopReason = out.DryRun, out, out.NoopReason
+		res.add(int64(out.RewrittenDeleteFilesCount), int64(out.AddedDeleteFilesCount), out.RewrittenBytesCount, out.AddedBytesCount)
 	default:
 		return nil, fmt.Errorf("%w: no runner for procedure %s", ErrCall, c.Procedure)
 	}
