@@ -107,6 +107,21 @@ def test_maintenance_calls(warehouse: Path, demo: str) -> None:
     assert rep.before.file_count == geocompact.metrics(demo, warehouse=warehouse).file_count
 
 
+def test_rewrite_position_delete_files(warehouse: Path, demo: str) -> None:
+    before = geocompact.metrics(demo, warehouse=warehouse).snapshot_count
+    r = geocompact.rewrite_position_delete_files(demo, options={"rewrite-all": True}, warehouse=warehouse)
+    assert isinstance(r, geocompact.RewriteDeletesResult)
+    assert r.noop_reason == "the table has no position delete files"
+    assert r.rewritten_delete_files_count == 0 and r.snapshot_ids == []
+    dry = geocompact.rewrite_position_delete_files(demo, dry_run=True, where="id < 10", warehouse=warehouse)
+    assert dry.dry_run and dry.raw["table"] == demo
+    with pytest.raises(UsageError, match='unknown option "min-input-file"'):
+        geocompact.rewrite_position_delete_files(demo, options={"min-input-file": 2}, warehouse=warehouse)
+    with pytest.raises(CommandError, match="no_such_column"):
+        geocompact.rewrite_position_delete_files(demo, where="no_such_column = 1", warehouse=warehouse)
+    assert geocompact.metrics(demo, warehouse=warehouse).snapshot_count == before
+
+
 def test_lease_held_is_a_retryable_conflict(warehouse: Path, demo: str) -> None:
     import time
 

@@ -14,7 +14,19 @@ from importlib.metadata import version as _version
 
 from ._binary import find_binary
 from ._run import CatalogLike, ProgressEvent
-from .api import bench, expire, ingest, maintain, metrics, optimize, orphans, rewrite, vacuum, validate
+from .api import (
+    bench,
+    expire,
+    ingest,
+    maintain,
+    metrics,
+    optimize,
+    orphans,
+    rewrite,
+    rewrite_position_delete_files,
+    vacuum,
+    validate,
+)
 from .errors import (
     BinaryNotFound,
     CommandError,
@@ -31,6 +43,7 @@ from .results import (
     MaintainResult,
     MaintainStep,
     OrphansResult,
+    RewriteDeletesResult,
     RewriteResult,
     TableMetrics,
     VacuumResult,
@@ -57,6 +70,7 @@ __all__ = [
     "MaintainStep",
     "OrphansResult",
     "ProgressEvent",
+    "RewriteDeletesResult",
     "RewriteResult",
     "TableMetrics",
     "UsageError",
@@ -74,6 +88,7 @@ __all__ = [
     "optimize",
     "orphans",
     "rewrite",
+    "rewrite_position_delete_files",
     "vacuum",
     "validate",
 ]

@@ -43,6 +43,7 @@ from .results import (
     IngestResult,
     MaintainResult,
     OrphansResult,
+    RewriteDeletesResult,
     RewriteResult,
     TableMetrics,
     ValidateResult,
@@ -119,6 +120,43 @@ def rewrite(
     doc = run(args, catalog=catalog, catalog_name=catalog_name, warehouse=_s(warehouse), config=_s(config),
               progress=progress, logger=logger, env=env, timeout=timeout)
     return from_json(RewriteResult, doc)
+
+
+def rewrite_position_delete_files(
+    table: str,
+    *,
+    where: str | None = None,
+    options: Mapping[str, Any] | None = None,
+    dry_run: bool = False,
+    catalog: Catalog | None = None,
+    catalog_name: str = "default",
+    warehouse: PathLike | None = None,
+    config: PathLike | None = None,
+    progress: ProgressCallback | None = None,
+    logger: logging.Logger | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout: float | None = None,
+) -> RewriteDeletesResult:
+    """Merges an Iceberg table's small position delete files per partition
+    (Iceberg's ``rewrite_position_delete_files``, the ``rewrite-deletes``
+    command): positions of data files no longer live are dropped, and on
+    a v3 table the files become deletion vectors. Data files are not
+    touched. ``options`` take Iceberg's names (``rewrite-all``,
+    ``min-input-files``, ``target-file-size-bytes``, ...).
+
+    >>> r = geocompact.rewrite_position_delete_files("gis.telemetry", options={"rewrite-all": True})
+    >>> r.rewritten_delete_files_count, r.added_delete_files_count
+    (200, 4)
+    """
+    args = ["rewrite-deletes", "--table", table]
+    if where is not None:
+        args += ["--where", where]
+    args += _options(options)
+    if dry_run:
+        args.append("--dry-run")
+    doc = run(args, catalog=catalog, catalog_name=catalog_name, warehouse=_s(warehouse), config=_s(config),
+              progress=progress, logger=logger, env=env, timeout=timeout)
+    return from_json(RewriteDeletesResult, doc)
 
 
 def optimize(

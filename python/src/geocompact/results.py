@@ -73,6 +73,29 @@ class RewriteResult:
 
 
 @dataclass(frozen=True)
+class RewriteDeletesResult:
+    """What ``rewrite_position_delete_files`` did: Iceberg's four
+    counters, the positions kept and dropped (their data file gone, or a
+    deletion vector holding its deletes), whether the new files are
+    deletion vectors (a v3 table), and why nothing was rewritten when
+    nothing was."""
+
+    table: str = ""
+    rewritten_delete_files_count: int = 0
+    added_delete_files_count: int = 0
+    rewritten_bytes_count: int = 0
+    added_bytes_count: int = 0
+    groups: int = 0
+    deletes_kept: int = 0
+    dangling_deletes_dropped: int = 0
+    deletion_vectors: bool = False
+    snapshot_ids: list[int] = field(default_factory=list)
+    dry_run: bool = False
+    noop_reason: str = ""
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+
+@dataclass(frozen=True)
 class IngestResult:
     """What ``ingest`` committed: the table, whether it was created, the
     snapshot, files and rows added, and the files skipped (already
