@@ -80,7 +80,7 @@ func TestMaintainDryRunChangesNothing(t *testing.T) {
 	require.NoError(t, err, "%+v", rep.Steps)
 	assert.True(t, rep.DryRun)
 	assert.Equal(t, map[string]string{"lease": maintain.StepSkipped, "measure": maintain.StepSkipped, "gate": maintain.StepDone,
-		"rewrite": maintain.StepWouldRun, "verify": maintain.StepSkipped, "manifests": maintain.StepWouldRun,
+		"rewrite": maintain.StepWouldRun, "verify": maintain.StepSkipped, "deletes": maintain.StepSkipped, "manifests": maintain.StepWouldRun,
 		"expire": maintain.StepWouldRun, "orphans": maintain.StepWouldRun}, stepStatus(rep))
 	assert.EqualValues(t, 20, rep.Before.FileCount)
 	assert.Nil(t, rep.After)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/optval"
+	"github.com/geocompact/geocompact/maintain/posdeletes"
 	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/table/icebergtable"
 )
@@ -90,6 +93,24 @@ func (g GatePolicy) Evaluate(m *TableMetrics) GateDecision {
 			len(m.Partitions), optval.FormatBytes(g.MinAvgFileBytes), g.MaxFilesPerPartition)
 	}
 	return d
+}
+
+// weighDeletes fires the gate when deletes hide more than the policy's
+// rewrite-data-above of the rows: rewriting the files they apply to is
+// then the cure, not compacting the delete files.
+func (d *GateDecision) weighDeletes(p DeletesPolicy, m *TableMetrics) {
+	if p.RewriteDataAbove < 0 || m == nil || m.Deletes == nil || m.Deletes.DeletedFraction <= p.RewriteDataAbove {
+		return
+	}
+	d.Fired = append(d.Fired, GateRewriteDataAbove)
+	r := fmt.Sprintf("%s fired: deletes hide %.1f%% of the rows (threshold %.1f%%); the rewrite applies them",
+		GateRewriteDataAbove, 100*m.Deletes.DeletedFraction, 100*p.RewriteDataAbove)
+	if d.Compact {
+		d.Reason += "; " + r
+	} else {
+		d.Reason = r
+	}
+	d.Compact = true
 }
 
 // Step statuses in a Report.
@@ -171,16 +192,18 @@ type Report struct {
 	// Format is FormatDelta for a Delta table's run, whose metrics count
 	// the versions in its log where an Iceberg table's count snapshots
 	// (see MarshalJSON); empty for an Iceberg table.
-	Format    string           `json:"format,omitempty"`
-	DryRun    bool             `json:"dry_run"`
-	Lease     *Lease           `json:"lease,omitempty"`
-	Steps     []StepReport     `json:"steps"`
-	Before    *TableMetrics    `json:"before"`
-	Gate      GateDecision     `json:"gate"`
-	Rewrite   *engine.Result   `json:"rewrite,omitempty"`
-	Manifests *ManifestsResult `json:"manifests,omitempty"`
-	Expire    *ExpireResult    `json:"expire,omitempty"`
-	Orphans   *OrphansResult   `json:"orphans,omitempty"`
+	Format  string         `json:"format,omitempty"`
+	DryRun  bool           `json:"dry_run"`
+	Lease   *Lease         `json:"lease,omitempty"`
+	Steps   []StepReport   `json:"steps"`
+	Before  *TableMetrics  `json:"before"`
+	Gate    GateDecision   `json:"gate"`
+	Rewrite *engine.Result `json:"rewrite,omitempty"`
+	// Deletes is the delete file compaction of an Iceberg table's run.
+	Deletes   *posdeletes.Result `json:"deletes,omitempty"`
+	Manifests *ManifestsResult   `json:"manifests,omitempty"`
+	Expire    *ExpireResult      `json:"expire,omitempty"`
+	Orphans   *OrphansResult     `json:"orphans,omitempty"`
 	// Vacuum is a Delta table's vacuum (RunDelta).
 	Vacuum *delta.VacuumResult `json:"vacuum,omitempty"`
 	After  *TableMetrics       `json:"after,omitempty"`
@@ -275,12 +298,15 @@ type formatOps struct {
 	properties func(context.Context) (map[string]string, error)
 	// rewrite runs the rewrite the policy asks for.
 	rewrite func(context.Context, engine.Request) (*engine.Result, error)
+	// deletes says the gate weighs the deletes policy: the format's
+	// rewrite applies deletes by delete-file-threshold.
+	deletes bool
 }
 
 func newIcebergMaintainer(cat catalog.Catalog, name string, p Policy, cfg Config, rep *Report, log *slog.Logger) *maintainer {
 	m := &maintainer{cat: cat, name: name, p: p, cfg: cfg, rep: rep, log: log, props: map[string]string{}}
 	m.table = formatOps{
-		commit: "snapshot", cleanup: "expiry",
+		commit: "snapshot", cleanup: "expiry", deletes: true,
 		metrics: func(ctx context.Context) (*TableMetrics, error) {
 			tbl, err := catalogs.LoadTable(ctx, cat, name)
 			if err != nil {
@@ -322,6 +348,7 @@ func (m *maintainer) icebergSteps() []step {
 		{"measure", m.measureBefore},
 		{"gate", m.gate},
 		{"rewrite", m.rewrite},
+		{"deletes", m.deletes},
 		{"manifests", m.manifests},
 		{"expire", m.expire},
 		{"orphans", m.orphans},
@@ -392,6 +419,9 @@ func (m *maintainer) gate(ctx context.Context) error {
 		g.MinAvgFileBytes = opts.TargetFileSize / 4
 	}
 	m.rep.Gate = g.Evaluate(m.rep.Before)
+	if m.table.deletes {
+		m.rep.Gate.weighDeletes(m.p.Deletes, m.rep.Before)
+	}
 	m.rep.step("gate", map[bool]string{true: StepDone, false: StepNoop}[m.rep.Gate.Compact], m.rep.Gate.Reason, start)
 	return nil
 }
@@ -406,6 +436,15 @@ func (m *maintainer) rewrite(ctx context.Context) error {
 	}
 	rc := m.p.rewriteRequest()
 	rc.CommitRetries, rc.Logger, rc.DryRun = m.cfg.CommitRetries, m.log, m.cfg.DryRun
+	if slices.Contains(rep.Gate.Fired, GateRewriteDataAbove) {
+		if _, set := rc.Options[engine.OptDeleteFileThreshold]; !set {
+			rc.Options = maps.Clone(rc.Options)
+			if rc.Options == nil {
+				rc.Options = map[string]string{}
+			}
+			rc.Options[engine.OptDeleteFileThreshold] = "1"
+		}
+	}
 	if m.cfg.Progress != nil {
 		rc.Progress = func(p engine.Progress) {
 			at := m.at
@@ -446,6 +485,47 @@ func (m *maintainer) rewrite(ctx context.Context) error {
 	}
 	rep.step("verify", StepDone, "rows, bbox extent and content checksum equal before and after", start)
 	m.props[PropLastRewriteMs] = strconv.FormatInt(time.Now().UnixMilli(), 10)
+	return m.renew(ctx)
+}
+
+// deletes compacts the position delete files when the table holds more
+// than the policy's max-delete-files, after the rewrite dropped those it
+// applied.
+func (m *maintainer) deletes(ctx context.Context) error {
+	start := time.Now()
+	limit := m.p.Deletes.MaxDeleteFiles
+	met := m.rep.Before
+	if !m.cfg.DryRun && m.rep.Rewrite != nil && m.rep.Rewrite.SnapshotsCommitted > 0 {
+		var err error
+		if met, err = m.table.metrics(ctx); err != nil {
+			m.rep.step("deletes", StepFailed, err.Error(), start)
+			return err
+		}
+	}
+	var n int64
+	if met != nil && met.Deletes != nil {
+		n = met.Deletes.PositionDeleteFiles
+	}
+	if limit < 0 || n <= limit {
+		m.rep.step("deletes", StepSkipped, fmt.Sprintf("%d position delete files, threshold %d", n, limit), start)
+		return nil
+	}
+	res, err := posdeletes.Rewrite(ctx, m.cat, m.name, posdeletes.Config{Options: m.p.Deletes.Options, DryRun: m.cfg.DryRun,
+		CommitRetries: m.cfg.CommitRetries, Logger: m.log})
+	m.rep.Deletes = res
+	switch {
+	case err != nil:
+		m.rep.step("deletes", StepFailed, err.Error(), start)
+		return err
+	case res.NoopReason != "":
+		m.rep.step("deletes", StepNoop, res.NoopReason, start)
+		return nil
+	case m.cfg.DryRun:
+		m.rep.step("deletes", StepWouldRun, fmt.Sprintf("would merge %d position delete files in %d groups (threshold %d)", res.RewrittenDeleteFilesCount, res.Groups, limit), start)
+		return nil
+	}
+	m.rep.step("deletes", StepDone, fmt.Sprintf("%d delete files merged into %d, %d positions kept, %d dropped (threshold %d)",
+		res.RewrittenDeleteFilesCount, res.AddedDeleteFilesCount, res.DeletesKept, res.DanglingDropped, limit), start)
 	return m.renew(ctx)
 }
 

@@ -103,7 +103,7 @@ func testMaintainCompactsThenStaysQuiet(t *testing.T, c testenv.Catalog) {
 	}
 	st := stepStatus(rep)
 	want := map[string]string{"lease": maintain.StepDone, "measure": maintain.StepDone, "gate": maintain.StepDone, "rewrite": maintain.StepDone,
-		"verify": maintain.StepDone, "manifests": maintain.StepSkipped, "expire": maintain.StepDone, "orphans": maintain.StepDone}
+		"verify": maintain.StepDone, "deletes": maintain.StepSkipped, "manifests": maintain.StepSkipped, "expire": maintain.StepDone, "orphans": maintain.StepDone}
 	if d := cmp.Diff(want, st); d != "" {
 		t.Fatalf("steps (-want +got):\n%s\n%+v", d, rep.Steps)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/internal/suggest"
+	"github.com/geocompact/geocompact/maintain/posdeletes"
 )
 
 // MinRetention is the retention floor: expire and orphans refuse to act on
@@ -207,6 +208,7 @@ func (d Duration) MarshalYAML() (any, error) { return FormatDuration(time.Durati
 type Policy struct {
 	Gate      GatePolicy      `yaml:"gate"`
 	Rewrite   RewritePolicy   `yaml:"rewrite"`
+	Deletes   DeletesPolicy   `yaml:"deletes"`
 	Manifests ManifestsPolicy `yaml:"manifests"`
 	Expire    ExpirePolicy    `yaml:"expire"`
 	Orphans   OrphansPolicy   `yaml:"orphans"`
@@ -243,6 +245,27 @@ type RewritePolicy struct {
 	// strategy, curve and sort order the rewrite follows the table's layout.
 	AllowLayoutChange bool `yaml:"allow-layout-change,omitempty"`
 }
+
+// DeletesPolicy says when a run maintains an Iceberg table's delete files,
+// and which cure it takes: compacting the position delete files (Iceberg's
+// rewrite_position_delete_files; vectors on a v3 table), which is cheap, or
+// rewriting the data files the deletes apply to, which drops them.
+type DeletesPolicy struct {
+	// MaxDeleteFiles: the position delete files are compacted when the
+	// table holds more (default 10; negative never).
+	MaxDeleteFiles int64 `yaml:"max-delete-files"`
+	// RewriteDataAbove: when deletes hide more than this fraction of the
+	// table's rows (default 0.2; negative never), the gate fires and the
+	// rewrite applies them: it takes every data file with a delete
+	// (delete-file-threshold=1, unless rewrite.options sets it).
+	RewriteDataAbove float64 `yaml:"rewrite-data-above"`
+	// Options are rewrite_position_delete_files' options, by Iceberg's
+	// names.
+	Options map[string]string `yaml:"options,omitempty"`
+}
+
+// GateRewriteDataAbove names the delete threshold in a GateDecision.
+const GateRewriteDataAbove = "deletes.rewrite-data-above"
 
 // ManifestsPolicy says when a run merges manifests.
 type ManifestsPolicy struct {
@@ -316,6 +339,12 @@ func (p *Policy) fillDefaults() {
 	if p.Manifests.MaxManifests == 0 {
 		p.Manifests.MaxManifests = 100
 	}
+	if p.Deletes.MaxDeleteFiles == 0 {
+		p.Deletes.MaxDeleteFiles = 10
+	}
+	if p.Deletes.RewriteDataAbove == 0 {
+		p.Deletes.RewriteDataAbove = 0.2
+	}
 	if p.Expire.Enabled == nil {
 		p.Expire.Enabled = ptr(true)
 	}
@@ -367,6 +396,12 @@ func (p Policy) Validate() error {
 		return fmt.Errorf("%w: orphans.older-than %s is below the %s retention floor: a younger file may belong to a writer that has not committed yet",
 			ErrPolicy, FormatDuration(time.Duration(p.Orphans.OlderThan)), FormatDuration(MinRetention))
 	}
+	if p.Deletes.RewriteDataAbove > 1 {
+		return fmt.Errorf("%w: deletes.rewrite-data-above %g: want a fraction of the rows, at most 1 (negative: never)", ErrPolicy, p.Deletes.RewriteDataAbove)
+	}
+	if _, err := posdeletes.ParseOptions(p.Deletes.Options, nil); err != nil {
+		return fmt.Errorf("%w: deletes.options: %w", ErrPolicy, err)
+	}
 	if r := time.Duration(p.Vacuum.Retain); r != 0 && r < MinRetention {
 		return fmt.Errorf("%w: vacuum.retain %s is below the %s retention floor: readers and writers may still need the files it would delete",
 			ErrPolicy, FormatDuration(r), FormatDuration(MinRetention))
@@ -414,7 +449,7 @@ func ParsePolicy(b []byte, name string) (Policy, error) {
 // policySections names the policy's sections by their Go types, for
 // messages about unknown fields.
 var policySections = map[string]string{
-	"Policy": "the top level", "GatePolicy": "gate", "RewritePolicy": "rewrite", "ManifestsPolicy": "manifests",
+	"Policy": "the top level", "GatePolicy": "gate", "RewritePolicy": "rewrite", "DeletesPolicy": "deletes", "ManifestsPolicy": "manifests",
 	"ExpirePolicy": "expire", "OrphansPolicy": "orphans", "LeasePolicy": "lease", "VacuumPolicy": "vacuum",
 }
 

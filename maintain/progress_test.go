@@ -33,11 +33,11 @@ func TestRunReportsProgress(t *testing.T) {
 		last = e
 	}})
 	require.NoError(t, err)
-	assert.Equal(t, []string{"measure", "gate", "rewrite", "manifests", "expire", "orphans", "measure"}, steps)
+	assert.Equal(t, []string{"measure", "gate", "rewrite", "deletes", "manifests", "expire", "orphans", "measure"}, steps)
 	require.Positive(t, rewrites, "the rewrite step reports its own progress")
 	assert.Equal(t, "rewrite", last.Step)
 	assert.Equal(t, 3, last.Index)
-	assert.Equal(t, 7, last.Steps)
+	assert.Equal(t, 8, last.Steps)
 	assert.Positive(t, last.Rewrite.Bytes)
 	assert.Equal(t, last.Rewrite.Bytes, last.Rewrite.BytesDone, "every group's bytes are done at the end")
 	assert.Equal(t, last.Rewrite.Groups, last.Rewrite.GroupsDone)
