@@ -91,6 +91,10 @@ type Advice struct {
 	// measure a commit rate from and how much it needs; the rate-based
 	// suggestions then fall back to defaults.
 	RateUnknown string `json:"rate_unknown,omitempty"`
+	// DeleteCure is how the table's delete debt is best paid:
+	// DeleteCureNone, DeleteCureCompact (rewrite_position_delete_files) or
+	// DeleteCureRewrite (rewrite the data files the deletes apply to).
+	DeleteCure string `json:"delete_cure"`
 	// Policy is the maintain policy the suggestions add up to.
 	Policy Policy `json:"-"`
 	// SparkSortOrder is the sort_order for Spark's rewrite_data_files, or
@@ -203,8 +207,41 @@ func AdviseFrom(h History) Advice {
 		optval.FormatBytes(a.MinAvgFileBytes), a.MaxFilesPerPartition, need)
 
 	a.adviseRetention(known)
+	a.adviseDeletes(m.Deletes)
 	a.Policy = a.policy()
 	return a
+}
+
+// The cures of Advice.DeleteCure.
+const (
+	DeleteCureNone    = "none"
+	DeleteCureCompact = "compact-delete-files"
+	DeleteCureRewrite = "rewrite-data-files"
+)
+
+// adviseDeletes chooses the cure for the delete debt d by the default
+// deletes policy's thresholds: many rows hidden call for a data rewrite,
+// many small position delete files for compacting them, and equality
+// deletes only go with a data rewrite.
+func (a *Advice) adviseDeletes(d *DeleteDebt) {
+	p := DefaultPolicy().Deletes
+	a.DeleteCure = DeleteCureNone
+	switch {
+	case d == nil:
+	case d.DeletedFraction > p.RewriteDataAbove:
+		a.DeleteCure = DeleteCureRewrite
+		a.reason("deletes: they hide %.1f%% of the rows (over %.0f%%): rewrite the data files they apply to (maintain does: deletes.rewrite-data-above)",
+			100*d.DeletedFraction, 100*p.RewriteDataAbove)
+	case d.EqualityDeleteFiles > 0:
+		a.DeleteCure = DeleteCureRewrite
+		a.reason("deletes: %d equality delete files are applied on every read; a data rewrite with delete-file-threshold=1 removes them", d.EqualityDeleteFiles)
+	case d.PositionDeleteFiles > p.MaxDeleteFiles:
+		a.DeleteCure = DeleteCureCompact
+		a.reason("deletes: %d position delete files hiding %.1f%% of the rows: compact them with geocompact rewrite-deletes (maintain does past deletes.max-delete-files %d)",
+			d.PositionDeleteFiles, 100*d.DeletedFraction, p.MaxDeleteFiles)
+	default:
+		a.reason("deletes: %d delete files hiding %.1f%% of the rows need no maintenance yet", d.PositionDeleteFiles+d.EqualityDeleteFiles+d.DeletionVectors, 100*d.DeletedFraction)
+	}
 }
 
 // adviseRetention suggests the snapshot age to expire; known says whether
@@ -264,6 +301,9 @@ func (a *Advice) SparkCalls(catalog string, now time.Time) []string {
 			catalog, a.Table, a.SparkSortOrder, opts))
 	} else {
 		calls = append(calls, fmt.Sprintf("CALL %s.system.rewrite_data_files(table => '%s', strategy => 'binpack', options => %s)", catalog, a.Table, opts))
+	}
+	if a.DeleteCure == DeleteCureCompact {
+		calls = append(calls, fmt.Sprintf("CALL %s.system.rewrite_position_delete_files(table => '%s')", catalog, a.Table))
 	}
 	cutoff := now.Add(-a.ExpireOlderThan).UTC().Format("2006-01-02 15:04:05")
 	calls = append(calls, fmt.Sprintf("CALL %s.system.expire_snapshots(table => '%s', older_than => TIMESTAMP '%s', retain_last => %d)",

@@ -150,3 +150,27 @@ func TestAdviseRefusesShortHistory(t *testing.T) {
 	assert.Empty(t, a.RateUnknown, "3 commits over 40 minutes are enough")
 	assert.InDelta(t, 3.0, a.CommitsPerHour, 0.01)
 }
+
+func TestAdviseDeleteCure(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		debt *maintain.DeleteDebt
+		want string
+		call bool
+	}{
+		{nil, maintain.DeleteCureNone, false},
+		{&maintain.DeleteDebt{PositionDeleteFiles: 3, DeletedFraction: 0.01}, maintain.DeleteCureNone, false},
+		{&maintain.DeleteDebt{PositionDeleteFiles: 40, DeletedFraction: 0.05}, maintain.DeleteCureCompact, true},
+		{&maintain.DeleteDebt{PositionDeleteFiles: 40, DeletedFraction: 0.35}, maintain.DeleteCureRewrite, false},
+		{&maintain.DeleteDebt{EqualityDeleteFiles: 2, DeletedFraction: 0}, maintain.DeleteCureRewrite, false},
+	} {
+		a := maintain.AdviseFrom(maintain.History{Metrics: &maintain.TableMetrics{Deletes: tc.debt}})
+		a.Table = "d.t"
+		assert.Equal(t, tc.want, a.DeleteCure, "%+v", tc.debt)
+		calls := strings.Join(a.SparkCalls("cat", time.Now()), "\n")
+		assert.Equal(t, tc.call, strings.Contains(calls, "CALL cat.system.rewrite_position_delete_files(table => 'd.t')"), calls)
+		if tc.debt != nil {
+			assert.Contains(t, strings.Join(a.Reasons, "\n"), "deletes: ")
+		}
+	}
+}
