@@ -91,8 +91,8 @@ func TestDeletesPolicyRefusals(t *testing.T) {
 	t.Parallel()
 	for doc, want := range map[string]string{
 		"deletes:\n  options:\n    min-input-file: 2\n": `deletes.options: engine: bad option: rewrite_position_delete_files: unknown option "min-input-file"`,
-		"deletes:\n  rewrite-data-above: 1.5\n":           "deletes.rewrite-data-above 1.5",
-		"deletes:\n  max-delete-file: 3\n":               "max-delete-file",
+		"deletes:\n  rewrite-data-above: 1.5\n":         "deletes.rewrite-data-above 1.5",
+		"deletes:\n  max-delete-file: 3\n":              "max-delete-file",
 	} {
 		_, err := maintain.ParsePolicy([]byte(doc), "policy.yaml")
 		require.ErrorIs(t, err, maintain.ErrPolicy, doc)
