@@ -86,7 +86,7 @@ func writeRewriteDeletes(g *globalOptions, res *posdeletes.Result) error {
 	w := tabwriter.NewWriter(g.IO.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "REWRITTEN DELETE FILES\tADDED DELETE FILES\tREWRITTEN BYTES\tADDED BYTES\tPOSITIONS KEPT\tDROPPED\tSNAPSHOT")
 	snap := "-"
-	if id := res.SnapshotID(); id != 0 {
+	if id := res.SnapshotID; id != 0 {
 		snap = fmt.Sprint(id)
 	}
 	fmt.Fprintf(w, "%d\t%d\t%d\t%d\t%d\t%d\t%s\n", res.RewrittenDeleteFilesCount, res.AddedDeleteFilesCount,

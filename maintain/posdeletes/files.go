@@ -33,8 +33,11 @@ type output struct {
 	// vectors maps each data file given a new vector to the key of the
 	// vector it replaces ("" for none).
 	vectors map[string]string
-	kept    int64
-	dropped int64
+	// equality are the equality delete files converted, with the data
+	// files each applied to when resolved.
+	equality []eqPlan
+	kept     int64
+	dropped  int64
 }
 
 // positions are the live deleted positions of a group, by data file.
@@ -84,23 +87,32 @@ func (r *run) rewriteGroup(ctx context.Context, g *group) (*output, error) {
 	if !ok {
 		return nil, fmt.Errorf("the table's file system cannot write")
 	}
+	return o, r.write(ctx, wfs, o, pos, false)
+}
+
+// write writes pos, as vectors on a v3 table (merged with the vectors
+// the data files have when merge is set), reads the new files back and
+// checks they hold exactly pos.
+func (r *run) write(ctx context.Context, fs iceio.WriteFileIO, o *output, pos positions, merge bool) error {
+	var err error
 	if r.tbl.Metadata().Version() >= 3 {
-		err = r.writeVectors(ctx, wfs, o, pos)
+		err = r.writeVectors(ctx, fs, o, pos, merge)
 	} else if len(pos) > 0 {
-		err = r.writeFiles(ctx, wfs, o, pos)
+		err = r.writeFiles(ctx, fs, o, pos)
 	}
 	if err != nil {
-		return o, err
+		return err
 	}
 	want := normalize(pos)
+	o.kept = want.n
 	got, err := readBack(ctx, fs, o.added)
 	if err != nil {
-		return o, fmt.Errorf("read back the new delete files: %w", err)
+		return fmt.Errorf("read back the new delete files: %w", err)
 	}
 	if got != want {
-		return o, fmt.Errorf("the new delete files of partition %q hold %d positions that differ from the %d read", g.name, got.n, want.n)
+		return fmt.Errorf("the new delete files of partition %q hold %d positions that differ from the %d read", o.g.name, got.n, want.n)
 	}
-	return o, nil
+	return nil
 }
 
 // applies reports whether a position of delete file f in data file p
@@ -188,8 +200,15 @@ func (r *run) newLocation(g *group, ext string) (string, error) {
 	return lp.NewDataLocation(name), nil
 }
 
+// GranularityProperty is the table property by which Iceberg's writers
+// scope position delete files: "partition" (many data files per delete
+// file) or "file" (one data file per delete file), which the rewrite
+// keeps.
+const GranularityProperty = "write.delete.granularity"
+
 // writeFiles writes pos as Parquet position delete files, sorted by path
-// and position, cut toward the target size.
+// and position, cut toward the target size (or one per data file when
+// the table's delete granularity is file).
 func (r *run) writeFiles(ctx context.Context, fs iceio.WriteFileIO, o *output, pos positions) error {
 	paths := slices.Sorted(func(yield func(string) bool) {
 		for p := range pos {
@@ -208,6 +227,9 @@ func (r *run) writeFiles(ctx context.Context, fs iceio.WriteFileIO, o *output, p
 		n = max(1, (est+r.opts.TargetFileSize-1)/r.opts.TargetFileSize)
 	}
 	per := (o.kept + n - 1) / n
+	if r.tbl.Properties()[GranularityProperty] == "file" {
+		per = 1 // a file per data file, as the table's writers make them
+	}
 	var chunk []string
 	var rows int64
 	flush := func() error {
@@ -311,8 +333,10 @@ func (r *run) spec(id int32) iceberg.PartitionSpec {
 }
 
 // writeVectors writes one deletion vector per data file in pos into one
-// Puffin file. No data file in pos has a vector yet (see applies).
-func (r *run) writeVectors(ctx context.Context, fs iceio.WriteFileIO, o *output, pos positions) error {
+// Puffin file. Unless merge is set no data file in pos has a vector yet
+// (see applies); with merge, a data file's vector is read, its positions
+// join pos, and it is replaced.
+func (r *run) writeVectors(ctx context.Context, fs iceio.WriteFileIO, o *output, pos positions, merge bool) error {
 	if len(pos) == 0 {
 		return nil
 	}
@@ -327,6 +351,17 @@ func (r *run) writeVectors(ctx context.Context, fs iceio.WriteFileIO, o *output,
 	}) {
 		data := r.st.data[p]
 		o.vectors[p] = ""
+		if old, ok := r.st.vectors[p]; ok && merge {
+			bm, err := dv.ReadDV(fs, old.df)
+			if err != nil {
+				return fmt.Errorf("read the deletion vector of %s: %w", p, err)
+			}
+			o.vectors[p] = old.key()
+			o.removed = append(o.removed, old)
+			for at := range bm.Positions() {
+				pos[p] = append(pos[p], int64(at))
+			}
+		}
 		if err := w.Add(p, pos[p], data.spec, data.partition); err != nil {
 			return err
 		}

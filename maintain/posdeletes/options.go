@@ -40,7 +40,7 @@ const (
 // KnownOptions lists the option names Options accepts, sorted.
 func KnownOptions() []string {
 	names := []string{OptRewriteAll, OptMinInputFiles, OptTargetFileSize, OptMinFileSize, OptMaxFileSize,
-		OptMaxFileGroupSize, OptPartialProgress, OptPartialMaxCommits, OptRewriteJobOrder, OptMaxConcurrentGroups}
+		OptMaxFileGroupSize, OptPartialProgress, OptPartialMaxCommits, OptRewriteJobOrder, OptMaxConcurrentGroups, OptConvertEquality}
 	slices.Sort(names)
 	return names
 }
@@ -71,6 +71,9 @@ type Options struct {
 	JobOrder string
 	// MaxConcurrent is how many groups are rewritten at once (default 5).
 	MaxConcurrent int
+	// ConvertEquality is geocompact's own option: turn the equality
+	// delete files into positions (see OptConvertEquality).
+	ConvertEquality bool
 }
 
 // ParseOptions parses kv, Iceberg's options by name, on top of the
@@ -105,6 +108,7 @@ func ParseOptions(kv, tableProps map[string]string) (Options, error) {
 	p.SizeAtMost(OptMaxFileSize, &o.MaxFileSize, 1, 2*maxSize)
 	p.SizeAtMost(OptMaxFileGroupSize, &o.MaxFileGroupSize, 1, maxSize)
 	p.Bool(OptPartialProgress, &o.PartialProgress)
+	p.Bool(OptConvertEquality, &o.ConvertEquality)
 	p.Int(OptPartialMaxCommits, &o.MaxCommits, 1)
 	p.Int(OptMaxConcurrentGroups, &o.MaxConcurrent, 1)
 	if v, ok := p.Value(OptRewriteJobOrder); ok {

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -27,8 +26,8 @@ type state struct {
 	files []deleteFile
 	// vectors maps a data file's path to its deletion vector.
 	vectors map[string]deleteFile
-	// other counts the delete files a rewrite leaves alone, by kind.
-	equality int
+	// equality are the live equality delete files.
+	equality []deleteFile
 }
 
 // dataFile is what a delete file rewrite needs of a live data file: its
@@ -100,7 +99,7 @@ func (st *state) addManifest(fs iceio.IO, m iceberg.ManifestFile) error {
 		case iceberg.EntryContentData:
 			st.data[df.FilePath()] = dataFile{seq: e.SequenceNum(), spec: df.SpecID(), partition: df.Partition()}
 		case iceberg.EntryContentEqDeletes:
-			st.equality++
+			st.equality = append(st.equality, deleteFile{df: df, seq: e.SequenceNum()})
 		case iceberg.EntryContentPosDeletes:
 			d := deleteFile{df: df, seq: e.SequenceNum()}
 			if df.FileFormat() != iceberg.PuffinFile {
@@ -179,14 +178,14 @@ func (st *state) dangling(d deleteFile) bool {
 // plan groups the position delete files by partition and keeps the groups
 // worth rewriting under o, in o's job order. On a v3 table every position
 // delete file is rewritten, into deletion vectors.
-func (st *state) plan(meta table.Metadata, o Options, toVectors bool) []*group {
+func (st *state) plan(r *run, o Options, toVectors bool) []*group {
 	byKey := map[string]*group{}
 	var keys []string
 	for _, d := range st.files {
 		k := partitionKey(d.df)
 		g := byKey[k]
 		if g == nil {
-			g = &group{name: partitionName(meta, d.df), specID: d.df.SpecID(), partition: d.df.Partition()}
+			g = &group{name: r.partitionPath(dataFile{spec: d.df.SpecID(), partition: d.df.Partition()}), specID: d.df.SpecID(), partition: d.df.Partition()}
 			byKey[k] = g
 			keys = append(keys, k)
 		}
@@ -253,29 +252,7 @@ func order(gs []*group, by string) {
 }
 
 // partitionKey keys a file's spec and partition values.
-func partitionKey(df iceberg.DataFile) string {
-	p := df.Partition()
-	var b strings.Builder
-	fmt.Fprintf(&b, "%d", df.SpecID())
-	for _, id := range slices.Sorted(maps.Keys(p)) {
-		fmt.Fprintf(&b, "|%d=%T:%v", id, p[id], p[id])
-	}
-	return b.String()
-}
-
-// partitionName is the partition's directory, as the table names it.
-func partitionName(meta table.Metadata, df iceberg.DataFile) string {
-	values := df.Partition()
-	spec := meta.PartitionSpecByID(int(df.SpecID()))
-	if spec == nil || spec.IsUnpartitioned() || len(values) == 0 {
-		return ""
-	}
-	rec := make(partitionTuple, 0, spec.NumFields())
-	for _, f := range spec.Fields() {
-		rec = append(rec, values[f.FieldID])
-	}
-	return spec.PartitionToPath(rec, meta.CurrentSchema())
-}
+func partitionKey(df iceberg.DataFile) string { return valuesKey(df.SpecID(), df.Partition()) }
 
 type partitionTuple []any
 

@@ -14,13 +14,16 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/geocompact/geocompact/engine/optval"
 	format "github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/table/geowrite"
@@ -63,21 +66,19 @@ type Result struct {
 	// file is gone, or has a deletion vector that holds its deletes.
 	DeletesKept     int64 `json:"deletes_kept"`
 	DanglingDropped int64 `json:"dangling_deletes_dropped"`
+	// EqualityDeleteFilesConverted counts the equality delete files turned
+	// into positions (with convert-equality-deletes); they count among the
+	// rewritten files too.
+	EqualityDeleteFilesConverted int `json:"equality_delete_files_converted"`
 	// DeletionVectors says the new files are deletion vectors (a v3 table).
 	DeletionVectors bool `json:"deletion_vectors"`
-	// SnapshotIDs are the replace snapshots committed, one per commit.
+	// SnapshotIDs are the snapshots committed, one per commit (the last
+	// of a conversion's two); SnapshotID is the last, 0 when none was.
 	SnapshotIDs []int64 `json:"snapshot_ids,omitempty"`
+	SnapshotID  int64   `json:"snapshot_id,omitempty"`
 	DryRun      bool    `json:"dry_run"`
 	// NoopReason says why nothing was rewritten; empty when something was.
 	NoopReason string `json:"noop_reason,omitempty"`
-}
-
-// SnapshotID is the last snapshot committed; 0 when none was.
-func (r *Result) SnapshotID() int64 {
-	if len(r.SnapshotIDs) == 0 {
-		return 0
-	}
-	return r.SnapshotIDs[len(r.SnapshotIDs)-1]
 }
 
 // ErrUnsupported marks a table form a delete file rewrite refuses, by
@@ -119,13 +120,12 @@ func Rewrite(ctx context.Context, cat catalog.Catalog, name string, cfg Config) 
 	if err := r.st.selectWhere(ctx, tbl, cfg.Where); err != nil {
 		return nil, err
 	}
-	groups := r.st.plan(tbl.Metadata(), r.opts, res.DeletionVectors)
+	if r.opts.ConvertEquality && strings.TrimSpace(cfg.Where) != "" {
+		return nil, fmt.Errorf("%w: %s resolves every equality delete file of the table; it takes no where predicate", optval.ErrBad, OptConvertEquality)
+	}
+	groups := r.st.plan(r, r.opts, res.DeletionVectors)
 	if err := r.refuse(groups, res.DeletionVectors); err != nil {
 		return nil, err
-	}
-	if len(groups) == 0 {
-		res.NoopReason = r.noop()
-		return res, nil
 	}
 	res.Groups = len(groups)
 	if cfg.DryRun {
@@ -133,12 +133,20 @@ func Rewrite(ctx context.Context, cat catalog.Catalog, name string, cfg Config) 
 			res.RewrittenDeleteFilesCount += len(g.files)
 			res.RewrittenBytesCount += g.bytes()
 		}
-		return res, nil
+	} else {
+		for _, batch := range r.batches(groups) {
+			if err := r.rewriteBatch(ctx, batch, res); err != nil {
+				return res, err
+			}
+		}
 	}
-	for _, batch := range r.batches(groups) {
-		if err := r.rewriteBatch(ctx, batch, res); err != nil {
+	if r.opts.ConvertEquality {
+		if err := r.convertEquality(ctx, res); err != nil {
 			return res, err
 		}
+	}
+	if res.Groups == 0 && res.EqualityDeleteFilesConverted == 0 {
+		res.NoopReason = r.noop()
 	}
 	r.log.Info("rewrite position deletes done", "table", name, "rewritten", res.RewrittenDeleteFilesCount, "added", res.AddedDeleteFilesCount)
 	return res, nil
@@ -159,6 +167,8 @@ func (r *run) noop() string {
 	switch {
 	case len(r.st.files) == 0 && r.cfg.Where != "":
 		return "no position delete file applies to data the where predicate matches"
+	case len(r.st.files) == 0 && r.opts.ConvertEquality:
+		return "the table has no position or equality delete files"
 	case len(r.st.files) == 0:
 		return "the table has no position delete files"
 	}
@@ -193,6 +203,9 @@ func (r *run) refuse(groups []*group, toVectors bool) error {
 // batches splits groups into commits: one, or with partial progress up
 // to MaxCommits.
 func (r *run) batches(groups []*group) [][]*group {
+	if len(groups) == 0 {
+		return nil
+	}
 	if !r.opts.PartialProgress || len(groups) < 2 {
 		return [][]*group{groups}
 	}
@@ -214,7 +227,7 @@ func (r *run) rewriteBatch(ctx context.Context, groups []*group, res *Result) (e
 	var written []string
 	defer func() {
 		if err != nil && !catalogs.OutcomeUnknown(err) {
-			geowrite.RemoveWritten(context.WithoutCancel(ctx), r.tbl, written, r.log)
+			removeWritten(ctx, r, written)
 		}
 	}()
 	errs := make([]error, len(groups))
@@ -238,8 +251,13 @@ func (r *run) rewriteBatch(ctx context.Context, groups []*group, res *Result) (e
 		return fmt.Errorf("rewrite position deletes of %s: %w", r.name, err)
 	}
 	if err := r.gate(outs); err != nil {
-		return format.NotCommitted(err)
+		return err
 	}
+	return r.commitOutputs(ctx, outs, res)
+}
+
+// commitOutputs commits outs as one snapshot and adds them to res.
+func (r *run) commitOutputs(ctx context.Context, outs []*output, res *Result) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -247,7 +265,7 @@ func (r *run) rewriteBatch(ctx context.Context, groups []*group, res *Result) (e
 	if err != nil {
 		return err
 	}
-	res.SnapshotIDs = append(res.SnapshotIDs, id)
+	res.SnapshotIDs, res.SnapshotID = append(res.SnapshotIDs, id), id
 	for _, o := range outs {
 		res.RewrittenDeleteFilesCount += len(o.removed)
 		for _, d := range o.removed {
@@ -263,6 +281,11 @@ func (r *run) rewriteBatch(ctx context.Context, groups []*group, res *Result) (e
 	return nil
 }
 
+// removeWritten deletes files a run wrote and will not commit.
+func removeWritten(ctx context.Context, r *run, paths []string) {
+	geowrite.RemoveWritten(context.WithoutCancel(ctx), r.tbl, paths, r.log)
+}
+
 // addedSize is a new delete file's bytes: its blob's for a vector.
 func addedSize(df iceberg.DataFile) int64 {
 	return deleteFile{df: df}.size()
@@ -271,6 +294,13 @@ func addedSize(df iceberg.DataFile) int64 {
 // gate checks, before the commit, that every group's new files hold the
 // positions it kept and lie in the table.
 func (r *run) gate(outs []*output) error {
+	if err := r.gateCheck(outs); err != nil {
+		return format.NotCommitted(err)
+	}
+	return nil
+}
+
+func (r *run) gateCheck(outs []*output) error {
 	g := format.Gate{Op: "rewrite-deletes", Table: r.name, Roots: format.IcebergRoots(r.tbl.Location(), r.tbl.Properties())}
 	groups := make([]format.GateGroup, 0, len(outs))
 	for _, o := range outs {
@@ -303,20 +333,11 @@ func (r *run) commit(ctx context.Context, outs []*output) (int64, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reload %s: %w", r.name, err)
 		}
-		if err := checkBase(cur, outs); err != nil {
+		if err := r.checkBase(cur, outs); err != nil {
 			return nil, err
 		}
 		tx := tbl.NewTransaction()
-		rw := tx.NewRewrite(iceberg.Properties{SummaryOperation: "rewrite-position-delete-files", format.SummaryGroups: strconv.Itoa(len(outs))})
-		for _, o := range outs {
-			for _, d := range o.removed {
-				rw.DeleteFile(d.df)
-			}
-			for _, a := range o.added {
-				rw.AddDeleteFile(a)
-			}
-		}
-		if err := rw.Commit(ctx); err != nil {
+		if err := r.stage(ctx, tx, outs); err != nil {
 			return nil, fmt.Errorf("stage the rewrite of %s's delete files: %w", r.name, err)
 		}
 		nt, err := tx.Commit(ctx)
@@ -332,10 +353,56 @@ func (r *run) commit(ctx context.Context, outs []*output) (int64, error) {
 	return id, err
 }
 
+// stage stages outs in tx: one replace snapshot; or, for a conversion of
+// equality deletes, which iceberg-go's rewrite refuses to express as a
+// change of delete content, two in the one commit: a row delta adding the
+// positions (and replacing the vectors they merge into), then a replace
+// removing the equality delete files. Readers of either snapshot see the
+// same rows.
+func (r *run) stage(ctx context.Context, tx *table.Transaction, outs []*output) error {
+	props := iceberg.Properties{SummaryOperation: "rewrite-position-delete-files", format.SummaryGroups: strconv.Itoa(len(outs))}
+	converting := slices.ContainsFunc(outs, func(o *output) bool { return len(o.equality) > 0 })
+	if !converting {
+		rw := tx.NewRewrite(props)
+		for _, o := range outs {
+			for _, d := range o.removed {
+				rw.DeleteFile(d.df)
+			}
+			for _, a := range o.added {
+				rw.AddDeleteFile(a)
+			}
+		}
+		return rw.Commit(ctx)
+	}
+	props[SummaryOperation] = "convert-equality-deletes"
+	var equality []iceberg.DataFile
+	rd := tx.NewRowDelta(props)
+	for _, o := range outs {
+		rd.AddDeletes(o.added...)
+		for _, d := range o.removed {
+			if d.df.ContentType() == iceberg.EntryContentEqDeletes {
+				equality = append(equality, d.df)
+			} else {
+				rd.RemoveDeletes(d.df)
+			}
+		}
+	}
+	if slices.ContainsFunc(outs, func(o *output) bool { return len(o.added) > 0 }) {
+		if err := rd.Commit(ctx); err != nil {
+			return err
+		}
+	}
+	rw := tx.NewRewrite(props)
+	for _, e := range equality {
+		rw.DeleteFile(e)
+	}
+	return rw.Commit(ctx)
+}
+
 // checkBase checks that every delete file outs replace is still live in
 // cur, and that no data file given a new vector has gained or lost one
 // since it was read: committing then would lose deletes.
-func checkBase(cur *state, outs []*output) error {
+func (r *run) checkBase(cur *state, outs []*output) error {
 	live := map[string]bool{}
 	for _, d := range cur.files {
 		live[d.key()] = true
@@ -343,10 +410,18 @@ func checkBase(cur *state, outs []*output) error {
 	for _, v := range cur.vectors {
 		live[v.key()] = true
 	}
+	for _, e := range cur.equality {
+		live[e.key()] = true
+	}
 	for _, o := range outs {
 		for _, d := range o.removed {
 			if !live[d.key()] {
 				return fmt.Errorf("%w: delete file %s was removed by a concurrent commit; nothing was committed, run the rewrite again", catalogs.ErrConflict, d.df.FilePath())
+			}
+		}
+		for _, p := range o.equality {
+			if now := r.appliesTo(cur, p.e); !slices.Equal(now, p.data) {
+				return fmt.Errorf("%w: the data files equality delete file %s applies to changed in a concurrent commit; nothing was committed, run the conversion again", catalogs.ErrConflict, p.e.df.FilePath())
 			}
 		}
 		for path, had := range o.vectors {

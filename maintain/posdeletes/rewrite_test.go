@@ -94,7 +94,12 @@ func deletesOf(t *testing.T, tbl *table.Table) deleteFiles {
 		}
 		d.vectors += len(task.DeletionVectorFiles)
 		d.vectorTargets[task.File.FilePath()] = len(task.DeletionVectorFiles)
-		d.equality += len(task.EqualityDeleteFiles)
+		for _, f := range task.EqualityDeleteFiles {
+			if !seen[f.FilePath()] {
+				seen[f.FilePath()] = true
+				d.equality++
+			}
+		}
 	}
 	slices.Sort(d.data)
 	return d
@@ -136,7 +141,7 @@ func TestRewriteMergesPositionDeleteFiles(t *testing.T) {
 	assert.Equal(t, ids, liveIDs(t, after), "every deleted row stays deleted, no other row is")
 	snap := after.CurrentSnapshot()
 	assert.Equal(t, table.OpReplace, snap.Summary.Operation)
-	assert.Equal(t, res.SnapshotID(), snap.SnapshotID)
+	assert.Equal(t, res.SnapshotID, snap.SnapshotID)
 }
 
 func TestRewriteLeavesLargeEnoughPartitionsAlone(t *testing.T) {
@@ -348,4 +353,40 @@ func TestRewriteCancelledLeavesNoFiles(t *testing.T) {
 	require.True(t, errors.Is(err, context.Canceled), "%v", err)
 	assert.Equal(t, snap, load(t, cat).CurrentSnapshot().SnapshotID)
 	assert.Equal(t, list, files(t, wh))
+}
+
+// TestRewriteKeepsFileGranularity writes one delete file per data file
+// when the table asks for file-scoped deletes, as Iceberg's writers do.
+func TestRewriteKeepsFileGranularity(t *testing.T) {
+	t.Parallel()
+	cat, name, _ := morTable(t, 2, idBelow(10), idsIn(100, 130), idsIn(1200, 1260), idsIn(2900, 2950))
+	tx := load(t, cat).NewTransaction()
+	require.NoError(t, tx.SetProperties(iceberg.Properties{posdeletes.GranularityProperty: "file"}))
+	_, err := tx.Commit(t.Context())
+	require.NoError(t, err)
+	tbl := load(t, cat)
+	ids := liveIDs(t, tbl)
+	tasks, err := catalogs.PlanFiles(t.Context(), tbl.Scan())
+	require.NoError(t, err)
+	withDeletes := 0
+	for _, task := range tasks {
+		if len(task.DeleteFiles) > 0 {
+			withDeletes++
+		}
+	}
+	res, err := posdeletes.Rewrite(t.Context(), cat, name, posdeletes.Config{Options: map[string]string{"rewrite-all": "true"}})
+	require.NoError(t, err)
+	assert.Equal(t, withDeletes, res.AddedDeleteFilesCount, "one delete file per data file with deletes")
+	tasks, err = catalogs.PlanFiles(t.Context(), load(t, cat).Scan())
+	require.NoError(t, err)
+	for _, task := range tasks {
+		for _, d := range task.DeleteFiles {
+			// A v2 manifest has no referenced_data_file: the file_path
+			// bounds, kept whole, scope the file to its data file.
+			lo, hi := d.LowerBoundValues()[2147483546], d.UpperBoundValues()[2147483546]
+			assert.Equal(t, task.File.FilePath(), string(lo), "a file-scoped delete file's bounds name its data file")
+			assert.Equal(t, string(lo), string(hi))
+		}
+	}
+	assert.Equal(t, ids, liveIDs(t, load(t, cat)))
 }

@@ -88,8 +88,10 @@ class RewriteDeletesResult:
     groups: int = 0
     deletes_kept: int = 0
     dangling_deletes_dropped: int = 0
+    equality_delete_files_converted: int = 0
     deletion_vectors: bool = False
     snapshot_ids: list[int] = field(default_factory=list)
+    snapshot_id: int = 0
     dry_run: bool = False
     noop_reason: str = ""
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
