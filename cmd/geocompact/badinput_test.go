@@ -42,6 +42,7 @@ func badInputCommands(t testing.TB, table string) []tableCommand {
 		{"expire", []string{"expire", "--table", table, "--older-than", "0s", "--retain-last", "1", "--force"}, false},
 		{"orphans", []string{"orphans", "--table", table, "--older-than", "1s", "--dry-run", "--force"}, false},
 		{"rewrite-manifests", []string{"rewrite-manifests", "--table", table}, false},
+		{"rewrite-deletes", []string{"rewrite-deletes", "--table", table, "--option", "rewrite-all=true"}, false},
 		{"advise", []string{"advise", "--table", table}, false},
 		{"maintain", []string{"maintain", "--table", table}, false},
 	}

@@ -22,12 +22,19 @@ import (
 // files.
 func morWarehouse(t *testing.T) (string, *table.Table) {
 	t.Helper()
+	return morWarehouseN(t, 5)
+}
+
+// morWarehouseN is morWarehouse with n deletes of 20 rows each, 300 rows
+// apart, in a table of 400 n rows.
+func morWarehouseN(t *testing.T, n int64) (string, *table.Table) {
+	t.Helper()
 	wh := t.TempDir()
 	cat := openWarehouse(t, wh)
-	_, err := bench.Generate(t.Context(), cat, bench.GenerateConfig{Table: "d.t", Rows: 2000, Commits: 3, Seed: 3,
+	_, err := bench.Generate(t.Context(), cat, bench.GenerateConfig{Table: "d.t", Rows: 400 * n, Commits: 3, Seed: 3,
 		PartitionBy: "bucket(2, device_id)", Properties: map[string]string{table.WriteDeleteModeKey: table.WriteModeMergeOnRead}})
 	require.NoError(t, err)
-	for lo := int64(0); lo < 1500; lo += 300 {
+	for lo := int64(0); lo < 300*n; lo += 300 {
 		_, err := loadTable(t, cat, "d.t").Delete(t.Context(), iceberg.NewAnd(
 			iceberg.GreaterThanEqual(iceberg.Reference("id"), lo), iceberg.LessThan(iceberg.Reference("id"), lo+20)), nil)
 		require.NoError(t, err)
@@ -102,6 +109,7 @@ func TestDeletesRacingRewriteDeletes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("racing deletes run for seconds; skipped with -short")
 	}
+	t.Parallel()
 	spec := testenv.Catalogs(t)[0].Spec(t)
 	cat := testenv.OpenSpec(t, spec)
 	flags := append([]string{"--config", noConfig(t)}, testenv.GlobalFlags(t, spec)...)
@@ -125,6 +133,9 @@ func TestDeletesRacingRewriteDeletes(t *testing.T) {
 				st.rewrites++
 			case exitConflict:
 				st.rewriteConflicts++
+				if st.rewriteConflicts == 1 {
+					t.Logf("first conflict: %s", strings.TrimSpace(r.Stderr))
+				}
 			default:
 				st.otherErrors = append(st.otherErrors, fmt.Sprintf("rewrite-deletes exit %d: %s", r.Code, strings.TrimSpace(r.Stderr)))
 			}
