@@ -82,17 +82,24 @@ func (s *Script) run(ctx context.Context, st *step) (*Result, error) {
 		res.Detail = out
 		res.manifestRows(out)
 	case sql.RewritePositionDeleteFiles:
-		out, err := posdeletes.Rewrite(ctx, st.cat, c.Table, posdeletes.Config{Where: c.Where, Options: c.Options,
-			DryRun: s.opts.DryRun, CommitRetries: st.spec.Retries(), Logger: log})
-		if err != nil {
-			return nil, err
-		}
-		res.DryRun, res.Detail, res.NoopReason = out.DryRun, out, out.NoopReason
-		res.add(int64(out.RewrittenDeleteFilesCount), int64(out.AddedDeleteFilesCount), out.RewrittenBytesCount, out.AddedBytesCount)
+		return res, s.runRewriteDeletes(ctx, st, res)
 	default:
 		return nil, fmt.Errorf("%w: no runner for procedure %s", ErrCall, c.Procedure)
 	}
 	return res, nil
+}
+
+// runRewriteDeletes runs rewrite_position_delete_files into res.
+func (s *Script) runRewriteDeletes(ctx context.Context, st *step, res *Result) error {
+	c := st.call
+	out, err := posdeletes.Rewrite(ctx, st.cat, c.Table, posdeletes.Config{Where: c.Where, Options: c.Options,
+		DryRun: s.opts.DryRun, CommitRetries: st.spec.Retries(), Logger: s.opts.Logger})
+	if err != nil {
+		return err
+	}
+	res.DryRun, res.Detail, res.NoopReason = out.DryRun, out, out.NoopReason
+	res.add(int64(out.RewrittenDeleteFilesCount), int64(out.AddedDeleteFilesCount), out.RewrittenBytesCount, out.AddedBytesCount)
+	return nil
 }
 
 func (s *Script) expireConfig(st *step) (maintain.ExpireConfig, error) {
