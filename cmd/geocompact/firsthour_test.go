@@ -84,7 +84,7 @@ func TestFirstHourSession(t *testing.T) {
 	writeFile(t, policy, "gate:\n  min-avg-file-bytes: 1073741824\n")
 	code, _, term = runOnTerminal(t, wh, "maintain", "--table", "gis.pings", "--policy", policy)
 	require.Equal(t, exitOK, code, term)
-	assert.Contains(t, term, "maintain: step 1/7 measure")
+	assert.Contains(t, term, "maintain: step 1/8 measure")
 	r = runCLI(t, wh, false, "maintain", "--table", "gis.pings", "--policy", policy)
 	require.Equal(t, exitOK, r.Code, r.Stderr)
 	assert.Empty(t, r.Stderr, "nothing extra when piped")

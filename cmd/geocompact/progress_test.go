@@ -33,7 +33,7 @@ func TestMaintainProgressOnTerminalOnly(t *testing.T) {
 		r := runCLI(t, wh, tc.tty, args...)
 		require.Equal(t, exitOK, r.Code, r.Stderr)
 		if tc.want {
-			assert.Contains(t, r.Stderr, "maintain: step 1/7 measure", args)
+			assert.Contains(t, r.Stderr, "maintain: step 1/8 measure", args)
 		} else {
 			assert.Empty(t, r.Stderr, "tty=%v %v", tc.tty, args)
 		}
