@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -198,7 +200,8 @@ func purgeDemoTable(ctx context.Context, cat catalog.Catalog, name string) error
 // quickstartNext is the command to run right after quickstart, with the
 // flags that select the same warehouse or catalog.
 func quickstartNext(o *quickstartOptions) string {
-	cmd := "geocompact"
+	exe, _ := os.Executable()
+	cmd := invokedAs(exe)
 	if o.g.Warehouse != catalogs.DefaultWarehouse {
 		cmd += " --warehouse " + shellQuote(o.g.Warehouse)
 	}
@@ -209,6 +212,16 @@ func quickstartNext(o *quickstartOptions) string {
 		cmd += " --config " + shellQuote(o.g.Config)
 	}
 	return cmd
+}
+
+// invokedAs is how to run this program again: "geocompact", or, for a
+// binary `go run` built into its build cache (exe, which `go run` leaves
+// nowhere on the PATH), "go run ./cmd/geocompact".
+func invokedAs(exe string) string {
+	if strings.Contains(filepath.ToSlash(exe), "/go-build") && strings.Contains(filepath.ToSlash(exe), "/exe/") {
+		return "go run ./cmd/geocompact"
+	}
+	return "geocompact"
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.
