@@ -131,6 +131,9 @@ func writeMaintainReport(out io.Writer, rep *maintain.Report, human bool) error 
 	if err := w.Flush(); err != nil {
 		return err
 	}
+	for _, warn := range rep.Warnings {
+		fmt.Fprintf(out, "warning: %s\n", warn)
+	}
 	if rep.Before == nil {
 		return nil
 	}
