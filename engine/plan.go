@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/table"
+	"github.com/geocompact/geocompact/table/optval"
 )
 
 // Group is a set of files of one partition rewritten together.

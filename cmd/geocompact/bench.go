@@ -12,9 +12,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/geocompact/geocompact/bench"
+	"github.com/geocompact/geocompact/cmd/internal/cli"
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/optval"
-	"github.com/geocompact/geocompact/internal/cli"
+	"github.com/geocompact/geocompact/table/optval"
 )
 
 func init() { register(newBenchCmd) }
