@@ -228,7 +228,7 @@ func TestOverlapOptionsRefuseBadValues(t *testing.T) {
 // planned per 1% window, 1.30× per 0.1% window), rewriting at most a
 // third of its bytes. (On these generated points sparsest-first merging
 // with even cuts held the goals too; the drift it showed over ten rounds
-// of the engine's harness is measured in docs/layouts.md.)
+// of the engine's harness is measured in docs/layouts-history.md.)
 func TestOverlapSelectionOverRounds(t *testing.T) {
 	t.Parallel()
 	s := newAppendScenario(t, 100_000)
