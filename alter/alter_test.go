@@ -12,12 +12,12 @@ import (
 	"github.com/geocompact/geocompact/alter"
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/internal/testing/enginetest"
 	"github.com/geocompact/geocompact/internal/testing/testenv"
 	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/table/icebergtable"
 	"github.com/geocompact/geocompact/table/layouts"
+	"github.com/geocompact/geocompact/table/optval"
 )
 
 // TestAlterRoundTrip records a column order (as the Iceberg sort order),

@@ -10,10 +10,10 @@ import (
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/delta/deltatest"
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/internal/testing/enginetest"
 	"github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/layouts"
+	"github.com/geocompact/geocompact/table/optval"
 )
 
 // smallDeltaTable is a spatial Delta table of four one-file appends.

@@ -12,10 +12,10 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/table/icebergtable"
+	"github.com/geocompact/geocompact/table/optval"
 )
 
 // MaxRowSample bounds Report.RowSample.

@@ -12,8 +12,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/table/optval"
 )
 
 // SVG geometry, in pixels.

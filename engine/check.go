@@ -6,8 +6,8 @@ import (
 	"maps"
 
 	"github.com/geocompact/geocompact/cluster"
-	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/table/optval"
 )
 
 // The fields of a Request a RequestError names.

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/optval"
+	"github.com/geocompact/geocompact/table/optval"
 )
 
 // TestRequestCheck checks that Check names the field at fault, wraps

@@ -14,7 +14,7 @@
 // (table), layout names and recorded layouts (table/layouts), the spill
 // directory and its bucket files (engine/spill), the order-independent
 // digest of rows (engine/verify), where a group's rows are cut into files
-// (engine/cuts), and option values and byte sizes (engine/optval).
+// (engine/cuts), and option values and byte sizes (table/optval).
 //
 // The files read in the order a rewrite runs:
 //

@@ -10,11 +10,11 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/geocompact/geocompact/cluster"
-	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/engine/spill"
 	"github.com/geocompact/geocompact/engine/verify"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/table"
+	"github.com/geocompact/geocompact/table/optval"
 )
 
 // SortPlan is how one sorted group is sorted, as a dry run shows it: in

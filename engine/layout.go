@@ -7,10 +7,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/geocompact/geocompact/cluster"
-	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/layouts"
+	"github.com/geocompact/geocompact/table/optval"
 )
 
 // layout is how a rewrite orders rows.

@@ -7,10 +7,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/engine/spill"
 	"github.com/geocompact/geocompact/internal/suggest"
 	"github.com/geocompact/geocompact/table"
+	"github.com/geocompact/geocompact/table/optval"
 )
 
 // Strategy is how a rewrite lays out rows.

@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/table"
+	"github.com/geocompact/geocompact/table/optval"
 )
 
 func TestParseOptionsUnitsAndBareKeys(t *testing.T) {

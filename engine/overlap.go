@@ -7,9 +7,9 @@ import (
 	"slices"
 
 	"github.com/geocompact/geocompact/cluster"
-	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/table"
+	"github.com/geocompact/geocompact/table/optval"
 )
 
 // Defaults of the overlap-aware selection (see Options.OverlapSelection).
@@ -174,7 +174,7 @@ func overlapPriorities(cands []table.PlanFile, healthy []Skipped) ([]float64, sp
 // the sparsest (fewest records per unit of box area), then to position.
 // Sparsest first alone keeps rewriting the same sparse files while wide
 // files pile up over the dense areas, and files planned per window drift
-// away from a full re-sort's round after round (docs/layouts.md).
+// away from a full re-sort's round after round (docs/layouts-history.md).
 func overlapped(cands []table.PlanFile, healthy []Skipped, prio []float64) []int {
 	type hit struct {
 		i                 int
@@ -204,7 +204,7 @@ func overlapped(cands []table.PlanFile, healthy []Skipped, prio []float64) []int
 // Merging the top files one by one instead scatters the rewrite over the
 // map, and the new rows between them form wide files over the files left
 // alone; on the places data that let files planned per window creep up
-// round after round (docs/layouts.md).
+// round after round (docs/layouts-history.md).
 func overlapRegion(healthy []Skipped, prio []float64, extent spatial.Bound, room int64) []int {
 	h, err := cluster.NewHilbert(extent, overlapRegionOrder)
 	if err != nil || room <= 0 {

@@ -12,10 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/cluster"
-	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/internal/testing/testpoints"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/table"
+	"github.com/geocompact/geocompact/table/optval"
 )
 
 // appendScenario is a Hilbert-clustered partition of 64 files after 20
@@ -228,7 +228,7 @@ func TestOverlapOptionsRefuseBadValues(t *testing.T) {
 // planned per 1% window, 1.30× per 0.1% window), rewriting at most a
 // third of its bytes. (On these generated points sparsest-first merging
 // with even cuts held the goals too; the drift it showed over ten rounds
-// of the engine's harness is measured in docs/layouts.md.)
+// of the engine's harness is measured in docs/layouts-history.md.)
 func TestOverlapSelectionOverRounds(t *testing.T) {
 	t.Parallel()
 	s := newAppendScenario(t, 100_000)

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/table"
+	"github.com/geocompact/geocompact/table/optval"
 )
 
 // Group is a set of files of one partition rewritten together.
@@ -120,8 +120,7 @@ func (o Options) Plan(files []table.PlanFile) *Plan {
 			for _, f := range g.Files {
 				p.Skipped = append(p.Skipped, Skipped{PlanFile: f, Reason: reason})
 			}
-			hints = append(hints, fmt.Sprintf("partition %s has %d candidate files (%s), below %s=%d; set the option %s=%d (or %s=true) to rewrite them",
-				PartitionLabel(part), len(g.Files), optval.FormatBytes(g.Bytes), OptMinInputFiles, o.MinInputFiles, OptMinInputFiles, max(len(g.Files), 2), OptRewriteAll))
+			hints = append(hints, o.groupHint(part, g))
 		}
 	}
 	o.orderGroups(p.Groups)
@@ -246,6 +245,18 @@ func (o Options) orderGroups(gs []Group) {
 		return
 	}
 	slices.SortStableFunc(gs, key)
+}
+
+// groupHint says why a partition's group is not rewritten and which
+// option would change that. A lone small file is never compacted on its
+// own, so lowering min-input-files cannot help it.
+func (o Options) groupHint(part string, g Group) string {
+	if len(g.Files) < 2 {
+		return fmt.Sprintf("partition %s has one candidate file (%s), which is not compacted on its own; set the option %s=true to rewrite it anyway (for example to sort it), or a %s nearer its size",
+			PartitionLabel(part), optval.FormatBytes(g.Bytes), OptRewriteAll, OptTargetFileSize)
+	}
+	return fmt.Sprintf("partition %s has %d candidate files (%s), below %s=%d; set the option %s=%d (or %s=true) to rewrite them",
+		PartitionLabel(part), len(g.Files), optval.FormatBytes(g.Bytes), OptMinInputFiles, o.MinInputFiles, OptMinInputFiles, len(g.Files), OptRewriteAll)
 }
 
 // hint explains an empty plan and what would change it.

@@ -128,6 +128,19 @@ func TestPlanMinInputFilesHint(t *testing.T) {
 	}
 }
 
+// TestPlanLoneFileHint: one small file is not compacted alone, whatever
+// min-input-files says, so the hint does not suggest it.
+func TestPlanLoneFileHint(t *testing.T) {
+	o := mustOptions(t, map[string]string{OptMinInputFiles: "2"})
+	p := o.Plan(files("day=2026-01-02", 10))
+	if len(p.Groups) != 0 {
+		t.Fatalf("plan %+v", p)
+	}
+	if strings.Contains(p.Hint, "min-input-files") || !strings.Contains(p.Hint, "rewrite-all=true") {
+		t.Fatalf("hint %q: want rewrite-all, not min-input-files", p.Hint)
+	}
+}
+
 func TestPlanJobOrderAndCap(t *testing.T) {
 	o := mustOptions(t, map[string]string{OptMinInputFiles: "2", OptRewriteJobOrder: "files-desc", OptMaxFilesToRewrite: "3"})
 	in := append(files("a", 1, 1), files("b", 1, 1, 1)...)

@@ -12,11 +12,11 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/geocompact/geocompact/cluster"
-	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/engine/spill"
 	"github.com/geocompact/geocompact/engine/verify"
 	"github.com/geocompact/geocompact/internal/suggest"
 	"github.com/geocompact/geocompact/table"
+	"github.com/geocompact/geocompact/table/optval"
 )
 
 // Rewrite compacts t as req says: plan which files to rewrite, rewrite

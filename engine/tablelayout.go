@@ -6,10 +6,10 @@ import (
 	"strings"
 
 	"github.com/geocompact/geocompact/cluster"
-	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/layouts"
+	"github.com/geocompact/geocompact/table/optval"
 )
 
 // checkOrderColumns fails when order o names a column tbl does not hold,

@@ -12,11 +12,11 @@ import (
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/internal/testing/enginetest"
 	"github.com/geocompact/geocompact/job"
 	"github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/layouts"
+	"github.com/geocompact/geocompact/table/optval"
 )
 
 // TestRewriteFollowsTableLayout: without strategy, curve or sort order a

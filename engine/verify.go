@@ -67,8 +67,8 @@ func (ex *execution) verify(ctx context.Context, o *groupOut, geom int, bbox [4]
 // rows' order, but a format's scan of several files may: iceberg-go's
 // returns them in file order and decodes the next files while the first
 // is read, holding their batches until their turn, so reading back 128 MiB
-// files together held hundreds of MiB (docs/perf.md, "Memory at large
-// target files"). One file per scan holds one file's batches in flight.
+// files together held hundreds of MiB (docs/perf-history.md, "Memory at
+// large target files"). One file per scan holds one file's batches in flight.
 func (ex *execution) readBack(ctx context.Context, in []table.PlanFile, written []table.OutFile, geom int, bbox [4]int, d *verify.Digest) error {
 	for i := range written {
 		recs, err := ex.tf.ReadBack(ctx, in, written[i:i+1])

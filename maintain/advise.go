@@ -12,9 +12,9 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/spatial/icebergspatial"
 	"github.com/geocompact/geocompact/table/catalogs"
+	"github.com/geocompact/geocompact/table/optval"
 )
 
 // Bounds of the advice.

@@ -8,9 +8,9 @@ import (
 
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/table/deltatable"
+	"github.com/geocompact/geocompact/table/optval"
 )
 
 // RunDelta runs one maintenance pass over the Delta table at location (a

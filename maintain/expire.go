@@ -18,8 +18,8 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/table/catalogs"
+	"github.com/geocompact/geocompact/table/optval"
 )
 
 // ExpireConfig is one snapshot expiry, with Iceberg's expire_snapshots

@@ -10,10 +10,10 @@ import (
 
 	"github.com/geocompact/geocompact/alter"
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/maintain"
 	"github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/layouts"
+	"github.com/geocompact/geocompact/table/optval"
 )
 
 // TestMaintainFollowsTableLayout: with no rewrite layout in the policy, a

@@ -11,13 +11,16 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/maintain/posdeletes"
+	format "github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/table/icebergtable"
+	"github.com/geocompact/geocompact/table/layouts"
+	"github.com/geocompact/geocompact/table/optval"
 )
 
 // Gate thresholds, by their policy names.
@@ -206,7 +209,10 @@ type Report struct {
 	Orphans   *OrphansResult     `json:"orphans,omitempty"`
 	// Vacuum is a Delta table's vacuum (RunDelta).
 	Vacuum *delta.VacuumResult `json:"vacuum,omitempty"`
-	After  *TableMetrics       `json:"after,omitempty"`
+	// Warnings are what the run noticed and a person should know, one
+	// line each (a sorted table about to be bin-packed).
+	Warnings []string      `json:"warnings,omitempty"`
+	After    *TableMetrics `json:"after,omitempty"`
 }
 
 func (r *Report) step(name, status, detail string, start time.Time) {
@@ -301,12 +307,22 @@ type formatOps struct {
 	// deletes says the gate weighs the deletes policy: the format's
 	// rewrite applies deletes by delete-file-threshold.
 	deletes bool
+	// lastSort, when set, returns the sort order of the table's last
+	// rewrite when it was sorted ("" when it was not, or none is known).
+	lastSort func(context.Context) string
 }
 
 func newIcebergMaintainer(cat catalog.Catalog, name string, p Policy, cfg Config, rep *Report, log *slog.Logger) *maintainer {
 	m := &maintainer{cat: cat, name: name, p: p, cfg: cfg, rep: rep, log: log, props: map[string]string{}}
 	m.table = formatOps{
 		commit: "snapshot", cleanup: "expiry", deletes: true,
+		lastSort: func(ctx context.Context) string {
+			tbl, err := catalogs.LoadTable(ctx, cat, name)
+			if err != nil {
+				return ""
+			}
+			return lastSortedRewrite(tbl.Metadata().Snapshots())
+		},
 		metrics: func(ctx context.Context) (*TableMetrics, error) {
 			tbl, err := catalogs.LoadTable(ctx, cat, name)
 			if err != nil {
@@ -458,6 +474,7 @@ func (m *maintainer) rewrite(ctx context.Context) error {
 		rep.step("rewrite", StepFailed, err.Error(), start)
 		return err
 	}
+	m.warnUnsorting(ctx, res)
 	if res.NoopReason != "" {
 		rep.step("rewrite", StepNoop, res.NoopReason, start)
 		rep.step("verify", StepSkipped, "nothing was rewritten", start)
@@ -527,6 +544,39 @@ func (m *maintainer) deletes(ctx context.Context) error {
 	m.rep.step("deletes", StepDone, fmt.Sprintf("%d delete files merged into %d, %d positions kept, %d dropped (threshold %d)",
 		res.RewrittenDeleteFilesCount, res.AddedDeleteFilesCount, res.DeletesKept, res.DanglingDropped, limit), start)
 	return m.renew(ctx)
+}
+
+// warnUnsorting warns when the run bin-packs a table by default whose
+// last rewrite was sorted: the table records no layout, so maintenance
+// undoes the order a person asked for once.
+func (m *maintainer) warnUnsorting(ctx context.Context, res *engine.Result) {
+	if m.table.lastSort == nil || res.LayoutSource != layouts.FromDefault || res.Strategy != string(engine.BinPack) {
+		return
+	}
+	if order := m.table.lastSort(ctx); order != "" {
+		m.rep.Warnings = append(m.rep.Warnings, fmt.Sprintf("the table's last rewrite was sorted (%s) but the table records no layout, so this run bin-packs; "+
+			"record the layout with geocompact alter --table %s --sort-order '%s' (or set the policy's rewrite.curve)", order, m.name, order))
+		m.log.Warn("maintain bin-packs a table whose last rewrite was sorted", "table", m.name, "sort_order", order)
+	}
+}
+
+// lastSortedRewrite returns the sort order of the newest snapshot a
+// geocompact rewrite committed when that rewrite sorted, else "".
+func lastSortedRewrite(snaps []table.Snapshot) string {
+	var newest *table.Snapshot
+	for i := range snaps {
+		s := &snaps[i]
+		if s.Summary == nil || s.Summary.Properties[format.SummaryStrategy] == "" {
+			continue
+		}
+		if newest == nil || s.TimestampMs > newest.TimestampMs || s.TimestampMs == newest.TimestampMs && s.SequenceNumber > newest.SequenceNumber {
+			newest = s
+		}
+	}
+	if newest == nil || newest.Summary.Properties[format.SummaryStrategy] != string(engine.Sort) {
+		return ""
+	}
+	return newest.Summary.Properties[format.SummarySortOrder]
 }
 
 // renew moves the lease to the new head, records the last-run times so

@@ -16,8 +16,8 @@ import (
 	"github.com/geocompact/geocompact/internal/testing/enginetest"
 	"github.com/geocompact/geocompact/internal/testing/testenv"
 	"github.com/geocompact/geocompact/maintain"
-	"github.com/geocompact/geocompact/sql/where"
 	"github.com/geocompact/geocompact/table/catalogs"
+	"github.com/geocompact/geocompact/table/where"
 )
 
 func TestGateEvaluate(t *testing.T) {

@@ -12,6 +12,13 @@
 # is printed on stdout. The version is the repository's VERSION file, linked
 # into the binary as main.version and read by the build backend.
 #
+# The first build compiles every dependency with the Glue and Hive catalogs
+# in (about 10 minutes on 2 cores; later builds reuse Go's build cache): a
+# line on stderr every 30 seconds says it is still compiling. To wrap a
+# binary built already for the host platform, name it in
+# GEOCOMPACT_WHEEL_PREBUILT; it must be a build of this tree (its
+# --version is checked against VERSION).
+#
 # The build front end and backend are pinned (requirements-build.txt) in a
 # virtualenv cached under GEOCOMPACT_PYTHON_CACHE (default
 # ~/.cache/geocompact/python); a rerun installs nothing.
@@ -46,6 +53,17 @@ tag() {
 	esac
 }
 
+# wait_for PID SECONDS waits up to SECONDS for PID to exit; false while it
+# still runs.
+wait_for() {
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 platforms=("$@")
 if [[ ${#platforms[@]} -eq 0 ]]; then
 	platforms=("$(cd "$root" && go env GOOS)/$(cd "$root" && go env GOARCH)")
@@ -55,10 +73,31 @@ for p in "${platforms[@]}"; do
 	platform_tag="$(tag "$p")"
 	# A private directory per build, so that builds may run side by side.
 	work="$(mktemp -d)"
-	echo "build_wheel.sh: go build $p ($version)" >&2
-	# The wheel keeps the Glue and Hive catalogs that docs/python.md lists.
-	(cd "$root" && GOOS="${p%/*}" GOARCH="${p#*/}" CGO_ENABLED=0 go build -trimpath -tags 'glue hive' \
-		-ldflags "-s -w -X main.version=$version" -o "$work/bin/geocompact" ./cmd/geocompact)
+	if [[ -n "${GEOCOMPACT_WHEEL_PREBUILT:-}" ]]; then
+		host="$(cd "$root" && go env GOOS)/$(cd "$root" && go env GOARCH)"
+		if [[ "$p" != "$host" ]]; then
+			echo "build_wheel.sh: GEOCOMPACT_WHEEL_PREBUILT is a $host binary; cannot wrap it for $p" >&2
+			exit 2
+		fi
+		got="$("$GEOCOMPACT_WHEEL_PREBUILT" --version | head -1)"
+		if [[ "$got" != "geocompact $version" ]]; then
+			echo "build_wheel.sh: $GEOCOMPACT_WHEEL_PREBUILT says \"$got\", want \"geocompact $version\" (build it with -ldflags \"-X main.version=$version\")" >&2
+			exit 2
+		fi
+		echo "build_wheel.sh: wrapping $GEOCOMPACT_WHEEL_PREBUILT ($version)" >&2
+		mkdir -p "$work/bin" && cp "$GEOCOMPACT_WHEEL_PREBUILT" "$work/bin/geocompact"
+	else
+		echo "build_wheel.sh: go build $p ($version)" >&2
+		# The wheel keeps the Glue and Hive catalogs that docs/python.md lists.
+		(cd "$root" && GOOS="${p%/*}" GOARCH="${p#*/}" CGO_ENABLED=0 go build -trimpath -tags 'glue hive' \
+			-ldflags "-s -w -X main.version=$version" -o "$work/bin/geocompact" ./cmd/geocompact) &
+		build=$!
+		start=$SECONDS
+		while ! wait_for "$build" 30; do
+			echo "build_wheel.sh: still compiling $p ($((SECONDS - start))s)" >&2
+		done
+		wait "$build"
+	fi
 	(cd "$here" && GEOCOMPACT_WHEEL_PLATFORM="$platform_tag" GEOCOMPACT_WHEEL_BINARY="$work/bin/geocompact" \
 		"$venv/bin/python" -m build --wheel --no-isolation --outdir "$work/dist" . >&2)
 	wheel="$(ls "$work"/dist/*.whl)"

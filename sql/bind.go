@@ -33,7 +33,7 @@ type Call struct {
 	// Options are rewrite_data_files' options by Iceberg's names.
 	Options map[string]string
 	// Where is rewrite_data_files' where in the where language
-	// (sql/where), translated from Spark's literal rules; SparkWhere is
+	// (table/where), translated from Spark's literal rules; SparkWhere is
 	// the argument as written.
 	Where, SparkWhere string
 

@@ -44,7 +44,7 @@ type Vacuum struct {
 type Optimize struct {
 	// Location is the Delta table's location as written.
 	Location string
-	// Where is the WHERE predicate in the where language of sql/where,
+	// Where is the WHERE predicate in the where language of table/where,
 	// translated from Spark's literal rules by WhereText; SparkWhere is the
 	// predicate as written, comments removed. Both are "" without WHERE.
 	Where, SparkWhere string

@@ -7,7 +7,7 @@ import (
 )
 
 // WhereText rewrites a where argument from Spark SQL's literal rules into
-// the where language of sql/where: '…' and "…" are both strings, with
+// the where language of table/where: '…' and "…" are both strings, with
 // backslash escapes, and become '…' with a doubled quote; `…` names a
 // column and becomes "…"; == becomes =. Everything else is passed on as
 // written, so where's own errors name the same tokens. Inside a string

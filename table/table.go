@@ -43,7 +43,7 @@ type Table struct {
 	// snapshot, no data files).
 	Empty string
 	// Scope, when set, parses a predicate over the table's rows (see
-	// sql/where) into the function that selects the files that may hold
+	// table/where) into the function that selects the files that may hold
 	// matching rows, whole files; without it a rewrite scoped by a
 	// predicate is refused.
 	Scope func(where string) (Scoper, error)

@@ -5,7 +5,7 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/geocompact/geocompact/internal/cli"
+	"github.com/geocompact/geocompact/cmd/internal/cli"
 )
 
 // writeResult writes the result as geocompact rewrite does, plus the

@@ -13,10 +13,10 @@ import (
 
 	"github.com/geocompact/geocompact/alter"
 	"github.com/geocompact/geocompact/cluster"
+	"github.com/geocompact/geocompact/cmd/internal/cli"
 	"github.com/geocompact/geocompact/delta"
-	"github.com/geocompact/geocompact/engine/optval"
-	"github.com/geocompact/geocompact/internal/cli"
 	"github.com/geocompact/geocompact/table/layouts"
+	"github.com/geocompact/geocompact/table/optval"
 )
 
 func init() { register(newAlterCmd) }

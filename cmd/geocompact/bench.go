@@ -12,9 +12,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/geocompact/geocompact/bench"
+	"github.com/geocompact/geocompact/cmd/internal/cli"
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/optval"
-	"github.com/geocompact/geocompact/internal/cli"
+	"github.com/geocompact/geocompact/table/optval"
 )
 
 func init() { register(newBenchCmd) }
@@ -168,7 +168,7 @@ func runBench(ctx context.Context, o *benchOptions, cfg bench.Config) error {
 	case o.csv:
 		return writeBenchCSV(o.g.IO.Out, rep)
 	}
-	return writeBenchTable(o.g, rep)
+	return writeBenchTable(o.g, rep, o.rewriteHint(rep))
 }
 
 // measureLayouts runs the bench of the --table or --delta table.
@@ -217,7 +217,32 @@ func writeBenchCSV(w io.Writer, rep *bench.Report) error {
 	return cw.Error()
 }
 
-func writeBenchTable(g *globalOptions, rep *bench.Report) error {
+// rewriteHint is the rewrite that writes the layout bench measured with
+// the fewest files planned, at the target file size it measured with; ""
+// when no curve layout was measured.
+func (o *benchOptions) rewriteHint(rep *bench.Report) string {
+	var best *bench.LayoutReport
+	for i, lr := range rep.Layouts {
+		switch lr.Layout {
+		case bench.Current, bench.Unsorted, bench.BinPack:
+			continue
+		}
+		if best == nil || lr.MeanFilesPlanned < best.MeanFilesPlanned {
+			best = &rep.Layouts[i]
+		}
+	}
+	if best == nil {
+		return ""
+	}
+	target := "--table " + shellQuote(o.table)
+	if o.delta != "" {
+		target = "--delta " + shellQuote(o.delta)
+	}
+	return fmt.Sprintf("to write %s as measured (%.2f files planned per window, at %s files): geocompact rewrite %s --curve %s --option %s=%d --option %s=true",
+		best.Layout, best.MeanFilesPlanned, cli.FormatBytes(rep.TargetFileSize, true), target, best.Layout, engine.OptTargetFileSize, rep.TargetFileSize, engine.OptRewriteAll)
+}
+
+func writeBenchTable(g *globalOptions, rep *bench.Report, hint string) error {
 	w := tabwriter.NewWriter(g.IO.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "LAYOUT\tFILES\tBYTES\tMEAN PLANNED\tMEDIAN\tP95\tMEAN BYTES PLANNED\tWITH MATCHES\tLOWER BOUND\tRATIO\tOVERLAP MEAN\tOVERLAP MAX")
 	for _, lr := range rep.Layouts {
@@ -243,6 +268,9 @@ func writeBenchTable(g *globalOptions, rep *bench.Report) error {
 		}
 		fmt.Fprintf(g.IO.ErrOut, "%s: %d rows, %d windows %s, target file size %s, filter on %s, arrival order from %s\n",
 			rep.Table, rep.Rows, rep.Windows, how, cli.FormatBytes(rep.TargetFileSize, true), rep.Filter, rep.ArrivalOrder)
+		if hint != "" {
+			fmt.Fprintln(g.IO.ErrOut, hint)
+		}
 	}
 	return nil
 }

@@ -5,8 +5,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestBenchJSONKeys(t *testing.T) {
@@ -97,4 +101,23 @@ func TestBenchHumanTable(t *testing.T) {
 	if !strings.Contains(r.Stderr, "5 windows") {
 		t.Fatalf("stderr %q does not describe the windows", r.Stderr)
 	}
+}
+
+// TestBenchPointsToTheRewriteItMeasured: bench measures layouts at its
+// own target file size, so it says how to write the best one at that
+// size; the rewrite it names then does what bench measured.
+func TestBenchPointsToTheRewriteItMeasured(t *testing.T) {
+	t.Parallel()
+	wh := t.TempDir()
+	if r := runCLI(t, wh, false, "generate", "--table", "b.h", "--rows", "2000", "--commits", "5"); r.Code != exitOK {
+		t.Fatalf("generate: exit %d: %s", r.Code, r.Stderr)
+	}
+	r := runCLI(t, wh, true, "bench", "--table", "b.h", "--layouts", "unsorted,hilbert", "--window-count", "5")
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	re := regexp.MustCompile(`geocompact (rewrite --table b\.h --curve hilbert --option target-file-size-bytes=\d+ --option rewrite-all=true)`)
+	m := re.FindStringSubmatch(r.Stderr)
+	require.NotNil(t, m, r.Stderr)
+	hint := runCLI(t, wh, false, append(strings.Fields(m[1]), "--json")...)
+	require.Equal(t, exitOK, hint.Code, hint.Stderr)
+	assert.NotContains(t, hint.Stdout, `"noop_reason"`, "the rewrite bench names does something")
 }

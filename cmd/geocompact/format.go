@@ -8,9 +8,9 @@ import (
 	"unicode"
 
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/maintain"
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/table/optval"
 )
 
 // displayName is a file name as the reports print it: as it is when every

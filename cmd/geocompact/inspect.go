@@ -18,8 +18,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/spf13/cobra"
 
+	"github.com/geocompact/geocompact/cmd/internal/cli"
 	"github.com/geocompact/geocompact/inspect"
-	"github.com/geocompact/geocompact/internal/cli"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/table/catalogs"
 )

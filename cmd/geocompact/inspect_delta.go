@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/geocompact/geocompact/cmd/internal/cli"
 	"github.com/geocompact/geocompact/inspect"
-	"github.com/geocompact/geocompact/internal/cli"
 )
 
 // runInspectDelta prints the files or history of the --delta table.

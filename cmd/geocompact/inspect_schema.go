@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/geocompact/geocompact/cmd/internal/cli"
 	"github.com/geocompact/geocompact/inspect"
-	"github.com/geocompact/geocompact/internal/cli"
 )
 
 // newInspectSchemaCmd is "inspect schema": the table's columns, geometry,

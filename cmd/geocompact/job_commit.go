@@ -12,8 +12,8 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/spf13/cobra"
 
+	"github.com/geocompact/geocompact/cmd/internal/cli"
 	"github.com/geocompact/geocompact/engine/verify"
-	"github.com/geocompact/geocompact/internal/cli"
 	"github.com/geocompact/geocompact/job"
 )
 

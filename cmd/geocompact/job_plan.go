@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/geocompact/geocompact/cmd/internal/cli"
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/internal/cli"
 	"github.com/geocompact/geocompact/job"
 )
 

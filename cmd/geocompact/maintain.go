@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/geocompact/geocompact/internal/cli"
+	"github.com/geocompact/geocompact/cmd/internal/cli"
 	"github.com/geocompact/geocompact/maintain"
 )
 
@@ -130,6 +130,9 @@ func writeMaintainReport(out io.Writer, rep *maintain.Report, human bool) error 
 	}
 	if err := w.Flush(); err != nil {
 		return err
+	}
+	for _, warn := range rep.Warnings {
+		fmt.Fprintf(out, "warning: %s\n", warn)
 	}
 	if rep.Before == nil {
 		return nil

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -15,12 +17,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/geocompact/geocompact/bench"
+	"github.com/geocompact/geocompact/cmd/internal/cli"
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/optval"
-	"github.com/geocompact/geocompact/internal/cli"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/table/icebergtable"
+	"github.com/geocompact/geocompact/table/optval"
 	"github.com/geocompact/geocompact/validate"
 	"github.com/geocompact/geocompact/validate/tablecheck"
 )
@@ -198,7 +200,8 @@ func purgeDemoTable(ctx context.Context, cat catalog.Catalog, name string) error
 // quickstartNext is the command to run right after quickstart, with the
 // flags that select the same warehouse or catalog.
 func quickstartNext(o *quickstartOptions) string {
-	cmd := "geocompact"
+	exe, _ := os.Executable()
+	cmd := invokedAs(exe)
 	if o.g.Warehouse != catalogs.DefaultWarehouse {
 		cmd += " --warehouse " + shellQuote(o.g.Warehouse)
 	}
@@ -209,6 +212,16 @@ func quickstartNext(o *quickstartOptions) string {
 		cmd += " --config " + shellQuote(o.g.Config)
 	}
 	return cmd
+}
+
+// invokedAs is how to run this program again: "geocompact", or, for a
+// binary `go run` built into its build cache (exe, which `go run` leaves
+// nowhere on the PATH), "go run ./cmd/geocompact".
+func invokedAs(exe string) string {
+	if strings.Contains(filepath.ToSlash(exe), "/go-build") && strings.Contains(filepath.ToSlash(exe), "/exe/") {
+		return "go run ./cmd/geocompact"
+	}
+	return "geocompact"
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.

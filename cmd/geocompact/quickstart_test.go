@@ -53,3 +53,13 @@ func TestQuickstartRerunAndNextStep(t *testing.T) {
 	assert.Equal(t, exitOK, step.Code, "%s: %s", next, step.Stderr)
 	assert.NotEmpty(t, step.Stdout, next)
 }
+
+// TestQuickstartNextAfterGoRun: after `go run ./cmd/geocompact
+// quickstart` no geocompact binary is installed, so the next steps say
+// how to run it the same way.
+func TestQuickstartNextAfterGoRun(t *testing.T) {
+	t.Parallel()
+	assert.Equal(t, "go run ./cmd/geocompact", invokedAs("/tmp/go-build3141592/b001/exe/geocompact"))
+	assert.Equal(t, "geocompact", invokedAs("/usr/local/bin/geocompact"))
+	assert.Equal(t, "geocompact", invokedAs(""))
+}

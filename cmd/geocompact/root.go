@@ -14,7 +14,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/spf13/cobra"
 
-	"github.com/geocompact/geocompact/internal/cli"
+	"github.com/geocompact/geocompact/cmd/internal/cli"
 	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/table/config"
 )
@@ -111,11 +111,13 @@ func (e *exitCodeError) Unwrap() error { return e.err }
 func newRootCmd(g *globalOptions) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "geocompact",
-		Short: "Keep spatial Apache Iceberg tables fast",
-		Long: `geocompact compacts the small files of spatial Iceberg tables into target-sized
-files clustered by a linear, Z-order or Hilbert key over bounding boxes,
-commits them as replace snapshots, validates geometry, expires snapshots,
-removes orphan files and measures how many files bbox queries plan.`,
+		Short: "Keep spatial Apache Iceberg and Delta Lake tables fast",
+		Long: `geocompact compacts the small files of spatial Iceberg and Delta Lake tables
+into target-sized files clustered by a linear, Z-order, Hilbert, STR or kd
+layout over bounding boxes, and commits them as an Iceberg replace snapshot
+or a Delta OPTIMIZE that changes no data. It validates geometry before every
+write, maintains delete files, expires snapshots, removes orphan files,
+vacuums Delta tables, and measures how many files bbox queries plan.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {

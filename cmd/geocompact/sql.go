@@ -16,9 +16,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/geocompact/geocompact/alter"
+	"github.com/geocompact/geocompact/cmd/internal/cli"
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/internal/cli"
 	"github.com/geocompact/geocompact/maintain"
 	"github.com/geocompact/geocompact/sql"
 	"github.com/geocompact/geocompact/sql/procedure"

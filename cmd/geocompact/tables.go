@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/geocompact/geocompact/cmd/internal/cli"
 	"github.com/geocompact/geocompact/inspect"
-	"github.com/geocompact/geocompact/internal/cli"
 )
 
 func init() { register(newTablesCmd) }

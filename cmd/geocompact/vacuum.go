@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/geocompact/geocompact/cmd/internal/cli"
 	"github.com/geocompact/geocompact/delta"
-	"github.com/geocompact/geocompact/internal/cli"
 	"github.com/geocompact/geocompact/maintain"
 )
 

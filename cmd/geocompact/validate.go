@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/geocompact/geocompact/cmd/internal/cli"
 	"github.com/geocompact/geocompact/delta"
-	"github.com/geocompact/geocompact/internal/cli"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/validate"

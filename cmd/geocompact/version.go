@@ -4,11 +4,14 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
+
+	"github.com/geocompact/geocompact"
 )
 
 // version is the release, set at link time with
 // -ldflags "-X main.version=v1.2.3"; builds without it report the module
-// version or "devel".
+// version, or the source tree's VERSION marked as a development build
+// ("0.1.0-devel") for `go build` and `go run`.
 var version = ""
 
 // versionModules are the dependencies --version reports.
@@ -20,7 +23,7 @@ func versionText(info *debug.BuildInfo, ok bool) string {
 	v := version
 	deps := map[string]string{}
 	if ok {
-		if v == "" && info.Main.Version != "" {
+		if v == "" && info.Main.Version != "" && info.Main.Version != "(devel)" {
 			v = info.Main.Version
 		}
 		for _, d := range info.Deps {
@@ -31,7 +34,7 @@ func versionText(info *debug.BuildInfo, ok bool) string {
 		}
 	}
 	if v == "" {
-		v = "devel"
+		v = geocompact.Version() + "-devel"
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "geocompact %s\n", v)

@@ -23,7 +23,7 @@ func DefaultMemoryBudget() int64 {
 
 // DefaultBudget is the default memory budget of sorted groups on a
 // machine with 512 MiB of memory or more, chosen from the measurements in
-// docs/perf.md: with the soft memory limit at the budget plus 128 MiB,
+// docs/perf-history.md: with the soft memory limit at the budget plus 128 MiB,
 // Hilbert at defaults on 1.5M points peaks under 300 MiB of RSS (160 MiB
 // peaked at 325 MiB), and binpack stays under 200 MiB.
 const DefaultBudget = 128 << 20

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/internal/suggest"
+	"github.com/geocompact/geocompact/table/optval"
 )
 
 // Iceberg's rewrite_position_delete_files option names.

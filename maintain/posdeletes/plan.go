@@ -11,8 +11,8 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/geocompact/geocompact/sql/where"
 	"github.com/geocompact/geocompact/table/catalogs"
+	"github.com/geocompact/geocompact/table/where"
 )
 
 // state is what a snapshot holds that a delete file rewrite reads: its

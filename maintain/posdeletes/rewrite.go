@@ -23,10 +23,10 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/geocompact/geocompact/engine/optval"
 	format "github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/table/geowrite"
+	"github.com/geocompact/geocompact/table/optval"
 )
 
 // Config is one delete file rewrite.

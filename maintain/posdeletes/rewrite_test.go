@@ -16,9 +16,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/bench"
-	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/maintain/posdeletes"
 	"github.com/geocompact/geocompact/table/catalogs"
+	"github.com/geocompact/geocompact/table/optval"
 )
 
 // morTable generates a merge-on-read table in a fresh warehouse and runs

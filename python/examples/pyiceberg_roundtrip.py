@@ -3,6 +3,7 @@
 Run: python pyiceberg_roundtrip.py [DIR]   (DIR defaults to a new temp dir)
 """
 
+import os
 import struct
 import sys
 import tempfile
@@ -12,7 +13,8 @@ from pyiceberg.catalog.sql import SqlCatalog
 
 import geocompact
 
-root = sys.argv[1] if len(sys.argv) > 1 else tempfile.mkdtemp()
+root = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else tempfile.mkdtemp()
+os.makedirs(root, exist_ok=True)  # SQLite creates the catalog file, not its folder
 catalog = SqlCatalog("local", uri=f"sqlite:///{root}/catalog.db", warehouse=f"file://{root}/warehouse")
 catalog.create_namespace_if_not_exists("gis")
 

@@ -16,7 +16,8 @@ def test_docs_show_the_script_exactly() -> None:
 
 
 def test_append_compact_read_back(tmp_path: Path) -> None:
-    out = subprocess.run([sys.executable, str(SCRIPT), str(tmp_path)], capture_output=True, text=True)
+    # A folder that does not exist yet, as a reader trying the script names.
+    out = subprocess.run([sys.executable, str(SCRIPT), str(tmp_path / "new" / "lake")], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert "8 files -> " in out.stdout
     assert "PyIceberg reads the same 4000 rows" in out.stdout

@@ -12,11 +12,11 @@ import (
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/delta/deltatest"
-	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/sql"
 	"github.com/geocompact/geocompact/sql/procedure"
 	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/table/layouts"
+	"github.com/geocompact/geocompact/table/optval"
 )
 
 func loadTable(t *testing.T, cat catalog.Catalog, name string) *table.Table {

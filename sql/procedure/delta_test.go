@@ -14,9 +14,9 @@ import (
 
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/internal/testing/testenv"
 	"github.com/geocompact/geocompact/sql/procedure"
+	"github.com/geocompact/geocompact/table/optval"
 )
 
 // deltaTable copies Delta's golden table basic-with-inserts-deletes-checkpoint

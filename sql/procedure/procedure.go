@@ -24,8 +24,8 @@ import (
 	"github.com/geocompact/geocompact/internal/suggest"
 	"github.com/geocompact/geocompact/maintain/posdeletes"
 	"github.com/geocompact/geocompact/sql"
-	"github.com/geocompact/geocompact/sql/where"
 	"github.com/geocompact/geocompact/table/catalogs"
+	"github.com/geocompact/geocompact/table/where"
 )
 
 // ErrCall marks a call that cannot run as written: an unknown catalog, an

@@ -18,13 +18,13 @@ import (
 
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/maintain"
 	"github.com/geocompact/geocompact/sql"
 	"github.com/geocompact/geocompact/sql/procedure"
-	"github.com/geocompact/geocompact/sql/where"
 	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/table/config"
+	"github.com/geocompact/geocompact/table/optval"
+	"github.com/geocompact/geocompact/table/where"
 )
 
 // warehouse generates geo.t, a fragmented table of commits appends, in a

@@ -20,11 +20,11 @@ import (
 
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/internal/testing/enginetest"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/table/deltatable"
+	"github.com/geocompact/geocompact/table/optval"
 )
 
 // field is one column of the test schema, with its column mapping.

@@ -9,14 +9,14 @@ import (
 	"github.com/apache/iceberg-go"
 
 	"github.com/geocompact/geocompact/delta"
-	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/internal/suggest"
-	"github.com/geocompact/geocompact/sql/where"
 	"github.com/geocompact/geocompact/table"
+	"github.com/geocompact/geocompact/table/optval"
+	"github.com/geocompact/geocompact/table/where"
 )
 
 // scope returns the files that may hold rows matching text, a predicate
-// in sql/where's language over any of the table's columns, as an
+// in table/where's language over any of the table's columns, as an
 // Iceberg rewrite scopes by --where: a file is selected when its
 // partition values and statistics (Delta's per-file minValues, maxValues,
 // nullCount and numRecords) do not rule a match out, and a selected file

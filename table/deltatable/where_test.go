@@ -17,8 +17,8 @@ import (
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/delta/deltatest"
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/internal/testing/enginetest"
+	"github.com/geocompact/geocompact/table/optval"
 )
 
 // statsSchema is a table with a timestamp, a string, a nested double, a

@@ -10,10 +10,10 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/cluster"
-	"github.com/geocompact/geocompact/sql/where"
 	format "github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/table/layouts"
+	"github.com/geocompact/geocompact/table/where"
 )
 
 // Open loads the table called name in cat at its current snapshot, as a

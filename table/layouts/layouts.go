@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/geocompact/geocompact/cluster"
-	"github.com/geocompact/geocompact/engine/optval"
+	"github.com/geocompact/geocompact/table/optval"
 )
 
 // Prop is the table property that records a table's layout when

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/cluster"
-	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/table/layouts"
+	"github.com/geocompact/geocompact/table/optval"
 )
 
 // TestRecordedLayoutRoundTrip writes each layout as the property records

@@ -21,9 +21,9 @@ import (
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/table"
+	"github.com/geocompact/geocompact/table/optval"
 )
 
 // RewriteFlags are the flags of a rewrite.

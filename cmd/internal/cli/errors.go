@@ -9,15 +9,15 @@ import (
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/ingest"
 	"github.com/geocompact/geocompact/maintain"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/sql"
 	"github.com/geocompact/geocompact/sql/procedure"
-	"github.com/geocompact/geocompact/sql/where"
 	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/table/layouts"
+	"github.com/geocompact/geocompact/table/optval"
+	"github.com/geocompact/geocompact/table/where"
 )
 
 // usageErrors mark the library errors that are a mistake in what the

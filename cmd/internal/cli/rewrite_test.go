@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/geocompact/geocompact/cmd/internal/cli"
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/internal/cli"
 	"github.com/geocompact/geocompact/table"
 )
 

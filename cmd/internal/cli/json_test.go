@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/geocompact/geocompact/internal/cli"
+	"github.com/geocompact/geocompact/cmd/internal/cli"
 )
 
 // TestWriteJSON pins the bytes every --json output is written with: two

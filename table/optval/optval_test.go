@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/geocompact/geocompact/engine/optval"
+	"github.com/geocompact/geocompact/table/optval"
 )
 
 func TestParseSize(t *testing.T) {

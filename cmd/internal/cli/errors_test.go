@@ -10,13 +10,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/alter"
+	"github.com/geocompact/geocompact/cmd/internal/cli"
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/engine/optval"
 	"github.com/geocompact/geocompact/ingest"
-	"github.com/geocompact/geocompact/internal/cli"
 	"github.com/geocompact/geocompact/maintain"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/table/layouts"
+	"github.com/geocompact/geocompact/table/optval"
 )
 
 // TestWords checks that the library's errors, which speak of curves,

@@ -34,7 +34,7 @@ func LimitMemory(req engine.Request, tableProps map[string]string) {
 // memoryLimitRoom is what the process may use beyond the groups' budget
 // and the files being written: the runtime, the catalog, the scan's
 // read-ahead and the collector's headroom. A spilled sort holds about its
-// budget plus 40-50 MB live (docs/perf.md); with 64 MiB of room the heap
+// budget plus 40-50 MB live (docs/perf-history.md); with 64 MiB of room the heap
 // sat at the limit and the collector ran back to back, 1.4-1.6x the
 // in-memory sort's CPU at a 64 MiB budget, against 1.25x with 128 MiB.
 const memoryLimitRoom = 128 << 20
@@ -44,7 +44,7 @@ const memoryLimitRoom = 128 << 20
 // about 50 MB at Iceberg's row-group limit of 1,048,576 rows of points)
 // and the batches on their way to it. Without it, at 128 MiB files the
 // live heap (about 400 MB) sat above the limit and the collector took a
-// third of the CPU (docs/perf.md, "Memory at large target files").
+// third of the CPU (docs/perf-history.md, "Memory at large target files").
 func writeRoom(target int64, files int) int64 {
 	return int64(files) * 2 * min(max(target, 0), writeRoomPerFile)
 }

@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/geocompact/geocompact/cmd/internal/cli"
 	"github.com/geocompact/geocompact/engine"
-	"github.com/geocompact/geocompact/internal/cli"
 )
 
 // TestLimitMemory checks that the Go memory limit follows the budget the
