@@ -82,7 +82,9 @@ func (c *locationWarner) Close() error {
 // warehouse named through a link is not reported).
 func insideDir(loc, dir string) bool {
 	p := loc
-	if strings.Contains(loc, "://") {
+	if strings.HasPrefix(loc, "file:") && !strings.HasPrefix(loc, "file://") {
+		p = strings.TrimPrefix(loc, "file:") // Hadoop's file:/path, as Spark writes it
+	} else if strings.Contains(loc, "://") {
 		u, err := url.Parse(loc)
 		if err != nil || u.Scheme != "file" {
 			return false

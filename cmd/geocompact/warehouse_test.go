@@ -37,3 +37,18 @@ func TestCopiedWarehouseWarns(t *testing.T) {
 		}
 	}
 }
+
+// TestInsideDirHadoopFileURI: Spark writes table locations as Hadoop's
+// file:/path; a table there is inside the warehouse, not outside it.
+func TestInsideDirHadoopFileURI(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, loc := range []string{"file:" + dir + "/bench/points", "file://" + dir + "/bench/points", dir + "/bench/points"} {
+		if !insideDir(loc, dir) {
+			t.Errorf("%s is inside %s", loc, dir)
+		}
+	}
+	if insideDir("file:/elsewhere/points", dir) {
+		t.Errorf("file:/elsewhere/points is not inside %s", dir)
+	}
+}
