@@ -273,7 +273,8 @@ func (r *run) writeFile(ctx context.Context, fs iceio.WriteFileIO, o *output, pa
 	}
 	o.written = append(o.written, loc)
 	cw := &countingWriter{w: w}
-	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd), parquet.WithStats(true))
+	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd), parquet.WithStats(true),
+		parquet.WithDictionaryFor("pos", false)) // distinct positions: a dictionary only adds bytes
 	pw, err := pqarrow.NewFileWriter(deleteSchema, cw, props, pqarrow.DefaultWriterProps())
 	if err != nil {
 		w.Close()
