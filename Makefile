@@ -23,9 +23,9 @@ test:
 test-short:
 	go test -short ./...
 
-# The 80-line function and 800-line file limits (internal/codesize).
+# The 80-line function and 800-line file limits (internal/testing/codesize).
 size:
-	go test ./internal/codesize -count=1
+	go test ./internal/testing/codesize -count=1
 
 interop:
 	interop/run.sh --services

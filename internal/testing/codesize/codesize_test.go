@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/geocompact/geocompact/internal/codesize"
+	"github.com/geocompact/geocompact/internal/testing/codesize"
 )
 
 // TestCodeSize walks every Go file of the module (the nested Beam module
@@ -21,7 +21,7 @@ import (
 // codesize.MaxFileLines.
 func TestCodeSize(t *testing.T) {
 	t.Parallel()
-	root, err := filepath.Abs("../..")
+	root, err := filepath.Abs("../../..")
 	require.NoError(t, err)
 	fset := token.NewFileSet()
 	files := 0
