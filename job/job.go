@@ -37,6 +37,8 @@ type Rewrite struct {
 	// travel.
 	Request engine.Request     `json:"request"`
 	Groups  []engine.GroupSpec `json:"groups"`
+	// Shuffled are the groups that run as shuffled stages (SetShuffle).
+	Shuffled []int `json:"shuffled,omitempty"`
 	// Result is the plan and the table's figures before the rewrite;
 	// Commit fills in the rest.
 	Result *engine.Result `json:"result"`

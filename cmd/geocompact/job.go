@@ -34,53 +34,46 @@ table over its workers:
 
   plan    plans the rewrite at the table's current snapshot, records the job
           beside the table's metadata and prints the job (first line) and its
-          units (one JSON line each; one unit per file group)
+          first units (one JSON line each)
   work    runs the units it reads on stdin and prints one result line each
+  next    prints the units still to run, from the results so far (none:
+          every unit has run, commit)
   commit  verifies the results and replaces the planned files in one
           snapshot, then deletes every file of the job that no metadata
           references (those of failed or repeated attempts)
   abort   deletes the job's files and its record
 
+A group one worker sorts within its memory budget, and with --shuffle=never
+every group, is one unit: a worker rewrites it whole (spilling to its local
+disk past the budget). A sorted group over the budget is spread over the
+workers in three stages through shuffle files beside the table's metadata:
+scatter (a unit per input file), bucket (a unit per key range that fits the
+budget) and span (a unit per output file crossing a bucket's edge); next
+gives each stage's units once the stage before has its results.
+
 Workers need read access to the catalog and read/write access to the table's
 storage; only commit changes the table. A unit may run more than once (an
 engine retries it): every attempt writes files under fresh names, and commit
-keeps one result per group.`,
+keeps one result per unit.`,
 		Example: `  $ geocompact job plan --table gis.pings --curve hilbert > plan.jsonl
   $ head -1 plan.jsonl > job.json
   $ tail -n +2 plan.jsonl | geocompact job work --job job.json > results.jsonl
+  $ geocompact job next --job job.json results.jsonl > more.jsonl   # empty: done
   $ geocompact job commit --job job.json results.jsonl`,
 		Args: cobra.NoArgs,
 	}
-	cmd.AddCommand(newJobPlanCmd(g), newJobWorkCmd(g), newJobCommitCmd(g), newJobAbortCmd(g))
+	cmd.AddCommand(newJobPlanCmd(g), newJobWorkCmd(g), newJobNextCmd(g), newJobCommitCmd(g), newJobAbortCmd(g))
 	return cmd
 }
 
-// jobUnit is one unit of work as plan prints it and work reads it: the
-// rewrite of one whole group.
-type jobUnit struct {
-	Job   string `json:"job"`
-	Group int    `json:"group"`
-}
-
-// jobUnitResult is what work prints for a unit it ran: the digests of
-// the rows read and written, the files written (job.EncodeFiles), and
+// jobUnitResult is what work prints for a unit it ran (job.Result), and
 // where and when it ran, so that the engine's spread can be checked.
 type jobUnitResult struct {
-	Job   string `json:"job"`
-	Group int    `json:"group"`
-	// In and Out are the digests (verify.Digest.Encode) of the rows read and
-	// of the files written, read back.
-	In  []byte `json:"in"`
-	Out []byte `json:"out"`
-	// Files describe the files written (job.EncodeFiles).
-	Files []byte `json:"files"`
-	// Rows and FilesOut are the rows and files written, for people.
-	Rows     int64     `json:"rows"`
-	FilesOut int       `json:"files_out"`
-	Start    time.Time `json:"start"`
-	End      time.Time `json:"end"`
-	PID      int       `json:"pid"`
-	Host     string    `json:"host"`
+	job.Result
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+	PID   int       `json:"pid"`
+	Host  string    `json:"host"`
 	// PeakRSS is the work process's peak resident set so far, in bytes
 	// (Linux; 0 elsewhere): the memory a worker must leave it.
 	PeakRSS int64 `json:"peak_rss_bytes,omitempty"`
@@ -102,15 +95,23 @@ func (r *jobRef) register(cmd *cobra.Command) {
 	cmd.MarkFlagRequired("job")
 }
 
-// load returns the job --job names.
+// isID reports whether --job names a job by its id (no file is so
+// called), which load reads from the job's record in the table.
+func (r *jobRef) isID() bool {
+	if !jobIDPattern.MatchString(r.ref) {
+		return false
+	}
+	_, err := os.Stat(r.ref)
+	return errors.Is(err, fs.ErrNotExist)
+}
+
+// load returns the job --job names; cat is needed for a job id only.
 func (r *jobRef) load(ctx context.Context, cat catalog.Catalog) (*job.Rewrite, error) {
-	if jobIDPattern.MatchString(r.ref) {
-		if _, err := os.Stat(r.ref); errors.Is(err, fs.ErrNotExist) {
-			if r.table == "" {
-				return nil, usageErrorf("--job %s is a job id: give its table with --table", r.ref)
-			}
-			return job.Load(ctx, cat, r.table, r.ref)
+	if r.isID() {
+		if r.table == "" {
+			return nil, usageErrorf("--job %s is a job id: give its table with --table", r.ref)
 		}
+		return job.Load(ctx, cat, r.table, r.ref)
 	}
 	f, err := os.Open(r.ref)
 	if err != nil {

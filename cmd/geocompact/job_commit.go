@@ -27,9 +27,9 @@ func newJobCommitCmd(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "commit --job FILE_OR_ID [RESULTS...]",
 		Short: "Verify the units' results and commit them as one replace",
-		Long: `Commit reads the result lines of job work (from the files given, else from
-stdin), keeps one result per group (the first), verifies each group (the rows
-written are the rows read), and replaces the planned files in one snapshot
+		Long: `Commit reads the result lines of job work, every stage's (from the files
+given, else from stdin), keeps one result per unit (the first), verifies each
+group (the rows written are the rows read), and replaces the planned files in one snapshot
 tagged with the job's id, with the conflict checks of geocompact rewrite. It
 then deletes every file of the job that no metadata references (those of
 attempts whose results were not kept), the job's record, and what jobs whose
@@ -59,9 +59,13 @@ func runJobCommit(ctx context.Context, o *jobCommitOptions, paths []string) erro
 	if len(j.Groups) == 0 {
 		return writeRewriteResult(o.g, j.Result)
 	}
-	files, in, out, err := readUnitResults(j, o.g.IO.In, paths)
+	rs, err := readUnitResults(j, o.g.IO.In, paths)
 	if err == nil {
-		_, err = j.Commit(ctx, cat, files, in, out)
+		var files [][]iceberg.DataFile
+		var in, out []verify.Digest
+		if files, in, out, err = j.Gather(rs); err == nil {
+			_, err = j.Commit(ctx, cat, files, in, out)
+		}
 	}
 	if err != nil {
 		if aerr := abortJob(context.WithoutCancel(ctx), cat, j); aerr != nil {
@@ -84,65 +88,37 @@ func runJobCommit(ctx context.Context, o *jobCommitOptions, paths []string) erro
 }
 
 // readUnitResults reads the result lines in the files at paths (stdin
-// when none) and returns the files written and the digests of every
-// group of j. A group's first result is kept: a unit that ran twice wrote
-// twice, and the files of the other attempt are deleted after the commit.
-func readUnitResults(j *job.Rewrite, stdin io.Reader, paths []string) ([][]iceberg.DataFile, []verify.Digest, []verify.Digest, error) {
-	n := len(j.Groups)
-	files := make([][]iceberg.DataFile, n)
-	in, out := make([]verify.Digest, n), make([]verify.Digest, n)
-	seen := make([]bool, n)
+// when none).
+func readUnitResults(j *job.Rewrite, stdin io.Reader, paths []string) ([]job.Result, error) {
+	var rs []job.Result
 	read := func(r io.Reader, name string) error {
 		return jsonLines(r, func(line []byte) error {
-			var res jobUnitResult
+			var res job.Result
 			if err := json.Unmarshal(line, &res); err != nil {
 				return fmt.Errorf("read results %s: %w: %.80q", name, err, line)
 			}
 			if res.Job != j.ID {
 				return fmt.Errorf("read results %s: a result of job %s, not of job %s", name, res.Job, j.ID)
 			}
-			if res.Group < 0 || res.Group >= n {
-				return fmt.Errorf("read results %s: job %s has no group %d", name, j.ID, res.Group)
-			}
-			if seen[res.Group] {
-				return nil
-			}
-			var err error
-			if in[res.Group], err = verify.DecodeDigest(res.In); err == nil {
-				out[res.Group], err = verify.DecodeDigest(res.Out)
-			}
-			if err == nil {
-				files[res.Group], err = job.DecodeFiles(res.Files)
-			}
-			if err != nil {
-				return fmt.Errorf("read results %s: group %d: %w", name, res.Group+1, err)
-			}
-			seen[res.Group] = true
+			rs = append(rs, res)
 			return nil
 		})
 	}
 	if len(paths) == 0 {
-		if err := read(stdin, "(stdin)"); err != nil {
-			return nil, nil, nil, err
-		}
+		return rs, read(stdin, "(stdin)")
 	}
 	for _, p := range paths {
 		f, err := os.Open(p)
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("read results: %w", err)
+			return nil, fmt.Errorf("read results: %w", err)
 		}
 		err = read(f, p)
 		f.Close()
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, err
 		}
 	}
-	for g, ok := range seen {
-		if !ok {
-			return nil, nil, nil, fmt.Errorf("commit job %s: no result for group %d of %d (unit {\"job\":%q,\"group\":%d})", j.ID, g+1, n, j.ID, g)
-		}
-	}
-	return files, in, out, nil
+	return rs, nil
 }
 
 // abortJob deletes every file of j that no metadata references, then its

@@ -13,8 +13,9 @@ import (
 )
 
 type jobPlanOptions struct {
-	g     *globalOptions
-	flags cli.RewriteFlags
+	g       *globalOptions
+	flags   cli.RewriteFlags
+	shuffle string
 }
 
 func newJobPlanCmd(g *globalOptions) *cobra.Command {
@@ -25,21 +26,29 @@ func newJobPlanCmd(g *globalOptions) *cobra.Command {
 		Long: `Plan plans a rewrite of the table at its current snapshot, with the flags of
 geocompact rewrite, records the job beside the table's metadata (so that a
 later commit sweeps it if this job's driver stops before it is done) and
-prints the job on the first line and then one unit per line (JSON): one unit
-per file group, rewritten whole by one worker. Nothing to rewrite prints the
-job and no unit, and records nothing.`,
-		Example: `  $ geocompact job plan --table gis.pings --curve hilbert > plan.jsonl`,
-		Args:    cobra.NoArgs,
+prints the job on the first line and then its first units, one per line
+(JSON). A group is one unit, rewritten whole by one worker, unless it is a
+sorted group over the worker's memory budget (max-group-memory-bytes) and
+--shuffle is auto: then it is spread over the workers in stages (see
+geocompact job --help), and its first units scatter its input files. Nothing
+to rewrite prints the job and no unit, and records nothing.`,
+		Example: `  $ geocompact job plan --table gis.pings --curve hilbert > plan.jsonl
+  $ geocompact job plan --table gis.pings --curve hilbert --shuffle never > plan.jsonl`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			req, err := o.flags.Request()
 			if err != nil {
 				return &usageError{err}
+			}
+			if o.shuffle != "auto" && o.shuffle != "never" {
+				return usageErrorf("--shuffle %q: want auto or never", o.shuffle)
 			}
 			req.Logger = g.Logger()
 			return runJobPlan(cmd.Context(), o, req)
 		},
 	}
 	o.flags.Register(cmd.Flags())
+	cmd.Flags().StringVar(&o.shuffle, "shuffle", "auto", "auto: spread a sorted group over the memory budget across workers; never: one worker rewrites each group, spilling")
 	cmd.MarkFlagRequired("table")
 	return cmd
 }
@@ -56,6 +65,7 @@ func runJobPlan(ctx context.Context, o *jobPlanOptions, req engine.Request) erro
 		}
 		return err
 	}
+	j.SetShuffle(o.shuffle == "auto")
 	if len(j.Groups) > 0 {
 		if err := j.WriteMarker(ctx); err != nil {
 			return err
@@ -65,8 +75,8 @@ func runJobPlan(ctx context.Context, o *jobPlanOptions, req engine.Request) erro
 	if err := enc.Encode(j); err != nil {
 		return fmt.Errorf("write job: %w", err)
 	}
-	for i := range j.Groups {
-		if err := enc.Encode(jobUnit{Job: j.ID, Group: i}); err != nil {
+	for _, u := range j.Units() {
+		if err := enc.Encode(u); err != nil {
 			return fmt.Errorf("write unit: %w", err)
 		}
 	}

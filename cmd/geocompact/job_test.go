@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -212,7 +213,7 @@ func TestJobBadInput(t *testing.T) {
 		{"work: no such group", []string{"job", "work", "--job", p.file}, strings.Replace(p.units[0], `"group":0`, `"group":7`, 1), exitUsage, "has no group 7"},
 		{"work: not a job file", []string{"job", "work", "--job", p.units[0]}, "", exitUsage, "--job"},
 		{"id without a table", []string{"job", "abort", "--job", p.job.ID}, "", exitUsage, "--table"},
-		{"commit: a missing group", []string{"job", "commit", "--job", p.file}, results[0], exitError, "no result for group 2 of 2"},
+		{"commit: a missing group", []string{"job", "commit", "--job", p.file}, results[0], exitError, `"group":1} has no result`},
 	}
 	_, _, before := p.liveFiles(t)
 	for _, tc := range tests {
@@ -276,4 +277,88 @@ func running(pid int) bool {
 	}
 	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
 	return len(f) == 0 || f[0] != "Z"
+}
+
+// TestJobShuffledStages runs a group over the memory budget through the
+// three stages of work processes that job next hands out, commits, and
+// checks the table matches a local rewrite of its twin; next prints
+// nothing once every unit has run, and a hostile unit or flag is refused.
+func TestJobShuffledStages(t *testing.T) {
+	t.Parallel()
+	wh, twin := t.TempDir(), t.TempDir()
+	for _, w := range []string{wh, twin} {
+		r := runCLI(t, w, false, "generate", "--table", "geo.t", "--rows", "6000", "--commits", "6", "--distribution", "clustered")
+		require.Equal(t, exitOK, r.Code, r.Stderr)
+	}
+	flags := []string{"--table", "geo.t", "--curve", "hilbert", "--option", "rewrite-all=true", "--option", "target-file-size-bytes=36000", "--option", "max-group-memory-bytes=262144"}
+	r := runCLI(t, twin, false, append([]string{"rewrite"}, flags...)...)
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+
+	r = runCLI(t, wh, false, append([]string{"job", "plan", "--shuffle", "sometimes"}, flags...)...)
+	require.Equal(t, exitUsage, r.Code)
+	require.Contains(t, r.Stderr, `--shuffle "sometimes": want auto or never`)
+
+	r = runCLI(t, wh, false, append([]string{"job", "plan"}, flags...)...)
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	lines := strings.Split(strings.TrimSpace(r.Stdout), "\n")
+	p := &plannedJob{wh: wh, file: filepath.Join(t.TempDir(), "job.json"), units: lines[1:]}
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &p.job))
+	require.NoError(t, os.WriteFile(p.file, []byte(lines[0]+"\n"), 0o644))
+	require.Equal(t, []int{0}, p.job.Shuffled)
+	require.Contains(t, p.units[0], `"kind":"scatter"`)
+
+	for _, tc := range []struct{ unit, want string }{
+		{`{"job":"` + p.job.ID + `","kind":"gather"}`, `unknown kind of unit "gather"`},
+		{`{"job":"` + p.job.ID + `"}`, "is shuffled: it has no whole-group unit"},
+		{`{"job":"` + p.job.ID + `","kind":"span","inputs":["/etc/passwd"]}`, "not a shuffle file of job"},
+	} {
+		r := runCLIIn(t, wh, tc.unit+"\n", "job", "work", "--job", p.file)
+		require.Equal(t, exitUsage, r.Code, tc.unit)
+		require.Contains(t, r.Stderr, tc.want)
+	}
+
+	var results []string
+	var stages []string
+	for units := p.units; len(units) > 0; {
+		var u job.Unit
+		require.NoError(t, json.Unmarshal([]byte(units[0]), &u))
+		stages = append(stages, u.Kind)
+		// Two workers share each stage.
+		half := (len(units) + 1) / 2
+		results = append(results, p.work(t, units[:half]...)...)
+		if half < len(units) {
+			results = append(results, p.work(t, units[half:]...)...)
+		}
+		r := runCLIIn(t, wh, strings.Join(results, "\n"), "job", "next", "--job", p.file)
+		require.Equal(t, exitOK, r.Code, r.Stderr)
+		units = nil
+		if out := strings.TrimSpace(r.Stdout); out != "" {
+			units = strings.Split(out, "\n")
+		}
+	}
+	require.Equal(t, []string{"scatter", "bucket", "span"}, stages)
+	r = runCLIIn(t, wh, strings.Join(results, "\n"), "--json", "job", "commit", "--job", p.file)
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	require.Contains(t, r.Stdout, `"verified": true`)
+	require.Equal(t, tableFileRows(t, twin), tableFileRows(t, wh), "the files a local rewrite writes")
+	for _, f := range p.tagged(t) {
+		require.NotContains(t, f, "geocompact-shuffle", "no shuffle file stays")
+	}
+}
+
+// tableFileRows returns the row counts of geo.t's data files, sorted.
+func tableFileRows(t *testing.T, wh string) []int64 {
+	t.Helper()
+	cat, err := catalogs.Open(t.Context(), catalogs.Spec{Warehouse: wh})
+	require.NoError(t, err)
+	tbl, err := catalogs.LoadTable(t.Context(), cat, "geo.t")
+	require.NoError(t, err)
+	tasks, err := tbl.Scan().PlanFiles(t.Context())
+	require.NoError(t, err)
+	var rows []int64
+	for _, task := range tasks {
+		rows = append(rows, task.File.Count())
+	}
+	slices.Sort(rows)
+	return rows
 }

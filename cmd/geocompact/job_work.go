@@ -60,15 +60,12 @@ func runJobWork(ctx context.Context, o *jobWorkOptions) error {
 	var opened bool
 	enc := json.NewEncoder(o.g.IO.Out)
 	return jsonLines(o.g.IO.In, func(line []byte) error {
-		var u jobUnit
+		var u job.Unit
 		if err := json.Unmarshal(line, &u); err != nil {
 			return usageErrorf("read unit: %v: %.80q", err, line)
 		}
-		if u.Job != j.ID {
-			return usageErrorf("unit of job %s given to job %s", u.Job, j.ID)
-		}
-		if u.Group < 0 || u.Group >= len(j.Groups) {
-			return usageErrorf("job %s has no group %d (it has %d)", j.ID, u.Group, len(j.Groups))
+		if err := j.CheckUnit(&u); err != nil {
+			return &usageError{err}
 		}
 		if !opened {
 			if err := j.Open(ctx, cat); err != nil {
@@ -79,7 +76,7 @@ func runJobWork(ctx context.Context, o *jobWorkOptions) error {
 			cli.LimitMemory(j.Request, nil)
 			opened = true
 		}
-		res, err := workUnit(ctx, j, u.Group)
+		res, err := workUnit(ctx, j, u)
 		if err != nil {
 			return err
 		}
@@ -93,18 +90,15 @@ func runJobWork(ctx context.Context, o *jobWorkOptions) error {
 	})
 }
 
-// workUnit rewrites group group of j whole and describes what it wrote.
-func workUnit(ctx context.Context, j *job.Rewrite, group int) (*jobUnitResult, error) {
+// workUnit runs unit u of j and describes what it wrote.
+func workUnit(ctx context.Context, j *job.Rewrite, u job.Unit) (*jobUnitResult, error) {
 	host, _ := os.Hostname()
-	res := &jobUnitResult{Job: j.ID, Group: group, PID: os.Getpid(), Host: host, Start: time.Now().UTC()}
-	files, in, out, err := j.RewriteGroup(ctx, group)
+	res := &jobUnitResult{PID: os.Getpid(), Host: host, Start: time.Now().UTC()}
+	r, err := j.Run(ctx, u)
 	if err != nil {
 		return nil, err
 	}
-	if res.Files, err = j.EncodeFiles(files); err != nil {
-		return nil, err
-	}
-	res.In, res.Out, res.Rows, res.FilesOut = in.Encode(), out.Encode(), out.Rows, len(files)
+	res.Result = *r
 	res.End, res.PeakRSS = time.Now().UTC(), peakRSS()
 	return res, nil
 }

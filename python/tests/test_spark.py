@@ -72,6 +72,31 @@ def test_spark_rewrite_commits_one_attempt_per_unit(warehouse: Path, demo: str) 
     assert len(files) == r.result.added_data_files_count, "the lost attempt's files stayed"
 
 
+def test_spark_rewrite_shuffles_a_large_group(warehouse: Path, demo: str) -> None:
+    # One group over the 256 KiB budget: scatter, bucket and span stages,
+    # every stage's first task lost once after it wrote its files.
+    opts = {"min-input-files": 2, "max-group-memory-bytes": 262144, "target-file-size-bytes": 36000}
+    r = gs.run(FakeSpark(lambda i, a: i == 0 and a == 0), demo, curve="hilbert", warehouse=warehouse, options=opts)
+    assert r.result.verified and r.result.snapshots_committed == 1
+    kinds = [u["kind"] for u in r.units]
+    assert kinds[0] == "scatter" and "bucket" in kinds, kinds
+    assert sum(u["rows"] for u in r.units if u["kind"] != "scatter") == 20000
+    left = tagged(warehouse, r.units[0]["job"])
+    assert not [p for p in left if "geocompact-shuffle" in str(p)], "shuffle files stayed"
+    assert len([p for p in left if p.suffix == ".parquet"]) == r.result.added_data_files_count
+
+    # The same table without the shuffle: one unit, one executor spilling.
+    twin = warehouse / "twin"
+    from conftest import generate
+
+    generate(twin, "demo.pings")
+    r2 = gs.run(FakeSpark(), demo, curve="hilbert", warehouse=twin, options=opts, shuffle=False)
+    assert [u.get("kind") for u in r2.units] == [None]
+    assert r2.result.added_data_files_count == r.result.added_data_files_count
+    with pytest.raises(TypeError, match="shuffle"):
+        gs.run(FakeSpark(), demo, warehouse=twin, shuffle="yes")
+
+
 def test_spark_rewrite_failure_aborts(warehouse: Path, demo: str, monkeypatch: pytest.MonkeyPatch) -> None:
     seen: dict[str, Any] = {}
 

@@ -62,7 +62,7 @@ RunUnits = Callable[[list[str], Work, "str | None"], list[str]]
 
 #: The keys of a unit's report: what work printed of where and when it ran,
 #: and what the engine added (``executor``, ``attempt``, ``node``).
-REPORT_KEYS = ("job", "group", "rows", "files_out", "start", "end", "pid", "host", "peak_rss_bytes", "executor",
+REPORT_KEYS = ("job", "group", "kind", "file", "bucket", "rows", "files_out", "start", "end", "pid", "host", "peak_rss_bytes", "executor",
                "attempt", "node")
 
 
@@ -95,12 +95,19 @@ def run_job(
     env: Mapping[str, str] | None = None,
     timeout: float | None = None,
     ship_binary: bool = False,
+    shuffle: bool = True,
     before_commit: Callable[[], None] | None = None,
 ) -> JobRewrite:
     """Plans the rewrite of table, runs its units with run_units and
     commits them, as :func:`geocompact.rewrite` would rewrite it; a dry
-    run is the local engine's. before_commit runs on the driver once every
-    result is in (tests stop the driver or change the table there)."""
+    run is the local engine's. With shuffle, a sorted group larger than a
+    worker's memory budget is spread over the workers in stages (scatter,
+    bucket, span), each stage's units run once the stage before is done;
+    without it, one worker rewrites each group, spilling to its disk.
+    before_commit runs on the driver once every result is in (tests stop
+    the driver or change the table there)."""
+    if not isinstance(shuffle, bool):
+        raise TypeError(f"shuffle must be True or False, not {shuffle!r}")
     log = logger or _log
     if dry_run:
         from .api import rewrite as local_rewrite
@@ -122,6 +129,7 @@ def run_job(
         plan_args += ["--option", f"{k}={v}"]
     if allow_layout_change:
         plan_args.append("--allow-layout-change")
+    plan_args += ["--shuffle", "auto" if shuffle else "never"]
 
     flags, cat_env = _globals(catalog, catalog_name, warehouse, config)
     child_env = {**os.environ, **(env or {}), **cat_env}
@@ -131,7 +139,8 @@ def run_job(
     if not lines:
         raise error_for(1)("job plan printed no job", exit_code=1)
     job_line, units = lines[0], lines[1:]
-    job_id = json.loads(job_line)["id"]
+    job_doc = json.loads(job_line)
+    job_id, staged = job_doc["id"], bool(job_doc.get("shuffled"))
     with tempfile.TemporaryDirectory(prefix="geocompact-job-") as tmp:
         job_file = os.path.join(tmp, "job.json")
         with open(job_file, "w") as f:
@@ -141,7 +150,17 @@ def run_job(
             if units:
                 log.info("job planned job_id=%s units=%d", job_id, len(units))
                 work = Work(job_line, flags, {**(env or {}), **cat_env})
-                results = run_units(units, work, binary if ship_binary else None)
+                ship = binary if ship_binary else None
+                results = run_units(units, work, ship)
+                while staged:
+                    units = [line for line in call([binary, *flags, "job", "next", "--job", job_file], child_env,
+                                                   stdin="\n".join(results) + "\n", timeout=timeout).splitlines()
+                             if line.strip()]
+                    if not units:
+                        break
+                    log.info("job stage job_id=%s kind=%s units=%d", job_id, json.loads(units[0]).get("kind"),
+                             len(units))
+                    results += run_units(units, work, ship)
             if before_commit is not None:
                 before_commit()
             doc = json.loads(call([binary, *flags, "--json", "job", "commit", "--job", job_file], child_env,

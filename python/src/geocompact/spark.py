@@ -55,7 +55,10 @@ def rewrite(spark: Any, table: str, **kwargs: Any) -> RewriteResult:
     ``strategy``, ``sort_order``, ``where``, ``options``, ``windows``,
     ``allow_layout_change``, ``dry_run``, ``catalog``, ``catalog_name``,
     ``warehouse``, ``config``, ``logger``, ``env``, ``timeout``) plus
-    ``ship_binary`` and ``api``: ``"rdd"`` (the default: one task per
+    ``ship_binary``, ``shuffle`` (``True``, the default: a sorted group
+    over a worker's memory budget is spread over the executors in stages;
+    ``False``: one executor rewrites each group, spilling to its disk) and
+    ``api``: ``"rdd"`` (the default: one task per
     unit through ``parallelize(...).mapPartitions``) or ``"dataframe"``
     (a DataFrame of the units through ``mapInPandas``, for clusters that
     restrict the RDD API, such as Databricks' shared access mode; the
@@ -90,10 +93,13 @@ def run(spark: Any, table: str, *, progress: Any = None, api: str = "rdd", **kwa
 def _units_on(spark: Any) -> RunUnits:
     """Runs units as Spark tasks, one unit per task."""
 
+    added: set[str] = set()
+
     def run_units(units: list[str], work: Work, ship: str | None) -> list[str]:
         sc = spark.sparkContext
-        if ship is not None:
+        if ship is not None and ship not in added:  # once, though stages call again
             sc.addFile(ship)  # keeps the exec bit
+            added.add(ship)
         shipped = os.path.basename(ship) if ship is not None else None
         # A unit gets the cores Spark counts for its task, not the node's:
         # the Go worker's memory limit leaves room for one file being
@@ -172,6 +178,8 @@ def _parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p.add_argument("--config")
     p.add_argument("--json", action="store_true", help="write the result as JSON")
     p.add_argument("--ship-binary", action="store_true", help="ship this machine's binary to the executors")
+    p.add_argument("--shuffle", choices=("auto", "never"), default="auto",
+                   help="auto: spread a sorted group over the memory budget across executors; never: one per group")
     p.add_argument("--api", choices=("rdd", "dataframe"), default="rdd",
                    help="run the units through the RDD API (default) or a DataFrame's mapInPandas")
     return p.parse_args(argv)
@@ -198,7 +206,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         res = rewrite(spark, a.table, curve=a.curve, strategy=a.strategy, sort_order=a.sort_order, where=a.where,
                       options=options, windows=a.windows, allow_layout_change=a.allow_layout_change,
                       dry_run=a.dry_run, catalog=a.catalog, warehouse=a.warehouse, config=a.config,
-                      ship_binary=a.ship_binary, api=a.api)
+                      ship_binary=a.ship_binary, shuffle=a.shuffle == "auto", api=a.api)
     except ValueError as e:  # arguments that contradict each other
         print(f"geocompact: {e}", file=sys.stderr)
         return 2

@@ -1,0 +1,590 @@
+package job
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
+
+	"github.com/geocompact/geocompact/cluster"
+	"github.com/geocompact/geocompact/engine/verify"
+)
+
+// The kinds of unit. A group one worker rewrites whole is one unit; a
+// shuffled group (see SetShuffle) runs in three stages through files
+// beside the table's metadata: one scatter unit per input file, then one
+// bucket unit per bucket that received rows, then one span unit per
+// output file that crosses a bucket's edge. Next gives each stage's
+// units from the results of the one before.
+const (
+	KindGroup   = ""
+	KindScatter = "scatter"
+	KindBucket  = "bucket"
+	KindSpan    = "span"
+)
+
+// Unit is one unit of work as it travels to a worker (a JSON line).
+type Unit struct {
+	Job   string `json:"job"`
+	Group int    `json:"group"`
+	Kind  string `json:"kind,omitempty"`
+	// File is, for a scatter unit, the input file's place in its group;
+	// for a span unit, the output file's.
+	File   int `json:"file,omitempty"`
+	Bucket int `json:"bucket,omitempty"`
+	// FirstRow and GroupRows place a bucket's rows in its group's order;
+	// Cells are the cell counts of all the group's rows, for a group cut
+	// at cells (see WriteBucket).
+	FirstRow  int64         `json:"first_row,omitempty"`
+	GroupRows int64         `json:"group_rows,omitempty"`
+	Cells     cluster.Cells `json:"cells,omitempty"`
+	// Inputs are the shuffle files a bucket or span unit reads, in order.
+	Inputs []string `json:"inputs,omitempty"`
+}
+
+// key names the unit's work: two attempts of one unit have one key.
+func (u *Unit) key() string {
+	switch u.Kind {
+	case KindScatter, KindSpan:
+		return fmt.Sprintf("%s/%d/%d", u.Kind, u.Group, u.File)
+	case KindBucket:
+		return fmt.Sprintf("%s/%d/%d", u.Kind, u.Group, u.Bucket)
+	}
+	return fmt.Sprintf("group/%d", u.Group)
+}
+
+// Shuffled is one shuffle file a unit wrote: the rows a scatter unit
+// sent one bucket (Bucket), or the rows a bucket unit holds of an output
+// file that crosses its edge (File).
+type Shuffled struct {
+	Bucket int           `json:"bucket,omitempty"`
+	File   int           `json:"file,omitempty"`
+	Path   string        `json:"path"`
+	Rows   int64         `json:"rows"`
+	Cells  cluster.Cells `json:"cells,omitempty"`
+}
+
+// Result is what a worker reports of a unit it ran (a JSON line).
+type Result struct {
+	Unit
+	// In and Out are the digests (verify.Digest.Encode) of the rows read
+	// and of the data files written, read back.
+	In  []byte `json:"in,omitempty"`
+	Out []byte `json:"out,omitempty"`
+	// Files describe the data files written (EncodeFiles).
+	Files []byte `json:"files,omitempty"`
+	// Shuffled are the shuffle files written, for the next stage.
+	Shuffled []Shuffled `json:"shuffled,omitempty"`
+	// Rows and FilesOut are the rows and data files written, for people.
+	Rows     int64 `json:"rows"`
+	FilesOut int   `json:"files_out"`
+}
+
+// SetShuffle marks the groups that run as shuffled stages: with on, the
+// sorted groups that one worker would have to spill (not Whole); with
+// off, none (a worker rewrites every group whole, spilling to its local
+// disk). It is the driver's choice, made once before the job is written.
+func (j *Rewrite) SetShuffle(on bool) {
+	j.Shuffled = nil
+	if !on {
+		return
+	}
+	for i, g := range j.Groups {
+		if !g.Whole && g.Scale != nil {
+			j.Shuffled = append(j.Shuffled, i)
+		}
+	}
+}
+
+func (j *Rewrite) shuffled(group int) bool { return slices.Contains(j.Shuffled, group) }
+
+// Units returns the job's first units: a unit per whole group, and a
+// scatter unit per input file of every shuffled group.
+func (j *Rewrite) Units() []Unit {
+	var us []Unit
+	for gi, g := range j.Groups {
+		if !j.shuffled(gi) {
+			us = append(us, Unit{Job: j.ID, Group: gi})
+			continue
+		}
+		for pos := range g.Files {
+			us = append(us, Unit{Job: j.ID, Group: gi, Kind: KindScatter, File: pos})
+		}
+	}
+	return us
+}
+
+// CheckUnit refuses a unit that is not one of j's.
+func (j *Rewrite) CheckUnit(u *Unit) error { return j.checkUnit(u, true) }
+
+// checkUnit is CheckUnit; a result's unit (inputs false) no longer
+// carries its inputs.
+func (j *Rewrite) checkUnit(u *Unit, inputs bool) error {
+	if u.Job != j.ID {
+		return fmt.Errorf("a unit of job %s, not of job %s", u.Job, j.ID)
+	}
+	if u.Group < 0 || u.Group >= len(j.Groups) {
+		return fmt.Errorf("job %s has no group %d (it has %d)", j.ID, u.Group, len(j.Groups))
+	}
+	g := &j.Groups[u.Group]
+	switch u.Kind {
+	case KindGroup:
+		if j.shuffled(u.Group) {
+			return fmt.Errorf("group %d of job %s is shuffled: it has no whole-group unit", u.Group, j.ID)
+		}
+		return nil
+	case KindScatter, KindBucket, KindSpan:
+		if !j.shuffled(u.Group) {
+			return fmt.Errorf("group %d of job %s is rewritten whole: it has no %s unit", u.Group, j.ID, u.Kind)
+		}
+	default:
+		return fmt.Errorf("unknown kind of unit %q (want %q, %q or %q, or none)", u.Kind, KindScatter, KindBucket, KindSpan)
+	}
+	switch {
+	case u.Kind == KindScatter && (u.File < 0 || u.File >= len(g.Files)):
+		return fmt.Errorf("group %d of job %s has no input file %d", u.Group, j.ID, u.File)
+	case u.Kind == KindBucket && (u.Bucket < 0 || u.Bucket >= g.Buckets):
+		return fmt.Errorf("group %d of job %s has no bucket %d", u.Group, j.ID, u.Bucket)
+	case inputs && u.Kind != KindScatter && len(u.Inputs) == 0:
+		return fmt.Errorf("%s unit of group %d names no shuffle file to read", u.Kind, u.Group)
+	}
+	for _, p := range u.Inputs {
+		if !strings.Contains(p, "/"+shuffleDir+"/") || !strings.Contains(p, j.Tag()) {
+			return fmt.Errorf("%s unit of group %d reads %s, which is not a shuffle file of job %s", u.Kind, u.Group, p, j.ID)
+		}
+	}
+	return nil
+}
+
+// Run runs one unit of the open job (see Open) and reports what it
+// wrote. After an error, what the unit wrote is left for Abort.
+func (j *Rewrite) Run(ctx context.Context, u Unit) (*Result, error) {
+	if err := j.CheckUnit(&u); err != nil {
+		return nil, err
+	}
+	res := &Result{Unit: u}
+	res.Cells, res.Inputs = nil, nil
+	var files []iceberg.DataFile
+	var out verify.Digest
+	var err error
+	switch u.Kind {
+	case KindGroup:
+		var in verify.Digest
+		files, in, out, err = j.RewriteGroup(ctx, u.Group)
+		res.In = in.Encode()
+	case KindScatter:
+		err = j.runScatter(ctx, u, res)
+	case KindBucket:
+		files, out, err = j.runBucket(ctx, u, res)
+	case KindSpan:
+		files, out, err = j.runSpan(ctx, u)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if u.Kind != KindScatter {
+		if res.Files, err = j.EncodeFiles(files); err != nil {
+			return nil, err
+		}
+		res.Out, res.Rows, res.FilesOut = out.Encode(), out.Rows, len(files)
+	}
+	return res, nil
+}
+
+// shuffleDir holds the shuffle files of every job under a table's
+// metadata folder; each file's name carries its job's tag, so Abort and
+// Sweep delete it with the job's other files.
+const shuffleDir = "geocompact-shuffle"
+
+// shufflePrefix is how the path of every shuffle file of the job under
+// location loc begins.
+func (j *Rewrite) shufflePrefix(loc string) string {
+	return strings.TrimSuffix(loc, "/") + "/metadata/" + shuffleDir + "/" + j.Tag()
+}
+
+// writeShuffle writes recs (releasing them) as one shuffle file of the
+// job and returns its path.
+func (j *Rewrite) writeShuffle(ctx context.Context, what string, recs []arrow.RecordBatch) (string, int64, error) {
+	defer release(recs)
+	loc, fs, err := j.Storage(ctx)
+	if err != nil {
+		return "", 0, err
+	}
+	w, ok := fs.(icebergio.WriteFileIO)
+	if !ok {
+		return "", 0, fmt.Errorf("job %s: the table's file system cannot write files", j.ID)
+	}
+	b, err := EncodeRows(recs)
+	if err != nil {
+		return "", 0, err
+	}
+	var r [6]byte
+	rand.Read(r[:])
+	p := fmt.Sprintf("%s%s-%s.arrow", j.shufflePrefix(loc), hex.EncodeToString(r[:]), what)
+	if err := w.WriteFile(p, b); err != nil {
+		return "", 0, fmt.Errorf("write shuffle file %s: %w", p, err)
+	}
+	var rows int64
+	for _, rec := range recs {
+		rows += rec.NumRows()
+	}
+	return p, rows, nil
+}
+
+// readShuffle reads the rows of the shuffle files at paths, in order.
+func (j *Rewrite) readShuffle(ctx context.Context, paths []string) ([]arrow.RecordBatch, error) {
+	loc, fs, err := j.Storage(ctx)
+	if err != nil {
+		return nil, err
+	}
+	blobs := make([][]byte, len(paths))
+	for i, p := range paths {
+		if !strings.HasPrefix(p, j.shufflePrefix(loc)) {
+			return nil, fmt.Errorf("read shuffle file %s: not a shuffle file of job %s under %s", p, j.ID, loc)
+		}
+		f, err := fs.Open(p)
+		if err != nil {
+			return nil, fmt.Errorf("read shuffle file: %w", err)
+		}
+		blobs[i], err = io.ReadAll(f)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("read shuffle file %s: %w", p, err)
+		}
+	}
+	recs, err := DecodeRows(blobs)
+	if err != nil {
+		release(recs)
+		return nil, err
+	}
+	return recs, nil
+}
+
+// runScatter scatters one input file into a shuffle file per bucket.
+func (j *Rewrite) runScatter(ctx context.Context, u Unit, res *Result) error {
+	held := map[int][]arrow.RecordBatch{}
+	defer func() {
+		for _, recs := range held {
+			release(recs)
+		}
+	}()
+	in, cells, err := j.ScatterFile(ctx, u.Group, j.Groups[u.Group].Files[u.File], func(bk int, rec arrow.RecordBatch) error {
+		held[bk] = append(held[bk], rec)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	res.In = in.Encode()
+	for _, bk := range slices.Sorted(maps.Keys(held)) {
+		recs := held[bk]
+		delete(held, bk)
+		p, rows, err := j.writeShuffle(ctx, fmt.Sprintf("g%d-f%d-b%d", u.Group, u.File, bk), recs)
+		if err != nil {
+			return err
+		}
+		s := Shuffled{Bucket: bk, Path: p, Rows: rows}
+		if cells != nil {
+			s.Cells = cells[bk]
+		}
+		res.Shuffled = append(res.Shuffled, s)
+	}
+	return nil
+}
+
+// runBucket sorts one bucket from its shuffle files, writes the data
+// files wholly inside it, and the rows of files crossing its edges as
+// shuffle files for their span units.
+func (j *Rewrite) runBucket(ctx context.Context, u Unit, res *Result) ([]iceberg.DataFile, verify.Digest, error) {
+	recs, err := j.readShuffle(ctx, u.Inputs)
+	if err != nil {
+		return nil, verify.Digest{}, err
+	}
+	defer release(recs)
+	out, err := j.WriteBucket(ctx, u.Group, u.Bucket, u.FirstRow, u.GroupRows, u.Cells, recs)
+	if out == nil {
+		return nil, verify.Digest{}, err
+	}
+	for _, fr := range out.Fragments {
+		if err != nil {
+			fr.Rows.Release()
+			continue
+		}
+		var p string
+		var rows int64
+		p, rows, err = j.writeShuffle(ctx, fmt.Sprintf("g%d-b%d-o%d", u.Group, u.Bucket, fr.File), []arrow.RecordBatch{fr.Rows})
+		res.Shuffled = append(res.Shuffled, Shuffled{File: fr.File, Path: p, Rows: rows})
+	}
+	return out.Files, out.Out, err
+}
+
+// runSpan writes one output file from the rows the buckets it crosses
+// left, in bucket order.
+func (j *Rewrite) runSpan(ctx context.Context, u Unit) ([]iceberg.DataFile, verify.Digest, error) {
+	recs, err := j.readShuffle(ctx, u.Inputs)
+	if err != nil {
+		return nil, verify.Digest{}, err
+	}
+	defer release(recs)
+	return j.WriteSpanning(ctx, u.Group, u.File, recs)
+}
+
+// results keeps the first result of every unit, by its key.
+type results map[string]*Result
+
+func keep(j *Rewrite, rs []Result) (results, error) {
+	kept := results{}
+	for i := range rs {
+		r := &rs[i]
+		if err := j.checkUnit(&r.Unit, false); err != nil {
+			return nil, fmt.Errorf("result of %s: %w", r.key(), err)
+		}
+		if _, ok := kept[r.key()]; !ok {
+			kept[r.key()] = r
+		}
+	}
+	return kept, nil
+}
+
+func (k results) get(kind string, group, n int) *Result {
+	u := Unit{Kind: kind, Group: group, File: n, Bucket: n}
+	return k[u.key()]
+}
+
+// Next returns the units still to run after the units of rs ran: the
+// units of the next stage of every shuffled group whose stage is done,
+// and any unit whose result is missing. None means every unit has run
+// and the results go to Commit (see Gather).
+func (j *Rewrite) Next(rs []Result) ([]Unit, error) {
+	kept, err := keep(j, rs)
+	if err != nil {
+		return nil, err
+	}
+	var us []Unit
+	for gi := range j.Groups {
+		if !j.shuffled(gi) {
+			if kept.get(KindGroup, gi, 0) == nil {
+				us = append(us, Unit{Job: j.ID, Group: gi})
+			}
+			continue
+		}
+		us = append(us, j.nextOf(gi, kept)...)
+	}
+	return us, nil
+}
+
+// nextOf returns the units of shuffled group gi still to run.
+func (j *Rewrite) nextOf(gi int, kept results) []Unit {
+	var us []Unit
+	g := &j.Groups[gi]
+	for pos := range g.Files {
+		if kept.get(KindScatter, gi, pos) == nil {
+			us = append(us, Unit{Job: j.ID, Group: gi, Kind: KindScatter, File: pos})
+		}
+	}
+	if len(us) > 0 {
+		return us
+	}
+	buckets := bucketUnits(j, gi, kept)
+	for _, b := range buckets {
+		if kept.get(KindBucket, gi, b.Bucket) == nil {
+			us = append(us, b)
+		}
+	}
+	if len(us) > 0 {
+		return us
+	}
+	for _, s := range spanUnits(j, gi, kept, buckets) {
+		if kept.get(KindSpan, gi, s.File) == nil {
+			us = append(us, s)
+		}
+	}
+	return us
+}
+
+// bucketUnits returns a unit per bucket of group gi that received rows,
+// from the kept results of all its scatter units.
+func bucketUnits(j *Rewrite, gi int, kept results) []Unit {
+	g := &j.Groups[gi]
+	rows := make([]int64, g.Buckets)
+	inputs := make([][]string, g.Buckets)
+	var cells cluster.Cells
+	var total int64
+	for pos := range g.Files {
+		for _, s := range kept.get(KindScatter, gi, pos).Shuffled {
+			if s.Bucket < 0 || s.Bucket >= g.Buckets {
+				continue
+			}
+			rows[s.Bucket] += s.Rows
+			total += s.Rows
+			inputs[s.Bucket] = append(inputs[s.Bucket], s.Path)
+			if g.CutShift != 0 {
+				if cells == nil {
+					cells = cluster.Cells{}
+				}
+				cells.Add(s.Cells)
+			}
+		}
+	}
+	var us []Unit
+	var first int64
+	for bk := range g.Buckets {
+		if rows[bk] > 0 {
+			us = append(us, Unit{Job: j.ID, Group: gi, Kind: KindBucket, Bucket: bk, FirstRow: first, GroupRows: total, Cells: cells, Inputs: inputs[bk]})
+		}
+		first += rows[bk]
+	}
+	return us
+}
+
+// spanUnits returns a unit per output file of group gi that crosses a
+// bucket's edge, from the kept results of its bucket units.
+func spanUnits(j *Rewrite, gi int, kept results, buckets []Unit) []Unit {
+	inputs := map[int][]string{}
+	for _, b := range buckets {
+		for _, s := range kept.get(KindBucket, gi, b.Bucket).Shuffled {
+			inputs[s.File] = append(inputs[s.File], s.Path)
+		}
+	}
+	var us []Unit
+	for _, k := range slices.Sorted(maps.Keys(inputs)) {
+		us = append(us, Unit{Job: j.ID, Group: gi, Kind: KindSpan, File: k, Inputs: inputs[k]})
+	}
+	return us
+}
+
+// Gather returns, from the results of every unit of the job, the files
+// written and the digests of the rows read and written of every group,
+// for Commit. A unit without a result is an error that names it.
+func (j *Rewrite) Gather(rs []Result) ([][]iceberg.DataFile, []verify.Digest, []verify.Digest, error) {
+	missing, err := j.Next(rs)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if len(missing) > 0 {
+		u, _ := json.Marshal(missing[0])
+		more := ""
+		if len(missing) > 1 {
+			more = fmt.Sprintf(" (and %d more units)", len(missing)-1)
+		}
+		return nil, nil, nil, fmt.Errorf("commit job %s: unit %s has no result%s", j.ID, u, more)
+	}
+	kept, _ := keep(j, rs)
+	n := len(j.Groups)
+	files := make([][]iceberg.DataFile, n)
+	in, out := make([]verify.Digest, n), make([]verify.Digest, n)
+	for i := range n {
+		in[i], out[i] = verify.NewDigest(), verify.NewDigest()
+	}
+	ordered := slices.SortedFunc(maps.Values(kept), byPlace)
+	for _, r := range ordered {
+		if err := r.merge(&in[r.Group], &out[r.Group], &files[r.Group]); err != nil {
+			return nil, nil, nil, fmt.Errorf("commit job %s: result of %s: %w", j.ID, r.key(), err)
+		}
+	}
+	return files, in, out, nil
+}
+
+// byPlace orders results by group, then kind (scatter, bucket, span),
+// then place.
+func byPlace(a, b *Result) int {
+	rank := map[string]int{KindGroup: 0, KindScatter: 1, KindBucket: 2, KindSpan: 3}
+	return cmp.Or(cmp.Compare(a.Group, b.Group), cmp.Compare(rank[a.Kind], rank[b.Kind]),
+		cmp.Compare(a.File, b.File), cmp.Compare(a.Bucket, b.Bucket))
+}
+
+// kindName is the unit's kind for people.
+func (u *Unit) kindName() string {
+	if u.Kind == KindGroup {
+		return "whole-group"
+	}
+	return u.Kind
+}
+
+// merge adds r's digests and files to its group's.
+func (r *Result) merge(in, out *verify.Digest, files *[]iceberg.DataFile) error {
+	for _, d := range []struct {
+		b  []byte
+		to *verify.Digest
+	}{{r.In, in}, {r.Out, out}} {
+		if len(d.b) == 0 {
+			continue
+		}
+		v, err := verify.DecodeDigest(d.b)
+		if err != nil {
+			return err
+		}
+		d.to.Merge(v)
+	}
+	wantIn, wantOut := r.Kind == KindGroup || r.Kind == KindScatter, r.Kind != KindScatter
+	if wantIn != (len(r.In) > 0) || wantOut != (len(r.Out) > 0) {
+		return fmt.Errorf("a %s result must report the digests of rows read (%v) and written (%v)", r.kindName(), wantIn, wantOut)
+	}
+	fs, err := DecodeFiles(r.Files)
+	if err != nil {
+		return err
+	}
+	*files = append(*files, fs...)
+	return nil
+}
+
+// EncodeRows encodes recs (of one schema) as one LZ4-compressed Arrow
+// IPC stream: the form rows take through a shuffle.
+func EncodeRows(recs []arrow.RecordBatch) ([]byte, error) {
+	if len(recs) == 0 {
+		return nil, errors.New("encode rows: no rows")
+	}
+	var buf bytes.Buffer
+	w := ipc.NewWriter(&buf, ipc.WithSchema(recs[0].Schema()), ipc.WithLZ4())
+	for _, rec := range recs {
+		if err := w.Write(rec); err != nil {
+			return nil, fmt.Errorf("encode rows: %w", err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		return nil, fmt.Errorf("encode rows: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// DecodeRows decodes the streams of blobs (EncodeRows) in order; after an
+// error it returns what it decoded, for release.
+func DecodeRows(blobs [][]byte) ([]arrow.RecordBatch, error) {
+	recs := make([]arrow.RecordBatch, 0, len(blobs))
+	for _, b := range blobs {
+		r, err := ipc.NewReader(bytes.NewReader(b))
+		if err != nil {
+			return recs, fmt.Errorf("decode rows: %w", err)
+		}
+		for r.Next() {
+			rec := r.RecordBatch()
+			rec.Retain()
+			recs = append(recs, rec)
+		}
+		err = r.Err()
+		r.Release()
+		if err != nil && !errors.Is(err, io.EOF) {
+			return recs, fmt.Errorf("decode rows: %w", err)
+		}
+	}
+	return recs, nil
+}
+
+func release(recs []arrow.RecordBatch) {
+	for _, r := range recs {
+		r.Release()
+	}
+}
