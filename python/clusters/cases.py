@@ -119,6 +119,48 @@ def case_killed_worker(lake: Lake, run: Callable[..., Any], victim: Callable[[in
     return {"run": r, **killed}
 
 
+#: A group over the worker's budget: spread over the workers in stages.
+SHUFFLE_OPTS = {"rewrite-all": "true", "max-group-memory-bytes": 96 << 20, "target-file-size-bytes": 700_000}
+
+
+def case_shuffled(lake: Lake, run: Callable[..., Any], victim: Callable[[int], int]) -> dict[str, Any]:
+    """One unpartitioned group over the workers' budget runs as scatter,
+    bucket and span units; the first unit (a scatter) is killed after it
+    wrote its shuffle files and is retried. Exactly one snapshot, the
+    files of the local (spilled) rewrite of a twin table, and no file of
+    the job but the committed ones left, shuffle files included."""
+    for t in ("geo.g", "geo.g_twin"):
+        lake.gc("generate", "--table", t, "--rows", "240000", "--commits", "12", "--seed", "3")
+    opts = [a for k, v in SHUFFLE_OPTS.items() for a in ("--option", f"{k}={v}")]
+    lake.gc("rewrite", "--table", "geo.g_twin", "--curve", "hilbert", *opts)
+    before = lake.snapshots("geo.g")
+    pause = os.path.join(lake.work, "pause-shuffle")
+    killed: dict[str, Any] = {}
+
+    def killer() -> None:
+        while not os.path.exists(pause) or not open(pause).read():
+            time.sleep(0.05)
+        pid = int(open(pause).read())
+        time.sleep(0.2)
+        killed["pid"] = pid
+        os.kill(victim(pid), signal.SIGKILL)
+
+    th = threading.Thread(target=killer, daemon=True)
+    th.start()
+    r = run("geo.g", options=SHUFFLE_OPTS, env={"GEOCOMPACT_TEST_JOB_PAUSE_FILE": pause})
+    th.join(5)
+    assert "pid" in killed, "no worker paused"
+    assert r.result.verified and lake.snapshots("geo.g") == before + 1, r.result
+    kinds = Counter(u.get("kind") for u in r.units)
+    assert kinds["scatter"] == 12 and kinds["bucket"] >= 2 and kinds["span"] >= 1, kinds
+    assert all(u["pid"] != killed["pid"] for u in r.units), "the killed attempt's result was used"
+    assert lake.content("geo.g") == lake.content("geo.g_twin"), "output differs from the local rewrite of the twin"
+    live = lake.live("geo.g")
+    left = [p for p in lake.files_under("geo.g", tag(r.units[0]["job"])) if p not in live]
+    assert not left, f"files of the job left: {left}"
+    return {"run": r, "kinds": kinds, **killed}
+
+
 def case_killed_driver(lake: Lake, run: Callable[..., Any], driver: str, *argv: str) -> str:
     """driver (a Python script run with the warehouse, the config and
     argv) kills itself before its commit of geo.c; a rerun commits and

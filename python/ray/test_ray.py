@@ -8,8 +8,9 @@ its unit wrote its files: retried, one snapshot, the output of
 (c) a driver killed before its commit: a rerun commits and sweeps what the
 killed job left; (d) a conflicting writer between plan and commit:
 CommitConflict, nothing committed, nothing of the job left; (e) bad
-arguments. The cases (b)-(d) are python/clusters/cases.py's, shared with
-the Spark test.
+arguments; (g) one group over the workers' budget in stages, a scatter
+worker killed. The cases (b)-(d) and (g) are python/clusters/cases.py's,
+shared with the Spark test.
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ LAKE = Lake("geocompact-ray-test-")
 
 
 def run(table: str, **kw: Any) -> Any:
-    return gr.run(table, curve="hilbert", options=OPTS, warehouse=LAKE.wh, config=LAKE.cfg, ship_binary=True, **kw)
+    return gr.run(table, curve="hilbert", **{"options": OPTS, **kw}, warehouse=LAKE.wh, config=LAKE.cfg,
+                  ship_binary=True)
 
 
 def parent_of(pid: int) -> int:
@@ -62,6 +64,12 @@ def case_killed_worker() -> None:
     assert all(u["executor"] != k["victim"] for u in k["run"].units), "the killed worker reported a result"
     print(f"(b) Ray worker {k['victim']} killed after its unit wrote {len(k['lost'])} file(s): retried, "
           "one snapshot, output equal to the local rewrite's, its files deleted")
+
+
+def case_shuffled() -> None:
+    k = cases.case_shuffled(LAKE, run, victim=parent_of)
+    print(f"(g) one group over the budget in stages {dict(k['kinds'])}, a scatter worker killed: retried, "
+          "one snapshot, the local rewrite's files, no shuffle file left")
 
 
 DRIVER = r"""
@@ -118,6 +126,7 @@ def main() -> None:
     ray.init(address=cluster.address)
     try:
         cases.run_cases({"overlap": case_overlap, "killed worker": case_killed_worker,
+                         "shuffled": case_shuffled,
                          "killed driver": lambda: case_killed_driver(cluster.address), "conflict": case_conflict,
                          "bad arguments": case_bad_arguments})
     finally:

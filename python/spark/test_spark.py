@@ -7,7 +7,8 @@ twin table, no file of the killed attempt left; (c) a driver killed before
 its commit: a rerun commits and sweeps what the killed job left; (d) a
 conflicting writer between plan and commit: CommitConflict, nothing
 committed, nothing of the job left; (f) the DataFrame path; (e)
-spark-submit. The cases (b)-(d) are python/clusters/cases.py's, shared
+spark-submit; (g) one group over the workers' budget spread over both
+executors in stages, a scatter worker killed. The cases (b)-(d) and (g) are python/clusters/cases.py's, shared
 with the Ray test.
 """
 
@@ -35,8 +36,8 @@ LAKE = Lake("geocompact-spark-test-")
 
 def runner(spark: Any) -> Any:
     def run(table: str, **kw: Any) -> Any:
-        return gs.run(spark, table, curve="hilbert", options=OPTS, warehouse=LAKE.wh, config=LAKE.cfg,
-                      ship_binary=True, **kw)
+        return gs.run(spark, table, curve="hilbert", **{"options": OPTS, **kw}, warehouse=LAKE.wh, config=LAKE.cfg,
+                      ship_binary=True)
 
     return run
 
@@ -60,6 +61,15 @@ def case_killed_worker(spark: Any) -> None:
     assert any(u["attempt"] >= 1 for u in k["run"].units), f"no unit was retried: {k['run'].units}"
     print(f"(b) worker {k['pid']} killed after writing {len(k['lost'])} file(s): retried, one snapshot, "
           "output equal to the local rewrite's, its files deleted")
+
+
+def case_shuffled(spark: Any) -> None:
+    k = cases.case_shuffled(LAKE, runner(spark), victim=lambda pid: pid)
+    scatter = [u for u in k["run"].units if u["kind"] == "scatter"]
+    assert len({u["executor"] for u in scatter}) == 2, f"the scatter stage ran on one executor: {scatter}"
+    assert any(u["attempt"] >= 1 for u in scatter), "the killed scatter unit was not retried"
+    print(f"(g) one group over the budget in stages {dict(k['kinds'])} on two executors, a scatter worker "
+          "killed: retried, one snapshot, the local rewrite's files, no shuffle file left")
 
 
 DRIVER = r"""
@@ -141,7 +151,8 @@ def main() -> None:
         time.sleep(0.2)
     try:
         cases.run_cases({c.__name__: (lambda c=c: c(spark)) for c in (
-            case_overlap, case_killed_worker, case_killed_driver, case_conflict, case_dataframe, case_spark_submit)})
+            case_overlap, case_killed_worker, case_shuffled, case_killed_driver, case_conflict, case_dataframe,
+            case_spark_submit)})
     finally:
         spark.stop()
     print("spark: all cases passed")
