@@ -23,5 +23,8 @@ func closeSink(sink table.Sink, err error) ([]table.OutFile, error) {
 // newSink returns a sink writing the rows of group o's files with writer
 // schema sc into files of fileRows(0), fileRows(1), ... rows.
 func (ex *execution) newSink(ctx context.Context, o *groupOut, sc *arrow.Schema, fileRows func(int) int64, queue int) table.Sink {
-	return ex.tf.NewSink(ctx, o.files, sc, table.SinkConfig{FileRows: fileRows, Lanes: ex.lanes, Queue: queue, WriteID: ex.writeID})
+	return ex.tf.NewSink(ctx, o.files, sc, table.SinkConfig{FileRows: fileRows, Lanes: ex.lanes, Queue: queue, WriteID: ex.writeID,
+		// A sorted group's files are written from buckets in a job and
+		// from one sort or merge locally: the same files either way.
+		SameBytes: ex.r.lay.strategy == Sort})
 }

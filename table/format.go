@@ -89,6 +89,12 @@ type SinkConfig struct {
 	Lanes, Queue int
 	// WriteID, when set, names each file written.
 	WriteID func() uuid.UUID
+	// SameBytes makes a file's bytes depend on its rows alone, not on
+	// the batches they arrive in (a sorted group's rows arrive batched one
+	// way in a local rewrite and another through a distributed job's
+	// buckets), at the cost of copying rows where batches break. Formats
+	// whose writer encodes the same rows alike however batched ignore it.
+	SameBytes bool
 }
 
 // Sink writes a group's rows as files.

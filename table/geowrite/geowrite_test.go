@@ -5,6 +5,7 @@ import (
 	"iter"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -331,6 +332,57 @@ func TestPieces(t *testing.T) {
 		mem.AssertSize(t, 0)
 	}
 	for rec := range geowrite.Pieces(rows, 3) {
+		rec.Release()
+		break
+	}
+	mem.AssertSize(t, 0)
+}
+
+// TestAlignedPieces cuts batches of 7 and 2 rows into pieces of exactly
+// 3 rows from the first (joining the piece that spans the batches), the
+// same pieces as from one batch of all 9 rows; an error is passed on and
+// every buffer is released, also when the receiver stops early.
+func TestAlignedPieces(t *testing.T) {
+	t.Parallel()
+	sc := arrowSchema(t, newTable(t, 2))
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	all := append(slices.Clone(points), points[:2]...)
+	batched := func(parts ...[]point) iter.Seq2[arrow.RecordBatch, error] {
+		return func(yield func(arrow.RecordBatch, error) bool) {
+			for _, b := range parts {
+				if !yield(batchFrom(t, mem, sc, b), nil) {
+					return
+				}
+			}
+			yield(nil, assert.AnError)
+		}
+	}
+	cut := func(rows iter.Seq2[arrow.RecordBatch, error], n int64) ([]int64, []int64, []error) {
+		var sizes, ids []int64
+		var errs []error
+		for rec, err := range geowrite.AlignedPieces(rows, n) {
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			sizes = append(sizes, rec.NumRows())
+			ids = append(ids, rec.Column(0).(*array.Int64).Int64Values()...)
+			rec.Release()
+		}
+		return sizes, ids, errs
+	}
+	wantSizes, wantIDs, _ := cut(batched(all), 3)
+	require.Equal(t, []int64{3, 3, 3}, wantSizes)
+	for _, parts := range [][][]point{{points, points[:2]}, {points[:1], points[1:5], points[5:], points[:2]}} {
+		sizes, ids, errs := cut(batched(parts...), 3)
+		assert.Equal(t, wantSizes, sizes, "pieces of exactly 3 rows however batched")
+		assert.Equal(t, wantIDs, ids)
+		assert.Equal(t, []error{assert.AnError}, errs)
+		mem.AssertSize(t, 0)
+	}
+	sizes, _, _ := cut(batched(points[:2]), 3)
+	assert.Equal(t, []int64{2}, sizes, "a short last piece")
+	for rec := range geowrite.AlignedPieces(batched(points[:1], points[1:]), 3) {
 		rec.Release()
 		break
 	}

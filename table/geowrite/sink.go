@@ -2,11 +2,14 @@ package geowrite
 
 import (
 	"context"
+	"fmt"
 	"iter"
 	"math"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
@@ -35,6 +38,11 @@ type SinkConfig struct {
 	// WriteID, when set, names each file's WriteRecords call (a fresh
 	// UUID per call, or the writer's counters would repeat names).
 	WriteID func() uuid.UUID
+	// SameBytes hands the writer pieces of exactly pieceRows rows from
+	// each file's first row, whatever the batches the rows arrive in (a
+	// piece that spans batches is copied): the writer's dictionary
+	// decisions, and so the file's bytes, then depend on the rows alone.
+	SameBytes bool
 }
 
 // pieceRows is the most rows a file's writer is handed at once. The
@@ -73,6 +81,86 @@ func pieces(rows iter.Seq2[arrow.RecordBatch, error], n int64) iter.Seq2[arrow.R
 	}
 }
 
+// alignedPieces yields the rows cut into pieces of exactly n rows
+// counted from the first (the last may be shorter), whatever batches they
+// arrive in: a piece that spans batches is joined into one batch. Each
+// piece is its receiver's to release, and each batch is released once
+// cut.
+func alignedPieces(rows iter.Seq2[arrow.RecordBatch, error], n int64) iter.Seq2[arrow.RecordBatch, error] {
+	return func(yield func(arrow.RecordBatch, error) bool) {
+		var held []arrow.RecordBatch
+		var have int64
+		defer func() { releaseAll(held) }()
+		flush := func() bool {
+			rec, err := ConcatBatches(held)
+			held, have = nil, 0
+			return yield(rec, err)
+		}
+		for rec, err := range rows {
+			if err != nil {
+				if len(held) == 0 || flush() {
+					yield(rec, err)
+				}
+				return
+			}
+			for off := int64(0); off < rec.NumRows(); {
+				take := min(n-have, rec.NumRows()-off)
+				held = append(held, rec.NewSlice(off, off+take))
+				have, off = have+take, off+take
+				if have == n && !flush() {
+					rec.Release()
+					return
+				}
+			}
+			rec.Release()
+		}
+		if len(held) > 0 {
+			flush()
+		}
+	}
+}
+
+// ConcatBatches joins recs (of one schema; it releases them) into one
+// batch, without copying when there is one.
+func ConcatBatches(recs []arrow.RecordBatch) (arrow.RecordBatch, error) {
+	defer releaseAll(recs)
+	if len(recs) == 1 {
+		recs[0].Retain()
+		return recs[0], nil
+	}
+	sc := recs[0].Schema()
+	cols := make([]arrow.Array, sc.NumFields())
+	defer releaseAll(nil, cols...)
+	var rows int64
+	for _, r := range recs {
+		rows += r.NumRows()
+	}
+	parts := make([]arrow.Array, len(recs))
+	for c := range cols {
+		for i, r := range recs {
+			parts[i] = r.Column(c)
+		}
+		a, err := array.Concatenate(parts, memory.DefaultAllocator)
+		if err != nil {
+			return nil, fmt.Errorf("join batches: %w", err)
+		}
+		cols[c] = a
+	}
+	return array.NewRecordBatch(sc, cols, rows), nil
+}
+
+// releaseAll releases recs and arrs (nil entries skipped).
+func releaseAll(recs []arrow.RecordBatch, arrs ...arrow.Array) {
+	for _, r := range recs {
+		r.Release()
+	}
+	for _, a := range arrs {
+		if a != nil {
+			a.Release()
+		}
+	}
+}
+
 // NewSink returns a sink writing into tbl with writer schema sc. Write
 // the batches, then Close it once, also after an error.
 func NewSink(ctx context.Context, tbl *table.Table, sc *arrow.Schema, cfg SinkConfig) *Sink {
@@ -86,8 +174,12 @@ func NewSink(ctx context.Context, tbl *table.Table, sc *arrow.Schema, cfg SinkCo
 		if cfg.WriteID != nil {
 			o = append(slices.Clone(opts), table.WithWriteUUID(cfg.WriteID()))
 		}
+		cut := pieces
+		if cfg.SameBytes {
+			cut = alignedPieces
+		}
 		var out []iceberg.DataFile
-		for df, err := range Records(ctx, tbl, sc, pieces(rows, pieceRows), o...) {
+		for df, err := range Records(ctx, tbl, sc, cut(rows, pieceRows), o...) {
 			if err != nil {
 				return out, err
 			}

@@ -108,7 +108,7 @@ func (t *Table) WriteSchema(files []format.PlanFile, sc *arrow.Schema) (*arrow.S
 
 func (t *Table) NewSink(ctx context.Context, files []format.PlanFile, sc *arrow.Schema, cfg format.SinkConfig) format.Sink {
 	_, opts, _ := t.ioOptions(tasksOf(files))
-	return icebergSink{geowrite.NewSink(ctx, t.Table, sc, geowrite.SinkConfig{Options: opts, FileRows: cfg.FileRows, Lanes: cfg.Lanes, Queue: cfg.Queue, WriteID: cfg.WriteID})}
+	return icebergSink{geowrite.NewSink(ctx, t.Table, sc, geowrite.SinkConfig{Options: opts, FileRows: cfg.FileRows, Lanes: cfg.Lanes, Queue: cfg.Queue, WriteID: cfg.WriteID, SameBytes: cfg.SameBytes})}
 }
 
 // icebergSink is a geowrite.Sink whose files are outFiles.
