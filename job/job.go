@@ -39,6 +39,9 @@ type Rewrite struct {
 	Groups  []engine.GroupSpec `json:"groups"`
 	// Shuffled are the groups that run as shuffled stages (SetShuffle).
 	Shuffled []int `json:"shuffled,omitempty"`
+	// ScatterRun is how many input files of a shuffled group one scatter
+	// unit reads (SetShuffle).
+	ScatterRun int `json:"scatter_run,omitempty"`
 	// Result is the plan and the table's figures before the rewrite;
 	// Commit fills in the rest.
 	Result *engine.Result `json:"result"`

@@ -41,9 +41,11 @@ type Unit struct {
 	Job   string `json:"job"`
 	Group int    `json:"group"`
 	Kind  string `json:"kind,omitempty"`
-	// File is, for a scatter unit, the input file's place in its group;
-	// for a span unit, the output file's.
+	// File is, for a scatter unit, the place in its group of the first
+	// of its Count input files (see ScatterRun); for a span unit, the
+	// output file's.
 	File   int `json:"file,omitempty"`
+	Count  int `json:"count,omitempty"`
 	Bucket int `json:"bucket,omitempty"`
 	// FirstRow and GroupRows place a bucket's rows in its group's order;
 	// Cells are the cell counts of all the group's rows, for a group cut
@@ -93,36 +95,81 @@ type Result struct {
 	FilesOut int   `json:"files_out"`
 }
 
-// SetShuffle marks the groups that run as shuffled stages: with on, the
-// sorted groups that one worker would have to spill (not Whole); with
-// off, none (a worker rewrites every group whole, spilling to its local
-// disk). It is the driver's choice, made once before the job is written.
-func (j *Rewrite) SetShuffle(on bool) {
+// The ways of choosing the groups that run as shuffled stages.
+const (
+	// ShuffleAuto shuffles a sorted group over a worker's memory budget
+	// when it holds more than its share of the job's rows for the workers
+	// it runs on: it alone would keep one worker busy after the others
+	// are done. With one worker, nothing is shuffled.
+	ShuffleAuto = "auto"
+	// ShuffleAlways shuffles every sorted group over the budget.
+	ShuffleAlways = "always"
+	// ShuffleNever shuffles nothing: one worker rewrites each group,
+	// spilling to its local disk.
+	ShuffleNever = "never"
+)
+
+// SetShuffle marks the groups that run as shuffled stages, chosen by
+// mode for a job that runs on workers workers (units at once). Only a
+// sorted group that one worker would have to spill (not Whole) can be
+// shuffled. It is the driver's choice, made once before the job is
+// written.
+func (j *Rewrite) SetShuffle(mode string, workers int) error {
 	j.Shuffled = nil
-	if !on {
-		return
+	var total int64
+	for _, g := range j.Groups {
+		total += g.Records
 	}
 	for i, g := range j.Groups {
-		if !g.Whole && g.Scale != nil {
-			j.Shuffled = append(j.Shuffled, i)
+		if g.Whole || g.Scale == nil {
+			continue
 		}
+		switch mode {
+		case ShuffleAlways:
+		case ShuffleAuto:
+			if g.Records*int64(max(workers, 1)) <= total {
+				continue
+			}
+		case ShuffleNever:
+			continue
+		default:
+			return fmt.Errorf("shuffle %q: want %s, %s or %s", mode, ShuffleAuto, ShuffleAlways, ShuffleNever)
+		}
+		j.Shuffled = append(j.Shuffled, i)
 	}
+	var files int
+	for _, g := range j.Shuffled {
+		files += len(j.Groups[g].Files)
+	}
+	// Four scatter units per worker: few enough that a worker opens the
+	// job for many files at once, enough to even out the workers' load.
+	j.ScatterRun = max(1, (files+4*max(workers, 1)-1)/(4*max(workers, 1)))
+	return nil
+}
+
+// scatterUnits returns the scatter units of group gi: a unit per run of
+// ScatterRun input files.
+func (j *Rewrite) scatterUnits(gi int) []Unit {
+	var us []Unit
+	n, run := len(j.Groups[gi].Files), max(j.ScatterRun, 1)
+	for pos := 0; pos < n; pos += run {
+		us = append(us, Unit{Job: j.ID, Group: gi, Kind: KindScatter, File: pos, Count: min(run, n-pos)})
+	}
+	return us
 }
 
 func (j *Rewrite) shuffled(group int) bool { return slices.Contains(j.Shuffled, group) }
 
 // Units returns the job's first units: a unit per whole group, and a
-// scatter unit per input file of every shuffled group.
+// scatter unit per run of input files of every shuffled group.
 func (j *Rewrite) Units() []Unit {
 	var us []Unit
-	for gi, g := range j.Groups {
+	for gi := range j.Groups {
 		if !j.shuffled(gi) {
 			us = append(us, Unit{Job: j.ID, Group: gi})
 			continue
 		}
-		for pos := range g.Files {
-			us = append(us, Unit{Job: j.ID, Group: gi, Kind: KindScatter, File: pos})
-		}
+		us = append(us, j.scatterUnits(gi)...)
 	}
 	return us
 }
@@ -156,6 +203,8 @@ func (j *Rewrite) checkUnit(u *Unit, inputs bool) error {
 	switch {
 	case u.Kind == KindScatter && (u.File < 0 || u.File >= len(g.Files)):
 		return fmt.Errorf("group %d of job %s has no input file %d", u.Group, j.ID, u.File)
+	case u.Kind == KindScatter && (u.File%max(j.ScatterRun, 1) != 0 || u.Count != min(max(j.ScatterRun, 1), len(g.Files)-u.File)):
+		return fmt.Errorf("group %d of job %s has no scatter unit of %d files from file %d (its units scatter %d files each)", u.Group, j.ID, u.Count, u.File, max(j.ScatterRun, 1))
 	case u.Kind == KindBucket && (u.Bucket < 0 || u.Bucket >= g.Buckets):
 		return fmt.Errorf("group %d of job %s has no bucket %d", u.Group, j.ID, u.Bucket)
 	case inputs && u.Kind != KindScatter && len(u.Inputs) == 0:
@@ -273,36 +322,84 @@ func (j *Rewrite) readShuffle(ctx context.Context, paths []string) ([]arrow.Reco
 	return recs, nil
 }
 
-// runScatter scatters one input file into a shuffle file per bucket.
+// scatterHold is how many bytes of rows a scatter unit holds before it
+// writes them out as shuffle files, one per bucket (a variable for
+// tests).
+var scatterHold int64 = 32 << 20
+
+// runScatter scatters the unit's input files, in order, into shuffle
+// files by bucket: one per bucket each time it has held scatterHold
+// bytes, and at the end.
 func (j *Rewrite) runScatter(ctx context.Context, u Unit, res *Result) error {
 	held := map[int][]arrow.RecordBatch{}
+	cells := map[int]cluster.Cells{}
+	var bytes int64
 	defer func() {
 		for _, recs := range held {
 			release(recs)
 		}
 	}()
-	in, cells, err := j.ScatterFile(ctx, u.Group, j.Groups[u.Group].Files[u.File], func(bk int, rec arrow.RecordBatch) error {
-		held[bk] = append(held[bk], rec)
+	flush := func() error {
+		for _, bk := range slices.Sorted(maps.Keys(held)) {
+			recs := held[bk]
+			delete(held, bk)
+			p, rows, err := j.writeShuffle(ctx, fmt.Sprintf("g%d-f%d-b%d", u.Group, u.File, bk), recs)
+			if err != nil {
+				return err
+			}
+			res.Shuffled = append(res.Shuffled, Shuffled{Bucket: bk, Path: p, Rows: rows, Cells: cells[bk]})
+			delete(cells, bk)
+		}
+		bytes = 0
 		return nil
-	})
-	if err != nil {
-		return err
 	}
-	res.In = in.Encode()
-	for _, bk := range slices.Sorted(maps.Keys(held)) {
-		recs := held[bk]
-		delete(held, bk)
-		p, rows, err := j.writeShuffle(ctx, fmt.Sprintf("g%d-f%d-b%d", u.Group, u.File, bk), recs)
+	in := verify.NewDigest()
+	for pos := u.File; pos < u.File+u.Count; pos++ {
+		d, fc, err := j.ScatterFile(ctx, u.Group, j.Groups[u.Group].Files[pos], func(bk int, rec arrow.RecordBatch) error {
+			held[bk] = append(held[bk], rec)
+			bytes += recordBytes(rec)
+			return nil
+		})
 		if err != nil {
 			return err
 		}
-		s := Shuffled{Bucket: bk, Path: p, Rows: rows}
-		if cells != nil {
-			s.Cells = cells[bk]
+		in.Merge(d)
+		for bk, c := range fc {
+			if len(c) > 0 {
+				if cells[bk] == nil {
+					cells[bk] = cluster.Cells{}
+				}
+				cells[bk].Add(c)
+			}
 		}
-		res.Shuffled = append(res.Shuffled, s)
+		if bytes >= scatterHold {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
 	}
-	return nil
+	res.In = in.Encode()
+	return flush()
+}
+
+// recordBytes is the size of rec's buffers (shared ones counted whole).
+func recordBytes(rec arrow.RecordBatch) int64 {
+	var n int64
+	var add func(d arrow.ArrayData)
+	add = func(d arrow.ArrayData) {
+		for _, b := range d.Buffers() {
+			if b != nil {
+				n += int64(b.Len())
+			}
+		}
+		for _, c := range d.Children() {
+			add(c)
+		}
+	}
+	for _, c := range rec.Columns() {
+		add(c.Data())
+	}
+	return n
 }
 
 // runBucket sorts one bucket from its shuffle files, writes the data
@@ -389,10 +486,9 @@ func (j *Rewrite) Next(rs []Result) ([]Unit, error) {
 // nextOf returns the units of shuffled group gi still to run.
 func (j *Rewrite) nextOf(gi int, kept results) []Unit {
 	var us []Unit
-	g := &j.Groups[gi]
-	for pos := range g.Files {
-		if kept.get(KindScatter, gi, pos) == nil {
-			us = append(us, Unit{Job: j.ID, Group: gi, Kind: KindScatter, File: pos})
+	for _, u := range j.scatterUnits(gi) {
+		if kept.get(KindScatter, gi, u.File) == nil {
+			us = append(us, u)
 		}
 	}
 	if len(us) > 0 {
@@ -423,8 +519,8 @@ func bucketUnits(j *Rewrite, gi int, kept results) []Unit {
 	inputs := make([][]string, g.Buckets)
 	var cells cluster.Cells
 	var total int64
-	for pos := range g.Files {
-		for _, s := range kept.get(KindScatter, gi, pos).Shuffled {
+	for _, u := range j.scatterUnits(gi) {
+		for _, s := range kept.get(KindScatter, gi, u.File).Shuffled {
 			if s.Bucket < 0 || s.Bucket >= g.Buckets {
 				continue
 			}

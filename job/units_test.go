@@ -1,15 +1,22 @@
 package job_test
 
 import (
+	"crypto/md5"
 	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/bench"
+	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/internal/testing/icebergtest"
 	"github.com/geocompact/geocompact/job"
@@ -82,23 +89,28 @@ func runStaged(t *testing.T, cat catalog.Catalog, j *job.Rewrite, twice bool) (*
 func TestShuffledUnitsMatchRewrite(t *testing.T) {
 	t.Parallel()
 	opts := icebergtest.Opts("rewrite-all", "true", "target-file-size-bytes", "65536", "max-group-memory-bytes", icebergtest.SpillBudget)
+	oneFile := icebergtest.Opts("rewrite-all", "true", "max-group-memory-bytes", icebergtest.SpillBudget)
 	all := []string{job.KindScatter, job.KindBucket, job.KindSpan}
 	for _, tc := range []struct {
 		name  string
 		gen   bench.GenerateConfig
 		curve string
 		twice bool
+		opts  map[string]string
 		// stages are the kinds of each stage's first unit.
 		stages []string
 	}{
-		{"hilbert", bench.GenerateConfig{Rows: 15000, Commits: 10, Distribution: bench.Clustered}, "hilbert", false, all},
-		{"kd-retried", bench.GenerateConfig{Rows: 15000, Commits: 10, Distribution: bench.Clustered}, "kd", true, all},
+		{"hilbert", bench.GenerateConfig{Rows: 15000, Commits: 10, Distribution: bench.Clustered}, "hilbert", false, opts, all},
+		{"kd-retried", bench.GenerateConfig{Rows: 15000, Commits: 10, Distribution: bench.Clustered}, "kd", true, opts, all},
 		// Its buckets split each partition where its files end: no span.
-		{"zorder-partitioned", bench.GenerateConfig{Rows: 12000, Commits: 8, PartitionBy: "day(ts)"}, "zorder", false, all[:2]},
+		// One file from many buckets' fragments, at the table's target:
+		// the writer is handed other batches than in the local rewrite.
+		{"hilbert-one-file", bench.GenerateConfig{Rows: 60000, Commits: 12}, "hilbert", false, oneFile, all},
+		{"zorder-partitioned", bench.GenerateConfig{Rows: 12000, Commits: 8, PartitionBy: "day(ts)"}, "zorder", false, opts, all[:2]},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			req := engine.Request{Curve: tc.curve, Options: opts}
+			req := engine.Request{Curve: tc.curve, Options: tc.opts}
 			local, dist, name := icebergtest.TwinTables(t, tc.gen, nil)
 			tbl := icebergtest.Load(t, dist, name)
 			before := icebergtest.Digest(t, tbl)
@@ -107,7 +119,7 @@ func TestShuffledUnitsMatchRewrite(t *testing.T) {
 
 			j, err := job.Prepare(t.Context(), dist, name, req)
 			require.NoError(t, err)
-			j.SetShuffle(true)
+			require.NoError(t, j.SetShuffle(job.ShuffleAlways, 2))
 			require.NotEmpty(t, j.Shuffled, "a group over the budget is shuffled")
 			res, kinds := runStaged(t, dist, j, tc.twice)
 			assert.Equal(t, tc.stages, kinds)
@@ -118,11 +130,49 @@ func TestShuffledUnitsMatchRewrite(t *testing.T) {
 			assert.Equal(t, want.AddedDataFilesCount, res.AddedDataFilesCount)
 			assert.Equal(t, j.ID, tbl.CurrentSnapshot().Summary.Properties[format.SummaryJobID])
 			assert.Equal(t, icebergtest.FileRows(t, icebergtest.Load(t, local, name)), icebergtest.FileRows(t, tbl))
+			assert.Equal(t, fileSums(t, icebergtest.Load(t, local, name)), fileSums(t, tbl), "the local rewrite's bytes")
 			for _, f := range icebergtest.DirFiles(t, dir) {
 				assert.NotContains(t, f, "geocompact-shuffle/", "shuffle files are deleted after the commit")
 			}
 		})
 	}
+}
+
+// fileSums returns the md5 sums of tbl's data files, sorted.
+func fileSums(t *testing.T, tbl *table.Table) []string {
+	t.Helper()
+	var out []string
+	for _, f := range icebergtest.Files(t, tbl) {
+		b, err := os.ReadFile(strings.TrimPrefix(f.File.FilePath(), "file://"))
+		require.NoError(t, err)
+		out = append(out, fmt.Sprintf("%x", md5.Sum(b)))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestScatterWritesAsItHolds runs scatter units that hold little before
+// they write: several shuffle files per bucket from one unit, read back
+// in order by the buckets, give the local rewrite's files. It is not
+// parallel: it sets how much a scatter unit holds.
+func TestScatterWritesAsItHolds(t *testing.T) {
+	defer job.SetScatterHold(64 << 10)()
+	req := engine.Request{Curve: "hilbert", Options: icebergtest.Opts("rewrite-all", "true", "target-file-size-bytes", "65536", "max-group-memory-bytes", icebergtest.SpillBudget)}
+	local, dist, name := icebergtest.TwinTables(t, bench.GenerateConfig{Rows: 15000, Commits: 10, Distribution: bench.Clustered}, nil)
+	icebergtest.Rewrite(t, local, name, req)
+	j, err := job.Prepare(t.Context(), dist, name, req)
+	require.NoError(t, err)
+	require.NoError(t, j.SetShuffle(job.ShuffleAlways, 1))
+	require.Greater(t, j.ScatterRun, 1, "a unit scatters several files")
+	scatter := runStage(t, dist, j, j.Units(), false)
+	perBucket := map[int]int{}
+	for _, s := range scatter[0].Shuffled {
+		perBucket[s.Bucket]++
+	}
+	require.Greater(t, slices.Max(slices.Collect(maps.Values(perBucket))), 1, "a bucket got several shuffle files from one unit")
+	res, _ := runStaged(t, dist, j, false)
+	assert.True(t, res.Verified)
+	assert.Equal(t, fileSums(t, icebergtest.Load(t, local, name)), fileSums(t, icebergtest.Load(t, dist, name)))
 }
 
 // TestUnitsRefused checks that a worker refuses units that are not its
@@ -134,8 +184,8 @@ func TestUnitsRefused(t *testing.T) {
 	req := engine.Request{Curve: "hilbert", Options: icebergtest.Opts("rewrite-all", "true", "target-file-size-bytes", "65536", "max-group-memory-bytes", icebergtest.SpillBudget)}
 	j, err := job.Prepare(t.Context(), cat, name, req)
 	require.NoError(t, err)
-	j.SetShuffle(true)
-	require.Equal(t, []int{0}, j.Shuffled)
+	require.NoError(t, j.SetShuffle(job.ShuffleAuto, 2))
+	require.Equal(t, []int{0}, j.Shuffled, "one group is more than half the rows")
 	w := worker(t, cat, j)
 	loc := strings.TrimSuffix(icebergtest.Load(t, cat, name).Location(), "/")
 	for _, tc := range []struct {
@@ -147,6 +197,7 @@ func TestUnitsRefused(t *testing.T) {
 		{job.Unit{Job: j.ID, Kind: "merge"}, `unknown kind of unit "merge"`},
 		{job.Unit{Job: j.ID}, "is shuffled: it has no whole-group unit"},
 		{job.Unit{Job: j.ID, Kind: job.KindScatter, File: 999}, "has no input file 999"},
+		{job.Unit{Job: j.ID, Kind: job.KindScatter, Count: 99}, "has no scatter unit of 99 files from file 0"},
 		{job.Unit{Job: j.ID, Kind: job.KindBucket, Bucket: -1, Inputs: []string{"x"}}, "has no bucket -1"},
 		{job.Unit{Job: j.ID, Kind: job.KindSpan}, "names no shuffle file"},
 		{job.Unit{Job: j.ID, Kind: job.KindSpan, Inputs: []string{"/etc/passwd"}}, "not a shuffle file of job"},
@@ -155,6 +206,25 @@ func TestUnitsRefused(t *testing.T) {
 		_, err := w.Run(t.Context(), tc.unit)
 		assert.ErrorContains(t, err, tc.want, "%+v", tc.unit)
 	}
+}
+
+// TestSetShuffleAuto shuffles a group over the budget only when it holds
+// more than its share of the rows for the workers.
+func TestSetShuffleAuto(t *testing.T) {
+	t.Parallel()
+	j := &job.Rewrite{Groups: []engine.GroupSpec{
+		{Records: 600, Buckets: 3, Scale: &cluster.Scale{}},
+		{Records: 300, Buckets: 2, Scale: &cluster.Scale{}},
+		{Records: 900, Whole: true, Scale: &cluster.Scale{}}, // sorted in memory
+		{Records: 900, Buckets: 9},                           // binpack
+	}}
+	// 2,700 rows: group 0 is more than its share for 5 workers, 1 for 10.
+	for workers, want := range map[int][]int{1: nil, 4: nil, 5: {0}, 9: {0}, 10: {0, 1}} {
+		require.NoError(t, j.SetShuffle(job.ShuffleAuto, workers))
+		assert.Equal(t, want, j.Shuffled, "%d workers", workers)
+	}
+	require.NoError(t, j.SetShuffle(job.ShuffleAlways, 1))
+	assert.Equal(t, []int{0, 1}, j.Shuffled)
 }
 
 // TestGatherNamesMissingUnits checks that a commit without the result of
@@ -166,7 +236,7 @@ func TestGatherNamesMissingUnits(t *testing.T) {
 	req := engine.Request{Curve: "hilbert", Options: icebergtest.Opts("rewrite-all", "true", "target-file-size-bytes", "65536", "max-group-memory-bytes", icebergtest.SpillBudget)}
 	j, err := job.Prepare(t.Context(), cat, name, req)
 	require.NoError(t, err)
-	j.SetShuffle(true)
+	require.NoError(t, j.SetShuffle(job.ShuffleAlways, 1))
 	scatter := runStage(t, cat, j, j.Units(), false)
 	_, _, _, err = j.Gather(scatter[1:])
 	require.ErrorContains(t, err, `"kind":"scatter"`, "the first scatter's result is missing")
@@ -192,8 +262,8 @@ func TestGatherNamesMissingUnits(t *testing.T) {
 	}
 }
 
-// TestSetShuffleOff keeps every group whole: one unit per group, as
-// before.
+// TestSetShuffleOff keeps every group whole (one unit per group) with
+// mode never, and with auto on one worker; an unknown mode is refused.
 func TestSetShuffleOff(t *testing.T) {
 	t.Parallel()
 	c := icebergtest.SQLite(t)
@@ -201,7 +271,10 @@ func TestSetShuffleOff(t *testing.T) {
 	req := engine.Request{Curve: "hilbert", Options: icebergtest.Opts("rewrite-all", "true", "target-file-size-bytes", "65536", "max-group-memory-bytes", icebergtest.SpillBudget)}
 	j, err := job.Prepare(t.Context(), cat, name, req)
 	require.NoError(t, err)
-	j.SetShuffle(false)
+	require.ErrorContains(t, j.SetShuffle("sometimes", 2), `shuffle "sometimes": want auto, always or never`)
+	require.NoError(t, j.SetShuffle(job.ShuffleAuto, 1))
+	assert.Empty(t, j.Shuffled)
+	require.NoError(t, j.SetShuffle(job.ShuffleNever, 8))
 	assert.Empty(t, j.Shuffled)
 	assert.Equal(t, []job.Unit{{Job: j.ID, Group: 0}}, j.Units())
 	res, kinds := runStaged(t, cat, j, false)

@@ -7,14 +7,13 @@ import (
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/engine/verify"
 	"github.com/geocompact/geocompact/table"
+	"github.com/geocompact/geocompact/table/geowrite"
 	"github.com/geocompact/geocompact/table/icebergtable"
 )
 
@@ -120,7 +119,7 @@ func (j *Rewrite) WriteBucket(ctx context.Context, group, bucket int, firstRow, 
 		err = cerr
 	}
 	for _, k := range slices.Sorted(maps.Keys(frags)) {
-		rec, cerr := concatBatches(frags[k])
+		rec, cerr := geowrite.ConcatBatches(frags[k])
 		if cerr != nil && err == nil {
 			err = cerr
 		}
@@ -194,38 +193,6 @@ func (j *Rewrite) WriteSpanning(ctx context.Context, group, file int, frags []ar
 		return icebergtable.DataFiles(files), out, fmt.Errorf("write file %d of group %d: %w", file+1, group+1, err)
 	}
 	return icebergtable.DataFiles(files), out, nil
-}
-
-// concatBatches joins recs (releasing them) into one batch.
-func concatBatches(recs []arrow.RecordBatch) (arrow.RecordBatch, error) {
-	defer func() {
-		for _, r := range recs {
-			r.Release()
-		}
-	}()
-	if len(recs) == 1 {
-		recs[0].Retain()
-		return recs[0], nil
-	}
-	sc := recs[0].Schema()
-	cols := make([]arrow.Array, sc.NumFields())
-	var rows int64
-	for _, r := range recs {
-		rows += r.NumRows()
-	}
-	for c := range cols {
-		parts := make([]arrow.Array, len(recs))
-		for i, r := range recs {
-			parts[i] = r.Column(c)
-		}
-		a, err := array.Concatenate(parts, memory.DefaultAllocator)
-		if err != nil {
-			return nil, fmt.Errorf("join fragments: %w", err)
-		}
-		defer a.Release()
-		cols[c] = a
-	}
-	return array.NewRecordBatch(sc, cols, rows), nil
 }
 
 // RewriteGroup rewrites a group whose spec is Whole in one piece, as the

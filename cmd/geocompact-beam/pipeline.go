@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"reflect"
 	"slices"
@@ -14,7 +13,6 @@ import (
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	icebergio "github.com/apache/iceberg-go/io"
@@ -387,44 +385,12 @@ func parseKey(k string) (int, int) {
 	return a, b
 }
 
-// toIPC encodes recs (of one schema) as one LZ4-compressed Arrow IPC
-// stream.
-func toIPC(recs []arrow.RecordBatch) ([]byte, error) {
-	var buf bytes.Buffer
-	w := ipc.NewWriter(&buf, ipc.WithSchema(recs[0].Schema()), ipc.WithLZ4())
-	for _, rec := range recs {
-		if err := w.Write(rec); err != nil {
-			return nil, fmt.Errorf("encode rows: %w", err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		return nil, fmt.Errorf("encode rows: %w", err)
-	}
-	return buf.Bytes(), nil
-}
+// toIPC encodes recs as rows travel through a shuffle (job.EncodeRows).
+func toIPC(recs []arrow.RecordBatch) ([]byte, error) { return job.EncodeRows(recs) }
 
-// fromIPCAll decodes the streams of blobs in order; on error it returns
-// what it decoded, for release.
-func fromIPCAll(blobs [][]byte) ([]arrow.RecordBatch, error) {
-	recs := make([]arrow.RecordBatch, 0, len(blobs))
-	for _, b := range blobs {
-		r, err := ipc.NewReader(bytes.NewReader(b))
-		if err != nil {
-			return recs, fmt.Errorf("decode rows: %w", err)
-		}
-		for r.Next() {
-			rec := r.RecordBatch()
-			rec.Retain()
-			recs = append(recs, rec)
-		}
-		err = r.Err()
-		r.Release()
-		if err != nil && !errors.Is(err, io.EOF) {
-			return recs, fmt.Errorf("decode rows: %w", err)
-		}
-	}
-	return recs, nil
-}
+// fromIPCAll decodes the streams of blobs in order (job.DecodeRows); on
+// error it returns what it decoded, for release.
+func fromIPCAll(blobs [][]byte) ([]arrow.RecordBatch, error) { return job.DecodeRows(blobs) }
 
 func release(recs []arrow.RecordBatch) {
 	for _, r := range recs {

@@ -16,6 +16,7 @@ type jobPlanOptions struct {
 	g       *globalOptions
 	flags   cli.RewriteFlags
 	shuffle string
+	workers int
 }
 
 func newJobPlanCmd(g *globalOptions) *cobra.Command {
@@ -28,11 +29,15 @@ geocompact rewrite, records the job beside the table's metadata (so that a
 later commit sweeps it if this job's driver stops before it is done) and
 prints the job on the first line and then its first units, one per line
 (JSON). A group is one unit, rewritten whole by one worker, unless it is a
-sorted group over the worker's memory budget (max-group-memory-bytes) and
---shuffle is auto: then it is spread over the workers in stages (see
-geocompact job --help), and its first units scatter its input files. Nothing
+sorted group over the worker's memory budget (max-group-memory-bytes) that
+--shuffle spreads over the workers in stages (see geocompact job --help):
+then its first units scatter its input files. With --shuffle auto (the
+default) a group is spread when it holds more than its share of the job's
+rows for --workers workers, so that it would keep one worker busy long
+after the others; always spreads every such group, never none. Nothing
 to rewrite prints the job and no unit, and records nothing.`,
 		Example: `  $ geocompact job plan --table gis.pings --curve hilbert > plan.jsonl
+  $ geocompact job plan --table gis.pings --curve hilbert --workers 16 > plan.jsonl
   $ geocompact job plan --table gis.pings --curve hilbert --shuffle never > plan.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -40,15 +45,19 @@ to rewrite prints the job and no unit, and records nothing.`,
 			if err != nil {
 				return &usageError{err}
 			}
-			if o.shuffle != "auto" && o.shuffle != "never" {
-				return usageErrorf("--shuffle %q: want auto or never", o.shuffle)
+			if o.shuffle != job.ShuffleAuto && o.shuffle != job.ShuffleAlways && o.shuffle != job.ShuffleNever {
+				return usageErrorf("--shuffle %q: want auto, always or never", o.shuffle)
+			}
+			if o.workers < 1 {
+				return usageErrorf("--workers %d: want at least 1", o.workers)
 			}
 			req.Logger = g.Logger()
 			return runJobPlan(cmd.Context(), o, req)
 		},
 	}
 	o.flags.Register(cmd.Flags())
-	cmd.Flags().StringVar(&o.shuffle, "shuffle", "auto", "auto: spread a sorted group over the memory budget across workers; never: one worker rewrites each group, spilling")
+	cmd.Flags().StringVar(&o.shuffle, "shuffle", job.ShuffleAuto, "which sorted groups over the memory budget are spread across the workers: auto (one that holds more than its share of the rows for --workers), always, never (one worker rewrites each group, spilling)")
+	cmd.Flags().IntVar(&o.workers, "workers", 1, "units the engine runs at once, for --shuffle auto")
 	cmd.MarkFlagRequired("table")
 	return cmd
 }
@@ -65,7 +74,9 @@ func runJobPlan(ctx context.Context, o *jobPlanOptions, req engine.Request) erro
 		}
 		return err
 	}
-	j.SetShuffle(o.shuffle == "auto")
+	if err := j.SetShuffle(o.shuffle, o.workers); err != nil {
+		return &usageError{err}
+	}
 	if len(j.Groups) > 0 {
 		if err := j.WriteMarker(ctx); err != nil {
 			return err

@@ -296,9 +296,12 @@ func TestJobShuffledStages(t *testing.T) {
 
 	r = runCLI(t, wh, false, append([]string{"job", "plan", "--shuffle", "sometimes"}, flags...)...)
 	require.Equal(t, exitUsage, r.Code)
-	require.Contains(t, r.Stderr, `--shuffle "sometimes": want auto or never`)
+	require.Contains(t, r.Stderr, `shuffle "sometimes": want auto, always or never`)
+	r = runCLI(t, wh, false, append([]string{"job", "plan", "--workers", "0"}, flags...)...)
+	require.Equal(t, exitUsage, r.Code)
+	require.Contains(t, r.Stderr, "--workers 0: want at least 1")
 
-	r = runCLI(t, wh, false, append([]string{"job", "plan"}, flags...)...)
+	r = runCLI(t, wh, false, append([]string{"job", "plan", "--workers", "2"}, flags...)...)
 	require.Equal(t, exitOK, r.Code, r.Stderr)
 	lines := strings.Split(strings.TrimSpace(r.Stdout), "\n")
 	p := &plannedJob{wh: wh, file: filepath.Join(t.TempDir(), "job.json"), units: lines[1:]}
