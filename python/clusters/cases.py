@@ -152,7 +152,7 @@ def case_shuffled(lake: Lake, run: Callable[..., Any], victim: Callable[[int], i
     assert "pid" in killed, "no worker paused"
     assert r.result.verified and lake.snapshots("geo.g") == before + 1, r.result
     kinds = Counter(u.get("kind") for u in r.units)
-    assert kinds["scatter"] == 12 and kinds["bucket"] >= 2 and kinds["span"] >= 1, kinds
+    assert kinds["scatter"] >= 2 and kinds["bucket"] >= 2 and kinds["span"] >= 1, kinds
     assert all(u["pid"] != killed["pid"] for u in r.units), "the killed attempt's result was used"
     assert lake.content("geo.g") == lake.content("geo.g_twin"), "output differs from the local rewrite of the twin"
     live = lake.live("geo.g")

@@ -52,6 +52,9 @@ class FakeRay(types.ModuleType):
     def get(self, refs: list[list[str]]) -> list[list[str]]:
         return refs
 
+    def cluster_resources(self) -> dict[str, float]:
+        return {"CPU": 2.0}
+
     def get_runtime_context(self) -> Any:
         return types.SimpleNamespace(get_node_id=lambda: "node-1")
 

@@ -43,12 +43,16 @@ class FakeSpark:
     """A SparkSession whose tasks run here; fail(partition, attempt) says
     which attempts Spark would count as failed (their output is dropped)."""
 
+    defaultParallelism = 2  # noqa: N815
+
     def __init__(self, fail: Callable[[int, int], bool] = lambda i, a: False) -> None:
         self.sparkContext = self
         self.fail = fail
+        self.tasks: list[int] = []
 
-    def parallelize(self, items: list[str], n: int) -> FakeRDD:
-        assert n == len(items)
+    def parallelize(self, items: list[Any], n: int) -> FakeRDD:
+        assert n == len(items), "one task per batch"
+        self.tasks.append(n)
         return FakeRDD([[x] for x in items], self.fail)
 
     def getConf(self) -> dict[str, str]:  # noqa: N802
@@ -76,8 +80,10 @@ def test_spark_rewrite_shuffles_a_large_group(warehouse: Path, demo: str) -> Non
     # One group over the 256 KiB budget: scatter, bucket and span stages,
     # every stage's first task lost once after it wrote its files.
     opts = {"min-input-files": 2, "max-group-memory-bytes": 262144, "target-file-size-bytes": 36000}
-    r = gs.run(FakeSpark(lambda i, a: i == 0 and a == 0), demo, curve="hilbert", warehouse=warehouse, options=opts)
+    spark = FakeSpark(lambda i, a: i == 0 and a == 0)
+    r = gs.run(spark, demo, curve="hilbert", warehouse=warehouse, options=opts)
     assert r.result.verified and r.result.snapshots_committed == 1
+    assert spark.tasks[0] == 6, "12 files scattered 2 per unit (4 units per slot), a task each"
     kinds = [u["kind"] for u in r.units]
     assert kinds[0] == "scatter" and "bucket" in kinds, kinds
     assert sum(u["rows"] for u in r.units if u["kind"] != "scatter") == 20000
@@ -90,10 +96,10 @@ def test_spark_rewrite_shuffles_a_large_group(warehouse: Path, demo: str) -> Non
     from conftest import generate
 
     generate(twin, "demo.pings")
-    r2 = gs.run(FakeSpark(), demo, curve="hilbert", warehouse=twin, options=opts, shuffle=False)
+    r2 = gs.run(FakeSpark(), demo, curve="hilbert", warehouse=twin, options=opts, shuffle="never")
     assert [u.get("kind") for u in r2.units] == [None]
     assert r2.result.added_data_files_count == r.result.added_data_files_count
-    with pytest.raises(TypeError, match="shuffle"):
+    with pytest.raises(ValueError, match="shuffle 'yes'"):
         gs.run(FakeSpark(), demo, warehouse=twin, shuffle="yes")
 
 
@@ -144,3 +150,14 @@ def test_spark_rewrite_api_refusals(warehouse: Path, demo: str) -> None:
     with pytest.raises(ValueError, match="takes no ship_binary"):
         gs.rewrite(FakeSpark(), demo, warehouse=warehouse, api="dataframe", ship_binary=True)
     assert geocompact.metrics(demo, warehouse=warehouse).snapshot_count == 12
+
+
+def test_batches_deal_units_into_tasks() -> None:
+    from geocompact._jobs import batches
+
+    assert batches(["a", "b"], 2) == [["a"], ["b"]]
+    assert batches([], 2) == []
+    got = batches([str(i) for i in range(20)], 2)
+    assert len(got) == 8 and sorted(u for b in got for u in b) == sorted(str(i) for i in range(20))
+    assert max(map(len, got)) - min(map(len, got)) <= 1
+    assert len(batches(["a"] * 5, 0)) == 4, "no slot counts as one"

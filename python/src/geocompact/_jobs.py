@@ -56,6 +56,16 @@ class Work:
         return [line for line in out.splitlines() if line.strip()]
 
 
+def batches(units: Sequence[str], slots: int) -> list[list[str]]:
+    """Deals units into tasks: one unit per task while they are few (at
+    most four per slot, the tasks the engine runs at once), else four
+    batches per slot, since a task starts one worker process, which opens
+    the job once for all its units (a shuffled group's stages have a unit
+    per input file)."""
+    n = min(len(units), 4 * max(1, slots))
+    return [list(units[i::n]) for i in range(n)]
+
+
 #: How an engine runs units: (units, work, the driver's binary to ship to
 #: the workers or None) -> the result lines of the successful attempts.
 RunUnits = Callable[[list[str], Work, "str | None"], list[str]]
@@ -95,19 +105,21 @@ def run_job(
     env: Mapping[str, str] | None = None,
     timeout: float | None = None,
     ship_binary: bool = False,
-    shuffle: bool = True,
+    shuffle: str = "auto",
+    workers: int = 1,
     before_commit: Callable[[], None] | None = None,
 ) -> JobRewrite:
     """Plans the rewrite of table, runs its units with run_units and
     commits them, as :func:`geocompact.rewrite` would rewrite it; a dry
-    run is the local engine's. With shuffle, a sorted group larger than a
-    worker's memory budget is spread over the workers in stages (scatter,
-    bucket, span), each stage's units run once the stage before is done;
-    without it, one worker rewrites each group, spilling to its disk.
-    before_commit runs on the driver once every result is in (tests stop
+    run is the local engine's. shuffle says which sorted groups larger than
+    a worker's memory budget are spread over the workers in stages
+    (scatter, bucket, span; each stage's units run once the stage before is
+    done): "auto", one that holds more than its share of the rows for
+    workers (the units the engine runs at once), "always" or "never" (one
+    worker rewrites each group, spilling to its disk). before_commit runs on the driver once every result is in (tests stop
     the driver or change the table there)."""
-    if not isinstance(shuffle, bool):
-        raise TypeError(f"shuffle must be True or False, not {shuffle!r}")
+    if shuffle not in ("auto", "always", "never"):
+        raise ValueError(f"shuffle {shuffle!r}: want 'auto', 'always' or 'never'")
     log = logger or _log
     if dry_run:
         from .api import rewrite as local_rewrite
@@ -129,7 +141,7 @@ def run_job(
         plan_args += ["--option", f"{k}={v}"]
     if allow_layout_change:
         plan_args.append("--allow-layout-change")
-    plan_args += ["--shuffle", "auto" if shuffle else "never"]
+    plan_args += ["--shuffle", shuffle, "--workers", str(max(1, workers))]
 
     flags, cat_env = _globals(catalog, catalog_name, warehouse, config)
     child_env = {**os.environ, **(env or {}), **cat_env}

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ._binary import find_binary
-from ._jobs import JobRewrite, RunUnits, Work, annotate, run_job
+from ._jobs import JobRewrite, RunUnits, Work, annotate, batches, run_job
 from .results import RewriteResult
 
 #: Called on the driver after every unit's result is in, before the
@@ -78,11 +78,17 @@ def run(
     if num_cpus <= 0 or max_retries < 0 or (memory is not None and memory <= 0):
         raise ValueError(f"num_cpus {num_cpus}, memory {memory}, max_retries {max_retries}: "
                          "want num_cpus > 0, memory > 0 or None, max_retries >= 0")
-    return run_job(table, _units(num_cpus, memory, max_retries), before_commit=_before_commit, **kwargs)
+    return run_job(table, _units(num_cpus, memory, max_retries), before_commit=_before_commit,
+                   workers=_slots(num_cpus), **kwargs)
+
+
+def _slots(num_cpus: float) -> int:
+    """How many tasks of num_cpus the cluster runs at once."""
+    return max(1, int(_ray().cluster_resources().get("CPU", 1) // num_cpus))
 
 
 def _units(num_cpus: float, memory: int | None, max_retries: int) -> RunUnits:
-    """Runs units as Ray tasks, one unit per task."""
+    """Runs units as Ray tasks (see batches)."""
 
     def run_units(units: list[str], work: Work, ship: str | None) -> list[str]:
         ray = _ray()
@@ -95,17 +101,17 @@ def _units(num_cpus: float, memory: int | None, max_retries: int) -> RunUnits:
         if memory is not None:
             opts["memory"] = memory
         task = ray.remote(**opts)(_work)
-        refs = [task.remote(u, work, blob) for u in units]
+        refs = [task.remote(b, work, blob) for b in batches(units, _slots(num_cpus))]
         return [line for lines in ray.get(refs) for line in lines]
 
     return run_units
 
 
-def _work(unit: str, work: Work, blob: bytes | None) -> list[str]:
-    """Runs on a Ray worker: the unit, then where the attempt ran."""
+def _work(units: list[str], work: Work, blob: bytes | None) -> list[str]:
+    """Runs on a Ray worker: the units, then where the attempt ran."""
     ray = _ray()
     binary = _materialize(blob) if blob is not None else find_binary()
-    lines = work.run([unit], binary)
+    lines = work.run(units, binary)
     return annotate(lines, {"executor": os.getpid(), "node": ray.get_runtime_context().get_node_id()})
 
 

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ._binary import find_binary
-from ._jobs import JobRewrite, RunUnits, Work, annotate, run_job
+from ._jobs import JobRewrite, RunUnits, Work, annotate, batches, run_job
 from .errors import GeocompactError
 from .results import RewriteResult
 
@@ -55,10 +55,11 @@ def rewrite(spark: Any, table: str, **kwargs: Any) -> RewriteResult:
     ``strategy``, ``sort_order``, ``where``, ``options``, ``windows``,
     ``allow_layout_change``, ``dry_run``, ``catalog``, ``catalog_name``,
     ``warehouse``, ``config``, ``logger``, ``env``, ``timeout``) plus
-    ``ship_binary``, ``shuffle`` (``True``, the default: a sorted group
-    over a worker's memory budget is spread over the executors in stages;
-    ``False``: one executor rewrites each group, spilling to its disk) and
-    ``api``: ``"rdd"`` (the default: one task per
+    ``ship_binary``, ``shuffle`` (which sorted groups over a worker's
+    memory budget are spread over the executors in stages: ``"auto"``,
+    the default, one that holds more than its share of the rows for
+    ``defaultParallelism`` tasks at once; ``"always"``; ``"never"``, one
+    executor rewrites each group, spilling to its disk) and ``api``: ``"rdd"`` (the default: one task per
     unit through ``parallelize(...).mapPartitions``) or ``"dataframe"``
     (a DataFrame of the units through ``mapInPandas``, for clusters that
     restrict the RDD API, such as Databricks' shared access mode; the
@@ -87,11 +88,12 @@ def run(spark: Any, table: str, *, progress: Any = None, api: str = "rdd", **kwa
         units = _units_in_dataframe(spark)
     else:
         raise ValueError(f"api {api!r}: want 'rdd' or 'dataframe'")
-    return run_job(table, units, before_commit=_before_commit, **kwargs)
+    return run_job(table, units, before_commit=_before_commit, workers=spark.sparkContext.defaultParallelism,
+                   **kwargs)
 
 
 def _units_on(spark: Any) -> RunUnits:
-    """Runs units as Spark tasks, one unit per task."""
+    """Runs units as Spark tasks (see batches)."""
 
     added: set[str] = set()
 
@@ -106,10 +108,11 @@ def _units_on(spark: Any) -> RunUnits:
         # written per core it uses.
         work = work.with_env({"GOMAXPROCS": sc.getConf().get("spark.task.cpus", "1")})
 
-        def task(it: Iterator[str]) -> Iterator[str]:
-            return iter(_work(list(it), work, shipped))
+        def task(it: Iterator[list[str]]) -> Iterator[str]:
+            return iter(_work([u for batch in it for u in batch], work, shipped))
 
-        return [str(line) for line in sc.parallelize(units, len(units)).mapPartitions(task).collect()]
+        tasks = batches(units, sc.defaultParallelism)
+        return [str(line) for line in sc.parallelize(tasks, len(tasks)).mapPartitions(task).collect()]
 
     return run_units
 
@@ -130,7 +133,8 @@ def _units_in_dataframe(spark: Any) -> RunUnits:
             for b in batches:
                 yield pd.DataFrame({"result": _work([str(u) for u in b["unit"]], work, None)}, dtype=str)
 
-        df = spark.createDataFrame([(u,) for u in units], "unit string").repartition(len(units))
+        tasks = batches(units, spark.sparkContext.defaultParallelism)
+        df = spark.createDataFrame([(u,) for t in tasks for u in t], "unit string").repartition(len(tasks))
         return [str(r["result"]) for r in df.mapInPandas(task, "result string").collect()]
 
     return run_units
@@ -178,8 +182,8 @@ def _parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p.add_argument("--config")
     p.add_argument("--json", action="store_true", help="write the result as JSON")
     p.add_argument("--ship-binary", action="store_true", help="ship this machine's binary to the executors")
-    p.add_argument("--shuffle", choices=("auto", "never"), default="auto",
-                   help="auto: spread a sorted group over the memory budget across executors; never: one per group")
+    p.add_argument("--shuffle", choices=("auto", "always", "never"), default="auto",
+                   help="which sorted groups over the memory budget are spread across the executors")
     p.add_argument("--api", choices=("rdd", "dataframe"), default="rdd",
                    help="run the units through the RDD API (default) or a DataFrame's mapInPandas")
     return p.parse_args(argv)
@@ -206,7 +210,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         res = rewrite(spark, a.table, curve=a.curve, strategy=a.strategy, sort_order=a.sort_order, where=a.where,
                       options=options, windows=a.windows, allow_layout_change=a.allow_layout_change,
                       dry_run=a.dry_run, catalog=a.catalog, warehouse=a.warehouse, config=a.config,
-                      ship_binary=a.ship_binary, shuffle=a.shuffle == "auto", api=a.api)
+                      ship_binary=a.ship_binary, shuffle=a.shuffle, api=a.api)
     except ValueError as e:  # arguments that contradict each other
         print(f"geocompact: {e}", file=sys.stderr)
         return 2
