@@ -106,12 +106,12 @@ func bboxColumns(r *Report, rec arrow.RecordBatch, cols spatial.Columns) (*bboxA
 	case cols.Covering != "":
 		idx := rec.Schema().FieldIndices(cols.Covering)
 		if len(idx) != 1 {
-			r.Add(-1, CodeBBoxMissing, fmt.Sprintf("covering column %q is not in the batch", cols.Covering))
+			r.Add(-1, CodeBBoxMissing, fmt.Sprintf("covering column %q, which the geo metadata names, is not in the data: write it, or drop the covering from the metadata", cols.Covering))
 			return nil, names
 		}
 		st, ok := rec.Column(idx[0]).(*array.Struct)
 		if !ok {
-			r.Add(-1, CodeBBoxMissing, fmt.Sprintf("covering column %q is not a struct", cols.Covering))
+			r.Add(-1, CodeBBoxMissing, fmt.Sprintf("covering column %q is not a struct: make it a struct of doubles, or drop the covering from the metadata", cols.Covering))
 			return nil, names
 		}
 		stype := st.DataType().(*arrow.StructType)
@@ -123,7 +123,7 @@ func bboxColumns(r *Report, rec arrow.RecordBatch, cols spatial.Columns) (*bboxA
 				a, ok = st.Field(fi).(*array.Float64)
 			}
 			if !ok {
-				r.Add(-1, CodeBBoxMissing, fmt.Sprintf("covering field %q is absent or not double", names[i]))
+				r.Add(-1, CodeBBoxMissing, fmt.Sprintf("covering field %q is absent or not double: make it a double, or drop the covering from the metadata", names[i]))
 				return nil, names
 			}
 			out[i] = a
