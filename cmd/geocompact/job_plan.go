@@ -40,7 +40,7 @@ job and no unit, and records nothing.`,
 		},
 	}
 	o.flags.Register(cmd.Flags())
-	cmd.MarkFlagRequired("table")
+	_ = cmd.MarkFlagRequired("table")
 	return cmd
 }
 

@@ -78,7 +78,7 @@ func packageDirs(t *testing.T, root string) []string {
 }
 
 // firstCell matches a table row's first cell and captures it.
-var firstCell = regexp.MustCompile("^\\|\\s*([^|]+?)\\s*\\|")
+var firstCell = regexp.MustCompile(`^\|\s*([^|]+?)\s*\|`)
 
 // codeSpan matches one `...` span.
 var codeSpan = regexp.MustCompile("`([^`]+)`")
