@@ -3,7 +3,7 @@
 # (go test -short); `make test` is the README's test command, and the
 # long suites each have a target of their own. .ci/run runs them all.
 
-.PHONY: check fmt vet tidy test test-short size interop python clusters bench ci
+.PHONY: check fmt vet tidy lint test test-short size interop python clusters bench ci
 
 check: fmt vet tidy test-short
 
@@ -16,6 +16,13 @@ vet:
 tidy:
 	go mod tidy -diff
 	cd cmd/geocompact-beam && go mod tidy -diff
+
+# golangci-lint with .golangci.yml, pinned here and not in go.mod; the
+# first run builds it (a few minutes).
+GOLANGCI_LINT_VERSION = v2.15.0
+
+lint:
+	go run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) run
 
 test:
 	go test ./...

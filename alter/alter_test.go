@@ -53,7 +53,7 @@ func TestAlterRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "auto", res.Layout.Text)
 
-	res, err = alter.Apply(ctx, cat, name, alter.Request{SortOrder: "zorder(bbox_minx, bbox_maxy)"})
+	_, err = alter.Apply(ctx, cat, name, alter.Request{SortOrder: "zorder(bbox_minx, bbox_maxy)"})
 	require.NoError(t, err)
 	assert.Equal(t, "zorder(bbox_minx, bbox_maxy)", load(t, cat, name).Properties()[layouts.Prop])
 

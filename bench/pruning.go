@@ -155,7 +155,6 @@ func run(ctx context.Context, cat catalog.Catalog, cfg Config, src *source, star
 	if rep.Windows, err = chooseWindows(cfg, rep.Extent, rows, rep); err != nil {
 		return nil, err
 	}
-	rows = nil
 	if rep.TargetFileSize, err = targetFileSize(cfg, rep.SourceBytes); err != nil {
 		return nil, err
 	}

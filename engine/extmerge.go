@@ -133,7 +133,7 @@ func (ex *execution) sortMerged(ctx context.Context, g *groupIO, recs iter.Seq2[
 		ex.r.log.Info("spill: the files' bounds are not their rows' extent; sorting the runs again", "partition", g.o.group.Partition,
 			"file_extent", *assumed, "rows_extent", g.o.in.Extent)
 		rs.Remove()
-		frozen, cells, size, err = ex.rewriteRuns(ctx, g, sorter, rs, batch)
+		_, cells, size, err = ex.rewriteRuns(ctx, g, sorter, rs, batch)
 		if err != nil {
 			return nil, err
 		}

@@ -180,6 +180,7 @@ func checkDeltaTable(s *delta.Snapshot, location string, parts []string) error {
 		if len(s.Metadata.PartitionColumns) > 0 {
 			have = "partitioned by " + strings.Join(s.Metadata.PartitionColumns, ", ")
 		}
+		//nolint:staticcheck // ST1005: the message starts with a name
 		return fmt.Errorf("Delta table %s exists %s, not by %s as asked; %w to append with the table's partitioning",
 			location, have, strings.Join(parts, ", "), ErrPartitioning)
 	}

@@ -160,9 +160,8 @@ func Parse(script string) ([]Statement, error) {
 }
 
 type parser struct {
-	lex   lexer
-	tok   token
-	depth int
+	lex lexer
+	tok token
 }
 
 func (p *parser) advance() error {

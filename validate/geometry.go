@@ -106,12 +106,12 @@ func bboxColumns(r *Report, rec arrow.RecordBatch, cols spatial.Columns) (*bboxA
 	case cols.Covering != "":
 		idx := rec.Schema().FieldIndices(cols.Covering)
 		if len(idx) != 1 {
-			r.Add(-1, CodeBBoxMissing, fmt.Sprintf("covering column %q is not in the batch", cols.Covering))
+			r.Add(-1, CodeBBoxMissing, fmt.Sprintf("covering column %q, which the geo metadata names, is not in the data: write it, or drop the covering from the metadata", cols.Covering))
 			return nil, names
 		}
 		st, ok := rec.Column(idx[0]).(*array.Struct)
 		if !ok {
-			r.Add(-1, CodeBBoxMissing, fmt.Sprintf("covering column %q is not a struct", cols.Covering))
+			r.Add(-1, CodeBBoxMissing, fmt.Sprintf("covering column %q is not a struct: make it a struct of doubles, or drop the covering from the metadata", cols.Covering))
 			return nil, names
 		}
 		stype := st.DataType().(*arrow.StructType)
@@ -123,7 +123,7 @@ func bboxColumns(r *Report, rec arrow.RecordBatch, cols spatial.Columns) (*bboxA
 				a, ok = st.Field(fi).(*array.Float64)
 			}
 			if !ok {
-				r.Add(-1, CodeBBoxMissing, fmt.Sprintf("covering field %q is absent or not double", names[i]))
+				r.Add(-1, CodeBBoxMissing, fmt.Sprintf("covering field %q is absent or not double: make it a double, or drop the covering from the metadata", names[i]))
 				return nil, names
 			}
 			out[i] = a
@@ -211,7 +211,11 @@ func (rc *rowChecker) checkBBox(r *Report, row int64, v *[4]float64, env spatial
 		return // an empty geometry has no box to agree with
 	}
 	if rc.geographic && (v[0] > v[2] || env.MaxX-env.MinX > 180) {
-		r.Add(row, CodeAntimeridian, fmt.Sprintf("bbox x [%g, %g], geometry x-span [%g, %g]", v[0], v[2], env.MinX, env.MaxX))
+		detail := ""
+		if r.wantDetail() {
+			detail = antimeridianDetail(v, env)
+		}
+		r.Add(row, CodeAntimeridian, detail)
 		return
 	}
 	want := [4]float64{env.MinX, env.MinY, env.MaxX, env.MaxY}
@@ -226,4 +230,17 @@ func (rc *rowChecker) checkBBox(r *Report, row int64, v *[4]float64, env spatial
 			return
 		}
 	}
+}
+
+// antimeridianDetail says what raised a bbox.antimeridian warning for the
+// bbox values v of a geometry with planar envelope env, what it means for
+// readers, and how to avoid it.
+func antimeridianDetail(v *[4]float64, env spatial.Bound) string {
+	const avoid = "only a warning: the data are valid GeoParquet; split the geometry at 180° to avoid it"
+	if v[0] > v[2] {
+		return fmt.Sprintf("bbox xmin %g > xmax %g: the box crosses the antimeridian, as GeoParquet allows; "+
+			"bbox filters that assume xmin <= xmax read it as empty (and may skip the row) or as the whole world; %s", v[0], v[2], avoid)
+	}
+	return fmt.Sprintf("geometry spans x %g to %g, more than 180°: if it crosses the antimeridian, its bbox covers "+
+		"nearly every longitude and no bbox filter skips it; %s", env.MinX, env.MaxX, avoid)
 }

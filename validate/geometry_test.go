@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/validate"
@@ -254,6 +256,36 @@ func TestFileInvalidCRS(t *testing.T) {
 				if len(crs) > 1<<20 && f.Code == validate.CodeCRSMissing && !strings.Contains(f.Detail, " bytes)") {
 					t.Errorf("finding does not give the value's size: %.300s", f.Detail)
 				}
+			}
+		})
+	}
+}
+
+// TestAntimeridianSaysWhatWasFound checks that a bbox.antimeridian warning
+// names the values that raised it, what they mean for readers, and that
+// it is only a warning.
+func TestAntimeridianSaysWhatWasFound(t *testing.T) {
+	cols := spatial.Columns{Geometry: "geometry", Encoding: spatial.EncodingWKB, CRS: "OGC:CRS84", BBox: spatial.BBoxColumns}
+	line := func(x0, x1 float64) []byte { return validatetest.LE().Hdr(2).N(2).F(x0, 0, x1, 1).Buf }
+	tests := []struct {
+		name string
+		row  validatetest.Row
+		want []string
+	}{
+		{"inverted bbox", validatetest.Row{WKB: line(170, -170), BBox: validatetest.Box(170, 0, -170, 1)},
+			[]string{"xmin 170 > xmax -170", "crosses the antimeridian", "empty", "whole world", "only a warning"}},
+		{"wide geometry", validatetest.Row{WKB: line(-179, 179), BBox: validatetest.Box(-179, 0, 179, 1)},
+			[]string{"-179 to 179", "more than 180°", "crosses the antimeridian", "only a warning"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := validatetest.File{Rows: []validatetest.Row{tc.row}}.Record()
+			defer rec.Release()
+			rep := validate.Batch(rec, cols, validate.DefaultConfig())
+			require.Len(t, rep.Examples, 1)
+			assert.Equal(t, validate.CodeAntimeridian, rep.Examples[0].Code)
+			for _, s := range tc.want {
+				assert.Contains(t, rep.Examples[0].Detail, s)
 			}
 		})
 	}

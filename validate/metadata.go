@@ -125,7 +125,13 @@ func checkBBoxSchema(r *Report, sc *arrow.Schema, cols spatial.Columns, cfg Conf
 		}
 	}
 	need := cfg.RequireBBox && cols.Encoding == spatial.EncodingWKB
-	if len(missing) > 0 && (need || len(missing) < 4) {
-		r.Add(-1, CodeBBoxMissing, "missing bbox columns: "+strings.Join(missing, ", "))
+	switch {
+	case len(missing) == 4 && need:
+		r.Add(-1, CodeBBoxMissing, "missing bbox columns: "+strings.Join(missing, ", ")+
+			": geocompact ingest --add-bbox computes them from the WKB")
+	case len(missing) > 0 && len(missing) < 4:
+		// ingest --add-bbox fills in only a file that has none of them.
+		r.Add(-1, CodeBBoxMissing, "missing bbox columns: "+strings.Join(missing, ", ")+
+			": write all four, or none and let geocompact ingest --add-bbox compute them from the WKB")
 	}
 }

@@ -92,7 +92,7 @@ type jobRef struct {
 func (r *jobRef) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&r.ref, "job", "", "the job: a file whose first line is what job plan printed first, or the job's id (with --table)")
 	cmd.Flags().StringVar(&r.table, "table", "", "table of the job, NAMESPACE.TABLE (with a job id)")
-	cmd.MarkFlagRequired("job")
+	_ = cmd.MarkFlagRequired("job")
 }
 
 // isID reports whether --job names a job by its id (no file is so

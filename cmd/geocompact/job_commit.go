@@ -81,9 +81,9 @@ func runJobCommit(ctx context.Context, o *jobCommitOptions, paths []string) erro
 	// commit, or orphans, finds them).
 	bg := context.WithoutCancel(ctx)
 	if _, aerr := j.Abort(bg, cat); aerr == nil {
-		j.RemoveMarker(bg)
+		_ = j.RemoveMarker(bg)
 	}
-	job.Sweep(bg, cat, j.Table, j.ID)
+	_, _ = job.Sweep(bg, cat, j.Table, j.ID)
 	return writeRewriteResult(o.g, j.Result)
 }
 

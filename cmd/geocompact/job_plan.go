@@ -58,7 +58,7 @@ to rewrite prints the job and no unit, and records nothing.`,
 	o.flags.Register(cmd.Flags())
 	cmd.Flags().StringVar(&o.shuffle, "shuffle", job.ShuffleAuto, "which sorted groups over the memory budget are spread across the workers: auto (one that holds more than its share of the rows for --workers), always, never (one worker rewrites each group, spilling)")
 	cmd.Flags().IntVar(&o.workers, "workers", 1, "units the engine runs at once, for --shuffle auto")
-	cmd.MarkFlagRequired("table")
+	_ = cmd.MarkFlagRequired("table")
 	return cmd
 }
 

@@ -120,7 +120,7 @@ func pauseAfterWrite(ctx context.Context) error {
 	if err != nil {
 		return nil // another attempt paused already
 	}
-	f.WriteString(strconv.Itoa(os.Getpid()))
+	_, _ = f.WriteString(strconv.Itoa(os.Getpid()))
 	f.Close()
 	<-ctx.Done()
 	return ctx.Err()

@@ -67,7 +67,7 @@ func (w *fileWriter) write(ctx context.Context, i int, rows iter.Seq2[arrow.Reco
 		fw.Close()
 		return []table.OutFile{{Path: name}}, err
 	}
-	for rec := range rows { // the sink yields no errors
+	for rec := range rows { //nolint:errcheck // the sink yields no errors
 		err := fw.Write(rec)
 		if idx := rec.Schema().FieldIndices(w.f.cols.Geometry); err == nil && geo != nil && len(idx) == 1 {
 			geo.AddArray(rec.Column(idx[0]))
