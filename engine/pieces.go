@@ -48,6 +48,10 @@ type GroupSpec struct {
 	// rewritten by RewriteGroup, as the local engine rewrites it, and its
 	// rows never go through a shuffle.
 	Whole bool `json:"whole,omitempty"`
+	// Local is set for a sorted group over the budget that one worker
+	// rewrites whole by RewriteGroup, spilling as the local engine does
+	// (see PieceOptions.Spread): it has no buckets.
+	Local bool `json:"local,omitempty"`
 	// Buckets is how many buckets the group's rows are scattered into.
 	Buckets int `json:"buckets"`
 	// Scale and Bounds key a sorted group's rows and cut the keys into
@@ -69,6 +73,11 @@ type PieceOptions struct {
 	// WriteID, when set, names each data file written: a fresh UUID per
 	// file, so retried attempts never collide.
 	WriteID func() uuid.UUID
+	// Spread, when set, reports whether a sorted group over the budget of
+	// records rows (of total in all groups) is to be spread over workers:
+	// only such a group's keys are sampled for its buckets; the others are
+	// Local. Unset, every such group is spread.
+	Spread func(records, total int64) bool
 }
 
 // PlanPieces plans a rewrite of t and, for sorted groups, learns each group's key scale and the
@@ -104,8 +113,13 @@ func PlanPieces(ctx context.Context, t table.Table, req Request, po PieceOptions
 	}
 	p := &Pieces{t: t, ex: &execution{r: r, tf: t, groups: len(res.Plan.Groups), lanes: 1, writeID: po.WriteID}}
 	p.index()
+	var total int64
+	for _, g := range res.Plan.Groups {
+		total += g.Records
+	}
 	for i := range res.Plan.Groups {
-		g, err := p.sample(ctx, &res.Plan.Groups[i])
+		spread := po.Spread == nil || po.Spread(res.Plan.Groups[i].Records, total)
+		g, err := p.sample(ctx, &res.Plan.Groups[i], spread)
 		if err != nil {
 			return nil, res, fmt.Errorf("prepare group %d (%s): %w", i+1, PartitionLabel(res.Plan.Groups[i].Partition), err)
 		}
@@ -114,9 +128,10 @@ func PlanPieces(ctx context.Context, t table.Table, req Request, po PieceOptions
 	return p, res, nil
 }
 
-// sample returns the spec of planned group g: for a sorted group, with
-// the key scale and bucket boundaries learnt from its key columns.
-func (p *Pieces) sample(ctx context.Context, g *Group) (GroupSpec, error) {
+// sample returns the spec of planned group g: for a sorted group over the
+// budget that is to be spread, with the key scale and bucket boundaries
+// learnt from its key columns.
+func (p *Pieces) sample(ctx context.Context, g *Group, spread bool) (GroupSpec, error) {
 	spec := GroupSpec{Partition: g.Partition, OutputFiles: g.OutputFiles, Records: g.Records, CutWindow: g.CutWindow, Buckets: len(g.Files)}
 	for _, f := range g.Files {
 		spec.Files = append(spec.Files, f.Path)
@@ -127,6 +142,10 @@ func (p *Pieces) sample(ctx context.Context, g *Group) (GroupSpec, error) {
 	sp := sortPlanFor(g, p.ex.r.opts.MaxGroupMemoryBytes)
 	if !sp.Spill {
 		spec.Whole, spec.Buckets = true, 0
+		return spec, nil
+	}
+	if !spread {
+		spec.Local, spec.Buckets = true, 0
 		return spec, nil
 	}
 	gio, _, err := p.ex.readGroup(ctx, p.groupOut(len(p.groups), &spec), nil)
@@ -239,6 +258,9 @@ func (p *Pieces) Scatter(ctx context.Context, group int, path string, emit func(
 		return verify.Digest{}, nil, err
 	}
 	spec := &p.groups[group]
+	if spec.Whole || spec.Local {
+		return verify.Digest{}, nil, fmt.Errorf("group %d is rewritten whole by one worker: it is not scattered", group+1)
+	}
 	pos := -1
 	for i, f := range spec.Files {
 		if f == path {

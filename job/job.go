@@ -52,17 +52,42 @@ type Rewrite struct {
 }
 
 // Prepare plans a rewrite of the table called name at its current
-// snapshot and samples the bucket boundaries of its sorted groups (see
+// snapshot and samples the bucket boundaries of its sorted groups over
+// the memory budget, to spread every one of them over the workers (see
 // engine.PlanPieces). The job has no groups when there is nothing to
 // rewrite (the result says why) and on a dry run.
 func Prepare(ctx context.Context, cat catalog.Catalog, name string, req engine.Request) (*Rewrite, error) {
+	return PrepareShuffle(ctx, cat, name, req, Shuffle{Mode: ShuffleAlways})
+}
+
+// Shuffle chooses the sorted groups over a worker's memory budget that a
+// job spreads over its workers in stages (see SetShuffle); the others are
+// rewritten whole by one worker, spilling.
+type Shuffle struct {
+	// Mode is ShuffleAuto, ShuffleAlways or ShuffleNever.
+	Mode string
+	// Workers is how many units the engine runs at once, for ShuffleAuto.
+	Workers int
+}
+
+// PrepareShuffle is Prepare, sampling only the groups sh spreads, and
+// marking them (SetShuffle).
+func PrepareShuffle(ctx context.Context, cat catalog.Catalog, name string, req engine.Request, sh Shuffle) (*Rewrite, error) {
+	if _, err := spreads(sh.Mode, 0, 0, 0); err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	j := &Rewrite{ID: newID(), Table: name, Request: req}
 	ice, err := icebergtable.Load(ctx, cat, name)
 	if err != nil {
 		return nil, err
 	}
-	p, res, err := engine.PlanPieces(ctx, ice.Describe(), req, j.pieceOptions())
+	po := j.pieceOptions()
+	po.Spread = func(records, total int64) bool {
+		ok, _ := spreads(sh.Mode, sh.Workers, records, total)
+		return ok
+	}
+	p, res, err := engine.PlanPieces(ctx, ice.Describe(), req, po)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +97,7 @@ func Prepare(ctx context.Context, cat catalog.Catalog, name string, req engine.R
 		return j, nil
 	}
 	j.pieces, j.ice, j.SnapshotID, j.Groups = p, ice, p.Version(), p.Groups()
-	return j, nil
+	return j, j.SetShuffle(sh.Mode, sh.Workers)
 }
 
 func (j *Rewrite) pieceOptions() engine.PieceOptions {

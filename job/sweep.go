@@ -87,6 +87,9 @@ func Sweep(ctx context.Context, cat catalog.Catalog, name, keep string) ([]strin
 	if err != nil {
 		return nil, err
 	}
+	if none, err := noMarkers(ctx, tbl, keep); err != nil || none {
+		return nil, err
+	}
 	plan, err := tbl.PlanOrphanFiles(ctx, table.WithFilesOlderThan(0))
 	if err != nil {
 		return nil, fmt.Errorf("sweep %s: list files: %w", name, err)
@@ -133,6 +136,44 @@ func Sweep(ctx context.Context, cat catalog.Catalog, name, keep string) ([]strin
 		}
 	}
 	return deleted, nil
+}
+
+// noMarkers reports whether the table's metadata folder holds no marker
+// but keep's, by listing that folder alone: the usual case, which then
+// spares reading every snapshot's manifests to plan orphans. It reports
+// false when the file system cannot list.
+func noMarkers(ctx context.Context, tbl *table.Table, keep string) (bool, error) {
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return false, fmt.Errorf("sweep %s: %w", tbl.Identifier(), err)
+	}
+	lister, ok := fs.(icebergio.ListableIO)
+	if !ok {
+		return false, nil
+	}
+	dir := strings.TrimSuffix(tbl.Location(), "/") + "/metadata"
+	found := false
+	err = lister.WalkDir(dir, func(p string, d stdfs.DirEntry, err error) error {
+		if err != nil {
+			if isNotExist(err) {
+				return nil
+			}
+			return err
+		}
+		if d.IsDir() && p != dir && !strings.HasSuffix(p, "/metadata") {
+			return stdfs.SkipDir
+		}
+		base := path.Base(p)
+		if strings.HasPrefix(base, markerPrefix) && strings.HasSuffix(base, markerSuffix) && base != markerPrefix+keep+markerSuffix {
+			found = true
+			return stdfs.SkipAll
+		}
+		return nil
+	})
+	if err != nil {
+		return false, nil // list as orphan planning does
+	}
+	return !found, nil
 }
 
 // canCommit reports whether some group of j still has all its input files

@@ -111,31 +111,25 @@ const (
 
 // SetShuffle marks the groups that run as shuffled stages, chosen by
 // mode for a job that runs on workers workers (units at once). Only a
-// sorted group that one worker would have to spill (not Whole) can be
-// shuffled. It is the driver's choice, made once before the job is
-// written.
+// sorted group that one worker would have to spill, and whose keys were
+// sampled (not Whole, not Local), can be shuffled. It is the driver's
+// choice, made once before the job is written.
 func (j *Rewrite) SetShuffle(mode string, workers int) error {
 	j.Shuffled = nil
 	var total int64
 	for _, g := range j.Groups {
 		total += g.Records
 	}
+	if _, err := spreads(mode, 0, 0, 0); err != nil {
+		return err
+	}
 	for i, g := range j.Groups {
-		if g.Whole || g.Scale == nil {
-			continue
+		if g.Whole || g.Local || g.Scale == nil {
+			continue // in memory, not sampled, or binpack
 		}
-		switch mode {
-		case ShuffleAlways:
-		case ShuffleAuto:
-			if g.Records*int64(max(workers, 1)) <= total {
-				continue
-			}
-		case ShuffleNever:
-			continue
-		default:
-			return fmt.Errorf("shuffle %q: want %s, %s or %s", mode, ShuffleAuto, ShuffleAlways, ShuffleNever)
+		if ok, _ := spreads(mode, workers, g.Records, total); ok {
+			j.Shuffled = append(j.Shuffled, i)
 		}
-		j.Shuffled = append(j.Shuffled, i)
 	}
 	var files int
 	for _, g := range j.Shuffled {
@@ -145,6 +139,20 @@ func (j *Rewrite) SetShuffle(mode string, workers int) error {
 	// job for many files at once, enough to even out the workers' load.
 	j.ScatterRun = max(1, (files+4*max(workers, 1)-1)/(4*max(workers, 1)))
 	return nil
+}
+
+// spreads reports whether mode spreads a sorted group over the budget of
+// records rows, of total in the job, over workers workers.
+func spreads(mode string, workers int, records, total int64) (bool, error) {
+	switch mode {
+	case ShuffleAlways:
+		return true, nil
+	case ShuffleAuto:
+		return records*int64(max(workers, 1)) > total, nil
+	case ShuffleNever:
+		return false, nil
+	}
+	return false, fmt.Errorf("shuffle %q: want %s, %s or %s", mode, ShuffleAuto, ShuffleAlways, ShuffleNever)
 }
 
 // scatterUnits returns the scatter units of group gi: a unit per run of
@@ -429,14 +437,24 @@ func (j *Rewrite) runBucket(ctx context.Context, u Unit, res *Result) ([]iceberg
 }
 
 // runSpan writes one output file from the rows the buckets it crosses
-// left, in bucket order.
+// left, in bucket order, reading one shuffle file at a time: a file may be
+// larger than a worker's memory.
 func (j *Rewrite) runSpan(ctx context.Context, u Unit) ([]iceberg.DataFile, verify.Digest, error) {
-	recs, err := j.readShuffle(ctx, u.Inputs)
-	if err != nil {
-		return nil, verify.Digest{}, err
-	}
-	defer release(recs)
-	return j.WriteSpanning(ctx, u.Group, u.File, recs)
+	return j.WriteSpanningSeq(ctx, u.Group, u.File, func(yield func(arrow.RecordBatch, error) bool) {
+		for _, p := range u.Inputs {
+			recs, err := j.readShuffle(ctx, []string{p})
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			for i, rec := range recs {
+				if !yield(rec, nil) {
+					release(recs[i+1:])
+					return
+				}
+			}
+		}
+	})
 }
 
 // results keeps the first result of every unit, by its key.

@@ -281,3 +281,32 @@ func TestSetShuffleOff(t *testing.T) {
 	assert.Equal(t, []string{job.KindGroup}, kinds)
 	assert.True(t, res.Verified)
 }
+
+// TestPrepareShuffleSamplesOnlySpread plans a group over the budget: it
+// is sampled for buckets only when the mode spreads it; otherwise it is
+// Local, one worker's unit, and a scatter of it is refused.
+func TestPrepareShuffleSamplesOnlySpread(t *testing.T) {
+	t.Parallel()
+	c := icebergtest.SQLite(t)
+	cat, name := icebergtest.NewTable(t, c, bench.GenerateConfig{Rows: 8000, Commits: 6, Distribution: bench.Clustered})
+	req := engine.Request{Curve: "hilbert", Options: icebergtest.Opts("rewrite-all", "true", "target-file-size-bytes", "65536", "max-group-memory-bytes", icebergtest.SpillBudget)}
+	for _, tc := range []struct {
+		sh     job.Shuffle
+		spread bool
+	}{{job.Shuffle{Mode: job.ShuffleNever, Workers: 8}, false}, {job.Shuffle{Mode: job.ShuffleAuto, Workers: 1}, false},
+		{job.Shuffle{Mode: job.ShuffleAuto, Workers: 2}, true}, {job.Shuffle{Mode: job.ShuffleAlways}, true}} {
+		j, err := job.PrepareShuffle(t.Context(), cat, name, req, tc.sh)
+		require.NoError(t, err)
+		g := j.Groups[0]
+		assert.Equal(t, tc.spread, g.Scale != nil, "%+v: sampled", tc.sh)
+		assert.Equal(t, !tc.spread, g.Local, "%+v: local", tc.sh)
+		assert.Equal(t, tc.spread, len(j.Shuffled) == 1, "%+v: shuffled", tc.sh)
+		if !tc.spread {
+			assert.Equal(t, []job.Unit{{Job: j.ID}}, j.Units())
+			_, _, err := worker(t, cat, j).ScatterFile(t.Context(), 0, g.Files[0], nil)
+			assert.ErrorContains(t, err, "is rewritten whole by one worker")
+		}
+	}
+	_, err := job.PrepareShuffle(t.Context(), cat, name, req, job.Shuffle{Mode: "often"})
+	assert.ErrorContains(t, err, `shuffle "often": want auto, always or never`)
+}

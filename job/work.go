@@ -3,7 +3,9 @@ package job
 import (
 	"context"
 	"fmt"
+	"iter"
 	"maps"
+	"math"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -167,21 +169,35 @@ func (c *rowCutter) write(rec arrow.RecordBatch, w *engine.PieceWriter, frags ma
 // the buckets it spans left (in bucket order), and returns it with the
 // digest of its rows as read back.
 func (j *Rewrite) WriteSpanning(ctx context.Context, group, file int, frags []arrow.RecordBatch) ([]iceberg.DataFile, verify.Digest, error) {
+	return j.WriteSpanningSeq(ctx, group, file, func(yield func(arrow.RecordBatch, error) bool) {
+		for _, f := range frags {
+			f.Retain()
+			if !yield(f, nil) {
+				return
+			}
+		}
+	})
+}
+
+// WriteSpanningSeq is WriteSpanning with the fragments' rows streamed:
+// frags yields batches (each the receiver's to release) in order, so
+// that a file larger than memory is written from fragments read one at a
+// time.
+func (j *Rewrite) WriteSpanningSeq(ctx context.Context, group, file int, frags iter.Seq2[arrow.RecordBatch, error]) ([]iceberg.DataFile, verify.Digest, error) {
 	p, err := j.open()
 	if err != nil {
 		return nil, verify.NewDigest(), err
 	}
-	var rows int64
-	for _, f := range frags {
-		rows += f.NumRows()
-	}
-	w, err := p.NewWriter(ctx, group, func(int) int64 { return max(rows, 1) })
+	// One file, however many rows come.
+	w, err := p.NewWriter(ctx, group, func(int) int64 { return math.MaxInt64 })
 	if err != nil {
 		return nil, verify.NewDigest(), err
 	}
-	for _, f := range frags {
-		f.Retain()
-		if err = w.Write(f); err != nil {
+	for rec, ferr := range frags {
+		if err = ferr; err != nil {
+			break
+		}
+		if err = w.Write(rec); err != nil {
 			break
 		}
 	}

@@ -40,7 +40,7 @@ func pipeline(j *job.Rewrite, spec catalogs.Spec) (*beam.Pipeline, error) {
 	var inputs []fileIn
 	var whole []int
 	for gi, g := range j.Groups {
-		if g.Whole {
+		if g.Whole || g.Local {
 			whole = append(whole, gi)
 			continue
 		}

@@ -67,15 +67,12 @@ func runJobPlan(ctx context.Context, o *jobPlanOptions, req engine.Request) erro
 	if err != nil {
 		return err
 	}
-	j, err := job.Prepare(ctx, cat, o.flags.Table, req)
+	j, err := job.PrepareShuffle(ctx, cat, o.flags.Table, req, job.Shuffle{Mode: o.shuffle, Workers: o.workers})
 	if err != nil {
 		if cli.IsUsage(err) {
 			return &usageError{err}
 		}
 		return err
-	}
-	if err := j.SetShuffle(o.shuffle, o.workers); err != nil {
-		return &usageError{err}
 	}
 	if len(j.Groups) > 0 {
 		if err := j.WriteMarker(ctx); err != nil {

@@ -97,7 +97,9 @@ def main() -> None:
             time.sleep(0.2)
         try:
             fig = side_by_side(spark, wh, cfg, "geo.local", "geo.spark")
-            fig1 = side_by_side(spark, wh, cfg, "geo.local1", "geo.spark1")
+            # At an 8 MiB target the group is about ten files, as a group
+            # over a worker's budget in a real table is many files.
+            fig1 = side_by_side(spark, wh, cfg, "geo.local1", "geo.spark1", target=8 << 20)
         finally:
             spark.stop()
         fig.update(rows=a.rows, files=a.files)
@@ -125,13 +127,16 @@ def main() -> None:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def side_by_side(spark: object, wh: str, cfg: str, local_table: str, spark_table: str) -> dict:
+def side_by_side(spark: object, wh: str, cfg: str, local_table: str, spark_table: str, target: int = 0) -> dict:
     """Rewrites local_table with the local engine and its twin spark_table
-    on Spark (hilbert, defaults); returns the figures."""
-    out, local_wall, local_rss = gc(wh, cfg, "--json", "rewrite", "--table", local_table, "--curve", "hilbert")
+    on Spark (hilbert, defaults but for the target file size when given);
+    returns the figures."""
+    opts = {"target-file-size-bytes": target} if target else {}
+    flags = [a for k, v in opts.items() for a in ("--option", f"{k}={v}")]
+    out, local_wall, local_rss = gc(wh, cfg, "--json", "rewrite", "--table", local_table, "--curve", "hilbert", *flags)
     local = json.loads(out)
     t0 = time.time()
-    r = gs.run(spark, spark_table, curve="hilbert", warehouse=wh, config=cfg, ship_binary=True)
+    r = gs.run(spark, spark_table, curve="hilbert", warehouse=wh, config=cfg, ship_binary=True, options=opts)
     t1 = time.time()
     spark_wall = t1 - t0
     assert r.result.verified and r.result.snapshots_committed == 1, r.result
