@@ -145,7 +145,12 @@ def side_by_side(spark: object, wh: str, cfg: str, local_table: str, spark_table
     unit_secs = sorted(e - s for s, e in zip(starts, ends))
     peak = max(u.get("peak_rss_bytes") or 0 for u in r.units)
     kinds = Counter(u.get("kind") or "group" for u in r.units)
+    # When each stage's units ran, in seconds from the driver's start.
+    stages = {k: [round(min(when(u["start"]) for u in r.units if (u.get("kind") or "group") == k) - t0, 2),
+                  round(max(when(u["end"]) for u in r.units if (u.get("kind") or "group") == k) - t0, 2)]
+              for k in kinds}
     return {
+        "stages": stages,
         "units": dict(kinds),
         "local_seconds": round(local_wall, 2), "local_peak_rss_mib": round(local_rss / MIB),
         "spark_seconds": round(spark_wall, 2), "ratio": round(spark_wall / local_wall, 2),
