@@ -135,9 +135,11 @@ func (j *Rewrite) SetShuffle(mode string, workers int) error {
 	for _, g := range j.Shuffled {
 		files += len(j.Groups[g].Files)
 	}
-	// Four scatter units per worker: few enough that a worker opens the
-	// job for many files at once, enough to even out the workers' load.
-	j.ScatterRun = max(1, (files+4*max(workers, 1)-1)/(4*max(workers, 1)))
+	// Two scatter units per worker: few enough that a worker opens the
+	// job for many files at once (a task costs about a second before its
+	// first row on Spark), enough to even out the workers' load.
+	per := 2 * max(workers, 1)
+	j.ScatterRun = max(1, (files+per-1)/per)
 	return nil
 }
 

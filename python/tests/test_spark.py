@@ -83,7 +83,7 @@ def test_spark_rewrite_shuffles_a_large_group(warehouse: Path, demo: str) -> Non
     spark = FakeSpark(lambda i, a: i == 0 and a == 0)
     r = gs.run(spark, demo, curve="hilbert", warehouse=warehouse, options=opts)
     assert r.result.verified and r.result.snapshots_committed == 1
-    assert spark.tasks[0] == 6, "12 files scattered 2 per unit (4 units per slot), a task each"
+    assert spark.tasks[0] == 4, "12 files scattered 3 per unit (2 units per slot), a task each"
     kinds = [u["kind"] for u in r.units]
     assert kinds[0] == "scatter" and "bucket" in kinds, kinds
     assert sum(u["rows"] for u in r.units if u["kind"] != "scatter") == 20000
@@ -158,6 +158,6 @@ def test_batches_deal_units_into_tasks() -> None:
     assert batches(["a", "b"], 2) == [["a"], ["b"]]
     assert batches([], 2) == []
     got = batches([str(i) for i in range(20)], 2)
-    assert len(got) == 8 and sorted(u for b in got for u in b) == sorted(str(i) for i in range(20))
+    assert len(got) == 4 and sorted(u for b in got for u in b) == sorted(str(i) for i in range(20))
     assert max(map(len, got)) - min(map(len, got)) <= 1
-    assert len(batches(["a"] * 5, 0)) == 4, "no slot counts as one"
+    assert len(batches(["a"] * 5, 0)) == 2, "no slot counts as one"

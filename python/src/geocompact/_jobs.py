@@ -58,11 +58,11 @@ class Work:
 
 def batches(units: Sequence[str], slots: int) -> list[list[str]]:
     """Deals units into tasks: one unit per task while they are few (at
-    most four per slot, the tasks the engine runs at once), else four
+    most two per slot, the tasks the engine runs at once), else two
     batches per slot, since a task starts one worker process, which opens
     the job once for all its units (a shuffled group's stages have a unit
     per input file)."""
-    n = min(len(units), 4 * max(1, slots))
+    n = min(len(units), 2 * max(1, slots))
     return [list(units[i::n]) for i in range(n)]
 
 
