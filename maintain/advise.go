@@ -19,7 +19,10 @@ import (
 
 // Bounds of the advice.
 const (
-	minAdvisedTarget  = 8 << 20
+	minAdvisedTarget = 8 << 20
+	// minSortedTarget is the smallest target kept for a sorted table:
+	// bench's smallest default target.
+	minSortedTarget   = 64 << 10
 	minAdvisedCadence = time.Hour
 	maxAdvisedCadence = 24 * time.Hour
 	// smallFileBudget is how many small files a partition may collect
@@ -59,6 +62,9 @@ type Ingest struct {
 type History struct {
 	Ingests []Ingest
 	Metrics *TableMetrics
+	// SortedOrder is the sort order of the table's last geocompact
+	// rewrite when it sorted ("" when it did not, or none is known).
+	SortedOrder string
 }
 
 // Advice is a suggested maintenance set-up for one table, with the figures
@@ -109,7 +115,7 @@ func Advise(ctx context.Context, tbl *table.Table) (*Advice, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := History{Metrics: m}
+	h := History{Metrics: m, SortedOrder: lastSortedRewrite(tbl.Metadata().Snapshots())}
 	for _, s := range tbl.Metadata().Snapshots() {
 		if s.Summary == nil || (s.Summary.Operation != table.OpAppend && s.Summary.Operation != table.OpOverwrite) {
 			continue
@@ -197,6 +203,7 @@ func AdviseFrom(h History) Advice {
 	a.MinFileSizeBytes = a.TargetFileSizeBytes * 3 / 4
 	a.reason("target-file-size-bytes %s: about %s arrive per cadence (bounds %s to %s); min-file-size-bytes %s is 75%% of it",
 		optval.FormatBytes(a.TargetFileSizeBytes), optval.FormatBytes(perCadence), optval.FormatBytes(minAdvisedTarget), optval.FormatBytes(maxAdvisedTarget), optval.FormatBytes(a.MinFileSizeBytes))
+	a.keepSortedFiles(h.SortedOrder, m.AvgFileBytes)
 
 	// Gate.
 	a.MinAvgFileBytes = a.TargetFileSizeBytes / 4
@@ -210,6 +217,22 @@ func AdviseFrom(h History) Advice {
 	a.adviseDeletes(m.Deletes)
 	a.Policy = a.policy()
 	return a
+}
+
+// keepSortedFiles lowers the target to avg, the table's average file
+// size, when the last rewrite sorted the table into files less than half
+// the target: that rewrite chose its file size for pruning (bench
+// measures it), and a larger target would fold its clustered files
+// together.
+func (a *Advice) keepSortedFiles(order string, avg int64) {
+	if order == "" || avg <= 0 || 2*avg > a.TargetFileSizeBytes {
+		return
+	}
+	a.TargetFileSizeBytes = max(avg&^1023, minSortedTarget)
+	a.MinFileSizeBytes = a.TargetFileSizeBytes * 3 / 4
+	a.reason("target-file-size-bytes %s instead: the last rewrite sorted the table (%s) into files of about %s, and a larger target "+
+		"would fold them together and lose the pruning they give; geocompact bench measures the best size for your windows",
+		optval.FormatBytes(a.TargetFileSizeBytes), order, optval.FormatBytes(avg))
 }
 
 // The cures of Advice.DeleteCure.

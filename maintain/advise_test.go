@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/maintain"
 )
@@ -173,4 +174,28 @@ func TestAdviseDeleteCure(t *testing.T) {
 			assert.Contains(t, strings.Join(a.Reasons, "\n"), "deletes: ")
 		}
 	}
+}
+
+// TestAdviseKeepsASortedTablesFiles checks that a table whose last
+// rewrite sorted it into small files (as quickstart leaves one: 64 files
+// of about 800 KiB) is advised to keep that file size, not a target that
+// folds the clustered files together, and says why; an unsorted table of
+// the same files gets the usual target.
+func TestAdviseKeepsASortedTablesFiles(t *testing.T) {
+	t.Parallel()
+	m := &maintain.TableMetrics{FileCount: 64, TotalBytes: 64 * 800 << 10, AvgFileBytes: 800 << 10}
+	plain := maintain.AdviseFrom(maintain.History{Metrics: m})
+	assert.Equal(t, int64(32<<20), plain.TargetFileSizeBytes, "unsorted: what arrives per cadence")
+
+	a := maintain.AdviseFrom(maintain.History{Metrics: m, SortedOrder: "hilbert()"})
+	assert.Equal(t, int64(800<<10), a.TargetFileSizeBytes, "sorted: the files it has")
+	assert.Equal(t, a.TargetFileSizeBytes*3/4, a.MinFileSizeBytes)
+	assert.Less(t, a.MinAvgFileBytes, a.MinFileSizeBytes)
+	assert.Contains(t, strings.Join(a.Reasons, "\n"), "the last rewrite sorted the table (hilbert())")
+	require.NoError(t, a.Policy.Validate())
+
+	// Files already larger than the advised target are left to it.
+	big := &maintain.TableMetrics{FileCount: 4, TotalBytes: 4 << 30, AvgFileBytes: 1 << 30}
+	b := maintain.AdviseFrom(maintain.History{Metrics: big, SortedOrder: "hilbert()"})
+	assert.Equal(t, int64(512<<20), b.TargetFileSizeBytes)
 }

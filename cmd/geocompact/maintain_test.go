@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/maintain"
 	"github.com/geocompact/geocompact/table/catalogs"
@@ -130,4 +132,27 @@ func TestAdviseCLI(t *testing.T) {
 func jsonNumber(n int64) string {
 	b, _ := json.Marshal(n)
 	return string(b)
+}
+
+// TestAdviseAfterSortedRewrite: after a Hilbert rewrite into small files
+// (what quickstart does), advise keeps their size instead of a target
+// that folds them together.
+func TestAdviseAfterSortedRewrite(t *testing.T) {
+	t.Parallel()
+	wh := t.TempDir()
+	r := runCLI(t, wh, false, "generate", "--table", "geo.t", "--rows", "40000", "--commits", "8")
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	r = runCLI(t, wh, false, "rewrite", "--table", "geo.t", "--curve", "hilbert", "--option", "target-file-size-bytes=131072", "--option", "rewrite-all=true")
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	r = runCLI(t, wh, false, "--json", "advise", "--table", "geo.t")
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	var got struct {
+		Target  int64    `json:"target_file_size_bytes"`
+		Avg     int64    `json:"avg_file_bytes"`
+		Reasons []string `json:"reasons"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.Stdout), &got), r.Stdout)
+	require.Less(t, got.Target, int64(8<<20), "a target below the usual floor")
+	require.InDelta(t, got.Avg, got.Target, 1024, "the sorted files' size")
+	require.Contains(t, strings.Join(got.Reasons, "\n"), "the last rewrite sorted the table (hilbert")
 }
