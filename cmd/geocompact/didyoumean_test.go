@@ -36,6 +36,7 @@ func typoCommands(t testing.TB) map[string][]string {
 		"alter":             {"alter", "--table", "geo.tt", "--set", "owner=gis"},
 		"job plan":          {"job", "plan", "--table", "geo.tt"},
 		"job work":          {"job", "work", "--job", "0123456789abcdef", "--table", "geo.tt"},
+		"job next":          {"job", "next", "--job", "0123456789abcdef", "--table", "geo.tt"},
 		"job commit":        {"job", "commit", "--job", "0123456789abcdef", "--table", "geo.tt"},
 		"job abort":         {"job", "abort", "--job", "0123456789abcdef", "--table", "geo.tt"},
 	}
