@@ -20,6 +20,7 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 
 	"github.com/geocompact/geocompact/cluster"
+	"github.com/geocompact/geocompact/engine/spill"
 	"github.com/geocompact/geocompact/engine/verify"
 )
 
@@ -367,7 +368,7 @@ func (j *Rewrite) runScatter(ctx context.Context, u Unit, res *Result) error {
 	for pos := u.File; pos < u.File+u.Count; pos++ {
 		d, fc, err := j.ScatterFile(ctx, u.Group, j.Groups[u.Group].Files[pos], func(bk int, rec arrow.RecordBatch) error {
 			held[bk] = append(held[bk], rec)
-			bytes += recordBytes(rec)
+			bytes += spill.RecordBytes(rec)
 			return nil
 		})
 		if err != nil {
@@ -390,26 +391,6 @@ func (j *Rewrite) runScatter(ctx context.Context, u Unit, res *Result) error {
 	}
 	res.In = in.Encode()
 	return flush()
-}
-
-// recordBytes is the size of rec's buffers (shared ones counted whole).
-func recordBytes(rec arrow.RecordBatch) int64 {
-	var n int64
-	var add func(d arrow.ArrayData)
-	add = func(d arrow.ArrayData) {
-		for _, b := range d.Buffers() {
-			if b != nil {
-				n += int64(b.Len())
-			}
-		}
-		for _, c := range d.Children() {
-			add(c)
-		}
-	}
-	for _, c := range rec.Columns() {
-		add(c.Data())
-	}
-	return n
 }
 
 // runBucket sorts one bucket from its shuffle files, writes the data
@@ -490,6 +471,11 @@ func (j *Rewrite) Next(rs []Result) ([]Unit, error) {
 	if err != nil {
 		return nil, err
 	}
+	return j.next(kept), nil
+}
+
+// next is Next on the kept results.
+func (j *Rewrite) next(kept results) []Unit {
 	var us []Unit
 	for gi := range j.Groups {
 		if !j.shuffled(gi) {
@@ -500,7 +486,7 @@ func (j *Rewrite) Next(rs []Result) ([]Unit, error) {
 		}
 		us = append(us, j.nextOf(gi, kept)...)
 	}
-	return us, nil
+	return us
 }
 
 // nextOf returns the units of shuffled group gi still to run.
@@ -586,11 +572,11 @@ func spanUnits(j *Rewrite, gi int, kept results, buckets []Unit) []Unit {
 // written and the digests of the rows read and written of every group,
 // for Commit. A unit without a result is an error that names it.
 func (j *Rewrite) Gather(rs []Result) ([][]iceberg.DataFile, []verify.Digest, []verify.Digest, error) {
-	missing, err := j.Next(rs)
+	kept, err := keep(j, rs)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if len(missing) > 0 {
+	if missing := j.next(kept); len(missing) > 0 {
 		u, _ := json.Marshal(missing[0])
 		more := ""
 		if len(missing) > 1 {
@@ -598,7 +584,6 @@ func (j *Rewrite) Gather(rs []Result) ([][]iceberg.DataFile, []verify.Digest, []
 		}
 		return nil, nil, nil, fmt.Errorf("commit job %s: unit %s has no result%s", j.ID, u, more)
 	}
-	kept, _ := keep(j, rs)
 	n := len(j.Groups)
 	files := make([][]iceberg.DataFile, n)
 	in, out := make([]verify.Digest, n), make([]verify.Digest, n)

@@ -175,13 +175,19 @@ func TestScatterWritesAsItHolds(t *testing.T) {
 	assert.Equal(t, fileSums(t, icebergtest.Load(t, local, name)), fileSums(t, icebergtest.Load(t, dist, name)))
 }
 
+// spillTable returns a table of one group over the 1 MiB budget, and the
+// Hilbert rewrite that spills it.
+func spillTable(t *testing.T) (catalog.Catalog, string, engine.Request) {
+	t.Helper()
+	cat, name := icebergtest.NewTable(t, icebergtest.SQLite(t), bench.GenerateConfig{Rows: 8000, Commits: 6, Distribution: bench.Clustered})
+	return cat, name, engine.Request{Curve: "hilbert", Options: icebergtest.Opts("rewrite-all", "true", "target-file-size-bytes", "65536", "max-group-memory-bytes", icebergtest.SpillBudget)}
+}
+
 // TestUnitsRefused checks that a worker refuses units that are not its
 // job's, naming what is wrong, before it reads or writes anything.
 func TestUnitsRefused(t *testing.T) {
 	t.Parallel()
-	c := icebergtest.SQLite(t)
-	cat, name := icebergtest.NewTable(t, c, bench.GenerateConfig{Rows: 8000, Commits: 6, Distribution: bench.Clustered})
-	req := engine.Request{Curve: "hilbert", Options: icebergtest.Opts("rewrite-all", "true", "target-file-size-bytes", "65536", "max-group-memory-bytes", icebergtest.SpillBudget)}
+	cat, name, req := spillTable(t)
 	j, err := job.Prepare(t.Context(), cat, name, req)
 	require.NoError(t, err)
 	require.NoError(t, j.SetShuffle(job.ShuffleAuto, 2))
@@ -231,9 +237,7 @@ func TestSetShuffleAuto(t *testing.T) {
 // every unit of every stage is refused, naming a missing unit.
 func TestGatherNamesMissingUnits(t *testing.T) {
 	t.Parallel()
-	c := icebergtest.SQLite(t)
-	cat, name := icebergtest.NewTable(t, c, bench.GenerateConfig{Rows: 8000, Commits: 6, Distribution: bench.Clustered})
-	req := engine.Request{Curve: "hilbert", Options: icebergtest.Opts("rewrite-all", "true", "target-file-size-bytes", "65536", "max-group-memory-bytes", icebergtest.SpillBudget)}
+	cat, name, req := spillTable(t)
 	j, err := job.Prepare(t.Context(), cat, name, req)
 	require.NoError(t, err)
 	require.NoError(t, j.SetShuffle(job.ShuffleAlways, 1))
@@ -266,9 +270,7 @@ func TestGatherNamesMissingUnits(t *testing.T) {
 // mode never, and with auto on one worker; an unknown mode is refused.
 func TestSetShuffleOff(t *testing.T) {
 	t.Parallel()
-	c := icebergtest.SQLite(t)
-	cat, name := icebergtest.NewTable(t, c, bench.GenerateConfig{Rows: 8000, Commits: 6, Distribution: bench.Clustered})
-	req := engine.Request{Curve: "hilbert", Options: icebergtest.Opts("rewrite-all", "true", "target-file-size-bytes", "65536", "max-group-memory-bytes", icebergtest.SpillBudget)}
+	cat, name, req := spillTable(t)
 	j, err := job.Prepare(t.Context(), cat, name, req)
 	require.NoError(t, err)
 	require.ErrorContains(t, j.SetShuffle("sometimes", 2), `shuffle "sometimes": want auto, always or never`)
@@ -287,9 +289,7 @@ func TestSetShuffleOff(t *testing.T) {
 // Local, one worker's unit, and a scatter of it is refused.
 func TestPrepareShuffleSamplesOnlySpread(t *testing.T) {
 	t.Parallel()
-	c := icebergtest.SQLite(t)
-	cat, name := icebergtest.NewTable(t, c, bench.GenerateConfig{Rows: 8000, Commits: 6, Distribution: bench.Clustered})
-	req := engine.Request{Curve: "hilbert", Options: icebergtest.Opts("rewrite-all", "true", "target-file-size-bytes", "65536", "max-group-memory-bytes", icebergtest.SpillBudget)}
+	cat, name, req := spillTable(t)
 	for _, tc := range []struct {
 		sh     job.Shuffle
 		spread bool

@@ -186,7 +186,7 @@ func (f *scatterFn) ProcessElement(ctx context.Context, in fileIn, emit func(str
 	}
 	var shuffled int64
 	for _, bk := range slices.Sorted(maps.Keys(held)) {
-		b, err := toIPC(held[bk])
+		b, err := job.EncodeRows(held[bk])
 		if err != nil {
 			return err
 		}
@@ -244,7 +244,7 @@ func (f *bucketFn) ProcessElement(ctx context.Context, key string, rows func(*ba
 	for i, b := range bs {
 		blobs[i] = b.IPC
 	}
-	recs, err := fromIPCAll(blobs)
+	recs, err := job.DecodeRows(blobs)
 	defer release(recs)
 	if err != nil {
 		return err
@@ -255,7 +255,7 @@ func (f *bucketFn) ProcessElement(ctx context.Context, key string, rows func(*ba
 	}
 	if res != nil {
 		for _, fr := range res.Fragments {
-			b, ferr := toIPC([]arrow.RecordBatch{fr.Rows})
+			b, ferr := job.EncodeRows([]arrow.RecordBatch{fr.Rows})
 			fr.Rows.Release()
 			if err == nil && ferr != nil {
 				err = ferr
@@ -295,7 +295,7 @@ func (f *spanFn) ProcessElement(ctx context.Context, key string, frags func(*fra
 	for i, fr := range fs {
 		blobs[i] = fr.IPC
 	}
-	recs, err := fromIPCAll(blobs)
+	recs, err := job.DecodeRows(blobs)
 	defer release(recs)
 	if err != nil {
 		return err
@@ -384,13 +384,6 @@ func parseKey(k string) (int, int) {
 	fmt.Sscanf(k, "%d/%d", &a, &b)
 	return a, b
 }
-
-// toIPC encodes recs as rows travel through a shuffle (job.EncodeRows).
-func toIPC(recs []arrow.RecordBatch) ([]byte, error) { return job.EncodeRows(recs) }
-
-// fromIPCAll decodes the streams of blobs in order (job.DecodeRows); on
-// error it returns what it decoded, for release.
-func fromIPCAll(blobs [][]byte) ([]arrow.RecordBatch, error) { return job.DecodeRows(blobs) }
 
 func release(recs []arrow.RecordBatch) {
 	for _, r := range recs {

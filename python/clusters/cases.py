@@ -80,6 +80,32 @@ def tag(job_id: str) -> str:
     return f"{job_id[:8]}-{job_id[8:12]}-{job_id[12:16]}-"
 
 
+def run_killing(lake: Lake, name: str, victim: Callable[[int], int], written: Callable[[], list[str]],
+                run: Callable[[dict[str, str]], Any]) -> tuple[Any, dict[str, Any]]:
+    """Runs run(env) with a pause file named name: the first unit to write
+    pauses, and victim(its pid) is SIGKILLed once written() has listed
+    the files it wrote. Returns the run and what was killed (pid, victim,
+    files)."""
+    pause = os.path.join(lake.work, name)
+    killed: dict[str, Any] = {}
+
+    def killer() -> None:
+        while not os.path.exists(pause) or not open(pause).read():
+            time.sleep(0.05)
+        pid = int(open(pause).read())
+        time.sleep(0.2)
+        killed["files"] = written()
+        killed["pid"], killed["victim"] = pid, victim(pid)
+        os.kill(killed["victim"], signal.SIGKILL)
+
+    th = threading.Thread(target=killer, daemon=True)
+    th.start()
+    r = run({"GEOCOMPACT_TEST_JOB_PAUSE_FILE": pause})
+    th.join(5)
+    assert "pid" in killed, "no worker paused"
+    return r, killed
+
+
 def case_killed_worker(lake: Lake, run: Callable[..., Any], victim: Callable[[int], int]) -> dict[str, Any]:
     """A unit pauses after writing its files; victim(pid of its geocompact
     process) names the process to SIGKILL. The engine retries the unit:
@@ -88,24 +114,10 @@ def case_killed_worker(lake: Lake, run: Callable[..., Any], victim: Callable[[in
     killed."""
     lake.twin("geo.b", 60_000, seed=7)
     before = lake.snapshots("geo.b")
-    pause = os.path.join(lake.work, "pause")
-    killed: dict[str, Any] = {}
-
-    def killer() -> None:
-        while not os.path.exists(pause) or not open(pause).read():
-            time.sleep(0.05)
-        pid = int(open(pause).read())
-        time.sleep(0.2)
-        # The files the paused attempt wrote: its job's tagged data files.
-        killed["files"] = [p for p in lake.files_under("geo.b", ".parquet") if "/data/" in p]
-        killed["pid"], killed["victim"] = pid, victim(pid)
-        os.kill(killed["victim"], signal.SIGKILL)
-
-    th = threading.Thread(target=killer, daemon=True)
-    th.start()
-    r = run("geo.b", env={"GEOCOMPACT_TEST_JOB_PAUSE_FILE": pause})
-    th.join(5)
-    assert "pid" in killed, "no worker paused"
+    # The files the paused attempt wrote: its job's tagged data files.
+    r, killed = run_killing(lake, "pause", victim, lambda: [p for p in lake.files_under("geo.b", ".parquet")
+                                                         if "/data/" in p],
+                            lambda env: run("geo.b", env=env))
     assert all(u["pid"] != killed["pid"] for u in r.units), "the killed attempt's result was committed"
     assert lake.snapshots("geo.b") == before + 1, "want exactly one new snapshot"
     assert lake.content("geo.b") == lake.content("geo.b_twin"), "output differs from the local rewrite of the twin"
@@ -134,22 +146,8 @@ def case_shuffled(lake: Lake, run: Callable[..., Any], victim: Callable[[int], i
     opts = [a for k, v in SHUFFLE_OPTS.items() for a in ("--option", f"{k}={v}")]
     lake.gc("rewrite", "--table", "geo.g_twin", "--curve", "hilbert", *opts)
     before = lake.snapshots("geo.g")
-    pause = os.path.join(lake.work, "pause-shuffle")
-    killed: dict[str, Any] = {}
-
-    def killer() -> None:
-        while not os.path.exists(pause) or not open(pause).read():
-            time.sleep(0.05)
-        pid = int(open(pause).read())
-        time.sleep(0.2)
-        killed["pid"] = pid
-        os.kill(victim(pid), signal.SIGKILL)
-
-    th = threading.Thread(target=killer, daemon=True)
-    th.start()
-    r = run("geo.g", options=SHUFFLE_OPTS, env={"GEOCOMPACT_TEST_JOB_PAUSE_FILE": pause})
-    th.join(5)
-    assert "pid" in killed, "no worker paused"
+    r, killed = run_killing(lake, "pause-shuffle", victim, list,
+                            lambda env: run("geo.g", options=SHUFFLE_OPTS, env=env))
     assert r.result.verified and lake.snapshots("geo.g") == before + 1, r.result
     kinds = Counter(u.get("kind") for u in r.units)
     assert kinds["scatter"] >= 2 and kinds["bucket"] >= 2 and kinds["span"] >= 1, kinds
