@@ -94,6 +94,9 @@ type Result struct {
 	// Rows and FilesOut are the rows and data files written, for people.
 	Rows     int64 `json:"rows"`
 	FilesOut int   `json:"files_out"`
+	// ShuffleBytes are the bytes of rows (Arrow IPC) the unit sent on to
+	// the next stage.
+	ShuffleBytes int64 `json:"shuffle_bytes,omitempty"`
 }
 
 // The ways of choosing the groups that run as shuffled stages.
@@ -138,9 +141,14 @@ func (j *Rewrite) SetShuffle(mode string, workers int) error {
 	}
 	// Two scatter units per worker: few enough that a worker opens the
 	// job for many files at once (a task costs about a second before its
-	// first row on Spark), enough to even out the workers' load.
-	per := 2 * max(workers, 1)
-	j.ScatterRun = max(1, (files+per-1)/per)
+	// first row on Spark), enough to even out the workers' load. With no
+	// count of workers (a Beam runner balances its own bundles), a unit
+	// per file.
+	j.ScatterRun = 1
+	if workers > 0 {
+		per := 2 * workers
+		j.ScatterRun = max(1, (files+per-1)/per)
+	}
 	return nil
 }
 
@@ -276,8 +284,8 @@ func (j *Rewrite) shufflePrefix(loc string) string {
 }
 
 // writeShuffle writes recs (releasing them) as one shuffle file of the
-// job and returns its path.
-func (j *Rewrite) writeShuffle(ctx context.Context, what string, recs []arrow.RecordBatch) (string, int64, error) {
+// job, adds its size to res.ShuffleBytes, and returns its path and rows.
+func (j *Rewrite) writeShuffle(ctx context.Context, res *Result, what string, recs []arrow.RecordBatch) (string, int64, error) {
 	defer release(recs)
 	loc, fs, err := j.Storage(ctx)
 	if err != nil {
@@ -291,6 +299,7 @@ func (j *Rewrite) writeShuffle(ctx context.Context, what string, recs []arrow.Re
 	if err != nil {
 		return "", 0, err
 	}
+	res.ShuffleBytes += int64(len(b))
 	var r [6]byte
 	rand.Read(r[:])
 	p := fmt.Sprintf("%s%s-%s.arrow", j.shufflePrefix(loc), hex.EncodeToString(r[:]), what)
@@ -354,7 +363,7 @@ func (j *Rewrite) runScatter(ctx context.Context, u Unit, res *Result) error {
 		for _, bk := range slices.Sorted(maps.Keys(held)) {
 			recs := held[bk]
 			delete(held, bk)
-			p, rows, err := j.writeShuffle(ctx, fmt.Sprintf("g%d-f%d-b%d", u.Group, u.File, bk), recs)
+			p, rows, err := j.writeShuffle(ctx, res, fmt.Sprintf("g%d-f%d-b%d", u.Group, u.File, bk), recs)
 			if err != nil {
 				return err
 			}
@@ -413,7 +422,7 @@ func (j *Rewrite) runBucket(ctx context.Context, u Unit, res *Result) ([]iceberg
 		}
 		var p string
 		var rows int64
-		p, rows, err = j.writeShuffle(ctx, fmt.Sprintf("g%d-b%d-o%d", u.Group, u.Bucket, fr.File), []arrow.RecordBatch{fr.Rows})
+		p, rows, err = j.writeShuffle(ctx, res, fmt.Sprintf("g%d-b%d-o%d", u.Group, u.Bucket, fr.File), []arrow.RecordBatch{fr.Rows})
 		res.Shuffled = append(res.Shuffled, Shuffled{File: fr.File, Path: p, Rows: rows})
 	}
 	return out.Files, out.Out, err

@@ -162,9 +162,11 @@ func TestScatterWritesAsItHolds(t *testing.T) {
 	icebergtest.Rewrite(t, local, name, req)
 	j, err := job.Prepare(t.Context(), dist, name, req)
 	require.NoError(t, err)
+	require.Equal(t, 1, j.ScatterRun, "with no count of workers, a scatter unit per file")
 	require.NoError(t, j.SetShuffle(job.ShuffleAlways, 1))
 	require.Greater(t, j.ScatterRun, 1, "a unit scatters several files")
 	scatter := runStage(t, dist, j, j.Units(), false)
+	assert.Positive(t, scatter[0].ShuffleBytes, "a scatter unit reports the bytes it sent on")
 	perBucket := map[int]int{}
 	for _, s := range scatter[0].Shuffled {
 		perBucket[s.Bucket]++

@@ -20,6 +20,7 @@ import (
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/internal/testing/enginetest"
+	"github.com/geocompact/geocompact/job"
 	"github.com/geocompact/geocompact/table/catalogs"
 )
 
@@ -139,7 +140,9 @@ func TestPrismMatchesLocal(t *testing.T) {
 			require.NoError(t, err)
 			assert.True(t, got.Verified)
 			assert.Equal(t, "prism", got.Runner)
-			if tc.whole {
+			// Only a sorted group over the budget is shuffled: a bin-packed
+			// one streams through one worker, as a whole-group unit.
+			if tc.whole || tc.curve == "" {
 				assert.Zero(t, got.ShuffleBytes)
 			} else {
 				assert.Positive(t, got.ShuffleBytes)
@@ -210,4 +213,47 @@ func TestSplitArgs(t *testing.T) {
 	b, rest := splitArgs([]string{"rewrite", "--runner", "flink", "--table", "a.b", "--endpoint=x:8099", "--json", "--environment_type", "EXTERNAL"})
 	assert.Equal(t, []string{"--runner", "flink", "--endpoint=x:8099", "--environment_type", "EXTERNAL"}, b)
 	assert.Equal(t, []string{"rewrite", "--table", "a.b", "--json"}, rest)
+}
+
+// TestStepsRunTheJobsUnits gives the steps units that are not theirs to
+// run: a unit of another job, a kind the step does not run, a line that
+// is not a unit. Each is refused by name, and nothing runs.
+func TestStepsRunTheJobsUnits(t *testing.T) {
+	_, spec := twin(t, bench.GenerateConfig{Rows: 4000, Commits: 4}, nil)
+	cat, err := catalogs.Open(t.Context(), spec)
+	require.NoError(t, err)
+	cfg := engine.Request{Curve: "hilbert", Options: map[string]string{"rewrite-all": "true", "target-file-size-bytes": "65536", "max-group-memory-bytes": "1048576"}}
+	j, err := job.Prepare(t.Context(), cat, "geo.t", cfg)
+	require.NoError(t, err)
+	units := j.Units()
+	require.NotEmpty(t, units)
+	require.Equal(t, job.KindScatter, units[0].Kind, "a group over the budget is shuffled")
+	fn := jobFn{Spec: spec, job: j}
+	line := func(u job.Unit) string {
+		b, err := json.Marshal(u)
+		require.NoError(t, err)
+		return string(b)
+	}
+	none := func(string) { t.Fatal("a refused unit emitted a result") }
+	scatter := &scatterFn{fn}
+	noRows := func(string, batch) { t.Fatal("a refused unit emitted rows") }
+	noCount := func(bucketCount) { t.Fatal("a refused unit emitted counts") }
+
+	other := units[0]
+	other.Job = "0123456789abcdef"
+	require.ErrorContains(t, scatter.ProcessElement(t.Context(), line(other), noRows, noCount, none), "not of job "+j.ID)
+	require.ErrorContains(t, scatter.ProcessElement(t.Context(), "{not json", noRows, noCount, none), "decode unit")
+	whole := job.Unit{Job: j.ID, Group: units[0].Group}
+	require.ErrorContains(t, scatter.ProcessElement(t.Context(), line(whole), noRows, noCount, none), "is shuffled")
+	require.ErrorContains(t, (&groupFn{fn}).ProcessElement(t.Context(), line(units[0]), none), `a "scatter" unit`)
+
+	// The job's own first unit runs, and reports a result Gather reads.
+	var got []string
+	require.NoError(t, scatter.ProcessElement(t.Context(), line(units[0]), func(string, batch) {}, func(bucketCount) {}, func(s string) { got = append(got, s) }))
+	require.Len(t, got, 1)
+	var r job.Result
+	require.NoError(t, json.Unmarshal([]byte(got[0]), &r))
+	assert.Equal(t, units[0].File, r.File)
+	assert.NotEmpty(t, r.In)
+	assert.Positive(t, r.ShuffleBytes)
 }

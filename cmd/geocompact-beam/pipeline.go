@@ -15,19 +15,14 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 
 	"github.com/geocompact/geocompact/cluster"
+	"github.com/geocompact/geocompact/engine/verify"
 	"github.com/geocompact/geocompact/job"
 	"github.com/geocompact/geocompact/table/catalogs"
 )
-
-// fileIn is one input file of one group: the unit a scatter bundle reads.
-type fileIn struct {
-	Group int
-	Pos   int
-	Path  string
-}
 
 // batch is the rows one input file sent one bucket, as an Arrow IPC
 // stream, with the file's place in input order.
@@ -52,35 +47,28 @@ type fragment struct {
 	IPC    []byte
 }
 
-// outMsg is one piece of what the driver commits: the digest of rows
-// read (In), or written files with the digest of their rows (Out).
-type outMsg struct {
-	Group   int
-	In      bool
-	Digest  []byte
-	Files   []byte
-	Shuffle int64
-}
+// The elements that carry units and their results are the JSON lines of
+// `geocompact job`: a job.Unit in, a job.Result out. The driver gathers
+// the results as `geocompact job commit` does (job.Rewrite.Gather).
 
 func init() {
-	register.DoFn5x1[context.Context, fileIn, func(string, batch), func(bucketCount), func(outMsg), error](&scatterFn{})
-	register.DoFn6x1[context.Context, string, func(*batch) bool, func(*bucketCount) bool, func(string, fragment), func(outMsg), error](&bucketFn{})
-	register.DoFn4x1[context.Context, string, func(*fragment) bool, func(outMsg), error](&spanFn{})
-	register.DoFn3x1[context.Context, int, func(outMsg), error](&groupFn{})
-	register.DoFn4x1[context.Context, int, func(*outMsg) bool, func(string), error](&collectFn{})
-	register.Function1x2[outMsg, int, outMsg](keyOne)
+	register.DoFn5x1[context.Context, string, func(string, batch), func(bucketCount), func(string), error](&scatterFn{})
+	register.DoFn6x1[context.Context, string, func(*batch) bool, func(*bucketCount) bool, func(string, fragment), func(string), error](&bucketFn{})
+	register.DoFn4x1[context.Context, string, func(*fragment) bool, func(string), error](&spanFn{})
+	register.DoFn3x1[context.Context, string, func(string), error](&groupFn{})
+	register.DoFn4x1[context.Context, int, func(*string) bool, func(string), error](&collectFn{})
+	register.Function1x2[string, int, string](keyOne)
 	register.Function1x2[bucketCount, string, bucketCount](keyCount)
 	register.Function2x1[bucketCount, bucketCount, bucketCount](addCounts)
 	register.Emitter2[string, batch]()
 	register.Emitter2[string, fragment]()
-	register.Emitter1[outMsg]()
 	register.Emitter1[bucketCount]()
 	register.Emitter1[string]()
 	register.Iter1[batch]()
 	register.Iter1[bucketCount]()
 	register.Iter1[fragment]()
-	register.Iter1[outMsg]()
-	for _, t := range []any{fileIn{}, batch{}, bucketCount{}, fragment{}, outMsg{}} {
+	register.Iter1[string]()
+	for _, t := range []any{batch{}, bucketCount{}, fragment{}} {
 		beam.RegisterType(reflect.TypeOf(t))
 	}
 }
@@ -103,6 +91,25 @@ func (f *jobFn) open(ctx context.Context) error {
 		return err
 	}
 	f.job = j
+	return nil
+}
+
+// unit decodes a unit's JSON line and checks that it is one of the job's.
+func (f *jobFn) unit(line string) (job.Unit, error) {
+	var u job.Unit
+	if err := json.Unmarshal([]byte(line), &u); err != nil {
+		return u, fmt.Errorf("decode unit: %w", err)
+	}
+	return u, f.job.CheckUnit(&u)
+}
+
+// emitResult sends r on as its JSON line.
+func emitResult(r *job.Result, out func(string)) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("encode result: %w", err)
+	}
+	out(string(b))
 	return nil
 }
 
@@ -160,58 +167,78 @@ func addCounts(a, b bucketCount) bucketCount {
 	return out
 }
 
-// scatterFn reads one input file and emits its rows keyed by bucket, the
-// rows it sent each bucket (so a bucket knows its first row), and the
-// digest of the rows read, for the driver.
+// scatterFn runs a scatter unit: it reads the unit's input files and
+// emits their rows keyed by bucket, the rows it sent each bucket (so a
+// bucket knows its first row), and its result with the digest of the
+// rows read.
 type scatterFn struct{ jobFn }
 
-func (f *scatterFn) ProcessElement(ctx context.Context, in fileIn, emit func(string, batch), count func(bucketCount), out func(outMsg)) error {
+func (f *scatterFn) ProcessElement(ctx context.Context, line string, emit func(string, batch), count func(bucketCount), out func(string)) error {
 	if err := f.open(ctx); err != nil {
 		return err
 	}
-	// A file's rows are sent as one batch per bucket: few, large elements
-	// cost the runner least per row.
+	u, err := f.unit(line)
+	if err != nil {
+		return err
+	}
+	if u.Kind != job.KindScatter {
+		return fmt.Errorf("scatter step: a %q unit", u.Kind)
+	}
+	res := &job.Result{Unit: u}
+	in := verify.NewDigest()
+	for pos := u.File; pos < u.File+u.Count; pos++ {
+		d, err := f.scatterFile(ctx, u.Group, pos, emit, count, res)
+		if err != nil {
+			return err
+		}
+		in.Merge(d)
+	}
+	res.In = in.Encode()
+	return emitResult(res, out)
+}
+
+// scatterFile scatters input file pos of group, as one batch per bucket:
+// few, large elements cost the runner least per row.
+func (f *scatterFn) scatterFile(ctx context.Context, group, pos int, emit func(string, batch), count func(bucketCount), res *job.Result) (verify.Digest, error) {
 	held := map[int][]arrow.RecordBatch{}
 	defer func() {
 		for _, recs := range held {
 			release(recs)
 		}
 	}()
-	d, cells, err := f.job.ScatterFile(ctx, in.Group, in.Path, func(bk int, rec arrow.RecordBatch) error {
+	d, cells, err := f.job.ScatterFile(ctx, group, f.job.Groups[group].Files[pos], func(bk int, rec arrow.RecordBatch) error {
 		held[bk] = append(held[bk], rec)
 		return nil
 	})
 	if err != nil {
-		return err
+		return d, err
 	}
-	var shuffled int64
 	for _, bk := range slices.Sorted(maps.Keys(held)) {
 		b, err := job.EncodeRows(held[bk])
 		if err != nil {
-			return err
+			return d, err
 		}
 		var rows int64
 		for _, r := range held[bk] {
 			rows += r.NumRows()
 		}
-		emit(bucketKey(in.Group, bk), batch{Pos: in.Pos, IPC: b})
-		c := bucketCount{Group: in.Group, Bucket: bk, Rows: rows}
+		emit(bucketKey(group, bk), batch{Pos: pos, IPC: b})
+		c := bucketCount{Group: group, Bucket: bk, Rows: rows}
 		if cells != nil {
 			for _, cell := range slices.Sorted(maps.Keys(cells[bk])) {
 				c.Cells, c.CellRows = append(c.Cells, cell), append(c.CellRows, cells[bk][cell])
 			}
 		}
 		count(c)
-		shuffled += int64(len(b))
+		res.ShuffleBytes += int64(len(b))
 	}
-	out(outMsg{Group: in.Group, In: true, Digest: d.Encode(), Shuffle: shuffled})
-	return nil
+	return d, nil
 }
 
 // bucketFn sorts and writes one bucket.
 type bucketFn struct{ jobFn }
 
-func (f *bucketFn) ProcessElement(ctx context.Context, key string, rows func(*batch) bool, counts func(*bucketCount) bool, frag func(string, fragment), out func(outMsg)) error {
+func (f *bucketFn) ProcessElement(ctx context.Context, key string, rows func(*batch) bool, counts func(*bucketCount) bool, frag func(string, fragment), out func(string)) error {
 	if err := f.open(ctx); err != nil {
 		return err
 	}
@@ -253,6 +280,7 @@ func (f *bucketFn) ProcessElement(ctx context.Context, key string, rows func(*ba
 	if err == nil && testHookBucket != nil {
 		err = testHookBucket()
 	}
+	r := &job.Result{Unit: job.Unit{Job: f.job.ID, Group: group, Kind: job.KindBucket, Bucket: bk}}
 	if res != nil {
 		for _, fr := range res.Fragments {
 			b, ferr := job.EncodeRows([]arrow.RecordBatch{fr.Rows})
@@ -261,34 +289,39 @@ func (f *bucketFn) ProcessElement(ctx context.Context, key string, rows func(*ba
 				err = ferr
 			}
 			frag(bucketKey(group, fr.File), fragment{Bucket: bk, IPC: b})
+			r.ShuffleBytes += int64(len(b))
 		}
 	}
 	if err != nil {
 		return err
 	}
-	files, err := f.job.EncodeFiles(res.Files)
+	return f.report(r, res.Files, res.Out, out)
+}
+
+// report completes r with the data files a unit wrote and the digest of
+// their rows, and sends it on.
+func (f *jobFn) report(r *job.Result, files []iceberg.DataFile, d verify.Digest, out func(string)) error {
+	b, err := f.job.EncodeFiles(files)
 	if err != nil {
 		return err
 	}
-	out(outMsg{Group: group, Digest: res.Out.Encode(), Files: files})
-	return nil
+	r.Files, r.Out, r.Rows, r.FilesOut = b, d.Encode(), d.Rows, len(files)
+	return emitResult(r, out)
 }
 
 // spanFn writes one output file from the fragments of the buckets it
 // spans.
 type spanFn struct{ jobFn }
 
-func (f *spanFn) ProcessElement(ctx context.Context, key string, frags func(*fragment) bool, out func(outMsg)) error {
+func (f *spanFn) ProcessElement(ctx context.Context, key string, frags func(*fragment) bool, out func(string)) error {
 	if err := f.open(ctx); err != nil {
 		return err
 	}
 	group, file := parseKey(key)
 	var fs []fragment
 	var fr fragment
-	var shuffled int64
 	for frags(&fr) {
 		fs = append(fs, fr)
-		shuffled += int64(len(fr.IPC))
 	}
 	sort.Slice(fs, func(i, k int) bool { return fs[i].Bucket < fs[k].Bucket })
 	blobs := make([][]byte, len(fs))
@@ -304,33 +337,30 @@ func (f *spanFn) ProcessElement(ctx context.Context, key string, frags func(*fra
 	if err != nil {
 		return err
 	}
-	b, err := f.job.EncodeFiles(written)
-	if err != nil {
-		return err
-	}
-	out(outMsg{Group: group, Digest: d.Encode(), Files: b, Shuffle: shuffled})
-	return nil
+	return f.report(&job.Result{Unit: job.Unit{Job: f.job.ID, Group: group, Kind: job.KindSpan, File: file}}, written, d, out)
 }
 
-// groupFn rewrites a group one worker sorts in memory whole, as the
-// local engine does: its rows never go through a shuffle.
+// groupFn runs a whole-group unit as `geocompact job work` does: one
+// worker rewrites the group, spilling to its local disk when it is over
+// the memory budget; its rows never go through a shuffle.
 type groupFn struct{ jobFn }
 
-func (f *groupFn) ProcessElement(ctx context.Context, group int, out func(outMsg)) error {
+func (f *groupFn) ProcessElement(ctx context.Context, line string, out func(string)) error {
 	if err := f.open(ctx); err != nil {
 		return err
 	}
-	written, in, d, err := f.job.RewriteGroup(ctx, group)
+	u, err := f.unit(line)
 	if err != nil {
 		return err
 	}
-	b, err := f.job.EncodeFiles(written)
+	if u.Kind != job.KindGroup {
+		return fmt.Errorf("whole-group step: a %q unit", u.Kind)
+	}
+	res, err := f.job.Run(ctx, u)
 	if err != nil {
 		return err
 	}
-	out(outMsg{Group: group, In: true, Digest: in.Encode()})
-	out(outMsg{Group: group, Digest: d.Encode(), Files: b})
-	return nil
+	return emitResult(res, out)
 }
 
 // collectFn writes every piece the driver needs into one result file
@@ -339,16 +369,16 @@ func (f *groupFn) ProcessElement(ctx context.Context, group int, out func(outMsg
 // both reach the table's storage.
 type collectFn struct{ jobFn }
 
-func (f *collectFn) ProcessElement(ctx context.Context, _ int, msgs func(*outMsg) bool, emit func(string)) error {
+func (f *collectFn) ProcessElement(ctx context.Context, _ int, lines func(*string) bool, emit func(string)) error {
 	if err := f.open(ctx); err != nil {
 		return err
 	}
-	var all []outMsg
-	var m outMsg
-	for msgs(&m) {
-		all = append(all, m)
+	var all []json.RawMessage
+	var l string
+	for lines(&l) {
+		all = append(all, json.RawMessage(l))
 	}
-	sort.Slice(all, func(i, k int) bool { return bytes.Compare(all[i].Files, all[k].Files) < 0 })
+	sort.Slice(all, func(i, k int) bool { return bytes.Compare(all[i], all[k]) < 0 })
 	b, err := json.Marshal(all)
 	if err != nil {
 		return err

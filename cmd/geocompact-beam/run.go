@@ -27,32 +27,36 @@ type Result struct {
 	ShuffleBytes int64 `json:"shuffle_bytes"`
 }
 
-// pipeline builds the rewrite of job as a Beam pipeline: groups one
-// worker sorts in memory are rewritten whole, one per bundle; the files of
-// larger groups are scattered into key-range buckets that a GroupByKey
-// brings to the workers that sort and write them.
+// pipeline builds the rewrite of job as a Beam pipeline over the job's
+// units (job.Rewrite.Units, the units `geocompact job plan` prints): a
+// whole-group unit is one element, run as `geocompact job work` runs it;
+// the scatter units of a shuffled group send its rows, cut into key-range
+// buckets, through a GroupByKey to the steps that sort and write the
+// buckets and the files spanning them, which do what the job's bucket and
+// span units do with rows that the runner carries rather than storage.
 func pipeline(j *job.Rewrite, spec catalogs.Spec) (*beam.Pipeline, error) {
 	b, err := json.Marshal(j)
 	if err != nil {
 		return nil, fmt.Errorf("encode job: %w", err)
 	}
 	fn := jobFn{Spec: spec, Job: string(b)}
-	var inputs []fileIn
-	var whole []int
-	for gi, g := range j.Groups {
-		if g.Whole || g.Local {
-			whole = append(whole, gi)
-			continue
+	var scatter, whole []string
+	for _, u := range j.Units() {
+		line, err := json.Marshal(u)
+		if err != nil {
+			return nil, fmt.Errorf("encode unit: %w", err)
 		}
-		for pos, p := range g.Files {
-			inputs = append(inputs, fileIn{Group: gi, Pos: pos, Path: p})
+		if u.Kind == job.KindScatter {
+			scatter = append(scatter, string(line))
+		} else {
+			whole = append(whole, string(line))
 		}
 	}
 	p, s := beam.NewPipelineWithRoot()
 	var parts []beam.PCollection
-	if len(inputs) > 0 {
-		files := beam.Reshuffle(s, beam.CreateList(s, inputs))
-		rows, counts, reads := beam.ParDo3(s.Scope("scatter"), &scatterFn{fn}, files)
+	if len(scatter) > 0 {
+		units := beam.Reshuffle(s, beam.CreateList(s, scatter))
+		rows, counts, reads := beam.ParDo3(s.Scope("scatter"), &scatterFn{fn}, units)
 		// Every bucket reads all counts: one per bucket, not one per
 		// (file, bucket), or the buckets decode files × buckets² of them.
 		counts = beam.DropKey(s, beam.CombinePerKey(s.Scope("add bucket counts"), addCounts, beam.ParDo(s, keyCount, counts)))
@@ -61,8 +65,8 @@ func pipeline(j *job.Rewrite, spec catalogs.Spec) (*beam.Pipeline, error) {
 		parts = append(parts, reads, written, spanned)
 	}
 	if len(whole) > 0 {
-		groups := beam.Reshuffle(s, beam.CreateList(s, whole))
-		parts = append(parts, beam.ParDo(s.Scope("rewrite whole groups"), &groupFn{fn}, groups))
+		units := beam.Reshuffle(s, beam.CreateList(s, whole))
+		parts = append(parts, beam.ParDo(s.Scope("rewrite whole groups"), &groupFn{fn}, units))
 	}
 	all := beam.Flatten(s, parts...)
 	keyed := beam.ParDo(s, keyOne, all)
@@ -70,8 +74,8 @@ func pipeline(j *job.Rewrite, spec catalogs.Spec) (*beam.Pipeline, error) {
 	return p, nil
 }
 
-// keyOne keys every piece alike, so one bundle collects them all.
-func keyOne(m outMsg) (int, outMsg) { return 0, m }
+// keyOne keys every result alike, so one bundle collects them all.
+func keyOne(r string) (int, string) { return 0, r }
 
 // rewrite runs the whole rewrite: plan on the driver, the pipeline on the
 // runner, then verify and commit here, or delete what the job wrote.
@@ -137,7 +141,8 @@ func rewrite(ctx context.Context, spec catalogs.Spec, table string, cfg engine.R
 var testHookBeforeCommit func()
 
 // readResult reads the result file the pipeline wrote (removed with the
-// job's marker), and merges its pieces per group.
+// job's marker) and gathers its units' results per group, as `geocompact
+// job commit` does.
 func readResult(ctx context.Context, j *job.Rewrite) ([][]iceberg.DataFile, []verify.Digest, []verify.Digest, int64, error) {
 	loc, fs, err := j.Storage(ctx)
 	if err != nil {
@@ -153,38 +158,14 @@ func readResult(ctx context.Context, j *job.Rewrite) ([][]iceberg.DataFile, []ve
 	if err != nil {
 		return nil, nil, nil, 0, fmt.Errorf("read job result: %w", err)
 	}
-	var msgs []outMsg
-	if err := json.Unmarshal(b, &msgs); err != nil {
+	var rs []job.Result
+	if err := json.Unmarshal(b, &rs); err != nil {
 		return nil, nil, nil, 0, fmt.Errorf("decode job result: %w", err)
 	}
-	n := len(j.Groups)
-	files := make([][]iceberg.DataFile, n)
-	in, out := make([]verify.Digest, n), make([]verify.Digest, n)
-	for i := range n {
-		in[i], out[i] = verify.NewDigest(), verify.NewDigest()
-	}
 	var shuffle int64
-	for _, m := range msgs {
-		if m.Group < 0 || m.Group >= n {
-			return nil, nil, nil, 0, fmt.Errorf("decode job result: group %d of %d", m.Group, n)
-		}
-		d, err := verify.DecodeDigest(m.Digest)
-		if err != nil {
-			return nil, nil, nil, 0, err
-		}
-		shuffle += m.Shuffle
-		if m.In {
-			in[m.Group].Merge(d)
-			continue
-		}
-		out[m.Group].Merge(d)
-		if len(m.Files) > 0 {
-			fs, err := job.DecodeFiles(m.Files)
-			if err != nil {
-				return nil, nil, nil, 0, err
-			}
-			files[m.Group] = append(files[m.Group], fs...)
-		}
+	for _, r := range rs {
+		shuffle += r.ShuffleBytes
 	}
-	return files, in, out, shuffle, nil
+	files, in, out, err := j.Gather(rs)
+	return files, in, out, shuffle, err
 }
