@@ -72,8 +72,8 @@ RunUnits = Callable[[list[str], Work, "str | None"], list[str]]
 
 #: The keys of a unit's report: what work printed of where and when it ran,
 #: and what the engine added (``executor``, ``attempt``, ``node``).
-REPORT_KEYS = ("job", "group", "kind", "file", "bucket", "rows", "files_out", "start", "end", "pid", "host", "peak_rss_bytes", "executor",
-               "attempt", "node")
+REPORT_KEYS = ("job", "group", "kind", "file", "bucket", "rows", "files_out", "shuffle_bytes", "start", "end", "pid", "host",
+               "peak_rss_bytes", "executor", "attempt", "node")
 
 
 @dataclass(frozen=True)
