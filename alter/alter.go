@@ -47,7 +47,22 @@ type Request struct {
 	Set map[string]string
 	// Unset removes table properties; keys not set are ignored.
 	Unset []string
+
+	// layout is the layout Curve, SortOrder or Set's layouts.Prop gives,
+	// as Check parsed it (nil for none, or for an unchecked request).
+	layout *layout
 }
+
+// layout is a layout parsed once and carried as a value.
+type layout struct {
+	order cluster.Order
+	auto  bool
+	// prop is set when the layout came as layouts.Prop in Set.
+	prop bool
+}
+
+// text is the layout's canonical text, as layouts.Prop records it.
+func (l *layout) text() string { return layouts.Text(l.order, l.auto) }
 
 // Result is what Apply recorded.
 type Result struct {
@@ -122,14 +137,18 @@ func (r Request) check(rules keyRules) (Request, error) {
 	if !r.Unsorted && r.Curve == "" && r.SortOrder == "" && len(r.Set) == 0 && len(r.Unset) == 0 {
 		return r, fmt.Errorf("%w: %w", optval.ErrBad, ErrNothing)
 	}
-	if _, _, err := r.layout(); err != nil {
+	lay, err := r.parseLayout()
+	if err != nil {
 		return r, fmt.Errorf("%w: %w", optval.ErrBad, err)
 	}
 	set := make(map[string]string, len(r.Set))
 	for _, k := range slices.Sorted(maps.Keys(r.Set)) {
-		v, err := rules.property(k, r.Set[k])
+		v, prop, err := rules.property(k, r.Set[k])
 		if err != nil {
 			return r, err
+		}
+		if prop != nil && lay == nil {
+			lay = prop
 		}
 		if slices.Contains(r.Unset, k) {
 			return r, fmt.Errorf("%w: property %s is both set and unset", optval.ErrBad, k)
@@ -147,7 +166,7 @@ func (r Request) check(rules keyRules) (Request, error) {
 			return r, err
 		}
 	}
-	r.Set = set
+	r.Set, r.layout = set, lay
 	return r, nil
 }
 
@@ -170,13 +189,17 @@ func (rules keyRules) key(k, v string, unset bool) error {
 	return nil
 }
 
-// property checks one --set pair and returns the value to store.
-func (rules keyRules) property(k, v string) (string, error) {
+// property checks one --set pair and returns the value to store, and
+// for layouts.Prop the layout it records.
+func (rules keyRules) property(k, v string) (string, *layout, error) {
+	var lay *layout
 	switch {
 	case k == layouts.Prop:
-		if _, _, err := layouts.Parse(v); err != nil {
-			return "", fmt.Errorf("%w: %s=%q: %w", optval.ErrBad, k, v, err)
+		o, auto, err := layouts.Parse(v)
+		if err != nil {
+			return "", nil, fmt.Errorf("%w: %s=%q: %w", optval.ErrBad, k, v, err)
 		}
+		lay = &layout{order: o, auto: auto, prop: true}
 	case rules.isSize(k):
 		n, err := optval.ParseSize(v)
 		switch {
@@ -186,24 +209,31 @@ func (rules keyRules) property(k, v string) (string, error) {
 			err = fmt.Errorf("want at most %s", optval.FormatLimit(engine.MaxFileSize))
 		}
 		if err != nil {
-			return "", fmt.Errorf("%w: %s=%q: %w", optval.ErrBad, k, v, err)
+			return "", nil, fmt.Errorf("%w: %s=%q: %w", optval.ErrBad, k, v, err)
 		}
 		v = strconv.FormatInt(n, 10)
 	}
-	return v, rules.key(k, v, false)
+	return v, lay, rules.key(k, v, false)
 }
 
-// layout parses the request's layout; ok is false when it gives none.
-func (r Request) layout() (text string, ok bool, err error) {
+// parseLayout parses the layout the request's Curve or SortOrder gives
+// (nil for none).
+func (r Request) parseLayout() (*layout, error) {
+	var o cluster.Order
+	var auto bool
+	var err error
 	switch {
 	case r.Curve != "":
-		o, auto, err := cluster.ParseCurve(r.Curve)
-		return layouts.Text(o, auto), err == nil, err
+		o, auto, err = cluster.ParseCurve(r.Curve)
 	case r.SortOrder != "":
-		o, auto, err := layouts.Parse(r.SortOrder)
-		return layouts.Text(o, auto), err == nil, err
+		o, auto, err = layouts.Parse(r.SortOrder)
+	default:
+		return nil, nil
 	}
-	return "", false, nil
+	if err != nil {
+		return nil, err
+	}
+	return &layout{order: o, auto: auto}, nil
 }
 
 // Apply records the request's layout and properties on the table called
@@ -284,25 +314,24 @@ func stage(ctx context.Context, cat catalog.Catalog, name string, req Request) (
 // stageLayout adds the request's layout to st: the Iceberg sort order or
 // layouts.Prop (into set, or its removal into unset).
 func stageLayout(tbl *table.Table, st *staged, req Request) error {
-	text, ok, err := req.layout()
-	if err != nil || !ok && !req.Unsorted {
-		return err
+	lay := req.layout
+	if lay != nil && lay.prop {
+		lay = nil // a property like any other
+	}
+	if lay == nil && !req.Unsorted {
+		return nil
 	}
 	so, plain := table.UnsortedSortOrder, req.Unsorted
-	if ok {
-		o, auto, err := layouts.Parse(text)
-		if err != nil {
-			return fmt.Errorf("%w: %w", optval.ErrBad, err)
-		}
-		if err := engine.CheckLayoutColumns(icebergtable.Describe(tbl), o, auto); err != nil {
+	if lay != nil {
+		if err := engine.CheckLayoutColumns(icebergtable.Describe(tbl), lay.order, lay.auto); err != nil {
 			return err
 		}
-		if !auto {
-			so, plain = icebergSortOrder(tbl.Schema(), o)
+		if !lay.auto {
+			so, plain = icebergSortOrder(tbl.Schema(), lay.order)
 		}
 	}
 	if !plain {
-		so, st.set[layouts.Prop] = table.UnsortedSortOrder, text
+		so, st.set[layouts.Prop] = table.UnsortedSortOrder, lay.text()
 	} else if _, has := tbl.Properties()[layouts.Prop]; has && !slices.Contains(st.unset, layouts.Prop) {
 		st.unset = append(st.unset, layouts.Prop)
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/table/deltatable"
 	"github.com/geocompact/geocompact/table/layouts"
-	"github.com/geocompact/geocompact/table/optval"
 )
 
 // ErrDeltaTarget refuses Iceberg's target file size property on a Delta
@@ -89,30 +88,26 @@ func stageDelta(ctx context.Context, location string, req Request) (*delta.Table
 		return nil, nil, nil, err
 	}
 	set, unset := maps.Clone(req.Set), slices.Clone(req.Unset)
-	if text, ok, _ := req.layout(); ok {
-		set[layouts.Prop] = text
-	}
 	if req.Unsorted && !slices.Contains(unset, layouts.Prop) {
 		unset = append(unset, layouts.Prop)
 	}
-	if text, ok := set[layouts.Prop]; ok {
-		if err := checkDeltaLayout(ctx, t, location, text); err != nil {
+	if lay := req.layout; lay != nil {
+		if !lay.prop {
+			set[layouts.Prop] = lay.text()
+		}
+		if err := checkDeltaLayout(ctx, t, location, lay); err != nil {
 			return nil, nil, nil, err
 		}
 	}
 	return t, set, unset, nil
 }
 
-// checkDeltaLayout checks layout text against the Delta table's columns
-// and schema as a rewrite's plan does.
-func checkDeltaLayout(ctx context.Context, t *delta.Table, location, text string) error {
+// checkDeltaLayout checks a layout against the Delta table's columns and
+// schema as a rewrite's plan does.
+func checkDeltaLayout(ctx context.Context, t *delta.Table, location string, lay *layout) error {
 	ft, err := deltatable.Open(ctx, t, location, true)
 	if err != nil {
 		return err
 	}
-	o, auto, err := layouts.Parse(text)
-	if err != nil {
-		return fmt.Errorf("%w: %w", optval.ErrBad, err)
-	}
-	return engine.CheckLayout(ft, o, auto)
+	return engine.CheckLayout(ft, lay.order, lay.auto)
 }

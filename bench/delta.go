@@ -171,6 +171,11 @@ func readDeltaFiles(ctx context.Context, tbl *delta.Table, snap *delta.Snapshot,
 		if err != nil {
 			return nil, err
 		}
+		gs, err := openRowGroups(func(p string) (delta.File, error) { return tbl.Store.Open(ctx, p) }, p)
+		if err != nil {
+			return nil, err
+		}
+		f.rowGroups, f.groups = len(gs), boundRowGroups(gs, f.rows)
 		f.count = int64(len(f.rows))
 		if st, err := add.ParsedStats(); err == nil && st != nil {
 			f.count = st.NumRecords // before deletion vectors, as Iceberg's record counts

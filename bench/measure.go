@@ -9,7 +9,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/geocompact/geocompact/internal/footer"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/table/catalogs"
 )
@@ -29,6 +28,11 @@ type fileInfo struct {
 	bound    spatial.Bound
 	hasBound bool
 	rows     []spatial.Bound
+	// rowGroups is the file's row groups, from its footer; groups are
+	// those row groups with their boxes (nil when deletes make them
+	// unknown, see boundRowGroups).
+	rowGroups int
+	groups    []rowGroup
 }
 
 // readFiles lists tbl's live data files and reads the bbox of each file's
@@ -41,7 +45,8 @@ func readFiles(ctx context.Context, tbl *table.Table, cols spatialColumns) ([]fi
 	if err != nil {
 		return nil, fmt.Errorf("plan %s: %w", tbl.Identifier(), err)
 	}
-	if err := checkFooters(ctx, tbl, tasks); err != nil {
+	groups, err := footers(ctx, tbl, tasks)
+	if err != nil {
 		return nil, err
 	}
 	files := make([]fileInfo, len(tasks))
@@ -67,6 +72,7 @@ func readFiles(ctx context.Context, tbl *table.Table, cols spatialColumns) ([]fi
 				return nil, fmt.Errorf("read %s: %w", f.path, err)
 			}
 		}
+		f.rowGroups, f.groups = len(groups[i]), boundRowGroups(groups[i], f.rows)
 	}
 	return files, nil
 }
@@ -137,6 +143,12 @@ type WindowResult struct {
 	// LowerBound is ceil(Matching / even share of rows per file), the
 	// share being ceil(rows / files) of the layout (see lowerBound).
 	LowerBound int64 `json:"lower_bound"`
+	// RowGroupsRead and RowGroupBytesRead are the row groups of the
+	// planned files whose bbox intersects the window, and their
+	// compressed bytes: what a reader that prunes row groups by the bbox
+	// columns' statistics reads.
+	RowGroupsRead     int   `json:"row_groups_read"`
+	RowGroupBytesRead int64 `json:"row_group_bytes_read"`
 }
 
 // measureWindows plans every window with plan and counts, from the rows
@@ -168,6 +180,9 @@ func measureWindows(ctx context.Context, plan planner, files []fileInfo, windows
 			planned[i] = true
 			res.Planned++
 			res.PlannedBytes += files[i].size
+			n, b := rowGroupsRead(files[i], w)
+			res.RowGroupsRead += n
+			res.RowGroupBytesRead += b
 		}
 		for i, f := range files {
 			n := countMatches(f, w)
@@ -240,19 +255,21 @@ func MeasurePlanning(ctx context.Context, tbl *table.Table, windows []spatial.Bo
 	return p, nil
 }
 
-// checkFooters checks the footers of the tasks' data files against the
-// files' sizes before iceberg-go reads them (see footer.Check).
-func checkFooters(ctx context.Context, tbl *table.Table, tasks []table.FileScanTask) error {
+// footers checks the footers of the tasks' data files against the files'
+// sizes before iceberg-go reads them (see footer.Check), and returns each
+// file's row groups, in task order.
+func footers(ctx context.Context, tbl *table.Table, tasks []table.FileScanTask) ([][]rowGroup, error) {
 	fsys, err := tbl.FS(ctx)
 	if err != nil {
-		return fmt.Errorf("no file system: %w", err)
+		return nil, fmt.Errorf("no file system: %w", err)
 	}
-	for _, t := range tasks {
-		if err := footer.CheckFile(fsys.Open, t.File.FilePath()); err != nil {
-			return err
+	out := make([][]rowGroup, len(tasks))
+	for i, t := range tasks {
+		if out[i], err = openRowGroups(fsys.Open, t.File.FilePath()); err != nil {
+			return nil, err
 		}
 	}
-	return nil
+	return out, nil
 }
 
 // SampleRows returns the bbox of every every-th live row of tbl, in scan

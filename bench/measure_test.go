@@ -114,12 +114,13 @@ func TestMeasureWindowsExact(t *testing.T) {
 		{MinX: 0, MinY: 2, MaxX: 40, MaxY: 3},          // every file's bbox, no point
 	}
 	want := []WindowResult{
-		{Planned: 1, Matching: 2, FilesWithMatches: 1, LowerBound: 1},
-		{Planned: 2, Matching: 2, FilesWithMatches: 2, LowerBound: 1},
+		{Planned: 1, Matching: 2, FilesWithMatches: 1, LowerBound: 1, RowGroupsRead: 1},
+		{Planned: 2, Matching: 2, FilesWithMatches: 2, LowerBound: 1, RowGroupsRead: 2},
 		{},
-		{Planned: 4, Matching: 8, FilesWithMatches: 4, LowerBound: 4},
-		{Planned: 1, Matching: 1, FilesWithMatches: 1, LowerBound: 1},
-		{Planned: 4},
+		{Planned: 4, Matching: 8, FilesWithMatches: 4, LowerBound: 4, RowGroupsRead: 4},
+		{Planned: 1, Matching: 1, FilesWithMatches: 1, LowerBound: 1, RowGroupsRead: 1},
+		// One row group a file, as wide as the file: read where the file is.
+		{Planned: 4, RowGroupsRead: 4},
 	}
 	for _, tc := range []struct {
 		name          string
@@ -159,7 +160,10 @@ func TestMeasureWindowsExact(t *testing.T) {
 				if got[i].PlannedBytes <= 0 && got[i].Planned > 0 {
 					t.Errorf("window %d: %d files planned with %d bytes", i, got[i].Planned, got[i].PlannedBytes)
 				}
-				got[i].PlannedBytes = 0
+				if got[i].RowGroupBytesRead > got[i].PlannedBytes || got[i].RowGroupsRead > 0 && got[i].RowGroupBytesRead <= 0 {
+					t.Errorf("window %d: %d row groups of %d bytes read of %d bytes planned", i, got[i].RowGroupsRead, got[i].RowGroupBytesRead, got[i].PlannedBytes)
+				}
+				got[i].PlannedBytes, got[i].RowGroupBytesRead = 0, 0
 			}
 			if d := cmp.Diff(want, got); d != "" {
 				t.Fatalf("window results (-want +got):\n%s", d)

@@ -103,6 +103,17 @@ type LayoutReport struct {
 	// overlap (see overlapDepth).
 	MeanOverlapDepth float64 `json:"mean_overlap_depth"`
 	MaxOverlapDepth  int     `json:"max_overlap_depth"`
+	// RowGroups are the layout's row groups. RowGroupArea is the mean of
+	// a row group's bbox area against its file's (1 for one row group a
+	// file; lower is tighter), null when the boxes are unknown (deletes
+	// applied). MeanRowGroupsRead and MeanRowGroupBytesRead are the mean,
+	// over the windows, of the row groups (and their compressed bytes) of
+	// the planned files whose bbox intersects the window: what a reader
+	// that prunes row groups by their statistics reads.
+	RowGroups             int      `json:"row_groups"`
+	RowGroupArea          *float64 `json:"row_group_area"`
+	MeanRowGroupsRead     float64  `json:"mean_row_groups_read"`
+	MeanRowGroupBytesRead float64  `json:"mean_row_group_bytes_read"`
 	// WriteSeconds is the time to copy the rows and rewrite them.
 	WriteSeconds float64 `json:"write_seconds"`
 	// Auto is what the engine's --curve auto rewrite chose for each group,
@@ -318,6 +329,10 @@ func summarize(l Layout, files []fileInfo, per []WindowResult) *LayoutReport {
 		lr.Rows += int64(len(f.rows))
 		lr.MaxRowsPerFile = max(lr.MaxRowsPerFile, f.count)
 		lr.FileBounds = append(lr.FileBounds, f.bound)
+		lr.RowGroups += f.rowGroups
+	}
+	if a, ok := rowGroupArea(files); ok {
+		lr.RowGroupArea = &a
 	}
 	planned := make([]float64, len(per))
 	var sumPlanned, sumLB int64
@@ -329,6 +344,8 @@ func summarize(l Layout, files []fileInfo, per []WindowResult) *LayoutReport {
 		lr.MeanFilesWithMatches += float64(w.FilesWithMatches)
 		lr.MeanMatchingRows += float64(w.Matching)
 		lr.MeanLowerBound += float64(w.LowerBound)
+		lr.MeanRowGroupsRead += float64(w.RowGroupsRead)
+		lr.MeanRowGroupBytesRead += float64(w.RowGroupBytesRead)
 	}
 	if n := float64(len(per)); n > 0 {
 		lr.MeanFilesPlanned = float64(sumPlanned) / n
@@ -336,6 +353,8 @@ func summarize(l Layout, files []fileInfo, per []WindowResult) *LayoutReport {
 		lr.MeanFilesWithMatches /= n
 		lr.MeanMatchingRows /= n
 		lr.MeanLowerBound /= n
+		lr.MeanRowGroupsRead /= n
+		lr.MeanRowGroupBytesRead /= n
 	}
 	lr.MedianFilesPlanned, lr.P95FilesPlanned = median(planned), percentile(planned, 0.95)
 	if sumLB > 0 {

@@ -89,7 +89,7 @@ func scratchOf(tbl *table.Table) scratchSpec {
 // icebergRows reads the rows of tasks of tbl, in order, deletes applied.
 func icebergRows(tbl *table.Table, tasks []table.FileScanTask) rowReader {
 	return func(ctx context.Context) (*arrow.Schema, iter.Seq2[arrow.RecordBatch, error], error) {
-		if err := checkFooters(ctx, tbl, tasks); err != nil {
+		if _, err := footers(ctx, tbl, tasks); err != nil {
 			return nil, nil, err
 		}
 		sc, recs, err := tbl.Scan().ReadTasks(ctx, tasks)

@@ -57,6 +57,16 @@ type Snapshot struct {
 // read (CheckRead).
 func (t *Table) Snapshot(ctx context.Context) (*Snapshot, error) { return t.SnapshotAt(ctx, -1) }
 
+// LatestVersion is the table's latest version, from a listing of its
+// log: nothing is read or replayed.
+func (t *Table) LatestVersion(ctx context.Context) (int64, error) {
+	ll, err := listLog(ctx, t.Store)
+	if err != nil {
+		return 0, fmt.Errorf("list the log: %w", err)
+	}
+	return resolveTarget(ll, -1)
+}
+
 // SnapshotAt returns the snapshot at version (-1 for latest).
 func (t *Table) SnapshotAt(ctx context.Context, version int64) (*Snapshot, error) {
 	ll, err := listLog(ctx, t.Store)

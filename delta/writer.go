@@ -128,6 +128,9 @@ type FileWriter struct {
 	counter   *countingWriter
 	pw        *pqarrow.FileWriter
 	stats     *StatsCollector
+	// rowGroupRows, when positive, is the rows of each row group, and
+	// inGroup the rows of the one being written (see CutRowGroups).
+	rowGroupRows, inGroup int64
 }
 
 type countingWriter struct {
@@ -215,10 +218,41 @@ func (w *FileWriter) Write(rec arrow.RecordBatch) error {
 	}
 	phys := array.NewRecordBatch(w.physical, cols, rec.NumRows())
 	defer phys.Release()
-	if err := w.pw.Write(phys); err != nil {
+	write := w.pw.Write
+	if w.rowGroupRows > 0 {
+		write = w.writeCut
+	}
+	if err := write(phys); err != nil {
 		return fmt.Errorf("write %s: %w", w.name, err)
 	}
 	w.stats.Add(rec)
+	return nil
+}
+
+// CutRowGroups makes the writer cut the file's rows into row groups of n
+// rows (the last may hold fewer), however Write is handed them; by default
+// each batch written is a row group of its own.
+func (w *FileWriter) CutRowGroups(n int64) { w.rowGroupRows = n }
+
+// writeCut writes rec into the row group being written, starting the next
+// one each time it holds rowGroupRows rows.
+func (w *FileWriter) writeCut(rec arrow.RecordBatch) error {
+	for off := int64(0); off < rec.NumRows(); {
+		if w.inGroup == w.rowGroupRows {
+			if err := w.pw.NewBufferedRowGroupChecked(); err != nil {
+				return err
+			}
+			w.inGroup = 0
+		}
+		n := min(rec.NumRows()-off, w.rowGroupRows-w.inGroup)
+		part := rec.NewSlice(off, off+n)
+		err := w.pw.WriteBuffered(part)
+		part.Release()
+		if err != nil {
+			return err
+		}
+		w.inGroup, off = w.inGroup+n, off+n
+	}
 	return nil
 }
 

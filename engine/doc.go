@@ -21,7 +21,7 @@
 //	check.go                         Request.Check: a request's strategy, curve, sort order and options, parsed once
 //	plan.go, options.go, layout.go   pure: which files, in which groups, in which order, and why the rest are skipped
 //	tablelayout.go                   checking an order against the table's columns (table/layouts reads the recorded layout)
-//	rewrite.go                       Rewrite: plan the table, run the groups, commit them batch by batch, clean up
+//	rewrite.go                       Rewrite = Prepare (check and plan, once) + Prepared.Run: run the groups, commit them batch by batch, clean up
 //	auto.go                          --curve auto: each group's layout chosen from a sample of its row boxes
 //	group.go                         one group: read (deletes applied), sort in memory, cut and write target-size files
 //	extsort.go                       a group larger than its memory budget: sample, scatter to spill files, sort unit by unit

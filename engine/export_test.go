@@ -10,3 +10,11 @@ type TestHooks = testHooks
 func WithTestHooks(ctx context.Context, h TestHooks) context.Context {
 	return context.WithValue(ctx, testHooksKey{}, h)
 }
+
+// SetMinRowGroupBytes sets the fewest bytes a sorted file's row group
+// holds, and returns the function that restores it.
+func SetMinRowGroupBytes(n int64) func() {
+	was := minRowGroupBytes
+	minRowGroupBytes = n
+	return func() { minRowGroupBytes = was }
+}

@@ -6,9 +6,6 @@ import (
 	"github.com/geocompact/geocompact/table"
 )
 
-// table.FormatDelta is Result.Format (and FormatTable.FormatName) for a Delta
-// table, whose commits are versions of its log, not snapshots.
-
 // resultJSON is Result without its methods, for encoding it.
 type resultJSON Result
 

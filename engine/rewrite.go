@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -24,24 +25,67 @@ import (
 // strategy), verify that the rows written are the rows read, and commit a
 // replace (or partial-progress batches) through t's format. It is the
 // one entry for every format: table/icebergtable and table/deltatable
-// open the table.
+// open the table. It is Prepare, then Run.
 //
 // When nothing is rewritten the result says why in NoopReason; that is
 // not an error. On any failure the files written so far are deleted and
 // the table is left as it was (or, with partial progress, with the batches
 // that committed).
 func Rewrite(ctx context.Context, t table.Table, req Request) (*Result, error) {
+	p, err := Prepare(ctx, t, req)
+	if err != nil {
+		return nil, err
+	}
+	return p.Run(ctx)
+}
+
+// Prepared is a rewrite whose decisions are made: its request checked
+// against the table, its options read over the table's properties, its
+// layout resolved and its files planned at the table's version. A caller
+// that must check a rewrite before it runs (a SQL script checks every
+// statement first) prepares it once and runs what it prepared.
+type Prepared struct {
+	r     *rewriter
+	t     table.Table
+	res   *Result
+	start time.Time
+	ran   bool
+}
+
+// Prepare checks req against t and plans it, writing nothing. Its errors
+// are Rewrite's before anything is written.
+func Prepare(ctx context.Context, t table.Table, req Request) (*Prepared, error) {
 	start := time.Now()
 	r, err := newRewriter(t, req)
 	if err != nil {
 		return nil, err
 	}
 	res, err := r.plan(ctx, t)
-	if err == nil && len(res.Plan.Groups) > 0 {
-		res, err = r.execute(ctx, res, t)
+	if err != nil {
+		return nil, err
+	}
+	return &Prepared{r: r, t: t, res: res, start: start}, nil
+}
+
+// Options are the options the rewrite runs with: the request's over the
+// table's properties and the defaults.
+func (p *Prepared) Options() Options { return p.r.opts }
+
+// Version is the table version the rewrite was planned at.
+func (p *Prepared) Version() int64 { return p.t.Version }
+
+// Run runs the prepared rewrite (see Rewrite); a rewrite runs once.
+func (p *Prepared) Run(ctx context.Context) (*Result, error) {
+	if p.ran {
+		return nil, errors.New("a prepared rewrite runs once: prepare it again")
+	}
+	p.ran = true
+	res, err := p.res, error(nil)
+	if len(res.Plan.Groups) > 0 {
+		res, err = p.r.execute(ctx, res, p.t)
 	}
 	if res != nil {
-		res.Format, res.Duration = t.FormatName, time.Since(start)
+		res.Format, res.Duration = p.t.FormatName, time.Since(p.start)
 	}
 	return res, err
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -26,5 +27,35 @@ func (ex *execution) newSink(ctx context.Context, o *groupOut, sc *arrow.Schema,
 	return ex.tf.NewSink(ctx, o.files, sc, table.SinkConfig{FileRows: fileRows, Lanes: ex.lanes, Queue: queue, WriteID: ex.writeID,
 		// A sorted group's files are written from buckets in a job and
 		// from one sort or merge locally: the same files either way.
-		SameBytes: ex.r.lay.strategy == Sort})
+		SameBytes: ex.r.lay.strategy == Sort, RowGroupRows: ex.r.rowGroupRows(o.group)})
+}
+
+// Row groups of a sorted group's files (see rowGroupRows).
+const (
+	rowGroupsPerFile = 16
+	maxRowGroupRows  = 1 << 20
+)
+
+// minRowGroupBytes is about the fewest bytes a row group holds (a
+// variable for tests).
+var minRowGroupBytes int64 = 4 << 20
+
+// rowGroupRows is the most rows a row group of sorted group g's files
+// holds: about a sixteenth of a file, so that each row group holds one
+// stretch of the order and its statistics a tight box that readers
+// (DuckDB, Spark, Trino) skip row groups by, yet no fewer rows than make
+// about minRowGroupBytes at the group's bytes per row (small row groups
+// cost compression and footer entries), nor more than Iceberg's default
+// limit. A file smaller than that is one row group, as before. It is 0
+// for a bin-packed group, whose files are written as the table says.
+func (r *rewriter) rowGroupRows(g *Group) int64 {
+	if r.lay.strategy != Sort || g.Records <= 0 || g.OutputFiles <= 0 {
+		return 0
+	}
+	perFile := (g.Records + int64(g.OutputFiles) - 1) / int64(g.OutputFiles)
+	rows := (perFile + rowGroupsPerFile - 1) / rowGroupsPerFile
+	if g.Bytes > 0 {
+		rows = max(rows, int64(math.Ceil(float64(minRowGroupBytes)*float64(g.Records)/float64(g.Bytes))))
+	}
+	return min(rows, maxRowGroupRows)
 }

@@ -95,6 +95,10 @@ type SinkConfig struct {
 	// buckets), at the cost of copying rows where batches break. Formats
 	// whose writer encodes the same rows alike however batched ignore it.
 	SameBytes bool
+	// RowGroupRows, when positive, is the most rows a row group of a file
+	// holds (see engine's rowGroupRows), unless the table sets its own
+	// limit; 0 writes row groups as the table says.
+	RowGroupRows int64
 }
 
 // Sink writes a group's rows as files.

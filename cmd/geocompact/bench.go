@@ -193,7 +193,8 @@ func measureLayouts(ctx context.Context, o *benchOptions, cfg bench.Config) (*be
 // benchColumns are the per-layout figures of the table and CSV forms, in
 // order.
 var benchColumns = []string{"layout", "files", "bytes", "mean_files_planned", "median_files_planned", "p95_files_planned",
-	"mean_bytes_planned", "mean_files_with_matches", "mean_lower_bound", "ratio_to_lower_bound", "mean_overlap_depth", "max_overlap_depth"}
+	"mean_bytes_planned", "mean_files_with_matches", "mean_lower_bound", "ratio_to_lower_bound", "mean_overlap_depth", "max_overlap_depth",
+	"row_groups", "row_group_area", "mean_row_groups_read", "mean_row_group_bytes_read"}
 
 func benchRow(lr bench.LayoutReport, human bool) []string {
 	ratio := ""
@@ -201,10 +202,15 @@ func benchRow(lr bench.LayoutReport, human bool) []string {
 		ratio = strconv.FormatFloat(*lr.RatioToLowerBound, 'f', 3, 64)
 	}
 	f := func(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
+	area := ""
+	if lr.RowGroupArea != nil {
+		area = f(*lr.RowGroupArea, 3)
+	}
 	return []string{string(lr.Layout), strconv.Itoa(lr.Files), cli.FormatBytes(lr.Bytes, human),
 		f(lr.MeanFilesPlanned, 2), f(lr.MedianFilesPlanned, 1), f(lr.P95FilesPlanned, 0),
 		cli.FormatBytes(int64(lr.MeanBytesPlanned), human), f(lr.MeanFilesWithMatches, 2), f(lr.MeanLowerBound, 2), ratio,
-		f(lr.MeanOverlapDepth, 2), strconv.Itoa(lr.MaxOverlapDepth)}
+		f(lr.MeanOverlapDepth, 2), strconv.Itoa(lr.MaxOverlapDepth),
+		strconv.Itoa(lr.RowGroups), area, f(lr.MeanRowGroupsRead, 2), cli.FormatBytes(int64(lr.MeanRowGroupBytesRead), human)}
 }
 
 func writeBenchCSV(w io.Writer, rep *bench.Report) error {
@@ -244,11 +250,13 @@ func (o *benchOptions) rewriteHint(rep *bench.Report) string {
 
 func writeBenchTable(g *globalOptions, rep *bench.Report, hint string) error {
 	w := tabwriter.NewWriter(g.IO.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "LAYOUT\tFILES\tBYTES\tMEAN PLANNED\tMEDIAN\tP95\tMEAN BYTES PLANNED\tWITH MATCHES\tLOWER BOUND\tRATIO\tOVERLAP MEAN\tOVERLAP MAX")
+	fmt.Fprintln(w, "LAYOUT\tFILES\tBYTES\tMEAN PLANNED\tMEDIAN\tP95\tMEAN BYTES PLANNED\tWITH MATCHES\tLOWER BOUND\tRATIO\tOVERLAP MEAN\tOVERLAP MAX\tROW GROUPS\tRG AREA\tRG READ\tRG BYTES READ")
 	for _, lr := range rep.Layouts {
 		row := benchRow(lr, g.IO.OutTTY)
-		if row[9] == "" {
-			row[9] = "-"
+		for _, i := range []int{9, 13} {
+			if row[i] == "" {
+				row[i] = "-"
+			}
 		}
 		for i, c := range row {
 			sep := "\t"

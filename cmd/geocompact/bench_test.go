@@ -37,7 +37,8 @@ func TestBenchJSONKeys(t *testing.T) {
 		t.Fatalf("%d layouts, want 2", len(layouts))
 	}
 	keys := []string{"layout", "files", "bytes", "mean_files_planned", "median_files_planned", "p95_files_planned",
-		"mean_bytes_planned", "ratio_to_lower_bound", "mean_overlap_depth", "max_overlap_depth"}
+		"mean_bytes_planned", "ratio_to_lower_bound", "mean_overlap_depth", "max_overlap_depth",
+		"row_groups", "row_group_area", "mean_row_groups_read", "mean_row_group_bytes_read"}
 	for i, l := range layouts {
 		m := l.(map[string]any)
 		for _, k := range keys {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/cmd/internal/cli"
 	"github.com/geocompact/geocompact/maintain"
 	"github.com/geocompact/geocompact/spatial"
@@ -204,16 +202,12 @@ func historyNoun(format string) string {
 	return "snapshot"
 }
 
-// readWindowsFile reads a --windows file (bench's window format).
+// readWindowsFile reads a --windows file (cli.ReadWindowsFile); its
+// errors are usage errors.
 func readWindowsFile(path string) ([]spatial.Bound, error) {
-	f, err := os.Open(path)
+	ws, err := cli.ReadWindowsFile(path)
 	if err != nil {
-		return nil, usageErrorf("--windows: %w", err)
-	}
-	defer f.Close()
-	ws, err := bench.ReadWindows(f)
-	if err != nil {
-		return nil, usageErrorf("--windows %s: %w", path, err)
+		return nil, &usageError{err}
 	}
 	return ws, nil
 }

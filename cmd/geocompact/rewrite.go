@@ -138,11 +138,15 @@ func runRewrite(ctx context.Context, o *rewriteOptions, cfg engine.Request) erro
 	cfg.Progress = rewriteProgress(p)
 	var res *engine.Result
 	t, err := open(ctx)
+	var prep *engine.Prepared
+	if err == nil {
+		prep, err = engine.Prepare(ctx, t, cfg)
+	}
 	if err == nil {
 		// The soft limit leaves room for the files being written, whose
 		// size may come from the table's properties.
-		cli.LimitMemory(cfg, t.Properties)
-		res, err = engine.Rewrite(ctx, t, cfg)
+		cli.LimitMemoryTo(prep.Options())
+		res, err = prep.Run(ctx)
 	}
 	p.Done()
 	if err != nil && res == nil {

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/engine"
@@ -28,7 +31,8 @@ func (s *Script) prepareDelta(ctx context.Context, st sql.Statement) (*step, err
 	}
 	stp := &step{call: sql.Call{Statement: st}, delta: tbl}
 	if st.Optimize != nil {
-		return stp, s.checkOptimize(ctx, tbl, st.Optimize)
+		stp.optimize, err = s.prepareOptimize(ctx, tbl, st.Optimize)
+		return stp, err
 	}
 	if _, err := tbl.CheckVacuum(ctx, s.vacuumConfig(st.Vacuum)); err != nil {
 		return nil, vacuumError(st.Vacuum, err)
@@ -67,33 +71,31 @@ func vacuumError(v *sql.Vacuum, err error) error {
 
 func hours(h float64) string { return strconv.FormatFloat(h, 'f', -1, 64) }
 
-// checkOptimize checks an OPTIMIZE or REORG TABLE statement against its
-// table: the curve's columns exist, and the rewrite plans (its WHERE, its
-// order).
-func (s *Script) checkOptimize(ctx context.Context, tbl *delta.Table, o *sql.Optimize) error {
-	snap, err := tbl.Snapshot(ctx)
+// prepareOptimize checks an OPTIMIZE or REORG TABLE statement against
+// its table and prepares its rewrite: the curve's columns exist, the table
+// is one this engine may write (unless the script is a dry run), and the
+// rewrite plans (its WHERE, its order).
+func (s *Script) prepareOptimize(ctx context.Context, tbl *delta.Table, o *sql.Optimize) (*engine.Prepared, error) {
+	ft, err := deltatable.Open(ctx, tbl, o.Location, s.opts.DryRun)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", o.Statement(), o.Location, err)
+		return nil, fmt.Errorf("%s %s: %w", o.Statement(), o.Location, err)
 	}
 	for _, c := range o.Columns {
-		if !hasColumn(snap.Schema, c) {
-			return fmt.Errorf("%w: OPTIMIZE %s BY: the table has no column %s", ErrCall, strings.ToUpper(o.Curve), c)
+		if !hasColumn(ft.Schema, c) {
+			return nil, fmt.Errorf("%w: OPTIMIZE %s BY: the table has no column %s", ErrCall, strings.ToUpper(o.Curve), c)
 		}
 	}
-	ft, err := deltatable.Open(ctx, tbl, o.Location, true)
+	p, err := engine.Prepare(ctx, ft, s.optimizeRequest(o))
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", o.Statement(), o.Location, err)
+		return nil, fmt.Errorf("%s %s: %w", o.Statement(), o.Location, err)
 	}
-	if _, err := engine.Rewrite(ctx, ft, s.optimizeRequest(o, true)); err != nil {
-		return fmt.Errorf("%s %s: %w", o.Statement(), o.Location, err)
-	}
-	return nil
+	return p, nil
 }
 
 // optimizeRequest is the rewrite an OPTIMIZE or REORG TABLE … APPLY
 // (PURGE) statement asks for.
-func (s *Script) optimizeRequest(o *sql.Optimize, dryRun bool) engine.Request {
-	return engine.Request{SortOrder: o.SortOrder(), Where: o.Where, PurgeDeletes: o.Purge, DryRun: dryRun,
+func (s *Script) optimizeRequest(o *sql.Optimize) engine.Request {
+	return engine.Request{SortOrder: o.SortOrder(), Where: o.Where, PurgeDeletes: o.Purge, DryRun: s.opts.DryRun,
 		Logger: s.opts.Logger, Progress: s.opts.Progress}
 }
 
@@ -105,15 +107,19 @@ var optimizeColumns = append([]string{"path"}, Columns(sql.RewriteDataFiles)...)
 // (table/deltatable): bin-packing, or clustered by ZORDER BY or
 // HILBERT BY; without either the table's recorded layout applies, as
 // for rewrite --delta. REORG TABLE … APPLY (PURGE) runs the same way,
-// rewriting exactly the files that carry a deletion vector.
+// rewriting exactly the files that carry a deletion vector. It runs the
+// rewrite prepared with the script, unless an earlier statement moved the
+// table on since: then it prepares it again, on the table as it is.
 func (s *Script) runOptimize(ctx context.Context, st *step, res *Result) error {
 	o := st.call.Statement.Optimize
-	req := s.optimizeRequest(o, s.opts.DryRun)
-	ft, err := deltatable.Open(ctx, st.delta, o.Location, req.DryRun)
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", o.Statement(), o.Location, err)
+	p := st.optimize
+	st.optimize = nil
+	if v, err := st.delta.LatestVersion(ctx); err != nil || p == nil || v != p.Version() {
+		if p, err = s.prepareOptimize(ctx, st.delta, o); err != nil {
+			return err
+		}
 	}
-	out, err := engine.Rewrite(ctx, ft, req)
+	out, err := p.Run(ctx)
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", o.Statement(), o.Location, err)
 	}
@@ -127,26 +133,22 @@ func (s *Script) runOptimize(ctx context.Context, st *step, res *Result) error {
 
 // hasColumn reports whether the schema has the column path (a.b for a
 // nested field), matching names case-insensitively as Spark does.
-func hasColumn(schema *delta.StructType, path string) bool {
-	t := schema
+func hasColumn(sc *arrow.Schema, path string) bool {
+	fields := sc.Fields()
 	parts := strings.Split(path, ".")
 	for i, p := range parts {
-		var found *delta.StructField
-		for _, f := range t.Fields {
-			if strings.EqualFold(f.Name, p) {
-				found = f
-				break
-			}
-		}
-		if found == nil {
+		k := slices.IndexFunc(fields, func(f arrow.Field) bool { return strings.EqualFold(f.Name, p) })
+		if k < 0 {
 			return false
 		}
 		if i == len(parts)-1 {
 			return true
 		}
-		if t, _ = found.Type.(*delta.StructType); t == nil {
+		st, ok := fields[k].Type.(*arrow.StructType)
+		if !ok {
 			return false
 		}
+		fields = st.Fields()
 	}
 	return false
 }

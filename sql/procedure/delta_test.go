@@ -1,10 +1,13 @@
 package procedure_test
 
 import (
+	"context"
 	"errors"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -181,4 +184,80 @@ func TestDeltaOptimizeWhereData(t *testing.T) {
 		kept = append(kept, a.Path[:len("part-00000-ca2d0b26")])
 	}
 	assert.Subset(t, kept, []string{"part-00000-ca2d0b26", "part-00000-c92cba9e"}, "the files of ids 0-4 and 10-14")
+}
+
+// TestDeltaOptimizeUnwritableRefusedFirst names, in the second statement,
+// a table whose protocol asks for a writer feature this engine does not
+// honour: the script is refused before its first statement runs.
+func TestDeltaOptimizeUnwritableRefusedFirst(t *testing.T) {
+	dir, odd := deltaTable(t), deltaTable(t)
+	tbl, err := delta.OpenLocal(odd)
+	require.NoError(t, err)
+	s, err := tbl.Snapshot(t.Context())
+	require.NoError(t, err)
+	proto := &delta.Protocol{MinReaderVersion: 1, MinWriterVersion: 7, WriterFeatures: []string{"appendOnlyButNewer"}}
+	require.NoError(t, delta.Commit(t.Context(), tbl, s.Version+1, []delta.Action{delta.NewCommitInfo("UPGRADE PROTOCOL", nil, s.Version, nil), {Protocol: proto}}))
+
+	_, err = run(t, "VACUUM '"+dir+"';\nOPTIMIZE delta.`"+odd+"` ZORDER BY (id)", procedure.Catalogs{}, procedure.Options{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "statement 2 (line 2")
+	assert.Contains(t, err.Error(), "appendOnlyButNewer")
+	n, _ := deltaState(t, dir)
+	assert.Equal(t, 14, n, "the VACUUM before did not run")
+
+	// A dry run writes nothing, so it may plan the table.
+	res, err := run(t, "OPTIMIZE delta.`"+odd+"` ZORDER BY (id)", procedure.Catalogs{}, procedure.Options{DryRun: true})
+	require.NoError(t, err)
+	assert.True(t, res[0].DryRun)
+}
+
+// TestDeltaOptimizePlannedOnce checks an OPTIMIZE when the script is
+// prepared and runs what it planned then: the rewrite is planned once.
+// When an earlier statement of the script changed the table, the
+// statement is planned again on the table as it is.
+func TestDeltaOptimizePlannedOnce(t *testing.T) {
+	dir := deltaTable(t)
+	_, rows := deltaState(t, dir)
+	var log logCount
+	opts := procedure.Options{Logger: slog.New(&log)}
+	res, err := run(t, "OPTIMIZE delta.`"+dir+"` ZORDER BY (id)", procedure.Catalogs{}, opts)
+	require.NoError(t, err)
+	assert.Equal(t, int64(7), res[0].Rows[0].Values[1])
+	assert.Equal(t, 1, log.count("rewrite planned"), "planned once, when the script was prepared")
+
+	// The first OPTIMIZE folds the files; the second, planned on the
+	// table as the first left it, has nothing left to do.
+	dir = deltaTable(t)
+	res, err = run(t, "OPTIMIZE delta.`"+dir+"`;\nOPTIMIZE delta.`"+dir+"`", procedure.Catalogs{}, procedure.Options{})
+	require.NoError(t, err)
+	require.Len(t, res, 2)
+	assert.Equal(t, int64(7), res[0].Rows[0].Values[1])
+	assert.Equal(t, int64(0), res[1].Rows[0].Values[1])
+	assert.NotEmpty(t, res[1].NoopReason)
+	_, after := deltaState(t, dir)
+	assert.Equal(t, rows, after)
+}
+
+// logCount counts log records by message.
+type logCount struct {
+	mu   sync.Mutex
+	msgs map[string]int
+}
+
+func (l *logCount) Enabled(context.Context, slog.Level) bool { return true }
+func (l *logCount) Handle(_ context.Context, r slog.Record) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.msgs == nil {
+		l.msgs = map[string]int{}
+	}
+	l.msgs[r.Message]++
+	return nil
+}
+func (l *logCount) WithAttrs([]slog.Attr) slog.Handler { return l }
+func (l *logCount) WithGroup(string) slog.Handler      { return l }
+func (l *logCount) count(msg string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.msgs[msg]
 }

@@ -91,6 +91,9 @@ type step struct {
 	spec    catalogs.Spec
 	cat     catalog.Catalog
 	delta   *delta.Table
+	// optimize is the rewrite an OPTIMIZE or REORG TABLE statement was
+	// prepared as, at the table's version then.
+	optimize *engine.Prepared
 }
 
 // name is the step's procedure, or its command for a Delta statement.

@@ -34,7 +34,7 @@ func (f *format) NewSink(ctx context.Context, group []table.PlanFile, _ *arrow.S
 	if dir != "" {
 		dir += "/"
 	}
-	w := &fileWriter{f: f, values: values, dir: dir, writeID: cfg.WriteID}
+	w := &fileWriter{f: f, values: values, dir: dir, writeID: cfg.WriteID, rowGroupRows: cfg.RowGroupRows}
 	return cuts.NewSink(ctx, cuts.SinkConfig[table.OutFile]{FileRows: cfg.FileRows, Lanes: cfg.Lanes, Queue: cfg.Queue, Write: w.write})
 }
 
@@ -46,6 +46,9 @@ type fileWriter struct {
 	values  map[string]*string
 	dir     string
 	writeID func() uuid.UUID
+	// rowGroupRows, when positive, cuts each file's row groups (see
+	// delta.FileWriter.CutRowGroups).
+	rowGroupRows int64
 }
 
 // write writes file i of the group from rows.
@@ -58,6 +61,9 @@ func (w *fileWriter) write(ctx context.Context, i int, rows iter.Seq2[arrow.Reco
 	fw, err := w.f.t.NewFileWriter(ctx, w.f.snap, name, w.values, nil)
 	if err != nil {
 		return nil, err
+	}
+	if w.rowGroupRows > 0 {
+		fw.CutRowGroups(w.rowGroupRows)
 	}
 	var geo *spatial.GeoStats
 	if w.f.colsErr == nil && w.f.cols.Geometry != "" {

@@ -108,6 +108,9 @@ func (t *Table) WriteSchema(files []format.PlanFile, sc *arrow.Schema) (*arrow.S
 
 func (t *Table) NewSink(ctx context.Context, files []format.PlanFile, sc *arrow.Schema, cfg format.SinkConfig) format.Sink {
 	_, opts, _ := t.ioOptions(tasksOf(files))
+	if _, set := t.Table.Properties()[table.ParquetRowGroupLimitKey]; cfg.RowGroupRows > 0 && !set {
+		opts = append(slices.Clip(opts), table.WithParquetRowGroupLimit(int(cfg.RowGroupRows)))
+	}
 	return icebergSink{geowrite.NewSink(ctx, t.Table, sc, geowrite.SinkConfig{Options: opts, FileRows: cfg.FileRows, Lanes: cfg.Lanes, Queue: cfg.Queue, WriteID: cfg.WriteID, SameBytes: cfg.SameBytes})}
 }
 

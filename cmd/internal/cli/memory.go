@@ -22,13 +22,22 @@ func LimitMemory(req engine.Request, tableProps map[string]string) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	budget, target := spill.DefaultMemoryBudget(), int64(0)
-	if o, err := req.OptionsFor(tableProps); err == nil {
+	o, err := req.OptionsFor(tableProps)
+	if err != nil {
 		// A request that does not parse keeps the default: the rewrite
 		// refuses it itself.
-		budget, target = o.MaxGroupMemoryBytes, o.TargetFileSize
+		o = engine.Options{MaxGroupMemoryBytes: spill.DefaultMemoryBudget()}
 	}
-	debug.SetMemoryLimit(budget + memoryLimitRoom + writeRoom(target, runtime.GOMAXPROCS(0)))
+	LimitMemoryTo(o)
+}
+
+// LimitMemoryTo is LimitMemory for a rewrite whose options are known (see
+// engine.Prepared.Options).
+func LimitMemoryTo(o engine.Options) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	debug.SetMemoryLimit(o.MaxGroupMemoryBytes + memoryLimitRoom + writeRoom(o.TargetFileSize, runtime.GOMAXPROCS(0)))
 }
 
 // memoryLimitRoom is what the process may use beyond the groups' budget

@@ -92,7 +92,7 @@ func (f *RewriteFlags) Request() (engine.Request, error) {
 		if c, err := cluster.LookupCurve(f.Curve); err != nil || !c.Windows {
 			return req, errors.New("--windows is the query mix --curve auto chooses for and --curve kd splits for; add one of them or drop --windows")
 		}
-		ws, err := readWindowsFile(f.Windows)
+		ws, err := ReadWindowsFile(f.Windows)
 		if err != nil {
 			return req, err
 		}
@@ -101,8 +101,9 @@ func (f *RewriteFlags) Request() (engine.Request, error) {
 	return req, nil
 }
 
-// readWindowsFile reads a --windows file (bench.ReadWindows' format).
-func readWindowsFile(path string) ([]spatial.Bound, error) {
+// ReadWindowsFile reads a --windows file (bench.ReadWindows' format);
+// its errors name the flag.
+func ReadWindowsFile(path string) ([]spatial.Bound, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("--windows: %w", err)

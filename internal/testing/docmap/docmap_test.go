@@ -3,7 +3,9 @@ package docmap_test
 import (
 	"bufio"
 	"io/fs"
+	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -110,4 +112,75 @@ func mapped(t *testing.T, page string) map[string]bool {
 	require.NoError(t, sc.Err())
 	require.NotEmpty(t, named, "%s has a Packages section with tables", page)
 	return named
+}
+
+// floorOf numbers the floors of docs/README.md's package map, from the
+// leaves up; the test-only packages are on none.
+var floorOf = map[string]int{"### Leaves": 0, "### Table layer": 1, "### Engine and format adapters": 2, "### Command line": 3}
+
+// TestFloorsImportDownward fails for each import, in a package's non-test
+// files, of a package on a higher floor of docs/README.md's package map:
+// each floor imports only its own and the floors below it.
+func TestFloorsImportDownward(t *testing.T) {
+	t.Parallel()
+	root, err := filepath.Abs("../../..")
+	require.NoError(t, err)
+	floors := mappedFloors(t, filepath.Join(root, "docs", "README.md"))
+	require.Len(t, slices.Compact(slices.Sorted(maps.Values(floors))), len(floorOf), "every floor has packages")
+	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "./...")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	rel := func(path string) string {
+		if path == module {
+			return "."
+		}
+		return strings.TrimPrefix(path, module+"/")
+	}
+	checked := 0
+	for line := range strings.Lines(string(out)) {
+		f := strings.Fields(line)
+		from, ok := floors[rel(f[0])]
+		if !ok {
+			continue
+		}
+		checked++
+		for _, imp := range f[1:] {
+			if to, ok := floors[rel(imp)]; ok && strings.HasPrefix(imp, module) && to > from {
+				t.Errorf("%s (floor %d) imports %s (floor %d): move the package, or what it needs, to the right floor", rel(f[0]), from, rel(imp), to)
+			}
+		}
+	}
+	assert.Greater(t, checked, 30, "go list named the module's packages")
+}
+
+const module = "github.com/geocompact/geocompact"
+
+// mappedFloors returns the floor of every package docs/README.md's
+// package map places on one (see floorOf).
+func mappedFloors(t *testing.T, page string) map[string]int {
+	t.Helper()
+	b, err := os.ReadFile(page)
+	require.NoError(t, err)
+	floors := map[string]int{}
+	floor := -1
+	for line := range strings.Lines(string(b)) {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "#") {
+			f, ok := floorOf[line]
+			floor = -1
+			if ok {
+				floor = f
+			}
+			continue
+		}
+		m := firstCell.FindStringSubmatch(line)
+		if floor < 0 || m == nil {
+			continue
+		}
+		for _, span := range codeSpan.FindAllStringSubmatch(m[1], -1) {
+			floors[strings.TrimSuffix(span[1], "/")] = floor
+		}
+	}
+	return floors
 }
