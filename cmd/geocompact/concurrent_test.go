@@ -133,7 +133,7 @@ func raceTable(t *testing.T, cat catalog.Catalog, flags []string, dur time.Durat
 	for w := range writers {
 		wg.Go(func() { appendLoop(t, cat, name, w, deadline, st) })
 	}
-	wg.Go(func() { deleteLoop(t, cat, name, initial, deadline, st) })
+	wg.Go(func() { deleteLoop(t, cat, name, initial, func() bool { return time.Now().Before(deadline) }, nil, st) })
 	wg.Go(func() {
 		for time.Now().Before(deadline) {
 			r := runChild(t, append(flags, "rewrite", "--table", name, "--curve", "hilbert", "--option", "rewrite-all=true")...)
@@ -247,11 +247,15 @@ func appendLoop(t *testing.T, cat catalog.Catalog, name string, w int, deadline 
 }
 
 // deleteLoop deletes original rows one id at a time with merge-on-read
-// deletes until the deadline, trying an id again after a conflict.
-func deleteLoop(t *testing.T, cat catalog.Catalog, name string, initial int64, deadline time.Time, st *raceStats) {
+// deletes while more says so, trying an id again after a conflict, and
+// calls pace (when set) after each try.
+func deleteLoop(t *testing.T, cat catalog.Catalog, name string, initial int64, more func() bool, pace func(), st *raceStats) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	order := rng.Perm(int(initial))
-	for i := 0; time.Now().Before(deadline) && i < len(order); {
+	for i := 0; more() && i < len(order); {
+		if i > 0 && pace != nil {
+			pace()
+		}
 		id := int64(order[i])
 		tbl, err := catalogs.LoadTable(t.Context(), cat, name)
 		if err != nil {

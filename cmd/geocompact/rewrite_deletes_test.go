@@ -104,7 +104,11 @@ func TestRewriteDeletesRefusals(t *testing.T) {
 
 // TestDeletesRacingRewriteDeletes races merge-on-read deletes of single
 // rows against repeated rewrite-deletes runs: a deleted row must never
-// come back, and every run either commits or exits 4.
+// come back, and every run either commits or exits 4. The race runs five
+// seconds at full speed, then, until a rewrite has committed (at most a
+// minute; under load every run may lose its retries to the deleter), with
+// the deleter pausing between deletes, so that a commit lands between
+// them.
 func TestDeletesRacingRewriteDeletes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("racing deletes run for seconds; skipped with -short")
@@ -119,12 +123,23 @@ func TestDeletesRacingRewriteDeletes(t *testing.T) {
 			table.WriteDeleteModeKey: table.WriteModeMergeOnRead, table.CommitMaxRetryWaitMsKey: "500"}})
 	require.NoError(t, err)
 	st := &raceStats{deleted: map[int64]bool{}}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline, giveUp := time.Now().Add(5*time.Second), time.Now().Add(time.Minute)
+	racing := func() bool {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		now := time.Now()
+		return now.Before(deadline) || st.rewrites == 0 && now.Before(giveUp)
+	}
+	pace := func() {
+		if time.Now().After(deadline) {
+			time.Sleep(300 * time.Millisecond)
+		}
+	}
 	var wg sync.WaitGroup
-	wg.Go(func() { deleteLoop(t, cat, name, initial, deadline, st) })
+	wg.Go(func() { deleteLoop(t, cat, name, initial, racing, pace, st) })
 	runs := 0
 	wg.Go(func() {
-		for time.Now().Before(deadline) {
+		for racing() {
 			r := runChild(t, append(flags, "rewrite-deletes", "--table", name, "--option", "rewrite-all=true")...)
 			st.mu.Lock()
 			runs++
