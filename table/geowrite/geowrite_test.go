@@ -294,6 +294,21 @@ func TestFirstRowIDs(t *testing.T) {
 	}
 }
 
+// drainPieces reads every piece of pieces, releasing it: the pieces'
+// row counts, the ids they hold in order, and the errors passed on.
+func drainPieces(pieces iter.Seq2[arrow.RecordBatch, error]) (sizes, ids []int64, errs []error) {
+	for rec, err := range pieces {
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		sizes = append(sizes, rec.NumRows())
+		ids = append(ids, rec.Column(0).(*array.Int64).Int64Values()...)
+		rec.Release()
+	}
+	return sizes, ids, errs
+}
+
 // TestPieces cuts batches of 7 rows into pieces of at most 3 and 7 rows:
 // the pieces hold the same rows in the same order, a batch that fits is
 // handed on as it is, an error is passed on, and every buffer is
@@ -314,18 +329,7 @@ func TestPieces(t *testing.T) {
 		n     int64
 		sizes []int64
 	}{{3, []int64{3, 3, 1, 2}}, {7, []int64{7, 2}}} {
-		var sizes []int64
-		var ids []int64
-		var errs []error
-		for rec, err := range geowrite.Pieces(rows, tc.n) {
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			sizes = append(sizes, rec.NumRows())
-			ids = append(ids, rec.Column(0).(*array.Int64).Int64Values()...)
-			rec.Release()
-		}
+		sizes, ids, errs := drainPieces(geowrite.Pieces(rows, tc.n))
 		assert.Equal(t, tc.sizes, sizes, "pieces of at most %d rows", tc.n)
 		assert.Equal(t, []int64{1, 2, 3, 4, 5, 6, 7, 1, 2}, ids, "pieces of at most %d rows", tc.n)
 		assert.Equal(t, []error{assert.AnError}, errs)
@@ -358,18 +362,7 @@ func TestAlignedPieces(t *testing.T) {
 		}
 	}
 	cut := func(rows iter.Seq2[arrow.RecordBatch, error], n int64) ([]int64, []int64, []error) {
-		var sizes, ids []int64
-		var errs []error
-		for rec, err := range geowrite.AlignedPieces(rows, n) {
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			sizes = append(sizes, rec.NumRows())
-			ids = append(ids, rec.Column(0).(*array.Int64).Int64Values()...)
-			rec.Release()
-		}
-		return sizes, ids, errs
+		return drainPieces(geowrite.AlignedPieces(rows, n))
 	}
 	wantSizes, wantIDs, _ := cut(batched(all), 3)
 	require.Equal(t, []int64{3, 3, 3}, wantSizes)
