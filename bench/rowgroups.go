@@ -20,15 +20,17 @@ type rowGroup struct {
 	bound spatial.Bound
 }
 
-// readRowGroups checks the footer of the Parquet file r (see
-// footer.Open) and returns its row groups' rows and compressed bytes.
-func readRowGroups(r parquet.ReaderAtSeeker) ([]rowGroup, error) {
-	pf, err := footer.Open(r)
+// openRowGroups opens path with open, checks its footer (see
+// footer.ReadFile) and returns its row groups' rows and compressed bytes.
+// The error names the file.
+func openRowGroups[F interface {
+	parquet.ReaderAtSeeker
+	io.Closer
+}](open func(string) (F, error), path string) ([]rowGroup, error) {
+	md, err := footer.ReadFile(open, path)
 	if err != nil {
 		return nil, err
 	}
-	defer pf.Close()
-	md := pf.MetaData()
 	out := make([]rowGroup, md.NumRowGroups())
 	for i := range out {
 		rg := md.RowGroup(i)
@@ -36,30 +38,12 @@ func readRowGroups(r parquet.ReaderAtSeeker) ([]rowGroup, error) {
 		for j := range rg.NumColumns() {
 			cc, err := rg.ColumnChunk(j)
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("data file %s: %w", path, err)
 			}
 			out[i].bytes += cc.TotalCompressedSize()
 		}
 	}
 	return out, nil
-}
-
-// openRowGroups opens path with open and reads its row groups
-// (readRowGroups). The error names the file.
-func openRowGroups[F interface {
-	parquet.ReaderAtSeeker
-	io.Closer
-}](open func(string) (F, error), path string) ([]rowGroup, error) {
-	f, err := open(path)
-	if err != nil {
-		return nil, fmt.Errorf("data file %s: %w", path, err)
-	}
-	defer f.Close()
-	gs, err := readRowGroups(f)
-	if err != nil {
-		return nil, fmt.Errorf("data file %s is not readable Parquet: %w", path, err)
-	}
-	return gs, nil
 }
 
 // boundRowGroups sets the bbox of each of gs from rows, the bbox of every

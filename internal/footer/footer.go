@@ -169,14 +169,23 @@ func CheckFile[F interface {
 	parquet.ReaderAtSeeker
 	io.Closer
 }](open func(string) (F, error), path string) error {
+	_, err := ReadFile(open, path)
+	return err
+}
+
+// ReadFile is CheckFile, returning the checked footer.
+func ReadFile[F interface {
+	parquet.ReaderAtSeeker
+	io.Closer
+}](open func(string) (F, error), path string) (*metadata.FileMetaData, error) {
 	f, err := open(path)
 	if err != nil {
-		return fmt.Errorf("data file %s: %w", path, err)
+		return nil, fmt.Errorf("data file %s: %w", path, err)
 	}
 	defer f.Close()
 	pf, err := Open(f)
 	if err != nil {
-		return fmt.Errorf("data file %s is not readable Parquet: %w", path, err)
+		return nil, fmt.Errorf("data file %s is not readable Parquet: %w", path, err)
 	}
-	return pf.Close()
+	return pf.MetaData(), pf.Close()
 }
