@@ -29,17 +29,22 @@ func Open(ctx context.Context, cat catalog.Catalog, name string) (format.Table, 
 // Load loads the table called name in cat and the live files of its
 // current snapshot (none when it has no snapshot).
 func Load(ctx context.Context, cat catalog.Catalog, name string) (*Table, error) {
-	cat = catalogs.Wrap(cat)
-	tbl, err := catalogs.LoadTable(ctx, cat, name)
+	tbl, err := catalogs.LoadTable(ctx, catalogs.Wrap(cat), name)
 	if err != nil {
 		return nil, err
 	}
-	t := &Table{Catalog: cat, Name: name, Table: tbl}
+	return Loaded(ctx, cat, name, tbl)
+}
+
+// Loaded is Load of tbl, already loaded from cat as name.
+func Loaded(ctx context.Context, cat catalog.Catalog, name string, tbl *table.Table) (*Table, error) {
+	t := &Table{Catalog: catalogs.Wrap(cat), Name: name, Table: tbl}
 	snap := tbl.CurrentSnapshot()
 	if snap == nil {
 		return t, nil
 	}
 	t.SnapshotID = snap.SnapshotID
+	var err error
 	if t.All, err = catalogs.PlanFiles(ctx, tbl.Scan(table.WithSnapshotID(snap.SnapshotID))); err != nil {
 		return nil, fmt.Errorf("plan files of %s: %w", name, err)
 	}
