@@ -108,7 +108,7 @@ with their operation, parameters and metrics.`,
 }
 
 func runInspect(ctx context.Context, o *inspectOptions) error {
-	tbl, done, err := loadTableForRead(ctx, o.g, o.table)
+	tbl, _, done, err := loadTableForRead(ctx, o.g, o.table)
 	if err != nil {
 		return err
 	}
@@ -126,15 +126,16 @@ func runInspect(ctx context.Context, o *inspectOptions) error {
 // loadTableForRead opens the selected catalog and loads name for a
 // read-only command, with errors that name what is missing: the table or
 // its namespace. It never creates anything: an embedded warehouse without a
-// catalog is reported, not initialised. done closes the catalog.
-func loadTableForRead(ctx context.Context, g *globalOptions, name string) (*table.Table, func(), error) {
+// catalog is reported, not initialised. It returns the catalog the table
+// was loaded from; done closes it.
+func loadTableForRead(ctx context.Context, g *globalOptions, name string) (*table.Table, catalog.Catalog, func(), error) {
 	ident, err := catalogs.ParseIdentifier(name)
 	if err != nil {
-		return nil, nil, usageErrorf("--table: %w", err)
+		return nil, nil, nil, usageErrorf("--table: %w", err)
 	}
 	spec, err := g.catalogSpec()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if spec.Type == "" {
 		dir := strings.TrimPrefix(spec.Warehouse, "file://")
@@ -142,12 +143,12 @@ func loadTableForRead(ctx context.Context, g *globalOptions, name string) (*tabl
 			dir = catalogs.DefaultWarehouse
 		}
 		if _, err := os.Stat(filepath.Join(dir, "catalog.db")); err != nil {
-			return nil, nil, fmt.Errorf("table %s does not exist: warehouse %s has no catalog yet", name, dir)
+			return nil, nil, nil, fmt.Errorf("table %s does not exist: warehouse %s has no catalog yet", name, dir)
 		}
 	}
 	cat, err := catalogs.Open(ctx, spec)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	cat = warnOutsideWarehouse(cat, spec, g.IO.ErrOut)
 	done := func() {
@@ -161,17 +162,17 @@ func loadTableForRead(ctx context.Context, g *globalOptions, name string) (*tabl
 	}
 	tbl, err := cat.LoadTable(ctx, ident)
 	if err == nil {
-		return tbl, done, nil
+		return tbl, cat, done, nil
 	}
 	defer done()
 	if !errors.Is(err, catalog.ErrNoSuchTable) {
-		return nil, nil, fmt.Errorf("load table %s: %w", name, err)
+		return nil, nil, nil, fmt.Errorf("load table %s: %w", name, err)
 	}
 	ns := catalog.NamespaceFromIdent(ident)
 	if ok, nsErr := cat.CheckNamespaceExists(ctx, ns); nsErr == nil && !ok {
-		return nil, nil, fmt.Errorf("table %s does not exist: catalog %q has no namespace %q", name, catName, strings.Join(ns, "."))
+		return nil, nil, nil, fmt.Errorf("table %s does not exist: catalog %q has no namespace %q", name, catName, strings.Join(ns, "."))
 	}
-	return nil, nil, fmt.Errorf("table %s does not exist in catalog %q%s", name, catName, catalogs.TableHint(ctx, cat, name))
+	return nil, nil, nil, fmt.Errorf("table %s does not exist in catalog %q%s", name, catName, catalogs.TableHint(ctx, cat, name))
 }
 
 // inspectColumn is one column of an inspect text table.

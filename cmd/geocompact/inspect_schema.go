@@ -58,7 +58,7 @@ func tableSchema(ctx context.Context, o *inspectOptions) (inspect.TableSchema, e
 		}
 		return inspect.DeltaSchema(snap, o.delta), nil
 	}
-	tbl, done, err := loadTableForRead(ctx, o.g, o.table)
+	tbl, _, done, err := loadTableForRead(ctx, o.g, o.table)
 	if err != nil {
 		return inspect.TableSchema{}, err
 	}

@@ -127,7 +127,7 @@ func measure(ctx context.Context, o *metricsOptions, windows []spatial.Bound) (*
 		m, err := maintain.DeltaMetrics(ctx, tbl, windows)
 		return m, o.delta, err
 	}
-	tbl, done, err := loadTableForRead(ctx, o.g, o.table)
+	tbl, _, done, err := loadTableForRead(ctx, o.g, o.table)
 	if err != nil {
 		return nil, "", err
 	}

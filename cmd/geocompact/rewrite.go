@@ -9,8 +9,6 @@ import (
 	"github.com/geocompact/geocompact/cmd/internal/cli"
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/table"
-	"github.com/geocompact/geocompact/table/deltatable"
-	"github.com/geocompact/geocompact/table/icebergtable"
 	"github.com/geocompact/geocompact/table/layouts"
 )
 
@@ -121,26 +119,16 @@ func parseKV(pairs []string) (map[string]string, error) {
 }
 
 func runRewrite(ctx context.Context, o *rewriteOptions, cfg engine.Request) error {
-	open := func(ctx context.Context) (table.Table, error) {
-		return deltatable.OpenLocation(ctx, o.delta, cfg.DryRun)
-	}
-	if o.delta == "" {
-		cat, spec, err := o.g.openCatalog(ctx)
-		if err != nil {
-			return err
-		}
-		cfg.CommitRetries = spec.Retries()
-		open = func(ctx context.Context) (table.Table, error) {
-			return icebergtable.Open(ctx, cat, o.flags.Table)
-		}
-	}
+	ref := table.Ref{Name: o.flags.Table, Location: o.delta}
 	p := newProgress(o.g, "rewrite", "")
 	cfg.Progress = rewriteProgress(p)
 	var res *engine.Result
-	t, err := open(ctx)
+	t, err := o.g.openTable(ctx, ref, !cfg.DryRun)
 	var prep *engine.Prepared
 	if err == nil {
-		prep, err = engine.Prepare(ctx, t, cfg)
+		defer t.Close()
+		cfg.CommitRetries = t.Retries
+		prep, err = engine.Prepare(ctx, t.Table, cfg)
 	}
 	if err == nil {
 		// The soft limit leaves room for the files being written, whose
