@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 
 	"github.com/spf13/pflag"
 
+	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/deltatable"
 	"github.com/geocompact/geocompact/table/icebergtable"
@@ -88,4 +90,21 @@ func (g *globalOptions) openTable(ctx context.Context, ref table.Ref, write bool
 		return nil, err
 	}
 	return &openedTable{Table: t, Retries: spec.Retries(), Close: closeCat}, nil
+}
+
+// openDelta opens the Delta table at location for a read-only command,
+// refusing a location that holds no Delta log.
+func openDelta(ctx context.Context, location string) (*delta.Table, error) {
+	tbl, err := delta.Open(ctx, location)
+	if err != nil {
+		return nil, fmt.Errorf("open Delta table %s: %w", location, err)
+	}
+	files, err := tbl.Store.List(ctx, delta.LogDir, false)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("open Delta table %s: %w", location, err)
+	case len(files) == 0:
+		return nil, fmt.Errorf("open Delta table %s: %w: give the table's root directory, the one holding %s", location, delta.ErrNotATable, delta.LogDir)
+	}
+	return tbl, nil
 }

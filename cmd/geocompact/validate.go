@@ -10,9 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/geocompact/geocompact/cmd/internal/cli"
-	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/spatial"
-	"github.com/geocompact/geocompact/table/catalogs"
+	"github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/validate"
 	"github.com/geocompact/geocompact/validate/tablecheck"
 )
@@ -177,44 +176,12 @@ func validateTable(ctx context.Context, o *validateOptions) (*inputReport, error
 }
 
 func validateTableReport(ctx context.Context, o *validateOptions) (*validate.TableReport, error) {
-	if o.delta != "" {
-		tbl, err := openDelta(ctx, o.delta)
-		if err != nil {
-			return nil, err
-		}
-		return tablecheck.Delta(ctx, tbl, o.delta, o.cfg)
-	}
-	cat, _, err := o.g.openCatalog(ctx)
+	t, err := o.g.openTable(ctx, table.Ref{Name: o.table, Location: o.delta}, false)
 	if err != nil {
 		return nil, err
 	}
-	tbl, err := catalogs.LoadTable(ctx, cat, o.table)
-	if err != nil {
-		return nil, err
-	}
-	tr, err := tablecheck.Table(ctx, tbl, o.cfg)
-	if err != nil {
-		return nil, err
-	}
-	tr.Table = o.table
-	return tr, nil
-}
-
-// openDelta opens the Delta table at location for a read-only command,
-// refusing a location that holds no Delta log.
-func openDelta(ctx context.Context, location string) (*delta.Table, error) {
-	tbl, err := delta.Open(ctx, location)
-	if err != nil {
-		return nil, fmt.Errorf("open Delta table %s: %w", location, err)
-	}
-	files, err := tbl.Store.List(ctx, delta.LogDir, false)
-	switch {
-	case err != nil:
-		return nil, fmt.Errorf("open Delta table %s: %w", location, err)
-	case len(files) == 0:
-		return nil, fmt.Errorf("open Delta table %s: %w: give the table's root directory, the one holding %s", location, delta.ErrNotATable, delta.LogDir)
-	}
-	return tbl, nil
+	defer t.Close()
+	return tablecheck.Check(ctx, t.Table, o.cfg)
 }
 
 // writeValidateResult prints res as JSON or, by default, as one block per
