@@ -88,18 +88,19 @@ Options take Iceberg's names (--option K=V, repeatable): ` + strings.Join(engine
 	return cmd
 }
 
+// ref is the table the flags name.
+func (o *rewriteOptions) ref() table.Ref { return table.Ref{Name: o.flags.Table, Location: o.delta} }
+
 // config checks the flags and builds the engine's config. Option names and
 // values are checked here, before the catalog is opened.
 func (o *rewriteOptions) config() (engine.Request, error) {
 	flags := o.flags
-	if o.delta != "" {
-		flags.Table = o.delta // a Delta table is named by its location
-	}
+	flags.Table = o.ref().String() // a Delta table is named by its location
 	cfg, err := flags.Request()
 	if err != nil {
 		return engine.Request{}, &usageError{err}
 	}
-	if o.purge && o.delta == "" {
+	if o.purge && !o.ref().IsDelta() {
 		return engine.Request{}, usageErrorf("--purge-deletion-vectors applies to a Delta table (--delta LOCATION): " +
 			"an Iceberg table's deletes are dropped by a rewrite of the files they apply to (--option delete-file-threshold=N)")
 	}
@@ -119,7 +120,7 @@ func parseKV(pairs []string) (map[string]string, error) {
 }
 
 func runRewrite(ctx context.Context, o *rewriteOptions, cfg engine.Request) error {
-	ref := table.Ref{Name: o.flags.Table, Location: o.delta}
+	ref := o.ref()
 	p := newProgress(o.g, "rewrite", "")
 	cfg.Progress = rewriteProgress(p)
 	var res *engine.Result

@@ -11,7 +11,6 @@ import (
 
 	"github.com/geocompact/geocompact/cmd/internal/cli"
 	"github.com/geocompact/geocompact/spatial"
-	"github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/validate"
 	"github.com/geocompact/geocompact/validate/tablecheck"
 )
@@ -20,8 +19,7 @@ func init() { register(newValidateCmd) }
 
 type validateOptions struct {
 	g        *globalOptions
-	table    string
-	delta    string
+	tbl      tableFlags
 	files    []string
 	cfg      validate.Config
 	crs      string
@@ -71,8 +69,8 @@ Warnings (those codes and bbox.antimeridian) do not fail a run unless
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.table, "table", "", "validate this table, NAMESPACE.TABLE, instead of files")
-	f.StringVar(&o.delta, "delta", "", "validate this Delta table (a directory, file: URL or s3://BUCKET/PREFIX) instead of files")
+	f.StringVar(&o.tbl.name, "table", "", "validate this table, NAMESPACE.TABLE, instead of files")
+	f.StringVar(&o.tbl.location, "delta", "", "validate this Delta table (a directory, file: URL or s3://BUCKET/PREFIX) instead of files")
 	f.Float64Var(&o.cfg.Tolerance, "tolerance", o.cfg.Tolerance, "largest allowed difference between a bbox column and the geometry's envelope")
 	f.BoolVar(&o.cfg.AllowNull, "allow-null", false, "accept null geometries")
 	f.IntVar(&o.cfg.MaxExamples, "max-examples", o.cfg.MaxExamples, "offending rows to show per input")
@@ -85,7 +83,7 @@ Warnings (those codes and bbox.antimeridian) do not fail a run unless
 
 func (o *validateOptions) complete() error {
 	inputs := 0
-	for _, given := range []bool{o.table != "", o.delta != "", len(o.files) > 0} {
+	for _, given := range []bool{o.tbl.name != "", o.tbl.location != "", len(o.files) > 0} {
 		if given {
 			inputs++
 		}
@@ -130,7 +128,7 @@ type inputReport struct {
 
 func runValidate(ctx context.Context, o *validateOptions) error {
 	var res validateResult
-	if o.table != "" || o.delta != "" {
+	if o.tbl.set() {
 		ir, err := validateTable(ctx, o)
 		if err != nil {
 			return err
@@ -176,7 +174,7 @@ func validateTable(ctx context.Context, o *validateOptions) (*inputReport, error
 }
 
 func validateTableReport(ctx context.Context, o *validateOptions) (*validate.TableReport, error) {
-	t, err := o.g.openTable(ctx, table.Ref{Name: o.table, Location: o.delta}, false)
+	t, err := o.g.openTable(ctx, o.tbl.ref(), false)
 	if err != nil {
 		return nil, err
 	}
