@@ -30,6 +30,15 @@ func (t *tableFlags) register(f *pflag.FlagSet, tableUsage, deltaUsage string) {
 // exactly one is given.
 func (t tableFlags) ref() table.Ref { return table.Ref{Name: t.name, Location: t.location} }
 
+// flag is the flag that names the table again on a command line, its
+// value quoted for a shell.
+func (t tableFlags) flag() string {
+	if t.location != "" {
+		return "--delta " + shellQuote(t.location)
+	}
+	return "--table " + shellQuote(t.name)
+}
+
 // set reports whether either flag names a table.
 func (t tableFlags) set() bool { return t.name != "" || t.location != "" }
 
