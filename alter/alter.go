@@ -121,19 +121,39 @@ var (
 	ErrUnsortedAndProp = errors.New("unsorted removes " + layouts.Prop + ": do not set it too")
 )
 
-func (r Request) check(rules keyRules) (Request, error) {
+// Precheck checks what of the request no table's rules change: one of
+// a curve, a sort order or unsorted at most, something to alter, and a
+// layout that parses. A front end calls it before it opens the table;
+// Apply checks the whole request against the table. Errors wrap
+// optval.ErrBad.
+func (r Request) Precheck() error {
+	_, err := r.checkLayout()
+	return err
+}
+
+// checkLayout is Precheck, returning the layout the request gives (nil
+// for none).
+func (r Request) checkLayout() (*layout, error) {
 	if r.Curve != "" && r.SortOrder != "" {
-		return r, fmt.Errorf("%w: %w", optval.ErrBad, engine.ErrCurveAndSortOrder)
+		return nil, fmt.Errorf("%w: %w", optval.ErrBad, engine.ErrCurveAndSortOrder)
 	}
 	if r.Unsorted && (r.Curve != "" || r.SortOrder != "") {
-		return r, fmt.Errorf("%w: %w", optval.ErrBad, ErrUnsortedAndLayout)
+		return nil, fmt.Errorf("%w: %w", optval.ErrBad, ErrUnsortedAndLayout)
 	}
 	if !r.Unsorted && r.Curve == "" && r.SortOrder == "" && len(r.Set) == 0 && len(r.Unset) == 0 {
-		return r, fmt.Errorf("%w: %w", optval.ErrBad, ErrNothing)
+		return nil, fmt.Errorf("%w: %w", optval.ErrBad, ErrNothing)
 	}
 	lay, err := r.parseLayout()
 	if err != nil {
-		return r, fmt.Errorf("%w: %w", optval.ErrBad, err)
+		return nil, fmt.Errorf("%w: %w", optval.ErrBad, err)
+	}
+	return lay, nil
+}
+
+func (r Request) check(rules keyRules) (Request, error) {
+	lay, err := r.checkLayout()
+	if err != nil {
+		return r, err
 	}
 	set := make(map[string]string, len(r.Set))
 	for _, k := range slices.Sorted(maps.Keys(r.Set)) {

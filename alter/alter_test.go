@@ -194,3 +194,17 @@ func TestAlterUnsortedConflicts(t *testing.T) {
 	assert.Equal(t, before.LastUpdatedMillis(), after.Metadata().LastUpdatedMillis(), "nothing was committed")
 	assert.Equal(t, "hilbert()", after.Properties()[layouts.Prop])
 }
+
+// TestPrecheck refuses, without a table, what no format's rules change,
+// and leaves property keys to the table's rules.
+func TestPrecheck(t *testing.T) {
+	for _, req := range []alter.Request{
+		{},
+		{Curve: "hilbert", SortOrder: "id"},
+		{Unsorted: true, Curve: "zorder"},
+		{Curve: "hilbrt"},
+	} {
+		require.ErrorIs(t, req.Precheck(), optval.ErrBad, "%+v", req)
+	}
+	require.NoError(t, alter.Request{Set: map[string]string{"delta.targetFileSiz": "1"}}.Precheck())
+}

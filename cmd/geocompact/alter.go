@@ -93,9 +93,10 @@ that need no protocol upgrade may change (` + strings.Join(delta.SettablePropert
 	return cmd
 }
 
-// request reads the flags into a request before anything is opened; a
-// --set that is not KEY=VALUE is a usage error. alter.Apply checks the
-// rest against the table, by its format's rules.
+// request checks the flags before anything is opened, as far as no
+// table's rules change them (alter.Request.Precheck); every mistake is a
+// usage error. alter.Apply checks the rest against the table, by its
+// format's rules, and runAlter reports those mistakes as usage errors too.
 func (o *alterOptions) request() (alter.Request, error) {
 	set := map[string]string{}
 	for _, p := range o.set {
@@ -105,7 +106,11 @@ func (o *alterOptions) request() (alter.Request, error) {
 		}
 		set[strings.TrimSpace(k)] = strings.TrimSpace(v)
 	}
-	return alter.Request{Curve: o.curve, SortOrder: o.order, Unsorted: o.unsorted, Set: set, Unset: o.unset}, nil
+	req := alter.Request{Curve: o.curve, SortOrder: o.order, Unsorted: o.unsorted, Set: set, Unset: o.unset}
+	if err := req.Precheck(); err != nil {
+		return req, &usageError{err}
+	}
+	return req, nil
 }
 
 func runAlter(ctx context.Context, o *alterOptions, req alter.Request) error {
