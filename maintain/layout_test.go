@@ -12,6 +12,7 @@ import (
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/maintain"
 	"github.com/geocompact/geocompact/table"
+	"github.com/geocompact/geocompact/table/icebergtable"
 	"github.com/geocompact/geocompact/table/layouts"
 	"github.com/geocompact/geocompact/table/optval"
 )
@@ -23,7 +24,9 @@ func TestMaintainFollowsTableLayout(t *testing.T) {
 	t.Parallel()
 	const name = "t.x"
 	cat := fragmented(t, name, 2000, 20)
-	_, err := alter.Apply(t.Context(), cat, name, alter.Request{Curve: "hilbert", Set: map[string]string{"write.target-file-size-bytes": "64KiB"}})
+	tbl, err := icebergtable.Open(t.Context(), cat, name)
+	require.NoError(t, err)
+	_, err = alter.Apply(t.Context(), tbl, alter.Request{Curve: "hilbert", Set: map[string]string{"write.target-file-size-bytes": "64KiB"}})
 	require.NoError(t, err)
 
 	rep, err := maintain.Run(t.Context(), opened(t, cat, name), maintain.Config{Policy: testPolicy(), Owner: "test"})
@@ -42,7 +45,9 @@ func TestMaintainRefusesLayoutChange(t *testing.T) {
 	t.Parallel()
 	const name = "t.x"
 	cat := fragmented(t, name, 1000, 10)
-	_, err := alter.Apply(t.Context(), cat, name, alter.Request{Curve: "zorder"})
+	tbl, err := icebergtable.Open(t.Context(), cat, name)
+	require.NoError(t, err)
+	_, err = alter.Apply(t.Context(), tbl, alter.Request{Curve: "zorder"})
 	require.NoError(t, err)
 	p := testPolicy()
 	p.Rewrite.Strategy = string(engine.BinPack)
