@@ -152,7 +152,7 @@ func runAlter(ctx context.Context, o *alterOptions, req alter.Request) error {
 
 // applyAlter opens the table the flags name, once, and alters it.
 func applyAlter(ctx context.Context, o *alterOptions, req alter.Request) (*alter.Result, error) {
-	t, err := o.g.openTable(ctx, table.Ref{Name: o.table, Location: o.delta}, true)
+	t, err := o.g.openTable(ctx, table.Ref{Name: o.table, Location: o.delta}, toChange)
 	if err != nil {
 		return nil, err
 	}

@@ -175,7 +175,7 @@ func measureLayouts(ctx context.Context, o *benchOptions, cfg bench.Config) (*be
 	p := newProgress(o.g, "bench", "layouts")
 	cfg.Progress = p.Update
 	defer p.Done()
-	t, err := o.g.openTable(ctx, o.tbl.ref(), false)
+	t, err := o.g.openTable(ctx, o.tbl.ref(), toDescribe)
 	if err != nil {
 		return nil, err
 	}

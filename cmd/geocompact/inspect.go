@@ -3,27 +3,21 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/apache/iceberg-go/catalog"
-	icetable "github.com/apache/iceberg-go/table"
 	"github.com/spf13/cobra"
 
 	"github.com/geocompact/geocompact/cmd/internal/cli"
 	"github.com/geocompact/geocompact/inspect"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/table"
-	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/table/deltatable"
 )
 
@@ -109,7 +103,7 @@ with their operation, parameters and metrics.`,
 // runInspect prints the metadata table o.kind of the table the flags
 // name, in the columns of its format.
 func runInspect(ctx context.Context, o *inspectOptions) error {
-	t, err := o.g.openTable(ctx, o.flags.ref(), false)
+	t, err := o.g.openTable(ctx, o.flags.ref(), toDescribe)
 	if err != nil {
 		return err
 	}
@@ -122,58 +116,6 @@ func runInspect(ctx context.Context, o *inspectOptions) error {
 		return cli.WriteJSON(o.g.IO.Out, rows)
 	}
 	return writeRows(o.g.IO.Out, formatInspectColumns[t.FormatName][o.kind], rows, o.g.IO.OutTTY)
-}
-
-// loadTableForRead opens the selected catalog and loads name for a
-// read-only command, with errors that name what is missing: the table or
-// its namespace. It never creates anything: an embedded warehouse without a
-// catalog is reported, not initialised. It returns the catalog the table
-// was loaded from; done closes it.
-func loadTableForRead(ctx context.Context, g *globalOptions, name string) (*icetable.Table, catalog.Catalog, func(), error) {
-	ident, err := catalogs.ParseIdentifier(name)
-	if err != nil {
-		return nil, nil, nil, usageErrorf("--table: %w", err)
-	}
-	spec, err := g.catalogSpec()
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if spec.Type == "" {
-		dir := strings.TrimPrefix(spec.Warehouse, "file://")
-		if dir == "" {
-			dir = catalogs.DefaultWarehouse
-		}
-		if _, err := os.Stat(filepath.Join(dir, "catalog.db")); err != nil {
-			return nil, nil, nil, fmt.Errorf("table %s does not exist: warehouse %s has no catalog yet", name, dir)
-		}
-	}
-	cat, err := catalogs.Open(ctx, spec)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	cat = warnOutsideWarehouse(cat, spec, g.IO.ErrOut)
-	done := func() {
-		if c, ok := cat.(io.Closer); ok {
-			_ = c.Close()
-		}
-	}
-	catName := spec.Name
-	if catName == "" {
-		catName = catalogs.EmbeddedName
-	}
-	tbl, err := cat.LoadTable(ctx, ident)
-	if err == nil {
-		return tbl, cat, done, nil
-	}
-	defer done()
-	if !errors.Is(err, catalog.ErrNoSuchTable) {
-		return nil, nil, nil, fmt.Errorf("load table %s: %w", name, err)
-	}
-	ns := catalog.NamespaceFromIdent(ident)
-	if ok, nsErr := cat.CheckNamespaceExists(ctx, ns); nsErr == nil && !ok {
-		return nil, nil, nil, fmt.Errorf("table %s does not exist: catalog %q has no namespace %q", name, catName, strings.Join(ns, "."))
-	}
-	return nil, nil, nil, fmt.Errorf("table %s does not exist in catalog %q%s", name, catName, catalogs.TableHint(ctx, cat, name))
 }
 
 // inspectColumn is one column of an inspect text table.

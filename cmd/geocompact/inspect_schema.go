@@ -48,7 +48,7 @@ func runInspectSchema(ctx context.Context, o *inspectOptions) error {
 
 // tableSchema describes the --table or --delta table.
 func tableSchema(ctx context.Context, o *inspectOptions) (inspect.TableSchema, error) {
-	t, err := o.g.openTable(ctx, o.flags.ref(), false)
+	t, err := o.g.openTable(ctx, o.flags.ref(), toDescribe)
 	if err != nil {
 		return inspect.TableSchema{}, err
 	}

@@ -82,7 +82,7 @@ applicable.`,
 
 func runMaintain(ctx context.Context, o *maintainOptions, p maintain.Policy) error {
 	cfg := maintain.Config{Policy: p, Logger: o.g.Logger(), DryRun: o.dryRun}
-	t, err := o.g.openTable(ctx, o.tbl.ref(), !o.dryRun)
+	t, err := o.g.openTable(ctx, o.tbl.ref(), toChange.unlessDryRun(o.dryRun))
 	if err != nil {
 		return err
 	}

@@ -119,7 +119,7 @@ func runMetrics(ctx context.Context, o *metricsOptions) error {
 // that labels them.
 func measure(ctx context.Context, o *metricsOptions, windows []spatial.Bound) (*maintain.TableMetrics, string, error) {
 	ref := o.tbl.ref()
-	t, err := o.g.openTable(ctx, ref, false)
+	t, err := o.g.openTable(ctx, ref, toDescribe)
 	if err != nil {
 		return nil, "", err
 	}

@@ -2,13 +2,20 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 
+	"github.com/apache/iceberg-go/catalog"
+	iceberg "github.com/apache/iceberg-go/table"
 	"github.com/spf13/pflag"
 
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/table"
+	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/table/deltatable"
 	"github.com/geocompact/geocompact/table/icebergtable"
 )
@@ -53,52 +60,93 @@ type openedTable struct {
 	Close func()
 }
 
-// openTable opens the table ref names at its latest version: the one
-// opener of every command that acts on an Iceberg or a Delta table. A
-// command that only reads passes write false: nothing is created (an
-// embedded warehouse without a catalog is reported, not initialised) and
-// a Delta table is not refused for a protocol geocompact cannot write.
-// With write true such a Delta table is refused here, before anything is
-// written.
-func (g *globalOptions) openTable(ctx context.Context, ref table.Ref, write bool) (*openedTable, error) {
+// tableAccess is what a command does with the table it opens: whether it
+// reads the table's live files (an Iceberg table's are planned from its
+// manifests) and whether it may change the table.
+type tableAccess struct{ files, write bool }
+
+var (
+	// toDescribe reads the table's metadata: schema, properties,
+	// history, metadata tables. Nothing is created (an embedded
+	// warehouse without a catalog is reported, not initialised) and a
+	// broken manifest does not stop it.
+	toDescribe = tableAccess{}
+	// toRead reads its live files too.
+	toRead = tableAccess{files: true}
+	// toChange may commit to the table without reading its files (its
+	// properties, its lease, its maintenance).
+	toChange = tableAccess{write: true}
+	// toRewrite reads its live files and may commit to it.
+	toRewrite = tableAccess{files: true, write: true}
+)
+
+// unlessDryRun is a, read only when dryRun.
+func (a tableAccess) unlessDryRun(dryRun bool) tableAccess {
+	a.write = a.write && !dryRun
+	return a
+}
+
+// openTable opens the table ref names at its latest version, for a: the
+// one opener of every command that acts on an Iceberg or a Delta table.
+// A Delta table geocompact cannot write (a protocol or feature it does
+// not honour) is refused here when a.write, before anything is written,
+// and is read otherwise.
+func (g *globalOptions) openTable(ctx context.Context, ref table.Ref, a tableAccess) (*openedTable, error) {
 	if ref.IsDelta() {
 		dt, err := openDelta(ctx, ref.Location)
 		if err != nil {
 			return nil, err
 		}
-		t, err := deltatable.Open(ctx, dt, ref.Location, !write)
+		t, err := deltatable.Open(ctx, dt, ref.Location, !a.write)
 		if err != nil {
 			return nil, err
 		}
 		return &openedTable{Table: t, Close: func() {}}, nil
 	}
-	if !write {
-		tbl, cat, done, err := loadTableForRead(ctx, g, ref.Name)
-		if err != nil {
-			return nil, err
-		}
-		it, err := icebergtable.Loaded(ctx, cat, ref.Name, tbl)
-		if err != nil {
-			done()
-			return nil, err
-		}
-		return &openedTable{Table: it.Describe(), Close: done}, nil
+	var (
+		tbl      *iceberg.Table
+		cat      catalog.Catalog
+		closeCat func()
+		retries  int
+		err      error
+	)
+	if a.write {
+		tbl, cat, closeCat, retries, err = g.loadTableForWrite(ctx, ref.Name)
+	} else {
+		tbl, cat, closeCat, err = loadTableForRead(ctx, g, ref.Name)
 	}
-	cat, spec, err := g.openCatalog(ctx)
 	if err != nil {
 		return nil, err
 	}
-	closeCat := func() {
+	it := icebergtable.Unplanned(cat, ref.Name, tbl)
+	if a.files {
+		if it, err = icebergtable.Loaded(ctx, cat, ref.Name, tbl); err != nil {
+			closeCat()
+			return nil, err
+		}
+	}
+	return &openedTable{Table: it.Describe(), Retries: retries, Close: closeCat}, nil
+}
+
+// loadTableForWrite opens the selected catalog, creating an embedded
+// warehouse's, and loads name from it; it returns the catalog's budget
+// for commits that lose a race, and done closes the catalog.
+func (g *globalOptions) loadTableForWrite(ctx context.Context, name string) (*iceberg.Table, catalog.Catalog, func(), int, error) {
+	cat, spec, err := g.openCatalog(ctx)
+	if err != nil {
+		return nil, nil, nil, 0, err
+	}
+	done := func() {
 		if c, ok := cat.(io.Closer); ok {
 			_ = c.Close()
 		}
 	}
-	t, err := icebergtable.Open(ctx, cat, ref.Name)
+	tbl, err := catalogs.LoadTable(ctx, cat, name)
 	if err != nil {
-		closeCat()
-		return nil, err
+		done()
+		return nil, nil, nil, 0, err
 	}
-	return &openedTable{Table: t, Retries: spec.Retries(), Close: closeCat}, nil
+	return tbl, cat, done, spec.Retries(), nil
 }
 
 // openDelta opens the Delta table at location for a read-only command,
@@ -116,4 +164,56 @@ func openDelta(ctx context.Context, location string) (*delta.Table, error) {
 		return nil, fmt.Errorf("open Delta table %s: %w: give the table's root directory, the one holding %s", location, delta.ErrNotATable, delta.LogDir)
 	}
 	return tbl, nil
+}
+
+// loadTableForRead opens the selected catalog and loads name for a
+// read-only command, with errors that name what is missing: the table or
+// its namespace. It never creates anything: an embedded warehouse without a
+// catalog is reported, not initialised. It returns the catalog the table
+// was loaded from; done closes it.
+func loadTableForRead(ctx context.Context, g *globalOptions, name string) (*iceberg.Table, catalog.Catalog, func(), error) {
+	ident, err := catalogs.ParseIdentifier(name)
+	if err != nil {
+		return nil, nil, nil, usageErrorf("--table: %w", err)
+	}
+	spec, err := g.catalogSpec()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if spec.Type == "" {
+		dir := strings.TrimPrefix(spec.Warehouse, "file://")
+		if dir == "" {
+			dir = catalogs.DefaultWarehouse
+		}
+		if _, err := os.Stat(filepath.Join(dir, "catalog.db")); err != nil {
+			return nil, nil, nil, fmt.Errorf("table %s does not exist: warehouse %s has no catalog yet", name, dir)
+		}
+	}
+	cat, err := catalogs.Open(ctx, spec)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cat = warnOutsideWarehouse(cat, spec, g.IO.ErrOut)
+	done := func() {
+		if c, ok := cat.(io.Closer); ok {
+			_ = c.Close()
+		}
+	}
+	catName := spec.Name
+	if catName == "" {
+		catName = catalogs.EmbeddedName
+	}
+	tbl, err := cat.LoadTable(ctx, ident)
+	if err == nil {
+		return tbl, cat, done, nil
+	}
+	defer done()
+	if !errors.Is(err, catalog.ErrNoSuchTable) {
+		return nil, nil, nil, fmt.Errorf("load table %s: %w", name, err)
+	}
+	ns := catalog.NamespaceFromIdent(ident)
+	if ok, nsErr := cat.CheckNamespaceExists(ctx, ns); nsErr == nil && !ok {
+		return nil, nil, nil, fmt.Errorf("table %s does not exist: catalog %q has no namespace %q", name, catName, strings.Join(ns, "."))
+	}
+	return nil, nil, nil, fmt.Errorf("table %s does not exist in catalog %q%s", name, catName, catalogs.TableHint(ctx, cat, name))
 }

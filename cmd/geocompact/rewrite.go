@@ -124,7 +124,7 @@ func runRewrite(ctx context.Context, o *rewriteOptions, cfg engine.Request) erro
 	p := newProgress(o.g, "rewrite", "")
 	cfg.Progress = rewriteProgress(p)
 	var res *engine.Result
-	t, err := o.g.openTable(ctx, ref, !cfg.DryRun)
+	t, err := o.g.openTable(ctx, ref, toRewrite.unlessDryRun(cfg.DryRun))
 	var prep *engine.Prepared
 	if err == nil {
 		defer t.Close()

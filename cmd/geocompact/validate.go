@@ -174,7 +174,7 @@ func validateTable(ctx context.Context, o *validateOptions) (*inputReport, error
 }
 
 func validateTableReport(ctx context.Context, o *validateOptions) (*validate.TableReport, error) {
-	t, err := o.g.openTable(ctx, o.tbl.ref(), false)
+	t, err := o.g.openTable(ctx, o.tbl.ref(), toRead)
 	if err != nil {
 		return nil, err
 	}

@@ -24,7 +24,7 @@ func smallDeltaTable(t *testing.T) (*delta.Table, string) {
 	return deltatest.Fragmented(t, dir, 4, 50, deltatest.Options{}), dir
 }
 
-// opened is the Delta table at dir, opened as the alter command opens
+// openedForWrite is the Delta table at dir, opened as the alter command opens
 // it.
 func openedForWrite(t *testing.T, dir string) table.Table {
 	t.Helper()
