@@ -20,6 +20,7 @@ import (
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/internal/suggest"
+	format "github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/table/icebergtable"
 	"github.com/geocompact/geocompact/table/layouts"
@@ -103,16 +104,9 @@ func IsSizeProperty(key string) bool {
 func (r Request) Check() (Request, error) { return r.check(icebergRules) }
 
 // keyRules are a table format's rules for property keys and values.
-type keyRules struct {
-	// known are the keys a key is checked against for a misspelling.
-	known []string
-	// isSize says whether a key's value is a size (stored in bytes).
-	isSize func(key string) bool
-	// check, when set, checks a key (and value, unless unset) further.
-	check func(key, value string, unset bool) error
-}
+type keyRules format.PropertyRules
 
-var icebergRules = keyRules{known: knownProperties, isSize: IsSizeProperty}
+var icebergRules = keyRules{Known: knownProperties, IsSize: IsSizeProperty}
 
 // Reasons a Request is refused, in library terms; a front end matches
 // them (errors.Is) to word them as its own flags.
@@ -127,19 +121,39 @@ var (
 	ErrUnsortedAndProp = errors.New("unsorted removes " + layouts.Prop + ": do not set it too")
 )
 
-func (r Request) check(rules keyRules) (Request, error) {
+// Precheck checks what of the request no table's rules change: one of
+// a curve, a sort order or unsorted at most, something to alter, and a
+// layout that parses. A front end calls it before it opens the table;
+// Apply checks the whole request against the table. Errors wrap
+// optval.ErrBad.
+func (r Request) Precheck() error {
+	_, err := r.checkLayout()
+	return err
+}
+
+// checkLayout is Precheck, returning the layout the request gives (nil
+// for none).
+func (r Request) checkLayout() (*layout, error) {
 	if r.Curve != "" && r.SortOrder != "" {
-		return r, fmt.Errorf("%w: %w", optval.ErrBad, engine.ErrCurveAndSortOrder)
+		return nil, fmt.Errorf("%w: %w", optval.ErrBad, engine.ErrCurveAndSortOrder)
 	}
 	if r.Unsorted && (r.Curve != "" || r.SortOrder != "") {
-		return r, fmt.Errorf("%w: %w", optval.ErrBad, ErrUnsortedAndLayout)
+		return nil, fmt.Errorf("%w: %w", optval.ErrBad, ErrUnsortedAndLayout)
 	}
 	if !r.Unsorted && r.Curve == "" && r.SortOrder == "" && len(r.Set) == 0 && len(r.Unset) == 0 {
-		return r, fmt.Errorf("%w: %w", optval.ErrBad, ErrNothing)
+		return nil, fmt.Errorf("%w: %w", optval.ErrBad, ErrNothing)
 	}
 	lay, err := r.parseLayout()
 	if err != nil {
-		return r, fmt.Errorf("%w: %w", optval.ErrBad, err)
+		return nil, fmt.Errorf("%w: %w", optval.ErrBad, err)
+	}
+	return lay, nil
+}
+
+func (r Request) check(rules keyRules) (Request, error) {
+	lay, err := r.checkLayout()
+	if err != nil {
+		return r, err
 	}
 	set := make(map[string]string, len(r.Set))
 	for _, k := range slices.Sorted(maps.Keys(r.Set)) {
@@ -174,15 +188,15 @@ func (r Request) check(rules keyRules) (Request, error) {
 // what the format's own check refuses.
 func (rules keyRules) key(k, v string, unset bool) error {
 	if strings.TrimSpace(k) == "" || strings.ContainsAny(k, " \t\n=") {
-		return fmt.Errorf("%w: property key %q: want a name such as %s", optval.ErrBad, k, rules.known[1])
+		return fmt.Errorf("%w: property key %q: want a name such as %s", optval.ErrBad, k, rules.Known[1])
 	}
-	if !slices.Contains(rules.known, k) {
-		if hint := suggest.Hint(k, rules.known); hint != "" {
+	if !slices.Contains(rules.Known, k) {
+		if hint := suggest.Hint(k, rules.Known); hint != "" {
 			return fmt.Errorf("%w: unknown property %q%s", optval.ErrBad, k, hint)
 		}
 	}
-	if rules.check != nil {
-		if err := rules.check(k, v, unset); err != nil {
+	if rules.Check != nil {
+		if err := rules.Check(k, v, unset); err != nil {
 			return fmt.Errorf("%w: %w", optval.ErrBad, err)
 		}
 	}
@@ -200,7 +214,7 @@ func (rules keyRules) property(k, v string) (string, *layout, error) {
 			return "", nil, fmt.Errorf("%w: %s=%q: %w", optval.ErrBad, k, v, err)
 		}
 		lay = &layout{order: o, auto: auto, prop: true}
-	case rules.isSize(k):
+	case rules.IsSize(k):
 		n, err := optval.ParseSize(v)
 		switch {
 		case err == nil && n <= 0:
@@ -236,15 +250,61 @@ func (r Request) parseLayout() (*layout, error) {
 	return &layout{order: o, auto: auto}, nil
 }
 
-// Apply records the request's layout and properties on the table called
-// name in one commit. A layout replaces the recorded one: a plain column
-// order becomes the Iceberg sort order (and layouts.Prop is removed); any
-// other layout goes into layouts.Prop, and the Iceberg sort order is reset
-// to unsorted so that writers do not re-sort the curve's files by another
-// order. Unsorted resets the sort order and removes layouts.Prop. A sort
-// order naming a column the table lacks is refused, listing the table's
-// columns.
-func Apply(ctx context.Context, cat catalog.Catalog, name string, req Request) (*Result, error) {
+// Apply records the request's layout and properties on t, opened for
+// writing, in one commit.
+//
+// On an Iceberg table (icebergtable.Table) a layout replaces the recorded
+// one: a plain column order becomes the Iceberg sort order (and
+// layouts.Prop is removed); any other layout goes into layouts.Prop, and
+// the Iceberg sort order is reset to unsorted so that writers do not
+// re-sort the curve's files by another order. Unsorted resets the sort
+// order and removes layouts.Prop. A sort order naming a column the table
+// lacks is refused, listing the table's columns.
+//
+// A format that keeps its own properties (propertyTable: a Delta table)
+// has no sort order: any layout is kept in layouts.Prop, checked first
+// against the table's columns as a rewrite checks it, and Unsorted
+// removes layouts.Prop; the properties are checked by the format's rules
+// and committed by it.
+func Apply(ctx context.Context, t format.Table, req Request) (*Result, error) {
+	if pt, ok := t.Format.(propertyTable); ok {
+		return applyProperties(ctx, t, pt, req)
+	}
+	it, err := icebergOf(t)
+	if err != nil {
+		return nil, err
+	}
+	return applyIceberg(ctx, it.Catalog, it.Name, req)
+}
+
+// Validate checks the request against t as Apply does (the request, the
+// table, the layout's columns) and commits nothing, so that a script can
+// check all its statements before the first one runs.
+func Validate(ctx context.Context, t format.Table, req Request) error {
+	if pt, ok := t.Format.(propertyTable); ok {
+		_, _, err := stageProperties(t, pt, req)
+		return err
+	}
+	it, err := icebergOf(t)
+	if err != nil {
+		return err
+	}
+	_, err = stage(ctx, it.Catalog, it.Name, req)
+	return err
+}
+
+// icebergOf is t's Iceberg table, loaded from its catalog.
+func icebergOf(t format.Table) (*icebergtable.Table, error) {
+	it, ok := t.Format.(*icebergtable.Table)
+	if !ok {
+		return nil, fmt.Errorf("alter %s: the table's format records no layout or properties", t.Name)
+	}
+	return it, nil
+}
+
+// applyIceberg is Apply of the Iceberg table called name in cat: the
+// change is staged on the table as it is at each commit attempt.
+func applyIceberg(ctx context.Context, cat catalog.Catalog, name string, req Request) (*Result, error) {
 	var st *staged
 	var tbl *table.Table
 	err := catalogs.CommitRetried(ctx, cat, name, 0, func(ctx context.Context) (*table.Table, error) {
@@ -269,15 +329,6 @@ func Apply(ctx context.Context, cat catalog.Catalog, name string, req Request) (
 		res.SortOrder = o.String()
 	}
 	return res, nil
-}
-
-// Validate checks the request against the table called name as Apply
-// does (the request, the table, the layout's columns) and commits
-// nothing, so that a script can check all its statements before the
-// first one runs.
-func Validate(ctx context.Context, cat catalog.Catalog, name string, req Request) error {
-	_, err := stage(ctx, cat, name, req)
-	return err
 }
 
 // staged is a change Apply has checked and staged, not yet committed.

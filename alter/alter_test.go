@@ -14,11 +14,21 @@ import (
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/internal/testing/enginetest"
 	"github.com/geocompact/geocompact/internal/testing/testenv"
+	format "github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/table/icebergtable"
 	"github.com/geocompact/geocompact/table/layouts"
 	"github.com/geocompact/geocompact/table/optval"
 )
+
+// opened is the table called name in cat, opened as the alter command
+// opens it.
+func opened(t *testing.T, cat catalog.Catalog, name string) format.Table {
+	t.Helper()
+	tbl, err := icebergtable.Open(t.Context(), cat, name)
+	require.NoError(t, err)
+	return tbl
+}
 
 // TestAlterRoundTrip records a column order (as the Iceberg sort order),
 // a curve (as the property), size properties with units (as byte counts),
@@ -27,7 +37,7 @@ func TestAlterRoundTrip(t *testing.T) {
 	cat, name := newTable(t, bench.GenerateConfig{Rows: 300, Commits: 3})
 	ctx := t.Context()
 
-	res, err := alter.Apply(ctx, cat, name, alter.Request{SortOrder: "bbox_minx DESC, id",
+	res, err := alter.Apply(ctx, opened(t, cat, name), alter.Request{SortOrder: "bbox_minx DESC, id",
 		Set: map[string]string{"write.target-file-size-bytes": "128MiB", "commit.manifest.target-size-bytes": "1GB", "owner": "gis"}})
 	require.NoError(t, err)
 	assert.Equal(t, "bbox_minx DESC NULLS LAST, id ASC NULLS FIRST", res.SortOrder)
@@ -41,7 +51,7 @@ func TestAlterRoundTrip(t *testing.T) {
 	assert.Equal(t, table.SortDESC, so.Field(0).Direction)
 	assert.NotContains(t, tbl.Properties(), layouts.Prop)
 
-	res, err = alter.Apply(ctx, cat, name, alter.Request{Curve: "Hilbert", Unset: []string{"owner"}})
+	res, err = alter.Apply(ctx, opened(t, cat, name), alter.Request{Curve: "Hilbert", Unset: []string{"owner"}})
 	require.NoError(t, err)
 	assert.Equal(t, layouts.Record{Text: "hilbert()", Source: layouts.FromProperty}, res.Layout)
 	tbl = load(t, cat, name)
@@ -49,20 +59,20 @@ func TestAlterRoundTrip(t *testing.T) {
 	assert.True(t, tbl.SortOrder().IsUnsorted(), "a curve resets the Iceberg sort order")
 	assert.NotContains(t, tbl.Properties(), "owner")
 
-	res, err = alter.Apply(ctx, cat, name, alter.Request{Curve: "auto"})
+	res, err = alter.Apply(ctx, opened(t, cat, name), alter.Request{Curve: "auto"})
 	require.NoError(t, err)
 	assert.Equal(t, "auto", res.Layout.Text)
 
-	_, err = alter.Apply(ctx, cat, name, alter.Request{SortOrder: "zorder(bbox_minx, bbox_maxy)"})
+	_, err = alter.Apply(ctx, opened(t, cat, name), alter.Request{SortOrder: "zorder(bbox_minx, bbox_maxy)"})
 	require.NoError(t, err)
 	assert.Equal(t, "zorder(bbox_minx, bbox_maxy)", load(t, cat, name).Properties()[layouts.Prop])
 
-	res, err = alter.Apply(ctx, cat, name, alter.Request{Curve: "linear"})
+	res, err = alter.Apply(ctx, opened(t, cat, name), alter.Request{Curve: "linear"})
 	require.NoError(t, err)
 	assert.Equal(t, layouts.FromSortOrder, res.Layout.Source, "linear over the bbox columns is a plain sort order")
 	assert.NotContains(t, load(t, cat, name).Properties(), layouts.Prop)
 
-	_, err = alter.Apply(ctx, cat, name, alter.Request{Unset: []string{layouts.Prop}, Set: map[string]string{"gc.enabled": "true"}})
+	_, err = alter.Apply(ctx, opened(t, cat, name), alter.Request{Unset: []string{layouts.Prop}, Set: map[string]string{"gc.enabled": "true"}})
 	require.NoError(t, err)
 	rec, err := icebergtable.Layout(load(t, cat, name))
 	require.NoError(t, err)
@@ -92,7 +102,7 @@ func TestAlterRefusesBadInput(t *testing.T) {
 		{"bad layout property", alter.Request{Set: map[string]string{layouts.Prop: "hilbert("}}, layouts.Prop},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := alter.Apply(t.Context(), cat, name, tc.req)
+			_, err := alter.Apply(t.Context(), opened(t, cat, name), tc.req)
 			require.ErrorIs(t, err, optval.ErrBad)
 			assert.Contains(t, err.Error(), tc.want)
 		})
@@ -132,10 +142,10 @@ func TestAlterUnsorted(t *testing.T) {
 	cat, name := newTable(t, bench.GenerateConfig{Rows: 300, Commits: 3})
 	ctx := t.Context()
 
-	_, err := alter.Apply(ctx, cat, name, alter.Request{SortOrder: "bbox_minx DESC, id"})
+	_, err := alter.Apply(ctx, opened(t, cat, name), alter.Request{SortOrder: "bbox_minx DESC, id"})
 	require.NoError(t, err)
 	require.False(t, load(t, cat, name).SortOrder().IsUnsorted())
-	res, err := alter.Apply(ctx, cat, name, alter.Request{Unsorted: true, Set: map[string]string{"owner": "gis"}})
+	res, err := alter.Apply(ctx, opened(t, cat, name), alter.Request{Unsorted: true, Set: map[string]string{"owner": "gis"}})
 	require.NoError(t, err)
 	assert.Equal(t, layouts.Record{}, res.Layout)
 	assert.Empty(t, res.SortOrder)
@@ -144,10 +154,10 @@ func TestAlterUnsorted(t *testing.T) {
 	assert.True(t, tbl.SortOrder().IsUnsorted())
 	assert.Equal(t, "gis", tbl.Properties()["owner"], "properties go in the same commit")
 
-	_, err = alter.Apply(ctx, cat, name, alter.Request{Curve: "hilbert"})
+	_, err = alter.Apply(ctx, opened(t, cat, name), alter.Request{Curve: "hilbert"})
 	require.NoError(t, err)
 	snaps := len(load(t, cat, name).Metadata().Snapshots())
-	res, err = alter.Apply(ctx, cat, name, alter.Request{Unsorted: true})
+	res, err = alter.Apply(ctx, opened(t, cat, name), alter.Request{Unsorted: true})
 	require.NoError(t, err)
 	assert.Equal(t, []string{layouts.Prop}, res.Unset)
 	tbl = load(t, cat, name)
@@ -166,7 +176,7 @@ func TestAlterUnsorted(t *testing.T) {
 // the table is touched.
 func TestAlterUnsortedConflicts(t *testing.T) {
 	cat, name := newTable(t, bench.GenerateConfig{Rows: 100, Commits: 1})
-	_, err := alter.Apply(t.Context(), cat, name, alter.Request{Curve: "hilbert"})
+	_, err := alter.Apply(t.Context(), opened(t, cat, name), alter.Request{Curve: "hilbert"})
 	require.NoError(t, err)
 	before := load(t, cat, name).Metadata()
 	for _, req := range []alter.Request{
@@ -174,13 +184,27 @@ func TestAlterUnsortedConflicts(t *testing.T) {
 		{Unsorted: true, SortOrder: "id"},
 		{Unsorted: true, Set: map[string]string{layouts.Prop: "zorder()"}},
 	} {
-		_, err := alter.Apply(t.Context(), cat, name, req)
+		_, err := alter.Apply(t.Context(), opened(t, cat, name), req)
 		require.ErrorIs(t, err, optval.ErrBad, "%+v", req)
 		assert.Contains(t, err.Error(), "unsorted ", "%+v", req)
 		assert.True(t, errors.Is(err, alter.ErrUnsortedAndLayout) || errors.Is(err, alter.ErrUnsortedAndProp), "%+v", req)
-		require.ErrorIs(t, alter.Validate(t.Context(), cat, name, req), optval.ErrBad)
+		require.ErrorIs(t, alter.Validate(t.Context(), opened(t, cat, name), req), optval.ErrBad)
 	}
 	after := load(t, cat, name)
 	assert.Equal(t, before.LastUpdatedMillis(), after.Metadata().LastUpdatedMillis(), "nothing was committed")
 	assert.Equal(t, "hilbert()", after.Properties()[layouts.Prop])
+}
+
+// TestPrecheck refuses, without a table, what no format's rules change,
+// and leaves property keys to the table's rules.
+func TestPrecheck(t *testing.T) {
+	for _, req := range []alter.Request{
+		{},
+		{Curve: "hilbert", SortOrder: "id"},
+		{Unsorted: true, Curve: "zorder"},
+		{Curve: "hilbrt"},
+	} {
+		require.ErrorIs(t, req.Precheck(), optval.ErrBad, "%+v", req)
+	}
+	require.NoError(t, alter.Request{Set: map[string]string{"delta.targetFileSiz": "1"}}.Precheck())
 }

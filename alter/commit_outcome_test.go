@@ -23,7 +23,7 @@ import (
 func TestAlterLostCommitRaceLeavesNoFiles(t *testing.T) {
 	cat, name := newTable(t, bench.GenerateConfig{Rows: 200, Commits: 2})
 	racing := &committest.Racing{Catalog: cat}
-	_, err := alter.Apply(t.Context(), racing, name, alter.Request{Curve: "hilbert"})
+	_, err := alter.Apply(t.Context(), opened(t, racing, name), alter.Request{Curve: "hilbert"})
 	require.ErrorIs(t, err, catalogs.ErrConflict)
 	assert.True(t, catalogs.IsRetryable(err))
 	after := load(t, cat, name)
@@ -37,7 +37,7 @@ func TestAlterLostCommitRaceLeavesNoFiles(t *testing.T) {
 func TestAlterUnknownCommitOutcomeDeletesNothing(t *testing.T) {
 	cat, name := newTable(t, bench.GenerateConfig{Rows: 200, Commits: 2})
 	before := load(t, cat, name)
-	_, err := alter.Apply(t.Context(), committest.LostReply{Catalog: cat}, name, alter.Request{Curve: "hilbert"})
+	_, err := alter.Apply(t.Context(), opened(t, committest.LostReply{Catalog: cat}, name), alter.Request{Curve: "hilbert"})
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.False(t, errors.Is(err, catalogs.ErrConflict), "error %v must not be a conflict", err)
 	after := load(t, cat, name)

@@ -12,6 +12,7 @@ import (
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/catalogs"
+	"github.com/geocompact/geocompact/table/icebergtable"
 )
 
 // TestRunAutoAndRecordedLayout: bench measures auto with the engine's
@@ -21,7 +22,9 @@ func TestRunAutoAndRecordedLayout(t *testing.T) {
 	t.Parallel()
 	cat := newCatalog(t)
 	generateSmall(t, cat, "b.pings", 3000, 12)
-	_, err := alter.Apply(t.Context(), cat, "b.pings", alter.Request{Curve: "hilbert"})
+	tbl, err := icebergtable.Open(t.Context(), cat, "b.pings")
+	require.NoError(t, err)
+	_, err = alter.Apply(t.Context(), tbl, alter.Request{Curve: "hilbert"})
 	require.NoError(t, err)
 	layouts, err := ParseLayouts("binpack,auto")
 	require.NoError(t, err)

@@ -9,6 +9,8 @@ import (
 
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/delta/deltatest"
+	format "github.com/geocompact/geocompact/table"
+	"github.com/geocompact/geocompact/table/deltatable"
 )
 
 // deltaArrivals creates a Delta table at a temporary directory whose files
@@ -32,20 +34,34 @@ func deltaArrivals(t *testing.T, o deltatest.Options, n int) (*delta.Table, stri
 	return tbl, dir
 }
 
-func arrivalNames(t *testing.T, tbl *delta.Table) ([]string, ArrivalSource, int64) {
+// openDelta describes the Delta table tbl at dir at its latest version.
+func openDelta(t *testing.T, tbl *delta.Table, dir string) format.Table {
 	t.Helper()
-	snap := deltatest.Snapshot(t, tbl)
-	cols := spatialColumns{}
-	cols.Columns, _ = snap.SpatialColumns("")
-	files, err := readDeltaFiles(t.Context(), tbl, snap, cols, cols.Columns)
+	dt, err := deltatable.Open(t.Context(), tbl, dir, true)
 	require.NoError(t, err)
-	adds, order, err := deltaArrival(t.Context(), tbl, snap, files)
+	return dt
+}
+
+func arrivalNames(t *testing.T, tbl *delta.Table, dir string) ([]string, ArrivalSource, int64) {
+	t.Helper()
+	dt := openDelta(t, tbl, dir)
+	src, err := statsSource(t.Context(), dt)
 	require.NoError(t, err)
-	var names []string
-	for _, a := range adds {
-		names = append(names, path.Base(a.Path))
+	var live int64
+	for _, f := range src.files {
+		live += int64(len(f.rows))
 	}
-	sc, recs, err := deltaRows(tbl, snap, adds)(t.Context())
+	files, history, err := dt.Format.(statsFormat).Arrival(t.Context(), live)
+	require.NoError(t, err)
+	order := ArrivalFiles
+	if history {
+		order = ArrivalHistory
+	}
+	var names []string
+	for _, f := range files {
+		names = append(names, path.Base(f.Path))
+	}
+	sc, recs, err := formatRows(dt, files)(t.Context())
 	require.NoError(t, err)
 	require.NotNil(t, sc)
 	var rows int64
@@ -59,8 +75,8 @@ func arrivalNames(t *testing.T, tbl *delta.Table) ([]string, ArrivalSource, int6
 
 func TestDeltaArrival(t *testing.T) {
 	t.Parallel()
-	tbl, _ := deltaArrivals(t, deltatest.Options{ColumnMapping: "name"}, 10)
-	names, order, rows := arrivalNames(t, tbl)
+	tbl, dir := deltaArrivals(t, deltatest.Options{ColumnMapping: "name"}, 10)
+	names, order, rows := arrivalNames(t, tbl, dir)
 	assert.Equal(t, ArrivalHistory, order)
 	assert.Equal(t, []string{"z1.parquet", "a1.parquet", "m2.parquet"}, names, "by version, then position in the commit")
 	assert.Equal(t, int64(30), rows)
@@ -74,20 +90,20 @@ func TestDeltaArrival(t *testing.T) {
 			deltatest.DeleteRows(t, tbl, a, 0, 3)
 		}
 	}
-	names, order, rows = arrivalNames(t, tbl)
+	names, order, rows = arrivalNames(t, tbl, dir)
 	assert.Equal(t, ArrivalFiles, order)
 	assert.Equal(t, []string{"z1.parquet", "m2.parquet", "a1.parquet"}, names)
 	assert.Equal(t, int64(28), rows)
 }
 
-func TestRunDeltaDeletionVectors(t *testing.T) {
+func TestMeasureDeltaDeletionVectors(t *testing.T) {
 	t.Parallel()
 	tbl, dir := deltaArrivals(t, deltatest.Options{ColumnMapping: "name"}, 50)
 	snap := deltatest.Snapshot(t, tbl)
 	deltatest.DeleteRows(t, tbl, snap.Files[0], 1, 2, 3, 4)
 	version := deltatest.Snapshot(t, tbl).Version
 
-	rep, err := RunDelta(t.Context(), tbl, dir, Config{Layouts: []Layout{Current, Unsorted, "hilbert"},
+	rep, err := Measure(t.Context(), openDelta(t, tbl, dir), Config{Layouts: []Layout{Current, Unsorted, "hilbert"},
 		WindowConfig: WindowConfig{Count: 10, Seed: 1}, Options: map[string]string{"target-file-size-bytes": "2000"}})
 	require.NoError(t, err)
 	assert.Equal(t, int64(146), rep.Rows)
@@ -101,17 +117,17 @@ func TestRunDeltaDeletionVectors(t *testing.T) {
 	assert.Equal(t, version, deltatest.Snapshot(t, tbl).Version, "no commit")
 }
 
-func TestRunDeltaRefusals(t *testing.T) {
+func TestMeasureDeltaRefusals(t *testing.T) {
 	t.Parallel()
 	for name, o := range map[string]deltatest.Options{"no bbox": {NoBBox: true}, "covering": {Covering: true}} {
 		t.Run(name, func(t *testing.T) {
 			tbl, dir := deltaArrivals(t, o, 3)
-			_, err := RunDelta(t.Context(), tbl, dir, Config{})
+			_, err := Measure(t.Context(), openDelta(t, tbl, dir), Config{})
 			require.ErrorIs(t, err, ErrDeltaBBoxColumns)
 			assert.Contains(t, err.Error(), "bbox_minx")
 		})
 	}
 	tbl, dir := deltaArrivals(t, deltatest.Options{}, 3)
-	_, err := RunDelta(t.Context(), tbl, dir, Config{Keep: true})
+	_, err := Measure(t.Context(), openDelta(t, tbl, dir), Config{Keep: true})
 	require.ErrorIs(t, err, ErrDeltaKeep)
 }

@@ -55,7 +55,7 @@ func (m *Metadata) Schema() (*StructType, error) {
 	if m.SchemaString == "" {
 		return &StructType{}, nil
 	}
-	return ParseSchema(m.SchemaString)
+	return parseSchema(m.SchemaString)
 }
 
 // Add is a logical file entering the table. Path is as stored in the log
@@ -82,7 +82,7 @@ func (a *Add) DecodedPath() (string, error) { return decodePath(a.Path) }
 func (a *Add) Key(root Root) (FileKey, error) { return fileKey(root, a.Path, a.DeletionVector) }
 
 // ParsedStats parses the stats JSON; a file without stats gives nil.
-func (a *Add) ParsedStats() (*Stats, error) { return ParseStats(a.Stats) }
+func (a *Add) ParsedStats() (*Stats, error) { return parseStats(a.Stats) }
 
 // Remove is a logical file leaving the table; it stays as a tombstone for
 // vacuum until its retention runs out.

@@ -75,7 +75,7 @@ func readSidecar(ctx context.Context, st Storage, s *Sidecar) ([]Action, error) 
 		return nil, err
 	}
 	if !strings.Contains(p, "/") {
-		p = SidecarDir + "/" + p
+		p = sidecarDir + "/" + p
 	}
 	acts, err := readCheckpointFile(ctx, st, p)
 	if err != nil {

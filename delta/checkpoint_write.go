@@ -16,8 +16,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
-// DefaultCheckpointInterval is delta.checkpointInterval when unset.
-const DefaultCheckpointInterval = 10
+// defaultCheckpointInterval is delta.checkpointInterval when unset.
+const defaultCheckpointInterval = 10
 
 func checkpointSchema() *arrow.Schema {
 	str := arrow.BinaryTypes.String
@@ -129,7 +129,7 @@ func (t *Table) MaybeCheckpoint(ctx context.Context, version int64) (bool, error
 	if err != nil {
 		return false, err
 	}
-	interval := int64(DefaultCheckpointInterval)
+	interval := int64(defaultCheckpointInterval)
 	if v, err := strconv.ParseInt(s.Config("delta.checkpointInterval", ""), 10, 64); err == nil && v > 0 {
 		interval = v
 	}

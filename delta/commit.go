@@ -75,7 +75,7 @@ func NewCommitInfo(operation string, params map[string]any, readVersion int64, m
 	}}
 }
 
-// CheckRewriteConflicts checks the commits after readVersion (up to and
+// checkRewriteConflicts checks the commits after readVersion (up to and
 // including through) against a data-preserving rewrite that removes the
 // logical files in removed. A concurrent commit conflicts when it removes one
 // of them, changes its deletion vector (a new add of the same path), or
@@ -83,7 +83,7 @@ func NewCommitInfo(operation string, params map[string]any, readVersion int64, m
 // Paths are compared in their canonical form (Root.Canonical), so a file
 // is the same file whether a commit names it by a relative path or by an
 // absolute URI.
-func CheckRewriteConflicts(ctx context.Context, t *Table, readVersion, through int64, removed []*Remove) error {
+func checkRewriteConflicts(ctx context.Context, t *Table, readVersion, through int64, removed []*Remove) error {
 	root := t.Store.TableRoot()
 	paths := make(map[string]bool, len(removed))
 	for _, r := range removed {
@@ -141,7 +141,7 @@ func conflictIn(root Root, v int64, acts []Action, paths map[string]bool) error 
 
 // CommitRewrite commits a data-preserving rewrite planned on readVersion. On
 // losing a race it checks every commit since readVersion, up to the latest,
-// with CheckRewriteConflicts and, when none conflicts, retries after the
+// with checkRewriteConflicts and, when none conflicts, retries after the
 // latest; it puts at most maxAttempts times. It returns the committed
 // version.
 func CommitRewrite(ctx context.Context, t *Table, readVersion int64, actions []Action, maxAttempts int) (int64, error) {
@@ -164,7 +164,7 @@ func CommitRewrite(ctx context.Context, t *Table, readVersion int64, actions []A
 		}
 		latest, _ := ll.latestCommit()
 		latest = max(latest, v)
-		if err := CheckRewriteConflicts(ctx, t, v-1, latest, removed); err != nil {
+		if err := checkRewriteConflicts(ctx, t, v-1, latest, removed); err != nil {
 			return 0, err
 		}
 		v = latest + 1

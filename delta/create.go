@@ -121,7 +121,7 @@ func SnapshotOf(actions []Action) (*Snapshot, error) {
 }
 
 // SchemaFromArrow returns the Delta schema of an Arrow schema, the inverse
-// of ArrowType for the types reads produce. Types Delta lacks widen where
+// of arrowType for the types reads produce. Types Delta lacks widen where
 // no value changes: unsigned 8- and 16-bit integers become integer, uint32
 // long, large strings and binaries their plain forms, timestamps of any
 // unit timestamp (with a zone) or timestamp_ntz (without); an extension

@@ -29,7 +29,7 @@ func TestSchemaFromArrow(t *testing.T) {
 	require.NoError(t, err)
 	b, err := st.MarshalJSON()
 	require.NoError(t, err)
-	back, err := ParseSchema(string(b))
+	back, err := parseSchema(string(b))
 	require.NoError(t, err)
 	names := map[string]string{}
 	for _, f := range back.Fields {

@@ -7,7 +7,7 @@
 //     (JSON or Parquet, with sidecars) checkpoints and _last_checkpoint, which
 //     is only a hint: a corrupt or stale one falls back to listing the log;
 //   - protocol versions and table features, checked separately for reading
-//     (CheckRead) and writing (CheckWrite) before anything is written;
+//     (checkRead) and writing (CheckWrite) before anything is written;
 //   - column mapping (none, name, id), deletion vectors (inline, relative and
 //     absolute files), partition values and per-file statistics;
 //   - streaming reads of a snapshot's live files as Arrow record batches;

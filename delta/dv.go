@@ -105,7 +105,7 @@ func (d *DeletionVector) Load(ctx context.Context, st Storage) (*roaring64.Bitma
 	if err != nil {
 		return nil, fmt.Errorf("load deletion vector %s: %w", d.UniqueID(), err)
 	}
-	bm, err := DecodeBitmap(data)
+	bm, err := decodeBitmap(data)
 	if err != nil {
 		return nil, fmt.Errorf("load deletion vector %s: %w", d.UniqueID(), err)
 	}
@@ -160,9 +160,9 @@ func (d *DeletionVector) readFromFile(ctx context.Context, st Storage) ([]byte, 
 	return data, nil
 }
 
-// DecodeBitmap decodes Delta's serialised bitmap: the magic number, then a
+// decodeBitmap decodes Delta's serialised bitmap: the magic number, then a
 // 64-bit roaring bitmap in the portable format (little endian).
-func DecodeBitmap(data []byte) (*roaring64.Bitmap, error) {
+func decodeBitmap(data []byte) (*roaring64.Bitmap, error) {
 	if len(data) < 12 {
 		return nil, fmt.Errorf("bitmap of %d bytes is too short", len(data))
 	}
@@ -216,9 +216,9 @@ func decodeNativeBitmap(body []byte) (*roaring64.Bitmap, error) {
 	return out, nil
 }
 
-// EncodeBitmap serialises rows as Delta does: magic number and portable
+// encodeBitmap serialises rows as Delta does: magic number and portable
 // 64-bit roaring bitmap.
-func EncodeBitmap(rows *roaring64.Bitmap) ([]byte, error) {
+func encodeBitmap(rows *roaring64.Bitmap) ([]byte, error) {
 	var buf bytes.Buffer
 	_ = binary.Write(&buf, binary.LittleEndian, uint32(dvMagic))
 	if _, err := rows.WriteTo(&buf); err != nil {
@@ -229,7 +229,7 @@ func EncodeBitmap(rows *roaring64.Bitmap) ([]byte, error) {
 
 // InlineDeletionVector returns an inline ('i') descriptor for rows.
 func InlineDeletionVector(rows *roaring64.Bitmap) (*DeletionVector, error) {
-	data, err := EncodeBitmap(rows)
+	data, err := encodeBitmap(rows)
 	if err != nil {
 		return nil, err
 	}

@@ -8,8 +8,8 @@ import (
 
 // Highest protocol versions this package implements.
 const (
-	MaxReaderVersion = 3
-	MaxWriterVersion = 7
+	maxReaderVersion = 3
+	maxWriterVersion = 7
 )
 
 // UnsupportedFeatureError refuses a table that needs a feature this package
@@ -120,15 +120,15 @@ var legacyWriterFeatures = [][]string{
 	6: {"identityColumns"},
 }
 
-// CheckRead returns an error when reading a table with this protocol would
-// ignore a requirement: a reader version above MaxReaderVersion or a reader
+// checkRead returns an error when reading a table with this protocol would
+// ignore a requirement: a reader version above maxReaderVersion or a reader
 // feature this package does not implement.
-func CheckRead(p *Protocol) error {
+func checkRead(p *Protocol) error {
 	if p == nil {
 		return fmt.Errorf("delta: table has no protocol action")
 	}
-	if p.MinReaderVersion > MaxReaderVersion || p.MinReaderVersion < 1 {
-		return &ProtocolVersionError{Op: "read", Version: p.MinReaderVersion, Max: MaxReaderVersion}
+	if p.MinReaderVersion > maxReaderVersion || p.MinReaderVersion < 1 {
+		return &ProtocolVersionError{Op: "read", Version: p.MinReaderVersion, Max: maxReaderVersion}
 	}
 	if p.MinReaderVersion < 3 {
 		return nil
@@ -142,14 +142,14 @@ func CheckRead(p *Protocol) error {
 }
 
 // CheckWrite returns an error when writing to a table with this protocol and
-// metadata could break a requirement. It includes CheckRead, since writers
+// metadata could break a requirement. It includes checkRead, since writers
 // read the table first.
 func CheckWrite(p *Protocol, md *Metadata) error {
-	if err := CheckRead(p); err != nil {
+	if err := checkRead(p); err != nil {
 		return err
 	}
-	if p.MinWriterVersion > MaxWriterVersion || p.MinWriterVersion < 1 {
-		return &ProtocolVersionError{Op: "write", Version: p.MinWriterVersion, Max: MaxWriterVersion}
+	if p.MinWriterVersion > maxWriterVersion || p.MinWriterVersion < 1 {
+		return &ProtocolVersionError{Op: "write", Version: p.MinWriterVersion, Max: maxWriterVersion}
 	}
 	if md == nil {
 		return fmt.Errorf("delta: table has no metaData action")

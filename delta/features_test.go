@@ -35,7 +35,7 @@ func TestProtocolChecks(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			err := CheckRead(&tc.p)
+			err := checkRead(&tc.p)
 			if tc.readErr == "" {
 				assert.NoError(t, err)
 			} else {

@@ -78,9 +78,9 @@ func isDigits(s string) bool {
 	return s != ""
 }
 
-// FormatInterval renders d as ParseInterval reads it, in the largest unit
+// formatInterval renders d as ParseInterval reads it, in the largest unit
 // that divides it: "interval 7 days", "interval 36 hours".
-func FormatInterval(d time.Duration) string {
+func formatInterval(d time.Duration) string {
 	units := []struct {
 		name string
 		d    time.Duration

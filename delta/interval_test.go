@@ -21,8 +21,8 @@ func FuzzParseInterval(f *testing.F) {
 		if d < 0 || d > MaxInterval {
 			t.Fatalf("ParseInterval(%q) = %v, out of range", s, d)
 		}
-		if back, err := ParseInterval(FormatInterval(d)); err != nil || back != d {
-			t.Fatalf("ParseInterval(%q) = %v, written %q, read back as %v, %v", s, d, FormatInterval(d), back, err)
+		if back, err := ParseInterval(formatInterval(d)); err != nil || back != d {
+			t.Fatalf("ParseInterval(%q) = %v, written %q, read back as %v, %v", s, d, formatInterval(d), back, err)
 		}
 	})
 }

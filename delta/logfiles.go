@@ -13,8 +13,8 @@ import (
 // LogDir is the directory of the transaction log under the table root.
 const LogDir = "_delta_log"
 
-// SidecarDir holds v2 checkpoint sidecar files.
-const SidecarDir = LogDir + "/_sidecars"
+// sidecarDir holds v2 checkpoint sidecar files.
+const sidecarDir = LogDir + "/_sidecars"
 
 const lastCheckpointName = LogDir + "/_last_checkpoint"
 

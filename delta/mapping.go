@@ -82,8 +82,8 @@ func matchField(f *StructField, mode ColumnMapping, fields []arrow.Field) int {
 	return -1
 }
 
-// ArrowType maps a Delta type to the Arrow type reads produce.
-func ArrowType(t DataType) (arrow.DataType, error) {
+// arrowType maps a Delta type to the Arrow type reads produce.
+func arrowType(t DataType) (arrow.DataType, error) {
 	switch t := t.(type) {
 	case *DecimalType:
 		return &arrow.Decimal128Type{Precision: t.Precision, Scale: t.Scale}, nil
@@ -94,17 +94,17 @@ func ArrowType(t DataType) (arrow.DataType, error) {
 		}
 		return arrow.StructOf(fields...), nil
 	case *ArrayType:
-		et, err := ArrowType(t.ElementType)
+		et, err := arrowType(t.ElementType)
 		if err != nil {
 			return nil, err
 		}
 		return arrow.ListOfField(arrow.Field{Name: "element", Type: et, Nullable: t.ContainsNull}), nil
 	case *MapType:
-		kt, err := ArrowType(t.KeyType)
+		kt, err := arrowType(t.KeyType)
 		if err != nil {
 			return nil, err
 		}
-		vt, err := ArrowType(t.ValueType)
+		vt, err := arrowType(t.ValueType)
 		if err != nil {
 			return nil, err
 		}
@@ -137,7 +137,7 @@ var primitiveArrow = map[string]arrow.DataType{
 func arrowFields(t *StructType) ([]arrow.Field, error) {
 	out := make([]arrow.Field, len(t.Fields))
 	for i, f := range t.Fields {
-		at, err := ArrowType(f.Type)
+		at, err := arrowType(f.Type)
 		if err != nil {
 			return nil, fmt.Errorf("column %q: %w", f.Name, err)
 		}

@@ -9,10 +9,10 @@ import (
 	"strings"
 )
 
-// ErrPath marks a file path in the log that names no file this package can
+// errPath marks a file path in the log that names no file this package can
 // resolve: a malformed escape, a file: URI on another host, the table root
 // itself.
-var ErrPath = errors.New("delta: invalid file path")
+var errPath = errors.New("delta: invalid file path")
 
 // Root is where a table lives: the reference its log's relative paths are
 // resolved against, and the bound of what a vacuum may delete.
@@ -101,7 +101,7 @@ func cutScheme(raw string) (scheme, rest string) {
 func unescapePath(raw string) (string, error) {
 	d, err := url.PathUnescape(raw)
 	if err != nil {
-		return "", fmt.Errorf("%w %q: %w", ErrPath, raw, err)
+		return "", fmt.Errorf("%w %q: %w", errPath, raw, err)
 	}
 	return d, nil
 }
@@ -111,10 +111,10 @@ func relativePath(raw, d string) (string, bool, error) {
 	rel := strings.TrimPrefix(path.Clean("/"+d), "/")
 	switch {
 	case rel == "":
-		return "", false, fmt.Errorf("%w %q: names the table root, not a file", ErrPath, raw)
+		return "", false, fmt.Errorf("%w %q: names the table root, not a file", errPath, raw)
 	case strings.HasPrefix(strings.ToLower(rel), "file:"):
 		// Decoded from "file%3A…": the storage would read it as a URI.
-		return "", false, fmt.Errorf("%w %q: a relative path that decodes to a file: URI", ErrPath, raw)
+		return "", false, fmt.Errorf("%w %q: a relative path that decodes to a file: URI", errPath, raw)
 	}
 	return rel, true, nil
 }
@@ -131,11 +131,11 @@ func (r Root) fileURI(raw, rest string) (string, bool, error) {
 			p = ""
 		}
 		if host != "" && !strings.EqualFold(host, "localhost") {
-			return "", false, fmt.Errorf("%w %q: a file: URI on host %q, not a local file", ErrPath, raw, host)
+			return "", false, fmt.Errorf("%w %q: a file: URI on host %q, not a local file", errPath, raw, host)
 		}
 	}
 	if !strings.HasPrefix(p, "/") {
-		return "", false, fmt.Errorf("%w %q: a file: URI without an absolute path", ErrPath, raw)
+		return "", false, fmt.Errorf("%w %q: a file: URI without an absolute path", errPath, raw)
 	}
 	d, err := unescapePath(p)
 	if err != nil {
@@ -159,7 +159,7 @@ func (r Root) local(raw, p string) (string, bool, error) {
 func (r Root) s3URI(raw, rest string) (string, bool, error) {
 	bucket, key, _ := strings.Cut(strings.TrimPrefix(rest, "//"), "/")
 	if bucket == "" {
-		return "", false, fmt.Errorf("%w %q: an S3 URI without a bucket", ErrPath, raw)
+		return "", false, fmt.Errorf("%w %q: an S3 URI without a bucket", errPath, raw)
 	}
 	d, err := unescapePath(key)
 	if err != nil {

@@ -72,7 +72,7 @@ func TestCanonical(t *testing.T) {
 	for _, raw := range []string{"", ".", "%", "f%zz.parquet", "file://host/data/T/f.parquet", "file:f.parquet",
 		"file%3A%2Fetc%2Fpasswd", "file:///data/T", "s3:///k"} {
 		_, _, err := local.Canonical(raw)
-		assert.ErrorIs(t, err, ErrPath, "%q", raw)
+		assert.ErrorIs(t, err, errPath, "%q", raw)
 	}
 }
 
@@ -217,7 +217,7 @@ func TestRewriteConflictsAcrossPathForms(t *testing.T) {
 			appendFiles(t, tbl, a)
 			s = snap(t, tbl)
 			require.NoError(t, Commit(t.Context(), tbl, s.Version+1, []Action{{Remove: &Remove{Path: theirs, DataChange: true}}}))
-			err := CheckRewriteConflicts(t.Context(), tbl, s.Version, s.Version+1, []*Remove{{Path: ours}})
+			err := checkRewriteConflicts(t.Context(), tbl, s.Version, s.Version+1, []*Remove{{Path: ours}})
 			var ce *ConflictError
 			require.True(t, errors.As(err, &ce), "want a conflict, got %v", err)
 			assert.Equal(t, "part=1/f-0-10.parquet", ce.Path)

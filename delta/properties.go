@@ -16,17 +16,17 @@ import (
 const (
 	PropTargetFileSize           = "delta.targetFileSize"
 	PropDeletedFileRetention     = "delta.deletedFileRetentionDuration"
-	PropLogRetention             = "delta.logRetentionDuration"
+	propLogRetention             = "delta.logRetentionDuration"
 	PropCheckpointInterval       = "delta.checkpointInterval"
-	PropDataSkippingNumIndexCols = "delta.dataSkippingNumIndexedCols"
-	PropDataSkippingStatsColumns = "delta.dataSkippingStatsColumns"
+	propDataSkippingNumIndexCols = "delta.dataSkippingNumIndexedCols"
+	propDataSkippingStatsColumns = "delta.dataSkippingStatsColumns"
 )
 
 // SettableProperties are the delta.* properties SetProperties changes;
 // any key outside the delta. namespace may be set too.
 var SettableProperties = []string{
-	PropTargetFileSize, PropDeletedFileRetention, PropLogRetention, PropCheckpointInterval,
-	PropDataSkippingNumIndexCols, PropDataSkippingStatsColumns,
+	PropTargetFileSize, PropDeletedFileRetention, propLogRetention, PropCheckpointInterval,
+	propDataSkippingNumIndexCols, propDataSkippingStatsColumns,
 }
 
 // protocolProperties name, for properties that switch a table feature on,
@@ -93,7 +93,7 @@ func checkPropertyValue(key, value string) error {
 		if n, err := strconv.ParseInt(value, 10, 64); err != nil || n <= 0 {
 			return bad("a positive number of bytes")
 		}
-	case PropDeletedFileRetention, PropLogRetention:
+	case PropDeletedFileRetention, propLogRetention:
 		d, err := ParseInterval(value)
 		if err != nil {
 			return &PropertyError{Key: key, Reason: err.Error()}
@@ -105,11 +105,11 @@ func checkPropertyValue(key, value string) error {
 		if n, err := strconv.Atoi(value); err != nil || n <= 0 {
 			return bad("a positive whole number of commits")
 		}
-	case PropDataSkippingNumIndexCols:
+	case propDataSkippingNumIndexCols:
 		if n, err := strconv.Atoi(value); err != nil || n < -1 {
 			return bad("a whole number of columns, or -1 for all")
 		}
-	case PropDataSkippingStatsColumns:
+	case propDataSkippingStatsColumns:
 		if strings.TrimSpace(value) == "" {
 			return bad("a comma-separated list of columns")
 		}
@@ -165,7 +165,7 @@ func (t *Table) SetProperties(ctx context.Context, set map[string]string, unset 
 			_, _ = t.MaybeCheckpoint(ctx, read+1) // the commit stands; a later commit checkpoints again
 			return &PropertiesCommit{Version: read + 1, ReadVersion: read, Configuration: actions[1].MetaData.Configuration}, nil
 		}
-		if err := CheckRewriteConflicts(ctx, t, read, read+1, nil); err != nil {
+		if err := checkRewriteConflicts(ctx, t, read, read+1, nil); err != nil {
 			return nil, err
 		}
 		read++

@@ -212,7 +212,7 @@ func TestDeletionVectorInlineSpecExample(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, bm.Equals(bm2))
 
-	_, err = DecodeBitmap([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12})
+	_, err = decodeBitmap([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12})
 	assert.ErrorContains(t, err, "magic")
 }
 
@@ -385,7 +385,7 @@ func TestVacuum(t *testing.T) {
 	_, err = tbl.PlanVacuum(t.Context(), VacuumConfig{Retain: time.Hour})
 	var re *RetentionError
 	require.ErrorAs(t, err, &re)
-	assert.Equal(t, DefaultDeletedFileRetention, re.Floor)
+	assert.Equal(t, defaultDeletedFileRetention, re.Floor)
 	_, err = tbl.PlanVacuum(t.Context(), VacuumConfig{})
 	require.ErrorAs(t, err, &re, "a zero retention keeps nothing, so it needs Force")
 	assert.Zero(t, re.Retain)

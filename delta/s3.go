@@ -35,8 +35,8 @@ type S3Storage struct {
 
 var _ Storage = (*S3Storage)(nil)
 
-// IsS3Location says whether location names an S3 table (s3:// or s3a://).
-func IsS3Location(location string) bool {
+// isS3Location says whether location names an S3 table (s3:// or s3a://).
+func isS3Location(location string) bool {
 	return strings.HasPrefix(location, "s3://") || strings.HasPrefix(location, "s3a://")
 }
 
@@ -62,7 +62,7 @@ func NewS3Storage(ctx context.Context, location string) (*S3Storage, error) {
 // Open returns the Delta table at location: an s3:// (or s3a://) URI, a
 // local directory or a file: URL.
 func Open(ctx context.Context, location string) (*Table, error) {
-	if IsS3Location(location) {
+	if isS3Location(location) {
 		st, err := NewS3Storage(ctx, location)
 		if err != nil {
 			return nil, err
@@ -87,7 +87,7 @@ func (s *S3Storage) TableRoot() Root { return Root{Bucket: s.Bucket, Dir: s.Pref
 // bucket, to an object key. Names are canonical (Root.Canonical): already
 // decoded, so an absolute one is split, not parsed as a URL again.
 func (s *S3Storage) key(name string) (string, error) {
-	if IsS3Location(name) {
+	if isS3Location(name) {
 		_, rest, _ := strings.Cut(name, "://")
 		bucket, key, _ := strings.Cut(rest, "/")
 		if bucket == "" {

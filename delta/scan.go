@@ -15,12 +15,12 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
-// DefaultBatchSize is the number of rows per batch when ReadOptions leaves it 0.
-const DefaultBatchSize = 64 * 1024
+// defaultBatchSize is the number of rows per batch when ReadOptions leaves it 0.
+const defaultBatchSize = 64 * 1024
 
 // ReadOptions tunes Read and ReadFile.
 type ReadOptions struct {
-	// BatchSize is the rows per Parquet read batch (default DefaultBatchSize);
+	// BatchSize is the rows per Parquet read batch (default defaultBatchSize);
 	// batches after deletion vectors are applied may be smaller.
 	BatchSize int64
 	// Columns, when set, limits the data columns read to these top-level
@@ -69,7 +69,7 @@ func (t *Table) readFile(ctx context.Context, s *Snapshot, add *Add, p string, o
 	}
 	batch := opts.BatchSize
 	if batch <= 0 {
-		batch = DefaultBatchSize
+		batch = defaultBatchSize
 	}
 	fr, closer, err := openParquet(ctx, t.Store, p, batch)
 	if err != nil {

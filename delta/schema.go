@@ -65,8 +65,8 @@ func (t *StructType) Field(name string) *StructField {
 	return nil
 }
 
-// ParseSchema parses a metaData schemaString.
-func ParseSchema(s string) (*StructType, error) {
+// parseSchema parses a metaData schemaString.
+func parseSchema(s string) (*StructType, error) {
 	if s == "" {
 		return nil, fmt.Errorf("parse schema: empty schemaString")
 	}

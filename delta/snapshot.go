@@ -29,7 +29,7 @@ type Table struct {
 
 // OpenLocal returns the table at a local directory (or file: URL).
 func OpenLocal(location string) (*Table, error) {
-	st, err := NewLocalStorage(location)
+	st, err := newLocalStorage(location)
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +54,7 @@ type Snapshot struct {
 }
 
 // Snapshot returns the latest snapshot. It refuses tables this package cannot
-// read (CheckRead).
+// read (checkRead).
 func (t *Table) Snapshot(ctx context.Context) (*Snapshot, error) { return t.SnapshotAt(ctx, -1) }
 
 // LatestVersion is the table's latest version, from a listing of its
@@ -252,7 +252,7 @@ func (r *replay) snapshot(version int64, c *checkpoint) (*Snapshot, error) {
 	if r.metadata == nil {
 		return nil, &LogError{Version: version, Reason: "no metaData action"}
 	}
-	if err := CheckRead(r.protocol); err != nil {
+	if err := checkRead(r.protocol); err != nil {
 		return nil, err
 	}
 	schema, err := r.metadata.Schema()

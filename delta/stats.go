@@ -19,8 +19,8 @@ type Stats struct {
 	TightBounds *bool          `json:"tightBounds,omitempty"`
 }
 
-// ParseStats parses a stats JSON string; "" gives nil, nil.
-func ParseStats(s string) (*Stats, error) {
+// parseStats parses a stats JSON string; "" gives nil, nil.
+func parseStats(s string) (*Stats, error) {
 	if s == "" {
 		return nil, nil
 	}

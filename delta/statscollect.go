@@ -15,7 +15,7 @@ import (
 
 // Defaults of the data skipping table properties.
 const (
-	DefaultNumIndexedCols = 32
+	defaultNumIndexedCols = 32
 	statsStringPrefix     = 32
 )
 
@@ -41,8 +41,8 @@ type leafStats struct {
 	min, max any
 }
 
-// NewStatsCollector returns a collector for data files of the snapshot's table.
-func NewStatsCollector(s *Snapshot) *StatsCollector {
+// newStatsCollector returns a collector for data files of the snapshot's table.
+func newStatsCollector(s *Snapshot) *StatsCollector {
 	mode := s.ColumnMapping()
 	parts := map[string]bool{}
 	for _, p := range s.Metadata.PartitionColumns {
@@ -67,7 +67,7 @@ func NewStatsCollector(s *Snapshot) *StatsCollector {
 		}
 		return c
 	}
-	n := DefaultNumIndexedCols
+	n := defaultNumIndexedCols
 	if v, err := strconv.Atoi(s.Config("delta.dataSkippingNumIndexedCols", "")); err == nil {
 		n = v
 	}

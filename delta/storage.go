@@ -24,17 +24,17 @@ type FileInfo struct {
 	Size    int64
 	ModTime time.Time
 	// Link is set for a symbolic link (local storage only), to one of
-	// LinkFile, LinkDirectory, LinkDangling or LinkOther; Size and ModTime
+	// linkFile, LinkDirectory, linkDangling or linkOther; Size and ModTime
 	// are then the link's own. A listing never follows a link.
 	Link string
 }
 
 // Kinds of symbolic link, as FileInfo.Link.
 const (
-	LinkFile      = "link-to-file"
+	linkFile      = "link-to-file"
 	LinkDirectory = "link-to-directory"
-	LinkDangling  = "dangling-link"
-	LinkOther     = "link-to-special-file"
+	linkDangling  = "dangling-link"
+	linkOther     = "link-to-special-file"
 )
 
 // linkKind returns what the local path p is a symbolic link to ("" when it
@@ -46,13 +46,13 @@ func linkKind(p string, mode fs.FileMode) string {
 	st, err := os.Stat(p)
 	switch {
 	case err != nil:
-		return LinkDangling
+		return linkDangling
 	case st.IsDir():
 		return LinkDirectory
 	case st.Mode().IsRegular():
-		return LinkFile
+		return linkFile
 	}
-	return LinkOther
+	return linkOther
 }
 
 // File is an open object: random access for Parquet footers and row groups,
@@ -99,9 +99,9 @@ type LocalStorage struct {
 
 var _ Storage = (*LocalStorage)(nil)
 
-// NewLocalStorage returns a LocalStorage for the table directory root, which
+// newLocalStorage returns a LocalStorage for the table directory root, which
 // may be a plain path or a file: URL.
-func NewLocalStorage(root string) (*LocalStorage, error) {
+func newLocalStorage(root string) (*LocalStorage, error) {
 	p, err := localPath(root)
 	if err != nil {
 		return nil, err

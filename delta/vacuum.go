@@ -9,9 +9,9 @@ import (
 	"time"
 )
 
-// DefaultDeletedFileRetention is delta.deletedFileRetentionDuration when
+// defaultDeletedFileRetention is delta.deletedFileRetentionDuration when
 // unset: one week.
-const DefaultDeletedFileRetention = 7 * 24 * time.Hour
+const defaultDeletedFileRetention = 7 * 24 * time.Hour
 
 // RetentionError refuses a vacuum whose retention is below the table's floor
 // without Force.
@@ -29,7 +29,7 @@ func (e *RetentionError) Error() string {
 func (s *Snapshot) DeletedFileRetention() (time.Duration, error) {
 	v := s.Config("delta.deletedFileRetentionDuration", "")
 	if v == "" {
-		return DefaultDeletedFileRetention, nil
+		return defaultDeletedFileRetention, nil
 	}
 	d, err := ParseInterval(v)
 	if err != nil {
@@ -122,7 +122,7 @@ func (t *Table) PlanVacuum(ctx context.Context, cfg VacuumConfig) (*VacuumPlan, 
 	cutoff, tempCutoff := now.Add(-retain), now.Add(-max(retain, MinTempFileAge))
 	for _, f := range files {
 		class := vacuumClassOf(f.Path, s.Metadata.PartitionColumns)
-		if class != vacuumHidden && f.Link != "" && f.Link != LinkFile {
+		if class != vacuumHidden && f.Link != "" && f.Link != linkFile {
 			plan.Kept = append(plan.Kept, f)
 			continue
 		}
@@ -374,5 +374,5 @@ func mayDelete(st Storage, name string) bool {
 		return false
 	}
 	k := linkKind(p, info.Mode())
-	return k == "" || k == LinkFile
+	return k == "" || k == linkFile
 }

@@ -48,7 +48,7 @@ func TestVacuumKeepsLinks(t *testing.T) {
 		assert.Equal(t, []string{"part=2/to-file.parquet"}, files, "dry run %v", dry)
 		assert.Equal(t, []VacuumKept{
 			{Path: "part=1", Reason: LinkDirectory},
-			{Path: "part=2/dangling.parquet", Reason: LinkDangling},
+			{Path: "part=2/dangling.parquet", Reason: linkDangling},
 			{Path: "part=2/to-dir", Reason: LinkDirectory},
 		}, res.Kept, "dry run %v", dry)
 		assert.Equal(t, 3, res.KeptCount)

@@ -86,7 +86,7 @@ func physicalType(t DataType, mode ColumnMapping) (arrow.DataType, error) {
 		mt.SetItemNullable(t.ValueContainsNull)
 		return mt, nil
 	}
-	return ArrowType(t)
+	return arrowType(t)
 }
 
 // retype gives data the type dt, which differs at most in field names and
@@ -166,7 +166,7 @@ func (t *Table) NewFileWriter(ctx context.Context, s *Snapshot, name string, par
 		return nil, fmt.Errorf("write %s: %w", name, err)
 	}
 	w := &FileWriter{snap: s, name: name, partition: partitionValues, physical: phys, out: out,
-		counter: cw, pw: pw, stats: NewStatsCollector(s)}
+		counter: cw, pw: pw, stats: newStatsCollector(s)}
 	parts := map[string]bool{}
 	for _, p := range s.Metadata.PartitionColumns {
 		parts[p] = true

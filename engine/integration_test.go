@@ -10,6 +10,7 @@ import (
 	"github.com/geocompact/geocompact/maintain"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/table/catalogs"
+	"github.com/geocompact/geocompact/table/icebergtable"
 )
 
 // TestIntegrationGenerateInspectMetrics builds small fragmented v2 and v3
@@ -70,7 +71,11 @@ func TestIntegrationGenerateInspectMetrics(t *testing.T) {
 						t.Errorf("metrics: partitions %q, want %q", parts, tc.wantParts)
 					}
 
-					files, err := inspect.Rows(t.Context(), tbl, inspect.Files)
+					it, err := icebergtable.Loaded(t.Context(), cat, cfg.Table, tbl)
+					if err != nil {
+						t.Fatal(err)
+					}
+					files, err := inspect.Rows(t.Context(), it.Describe(), inspect.Files)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -99,7 +104,7 @@ func TestIntegrationGenerateInspectMetrics(t *testing.T) {
 						t.Errorf("inspect files: %d records, want %d", records, rows)
 					}
 
-					snaps, err := inspect.Rows(t.Context(), tbl, inspect.Snapshots)
+					snaps, err := inspect.Rows(t.Context(), it.Describe(), inspect.Snapshots)
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -15,6 +15,7 @@ import (
 	"github.com/geocompact/geocompact/internal/testing/enginetest"
 	"github.com/geocompact/geocompact/job"
 	"github.com/geocompact/geocompact/table"
+	"github.com/geocompact/geocompact/table/icebergtable"
 	"github.com/geocompact/geocompact/table/layouts"
 	"github.com/geocompact/geocompact/table/optval"
 )
@@ -25,7 +26,9 @@ import (
 func TestRewriteFollowsTableLayout(t *testing.T) {
 	t.Parallel()
 	cat, name := newTable(t, sqlite(t), bench.GenerateConfig{Rows: 3000, Commits: 6})
-	_, err := alter.Apply(t.Context(), cat, name, alter.Request{Curve: "hilbert", Set: map[string]string{"write.target-file-size-bytes": "40KiB"}})
+	tbl, err := icebergtable.Open(t.Context(), cat, name)
+	require.NoError(t, err)
+	_, err = alter.Apply(t.Context(), tbl, alter.Request{Curve: "hilbert", Set: map[string]string{"write.target-file-size-bytes": "40KiB"}})
 	require.NoError(t, err)
 
 	dry := rewrite(t, cat, name, engine.Request{DryRun: true, Options: opts(engine.OptRewriteAll, "true")})
@@ -71,7 +74,9 @@ func TestRewriteDryRunChecksColumns(t *testing.T) {
 		require.ErrorIs(t, err, optval.ErrBad)
 		assert.Contains(t, err.Error(), "its columns are id, ts, device_id")
 	}
-	_, err := alter.Apply(t.Context(), cat, name, alter.Request{Set: map[string]string{layouts.Prop: "linear"}})
+	tbl, err := icebergtable.Open(t.Context(), cat, name)
+	require.NoError(t, err)
+	_, err = alter.Apply(t.Context(), tbl, alter.Request{Set: map[string]string{layouts.Prop: "linear"}})
 	require.NoError(t, err)
 	res := rewrite(t, cat, name, engine.Request{DryRun: true})
 	assert.Equal(t, "bbox_minx ASC NULLS LAST, bbox_miny ASC NULLS LAST", res.SortOrder)
@@ -138,7 +143,9 @@ func TestJobLayout(t *testing.T) {
 	require.ErrorIs(t, err, optval.ErrBad)
 	assert.Contains(t, err.Error(), "distributed")
 
-	_, err = alter.Apply(t.Context(), cat, name, alter.Request{Curve: "hilbert"})
+	tbl, err := icebergtable.Open(t.Context(), cat, name)
+	require.NoError(t, err)
+	_, err = alter.Apply(t.Context(), tbl, alter.Request{Curve: "hilbert"})
 	require.NoError(t, err)
 	_, err = job.Prepare(t.Context(), cat, name, engine.Request{Strategy: engine.BinPack})
 	require.ErrorIs(t, err, layouts.ErrChange)

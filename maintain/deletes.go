@@ -2,8 +2,6 @@ package maintain
 
 import (
 	"github.com/apache/iceberg-go"
-
-	"github.com/geocompact/geocompact/delta"
 )
 
 // DeleteDebt is what the live deletes of a partition (or of the whole
@@ -75,12 +73,13 @@ func (t *deleteTally) addIceberg(partition string, df iceberg.DataFile) {
 	}
 }
 
-// addDelta counts a Delta deletion vector of partition.
-func (t *deleteTally) addDelta(partition string, dv *delta.DeletionVector) {
+// addVector counts a deletion vector of partition (a Delta table's)
+// that deletes rows records and takes bytes.
+func (t *deleteTally) addVector(partition string, rows, bytes int64) {
 	d := t.of(partition)
 	d.DeletionVectors++
-	d.DeletedRecords += dv.Cardinality
-	d.DeleteBytes += int64(dv.SizeInBytes)
+	d.DeletedRecords += rows
+	d.DeleteBytes += bytes
 }
 
 // finish sets each partition's debt (with its fraction of records) and the

@@ -47,11 +47,11 @@ func TestMaintainCompactsDeleteFiles(t *testing.T) {
 	p := quietPolicy()
 	p.Deletes.MaxDeleteFiles = 5
 
-	rep, err := maintain.Run(t.Context(), cat, "d.t", maintain.Config{Policy: p, DryRun: true})
+	rep, err := maintain.Run(t.Context(), opened(t, cat, "d.t"), maintain.Config{Policy: p, DryRun: true})
 	require.NoError(t, err)
 	assert.Equal(t, maintain.StepWouldRun, stepStatus(rep)["deletes"], "%+v", rep.Steps)
 
-	rep, err = maintain.Run(t.Context(), cat, "d.t", maintain.Config{Policy: p, Owner: "test"})
+	rep, err = maintain.Run(t.Context(), opened(t, cat, "d.t"), maintain.Config{Policy: p, Owner: "test"})
 	require.NoError(t, err, "%+v", rep.Steps)
 	st := stepStatus(rep)
 	assert.Equal(t, maintain.StepSkipped, st["rewrite"], "deletes hide 1.5%% of the rows: no data rewrite")
@@ -63,7 +63,7 @@ func TestMaintainCompactsDeleteFiles(t *testing.T) {
 	after, _ := liveRows(t, load(t, cat, "d.t"))
 	assert.Equal(t, before, after)
 
-	rep, err = maintain.Run(t.Context(), cat, "d.t", maintain.Config{Policy: p, Owner: "test"})
+	rep, err = maintain.Run(t.Context(), opened(t, cat, "d.t"), maintain.Config{Policy: p, Owner: "test"})
 	require.NoError(t, err)
 	assert.Equal(t, maintain.StepSkipped, stepStatus(rep)["deletes"], "two files are under the threshold")
 }
@@ -75,7 +75,7 @@ func TestMaintainRewritesDataWhenDeletesHideRows(t *testing.T) {
 	t.Parallel()
 	cat := deletedTable(t, 6, 100)
 	before, _ := liveRows(t, load(t, cat, "d.t"))
-	rep, err := maintain.Run(t.Context(), cat, "d.t", maintain.Config{Policy: quietPolicy(), Owner: "test"})
+	rep, err := maintain.Run(t.Context(), opened(t, cat, "d.t"), maintain.Config{Policy: quietPolicy(), Owner: "test"})
 	require.NoError(t, err, "%+v", rep.Steps)
 	assert.Contains(t, rep.Gate.Fired, maintain.GateRewriteDataAbove)
 	assert.Contains(t, rep.Gate.Reason, "deletes hide 30.0% of the rows")

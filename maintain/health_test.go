@@ -97,3 +97,14 @@ func TestLayoutHealthDecaysAndRecovers(t *testing.T) {
 	assert.Less(t, *recovered.MeanFilesPlanned, *decayed.MeanFilesPlanned-3)
 	assert.Zero(t, recovered.FilesWithoutBounds)
 }
+
+func TestLayout(t *testing.T) {
+	t.Parallel()
+	boxes := []spatial.Bound{{MinX: 0, MinY: 0, MaxX: 1, MaxY: 1}, {MinX: 2, MinY: 2, MaxX: 3, MaxY: 3}, maintain.Unbounded}
+	l := maintain.Layout(boxes, []spatial.Bound{{MinX: 1, MinY: 1, MaxX: 2, MaxY: 2}})
+	assert.Equal(t, int64(1), l.FilesWithoutBounds)
+	assert.Equal(t, 2, l.MaxOverlapDepth)
+	require.NotNil(t, l.MeanFilesPlanned)
+	assert.InDelta(t, 3.0, *l.MeanFilesPlanned, 1e-9, "touching boxes are planned")
+	assert.Nil(t, maintain.Layout(boxes, nil).MeanFilesPlanned)
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/maintain"
 	"github.com/geocompact/geocompact/table"
+	"github.com/geocompact/geocompact/table/icebergtable"
 	"github.com/geocompact/geocompact/table/layouts"
 	"github.com/geocompact/geocompact/table/optval"
 )
@@ -23,10 +24,12 @@ func TestMaintainFollowsTableLayout(t *testing.T) {
 	t.Parallel()
 	const name = "t.x"
 	cat := fragmented(t, name, 2000, 20)
-	_, err := alter.Apply(t.Context(), cat, name, alter.Request{Curve: "hilbert", Set: map[string]string{"write.target-file-size-bytes": "64KiB"}})
+	tbl, err := icebergtable.Open(t.Context(), cat, name)
+	require.NoError(t, err)
+	_, err = alter.Apply(t.Context(), tbl, alter.Request{Curve: "hilbert", Set: map[string]string{"write.target-file-size-bytes": "64KiB"}})
 	require.NoError(t, err)
 
-	rep, err := maintain.Run(t.Context(), cat, name, maintain.Config{Policy: testPolicy(), Owner: "test"})
+	rep, err := maintain.Run(t.Context(), opened(t, cat, name), maintain.Config{Policy: testPolicy(), Owner: "test"})
 	require.NoError(t, err, "%+v", rep.Steps)
 	assert.Contains(t, rep.Gate.Reason, "average below "+optval.FormatBytes(16<<10))
 	require.NotNil(t, rep.Rewrite)
@@ -42,20 +45,22 @@ func TestMaintainRefusesLayoutChange(t *testing.T) {
 	t.Parallel()
 	const name = "t.x"
 	cat := fragmented(t, name, 1000, 10)
-	_, err := alter.Apply(t.Context(), cat, name, alter.Request{Curve: "zorder"})
+	tbl, err := icebergtable.Open(t.Context(), cat, name)
+	require.NoError(t, err)
+	_, err = alter.Apply(t.Context(), tbl, alter.Request{Curve: "zorder"})
 	require.NoError(t, err)
 	p := testPolicy()
 	p.Rewrite.Strategy = string(engine.BinPack)
 	before := load(t, cat, name).CurrentSnapshot().SnapshotID
 
-	rep, err := maintain.Run(t.Context(), cat, name, maintain.Config{Policy: p, Owner: "test"})
+	rep, err := maintain.Run(t.Context(), opened(t, cat, name), maintain.Config{Policy: p, Owner: "test"})
 	require.ErrorIs(t, err, layouts.ErrChange)
 	assert.Equal(t, maintain.StepFailed, stepStatus(rep)["rewrite"])
 	assert.Equal(t, before, load(t, cat, name).CurrentSnapshot().SnapshotID)
 	assert.False(t, hasLeaseTag(load(t, cat, name)), "the lease is released")
 
 	p.Rewrite.AllowLayoutChange = true
-	rep, err = maintain.Run(t.Context(), cat, name, maintain.Config{Policy: p, Owner: "test"})
+	rep, err = maintain.Run(t.Context(), opened(t, cat, name), maintain.Config{Policy: p, Owner: "test"})
 	require.NoError(t, err)
 	assert.Equal(t, maintain.StepDone, stepStatus(rep)["rewrite"])
 	assert.Equal(t, "binpack", rep.Rewrite.Strategy)
@@ -76,7 +81,7 @@ func TestMaintainDryRunChangesNothing(t *testing.T) {
 	p := testPolicy()
 	p.Manifests.MaxManifests = 5
 
-	rep, err := maintain.Run(t.Context(), cat, name, maintain.Config{Policy: p, DryRun: true})
+	rep, err := maintain.Run(t.Context(), opened(t, cat, name), maintain.Config{Policy: p, DryRun: true})
 	require.NoError(t, err, "%+v", rep.Steps)
 	assert.True(t, rep.DryRun)
 	assert.Equal(t, map[string]string{"lease": maintain.StepSkipped, "measure": maintain.StepSkipped, "gate": maintain.StepDone,

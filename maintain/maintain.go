@@ -207,7 +207,7 @@ type Report struct {
 	Manifests *ManifestsResult   `json:"manifests,omitempty"`
 	Expire    *ExpireResult      `json:"expire,omitempty"`
 	Orphans   *OrphansResult     `json:"orphans,omitempty"`
-	// Vacuum is a Delta table's vacuum (RunDelta).
+	// Vacuum is a Delta table's vacuum.
 	Vacuum *delta.VacuumResult `json:"vacuum,omitempty"`
 	// Warnings are what the run noticed and a person should know, one
 	// line each (a sorted table about to be bin-packed).
@@ -219,18 +219,34 @@ func (r *Report) step(name, status, detail string, start time.Time) {
 	r.Steps = append(r.Steps, StepReport{Step: name, Status: status, Detail: detail, Duration: time.Since(start)})
 }
 
-// Run runs one maintenance pass over the table called name, the loop
-// a scheduler calls: take the lease, measure, gate, rewrite, verify, merge
-// manifests, expire, remove orphans, measure again, release the lease.
-// Every step's outcome is in the report, also when an error stops the run;
-// a failed or unverified rewrite stops the run before anything is expired.
-// Another run holding the table returns a *LeaseError (retryable).
-func Run(ctx context.Context, cat catalog.Catalog, name string, cfg Config) (rep *Report, err error) {
-	cat = catalogs.Wrap(cat)
+// Run runs one maintenance pass over t, a table opened at its latest
+// version (table/icebergtable, table/deltatable), the loop a scheduler
+// calls. On an Iceberg table: take the lease, measure, gate, rewrite,
+// verify, merge manifests, expire, remove orphans, measure again, release
+// the lease. On a table whose format vacuums (a Delta table): measure it
+// from its log, gate, rewrite (an OPTIMIZE), verify, vacuum on the
+// policy's cadence, and measure again, with the lease and the Iceberg
+// steps reported as not applicable. Every step's outcome is in the
+// report, also when an error stops the run; a failed or unverified
+// rewrite stops the run before anything is expired or vacuumed. Another
+// run holding an Iceberg table returns a *LeaseError (retryable).
+func Run(ctx context.Context, t format.Table, cfg Config) (*Report, error) {
 	p, log, err := cfg.prepare()
 	if err != nil {
 		return nil, err
 	}
+	if v, ok := t.Format.(vacuumingFormat); ok {
+		return runVacuuming(ctx, t, v, p, cfg, log)
+	}
+	it, ok := t.Format.(*icebergtable.Table)
+	if !ok {
+		return nil, fmt.Errorf("maintain %s: the table's format cannot be maintained", t.Name)
+	}
+	return runIceberg(ctx, it.Catalog, t.Name, p, cfg, log)
+}
+
+// runIceberg is Run on the Iceberg table called name in cat.
+func runIceberg(ctx context.Context, cat catalog.Catalog, name string, p Policy, cfg Config, log *slog.Logger) (rep *Report, err error) {
 	owner := cfg.Owner
 	if owner == "" {
 		owner = NewLeaseOwner()
@@ -292,64 +308,78 @@ type maintainer struct {
 
 // formatOps are what the shared steps (measure, gate, rewrite) ask of
 // the table's format.
-type formatOps struct {
-	// commit names what a rewrite commits ("snapshot" or "version"), and
-	// cleanup the step a failed verification stops the run before.
-	commit, cleanup string
+type formatOps interface {
+	// commitNoun names what a rewrite commits ("snapshot" or "version"),
+	// and cleanupStep the step a failed verification stops the run
+	// before.
+	commitNoun() string
+	cleanupStep() string
 	// metrics measures the table; summary describes them for the report.
-	metrics func(context.Context) (*TableMetrics, error)
-	summary func(*TableMetrics) string
+	metrics(context.Context) (*TableMetrics, error)
+	summary(*TableMetrics) string
 	// properties are the table's properties, as rewrite options default
 	// from them.
-	properties func(context.Context) (map[string]string, error)
+	properties(context.Context) (map[string]string, error)
 	// rewrite runs the rewrite the policy asks for.
-	rewrite func(context.Context, engine.Request) (*engine.Result, error)
-	// deletes says the gate weighs the deletes policy: the format's
+	rewrite(context.Context, engine.Request) (*engine.Result, error)
+	// weighsDeletes says the gate weighs the deletes policy: the format's
 	// rewrite applies deletes by delete-file-threshold.
-	deletes bool
-	// lastSort, when set, returns the sort order of the table's last
-	// rewrite when it was sorted ("" when it was not, or none is known).
-	lastSort func(context.Context) string
+	weighsDeletes() bool
+	// lastSort returns the sort order of the table's last rewrite when
+	// it was sorted ("" when it was not, or none is known).
+	lastSort(context.Context) string
+}
+
+// icebergOps are formatOps of the Iceberg table called name in cat,
+// loaded again for each.
+type icebergOps struct {
+	cat  catalog.Catalog
+	name string
+}
+
+func (o icebergOps) commitNoun() string  { return "snapshot" }
+func (o icebergOps) cleanupStep() string { return "expiry" }
+func (o icebergOps) weighsDeletes() bool { return true }
+
+func (o icebergOps) lastSort(ctx context.Context) string {
+	tbl, err := catalogs.LoadTable(ctx, o.cat, o.name)
+	if err != nil {
+		return ""
+	}
+	return lastSortedRewrite(tbl.Metadata().Snapshots())
+}
+
+func (o icebergOps) metrics(ctx context.Context) (*TableMetrics, error) {
+	tbl, err := catalogs.LoadTable(ctx, o.cat, o.name)
+	if err != nil {
+		return nil, err
+	}
+	return Metrics(ctx, tbl)
+}
+
+func (o icebergOps) summary(met *TableMetrics) string {
+	return fmt.Sprintf("%d files, average %s, %d snapshots, %d manifests",
+		met.FileCount, optval.FormatBytes(met.AvgFileBytes), met.SnapshotCount, met.ManifestCount)
+}
+
+func (o icebergOps) properties(ctx context.Context) (map[string]string, error) {
+	tbl, err := catalogs.LoadTable(ctx, o.cat, o.name)
+	if err != nil {
+		return nil, err
+	}
+	return tbl.Properties(), nil
+}
+
+func (o icebergOps) rewrite(ctx context.Context, rc engine.Request) (*engine.Result, error) {
+	t, err := icebergtable.Open(ctx, o.cat, o.name)
+	if err != nil {
+		return nil, err
+	}
+	return engine.Rewrite(ctx, t, rc)
 }
 
 func newIcebergMaintainer(cat catalog.Catalog, name string, p Policy, cfg Config, rep *Report, log *slog.Logger) *maintainer {
-	m := &maintainer{cat: cat, name: name, p: p, cfg: cfg, rep: rep, log: log, props: map[string]string{}}
-	m.table = formatOps{
-		commit: "snapshot", cleanup: "expiry", deletes: true,
-		lastSort: func(ctx context.Context) string {
-			tbl, err := catalogs.LoadTable(ctx, cat, name)
-			if err != nil {
-				return ""
-			}
-			return lastSortedRewrite(tbl.Metadata().Snapshots())
-		},
-		metrics: func(ctx context.Context) (*TableMetrics, error) {
-			tbl, err := catalogs.LoadTable(ctx, cat, name)
-			if err != nil {
-				return nil, err
-			}
-			return Metrics(ctx, tbl)
-		},
-		summary: func(met *TableMetrics) string {
-			return fmt.Sprintf("%d files, average %s, %d snapshots, %d manifests",
-				met.FileCount, optval.FormatBytes(met.AvgFileBytes), met.SnapshotCount, met.ManifestCount)
-		},
-		properties: func(ctx context.Context) (map[string]string, error) {
-			tbl, err := catalogs.LoadTable(ctx, cat, name)
-			if err != nil {
-				return nil, err
-			}
-			return tbl.Properties(), nil
-		},
-		rewrite: func(ctx context.Context, rc engine.Request) (*engine.Result, error) {
-			t, err := icebergtable.Open(ctx, cat, name)
-			if err != nil {
-				return nil, err
-			}
-			return engine.Rewrite(ctx, t, rc)
-		},
-	}
-	return m
+	return &maintainer{cat: cat, name: name, p: p, cfg: cfg, rep: rep, log: log, props: map[string]string{}, table: icebergOps{cat: cat, name: name}}
 }
 
 // step is one step of a run.
@@ -435,7 +465,7 @@ func (m *maintainer) gate(ctx context.Context) error {
 		g.MinAvgFileBytes = opts.TargetFileSize / 4
 	}
 	m.rep.Gate = g.Evaluate(m.rep.Before)
-	if m.table.deletes {
+	if m.table.weighsDeletes() {
 		m.rep.Gate.weighDeletes(m.p.Deletes, m.rep.Before)
 	}
 	m.rep.step("gate", map[bool]string{true: StepDone, false: StepNoop}[m.rep.Gate.Compact], m.rep.Gate.Reason, start)
@@ -492,11 +522,11 @@ func (m *maintainer) rewrite(ctx context.Context) error {
 	}
 	rep.step("rewrite", StepDone, fmt.Sprintf("%d files (%s) rewritten into %d (%s) in %d %s(s), %s",
 		res.RewrittenDataFilesCount, optval.FormatBytes(res.RewrittenBytesCount), res.AddedDataFilesCount, optval.FormatBytes(res.AddedBytesCount), res.SnapshotsCommitted,
-		m.table.commit, res.LayoutText()), start)
+		m.table.commitNoun(), res.LayoutText()), start)
 	start = time.Now()
 	if !res.Verified {
 		err := fmt.Errorf("verify: the rewrite committed %d %s(s) but did not verify (%d files failed); stopping before %s",
-			res.SnapshotsCommitted, m.table.commit, res.FailedDataFilesCount, m.table.cleanup)
+			res.SnapshotsCommitted, m.table.commitNoun(), res.FailedDataFilesCount, m.table.cleanupStep())
 		rep.step("verify", StepFailed, err.Error(), start)
 		return err
 	}
@@ -550,7 +580,7 @@ func (m *maintainer) deletes(ctx context.Context) error {
 // last rewrite was sorted: the table records no layout, so maintenance
 // undoes the order a person asked for once.
 func (m *maintainer) warnUnsorting(ctx context.Context, res *engine.Result) {
-	if m.table.lastSort == nil || res.LayoutSource != layouts.FromDefault || res.Strategy != string(engine.BinPack) {
+	if res.LayoutSource != layouts.FromDefault || res.Strategy != string(engine.BinPack) {
 		return
 	}
 	if order := m.table.lastSort(ctx); order != "" {

@@ -97,7 +97,7 @@ func testMaintainCompactsThenStaysQuiet(t *testing.T, c testenv.Catalog) {
 	orphan := filepath.Join(dir, "data", "left-by-a-crash.parquet")
 	plant(t, orphan, 500, 2*time.Hour)
 
-	rep, err := maintain.Run(t.Context(), cat, name, maintain.Config{Policy: testPolicy(), Owner: "test"})
+	rep, err := maintain.Run(t.Context(), opened(t, cat, name), maintain.Config{Policy: testPolicy(), Owner: "test"})
 	if err != nil {
 		t.Fatalf("maintain: %v\nsteps %+v", err, rep.Steps)
 	}
@@ -136,7 +136,7 @@ func testMaintainCompactsThenStaysQuiet(t *testing.T, c testenv.Catalog) {
 	p := testPolicy()
 	day := maintain.Duration(24 * time.Hour)
 	p.Expire.Every = &day
-	rep, err = maintain.Run(t.Context(), cat, name, maintain.Config{Policy: p})
+	rep, err = maintain.Run(t.Context(), opened(t, cat, name), maintain.Config{Policy: p})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestMaintainRefusedWhileLeased(t *testing.T) {
 	if _, err := maintain.AcquireLease(t.Context(), cat, name, "other-run", time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	_, err := maintain.Run(t.Context(), cat, name, maintain.Config{Policy: testPolicy()})
+	_, err := maintain.Run(t.Context(), opened(t, cat, name), maintain.Config{Policy: testPolicy()})
 	var le *maintain.LeaseError
 	if !errors.As(err, &le) || le.Owner != "other-run" || !catalogs.IsRetryable(err) {
 		t.Fatalf("err = %v, want a retryable LeaseError naming other-run", err)
@@ -176,7 +176,7 @@ func TestMaintainRefusedWhileLeased(t *testing.T) {
 	}
 	// The other run crashed and its lease lapsed: the next run takes over.
 	setProps(t, cat, name, map[string]string{maintain.PropLeaseExpiresMs: strconv.FormatInt(time.Now().Add(-time.Second).UnixMilli(), 10)})
-	rep, err := maintain.Run(t.Context(), cat, name, maintain.Config{Policy: testPolicy()})
+	rep, err := maintain.Run(t.Context(), opened(t, cat, name), maintain.Config{Policy: testPolicy()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func TestMaintainRefusesPolicyBelowFloor(t *testing.T) {
 	cat := fragmented(t, name, 100, 3)
 	p := testPolicy()
 	p.Expire.OlderThan = maintain.Duration(10 * time.Minute)
-	_, err := maintain.Run(t.Context(), cat, name, maintain.Config{Policy: p})
+	_, err := maintain.Run(t.Context(), opened(t, cat, name), maintain.Config{Policy: p})
 	if !errors.Is(err, maintain.ErrPolicy) {
 		t.Fatalf("err = %v, want ErrPolicy", err)
 	}
@@ -263,7 +263,7 @@ func TestMaintainStepErrorNamesStep(t *testing.T) {
 	cat := fragmented(t, name, 500, 6)
 	p := testPolicy()
 	p.Rewrite.Where = "no_such_column = 1"
-	rep, err := maintain.Run(t.Context(), cat, name, maintain.Config{Policy: p, Owner: "test"})
+	rep, err := maintain.Run(t.Context(), opened(t, cat, name), maintain.Config{Policy: p, Owner: "test"})
 	require.ErrorIs(t, err, where.ErrInvalid)
 	assert.ErrorContains(t, err, "maintain t.bad: rewrite: ")
 	require.NotNil(t, rep)

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/spatial"
+	format "github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/table/icebergtable"
 )
@@ -24,7 +25,7 @@ import (
 // snapshot only; delete files are counted apart in DeleteFileCount. A table
 // without a snapshot has all figures zero and no partitions.
 //
-// A Delta table's metrics (Format FormatDelta, from DeltaMetrics) count the
+// A Delta table's metrics (Format FormatDelta, from Measure) count the
 // versions in its log where an Iceberg table's count snapshots, and name
 // them so when encoded (see MarshalJSON).
 type TableMetrics struct {
@@ -94,6 +95,60 @@ func Metrics(ctx context.Context, tbl *table.Table) (*TableMetrics, error) {
 // partition (LayoutHealth.MeanFilesPlanned) counted for windows.
 func MetricsWindows(ctx context.Context, tbl *table.Table, windows []spatial.Bound) (*TableMetrics, error) {
 	return metricsAt(ctx, tbl, time.Now(), windows)
+}
+
+// Measure returns the maintenance figures of t, a table opened at its
+// latest version (table/icebergtable, table/deltatable), with the files
+// each window plans per partition counted for windows. An Iceberg
+// table's are MetricsWindows'. A table whose format counts its live files
+// and log itself (a Delta table's) has the same figures from its latest
+// version, read from the log only: files, bytes and records are the live
+// files' sizes and record statistics (a file without statistics counts no
+// records), before deletion vectors; DeleteFileCount counts the live
+// files carrying a deletion vector. The snapshot figures count the
+// versions whose commits are still in the log, and Format is the table's
+// (FormatDelta), so they encode as versions. ManifestCount is 0: Delta
+// has no manifests. Layout figures come from each file's bbox
+// statistics, for tables with bbox columns.
+func Measure(ctx context.Context, t format.Table, windows []spatial.Bound) (*TableMetrics, error) {
+	switch f := t.Format.(type) {
+	case censused:
+		return censusMetrics(ctx, f, t.FormatName, time.Now(), windows)
+	case *icebergtable.Table:
+		return metricsAt(ctx, f.Table, time.Now(), windows)
+	}
+	return nil, fmt.Errorf("metrics %s: the table's format has no figures", t.Name)
+}
+
+// censusMetrics are the figures of the census f takes, in the format
+// named formatName.
+func censusMetrics(ctx context.Context, f censused, formatName string, now time.Time, windows []spatial.Bound) (*TableMetrics, error) {
+	c, err := f.Census(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	m := &TableMetrics{Format: formatName, Partitions: []PartitionMetrics{}, SnapshotCount: c.Versions}
+	m.OldestSnapshotAgeSeconds = snapshotAgeSeconds(now, c.Oldest.UnixMilli())
+	m.CurrentSnapshotAgeSeconds = snapshotAgeSeconds(now, c.Latest.UnixMilli())
+	var health *healthCollector
+	if c.Bounded {
+		health = &healthCollector{boxes: map[string][]spatial.Bound{}}
+	}
+	tally := newFileTally(m)
+	deletes := newDeleteTally()
+	for _, cf := range c.Files {
+		if cf.DeletionVector {
+			m.DeleteFileCount++
+			deletes.addVector(cf.Partition, cf.DeletedRecords, cf.DeleteBytes)
+		}
+		tally.add(cf.Partition, cf.Size, cf.Records)
+		if health != nil {
+			health.addBox(cf.Partition, cf.Bound, cf.HasBound)
+		}
+	}
+	tally.finish(health, windows)
+	deletes.finish(m, tally.records)
+	return m, nil
 }
 
 func metricsAt(ctx context.Context, tbl *table.Table, now time.Time, windows []spatial.Bound) (*TableMetrics, error) {

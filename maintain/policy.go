@@ -302,7 +302,7 @@ type OrphansPolicy struct {
 }
 
 // VacuumPolicy says how often and how carefully a run on a Delta table
-// vacuums it (RunDelta); Iceberg tables expire snapshots and remove
+// vacuums it (Run); Iceberg tables expire snapshots and remove
 // orphans instead.
 type VacuumPolicy struct {
 	// Enabled turns the step off when false (default true).

@@ -22,7 +22,7 @@ func TestRunReportsProgress(t *testing.T) {
 	var steps []string
 	var last maintain.Progress
 	rewrites := 0
-	_, err := maintain.Run(t.Context(), cat, "p.t", maintain.Config{Policy: p, Progress: func(e maintain.Progress) {
+	_, err := maintain.Run(t.Context(), opened(t, cat, "p.t"), maintain.Config{Policy: p, Progress: func(e maintain.Progress) {
 		mu.Lock()
 		defer mu.Unlock()
 		if e.Rewrite == nil {

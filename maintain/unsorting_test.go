@@ -25,14 +25,14 @@ func TestMaintainWarnsBeforeUnsorting(t *testing.T) {
 
 	p := testPolicy()
 	p.Gate.MinAvgFileBytes = 1 << 30
-	rep, err := maintain.Run(t.Context(), cat, name, maintain.Config{Policy: p, DryRun: true})
+	rep, err := maintain.Run(t.Context(), opened(t, cat, name), maintain.Config{Policy: p, DryRun: true})
 	require.NoError(t, err, "%+v", rep.Steps)
 	require.Len(t, rep.Warnings, 1, "%+v", rep.Steps)
 	assert.Contains(t, rep.Warnings[0], "last rewrite was sorted (hilbert(")
 	assert.Contains(t, rep.Warnings[0], "geocompact alter --table w.t --sort-order 'hilbert(")
 
 	p.Rewrite.Curve = "hilbert"
-	rep, err = maintain.Run(t.Context(), cat, name, maintain.Config{Policy: p, DryRun: true})
+	rep, err = maintain.Run(t.Context(), opened(t, cat, name), maintain.Config{Policy: p, DryRun: true})
 	require.NoError(t, err)
 	assert.Empty(t, rep.Warnings, "a policy that sorts keeps the order")
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/geocompact/geocompact/delta/deltatest"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/validate"
-	"github.com/geocompact/geocompact/validate/tablecheck"
 )
 
 // brokenPoint is a point whose WKB lacks its y coordinate.
@@ -28,7 +27,7 @@ func TestDeltaValid(t *testing.T) {
 		deltatest.Append(t, tbl,
 			deltatest.WriteFile(t, tbl, "a.parquet", "x", 0, deltatest.Point(t, 1, 2), deltatest.Point(t, 3, 4)),
 			deltatest.WriteFile(t, tbl, "b.parquet", "y", 2, deltatest.Point(t, -1, 0)))
-		rep, err := tablecheck.Delta(t.Context(), tbl, dir, validate.DefaultConfig())
+		rep, err := checkDelta(t, tbl, dir)
 		require.NoError(t, err)
 		assert.True(t, rep.OK(), "%+v", rep.Total)
 		assert.Equal(t, int64(3), rep.Total.Rows)
@@ -49,7 +48,7 @@ func TestDeltaBrokenGeometry(t *testing.T) {
 	deltatest.Append(t, tbl,
 		deltatest.WriteFile(t, tbl, "good.parquet", "", 0, deltatest.Point(t, 1, 2)),
 		deltatest.WriteFile(t, tbl, "bad.parquet", "", 1, deltatest.Point(t, 1, 2), brokenPoint(t), wrongBox))
-	rep, err := tablecheck.Delta(t.Context(), tbl, dir, validate.DefaultConfig())
+	rep, err := checkDelta(t, tbl, dir)
 	require.NoError(t, err)
 	assert.False(t, rep.OK())
 	assert.Equal(t, int64(1), rep.Total.Counts[validate.CodeTruncated])
@@ -68,12 +67,12 @@ func TestDeltaDeletionVectorHidesBrokenRow(t *testing.T) {
 	tbl := deltatest.Create(t, dir, deltatest.Options{ColumnMapping: "name"})
 	add := deltatest.WriteFile(t, tbl, "a.parquet", "", 0, deltatest.Point(t, 1, 2), brokenPoint(t), deltatest.Point(t, 3, 4))
 	deltatest.Append(t, tbl, add)
-	rep, err := tablecheck.Delta(t.Context(), tbl, dir, validate.DefaultConfig())
+	rep, err := checkDelta(t, tbl, dir)
 	require.NoError(t, err)
 	require.False(t, rep.OK(), "the broken row is live")
 
 	deltatest.DeleteRows(t, tbl, add, 1)
-	rep, err = tablecheck.Delta(t.Context(), tbl, dir, validate.DefaultConfig())
+	rep, err = checkDelta(t, tbl, dir)
 	require.NoError(t, err)
 	assert.True(t, rep.OK(), "%+v", rep.Total)
 	assert.Equal(t, int64(2), rep.Total.Rows)
@@ -83,7 +82,7 @@ func TestDeltaTableProblems(t *testing.T) {
 	t.Run("no geometry column", func(t *testing.T) {
 		dir := t.TempDir()
 		tbl := deltatest.Create(t, dir, deltatest.Options{Properties: map[string]string{spatial.PropGeometryColumn: "shape"}})
-		rep, err := tablecheck.Delta(t.Context(), tbl, dir, validate.DefaultConfig())
+		rep, err := checkDelta(t, tbl, dir)
 		require.NoError(t, err)
 		assert.False(t, rep.OK())
 		require.NotEmpty(t, rep.Metadata.Examples)
@@ -94,7 +93,7 @@ func TestDeltaTableProblems(t *testing.T) {
 		tbl := deltatest.Create(t, dir, deltatest.Options{})
 		deltatest.Append(t, tbl, deltatest.WriteFile(t, tbl, "a.parquet", "", 0, deltatest.Point(t, 1, 2)))
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "a.parquet"), []byte("not parquet"), 0o644))
-		rep, err := tablecheck.Delta(t.Context(), tbl, dir, validate.DefaultConfig())
+		rep, err := checkDelta(t, tbl, dir)
 		require.NoError(t, err)
 		assert.Equal(t, int64(1), rep.Total.Counts[validate.CodeCorrupt])
 	})
@@ -103,7 +102,7 @@ func TestDeltaTableProblems(t *testing.T) {
 		tbl := deltatest.Create(t, dir, deltatest.Options{})
 		deltatest.Append(t, tbl, deltatest.WriteFile(t, tbl, "a.parquet", "", 0, deltatest.Point(t, 1, 2)))
 		require.NoError(t, os.Remove(filepath.Join(dir, "a.parquet")))
-		_, err := tablecheck.Delta(t.Context(), tbl, dir, validate.DefaultConfig())
+		_, err := checkDelta(t, tbl, dir)
 		require.ErrorIs(t, err, os.ErrNotExist)
 		assert.Contains(t, err.Error(), "a.parquet")
 	})

@@ -8,7 +8,6 @@ import (
 
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/validate"
-	"github.com/geocompact/geocompact/validate/tablecheck"
 	"github.com/geocompact/geocompact/validate/validatetest"
 )
 
@@ -22,7 +21,7 @@ func TestTableValidatesSplitFilesOnce(t *testing.T) {
 	require.NoError(t, err)
 	require.Greater(t, len(tasks), 2, "the files must be planned as several tasks each")
 
-	rep, err := tablecheck.Table(t.Context(), tbl, validate.DefaultConfig())
+	rep, err := checkIceberg(t, tbl, validate.DefaultConfig())
 	require.NoError(t, err)
 	require.EqualValues(t, 240, rep.Total.Rows, "rows validated")
 	require.Equal(t, 2, len(rep.Files), "files validated")

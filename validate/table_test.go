@@ -14,7 +14,6 @@ import (
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/validate"
-	"github.com/geocompact/geocompact/validate/tablecheck"
 	"github.com/geocompact/geocompact/validate/validatetest"
 )
 
@@ -75,7 +74,7 @@ func TestTable(t *testing.T) {
 
 	cfg := validate.DefaultConfig()
 	cfg.Parallelism = 2
-	rep, err := tablecheck.Table(t.Context(), tbl, cfg)
+	rep, err := checkIceberg(t, tbl, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +104,7 @@ func TestTable(t *testing.T) {
 	if err := os.WriteFile(strings.TrimPrefix(badFile, "file://"), []byte("PAR1 garbage"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rep, err = tablecheck.Table(t.Context(), tbl, cfg)
+	rep, err = checkIceberg(t, tbl, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +132,7 @@ func TestTableMetadata(t *testing.T) {
 			if tc.cfg != nil {
 				tc.cfg(&cfg)
 			}
-			rep, err := tablecheck.Table(t.Context(), tbl, cfg)
+			rep, err := checkIceberg(t, tbl, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}

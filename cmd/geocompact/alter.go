@@ -15,6 +15,7 @@ import (
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/cmd/internal/cli"
 	"github.com/geocompact/geocompact/delta"
+	"github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/layouts"
 	"github.com/geocompact/geocompact/table/optval"
 )
@@ -92,8 +93,10 @@ that need no protocol upgrade may change (` + strings.Join(delta.SettablePropert
 	return cmd
 }
 
-// request checks the flags before anything is opened; every mistake is a
-// usage error.
+// request checks the flags before anything is opened, as far as no
+// table's rules change them (alter.Request.Precheck); every mistake is a
+// usage error. alter.Apply checks the rest against the table, by its
+// format's rules, and runAlter reports those mistakes as usage errors too.
 func (o *alterOptions) request() (alter.Request, error) {
 	set := map[string]string{}
 	for _, p := range o.set {
@@ -104,12 +107,7 @@ func (o *alterOptions) request() (alter.Request, error) {
 		set[strings.TrimSpace(k)] = strings.TrimSpace(v)
 	}
 	req := alter.Request{Curve: o.curve, SortOrder: o.order, Unsorted: o.unsorted, Set: set, Unset: o.unset}
-	check := req.Check
-	if o.delta != "" {
-		check = req.CheckDelta
-	}
-	req, err := check()
-	if err != nil {
+	if err := req.Precheck(); err != nil {
 		return req, &usageError{err}
 	}
 	return req, nil
@@ -152,16 +150,14 @@ func runAlter(ctx context.Context, o *alterOptions, req alter.Request) error {
 	return w.Flush()
 }
 
-// applyAlter alters the Delta table or the catalog table the flags name.
+// applyAlter opens the table the flags name, once, and alters it.
 func applyAlter(ctx context.Context, o *alterOptions, req alter.Request) (*alter.Result, error) {
-	if o.delta != "" {
-		return alter.ApplyDelta(ctx, o.delta, req, 0)
-	}
-	cat, _, err := o.g.openCatalog(ctx)
+	t, err := o.g.openTable(ctx, table.Ref{Name: o.table, Location: o.delta}, toChange)
 	if err != nil {
 		return nil, err
 	}
-	return alter.Apply(ctx, cat, o.table, req)
+	defer t.Close()
+	return alter.Apply(ctx, t.Table, req)
 }
 
 func orDefault(s, def string) string {

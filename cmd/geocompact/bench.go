@@ -21,8 +21,7 @@ func init() { register(newBenchCmd) }
 
 type benchOptions struct {
 	g         *globalOptions
-	table     string
-	delta     string
+	tbl       tableFlags
 	layouts   string
 	windows   string
 	count     int
@@ -89,8 +88,8 @@ never written.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.table, "table", "", "table to measure, NAMESPACE.TABLE (only read)")
-	f.StringVar(&o.delta, "delta", "", "Delta table to measure: a directory, file: URL or s3://BUCKET/PREFIX (only read)")
+	f.StringVar(&o.tbl.name, "table", "", "table to measure, NAMESPACE.TABLE (only read)")
+	f.StringVar(&o.tbl.location, "delta", "", "Delta table to measure: a directory, file: URL or s3://BUCKET/PREFIX (only read)")
 	f.StringVar(&o.layouts, "layouts", bench.JoinLayouts(bench.AllLayouts, ","), "layouts to measure, comma-separated: "+bench.JoinLayouts(bench.KnownLayouts, ", "))
 	f.StringVar(&o.windows, "windows", "", `JSON file of windows [{"minx":..,"miny":..,"maxx":..,"maxy":..}, ...] (default: generated)`)
 	f.IntVar(&o.count, "window-count", bench.DefaultWindowCount, "number of generated windows")
@@ -112,7 +111,7 @@ func (o *benchOptions) config() (bench.Config, error) {
 	if o.csv && o.g.JSON {
 		return bench.Config{}, usageErrorf("--csv and --json exclude each other")
 	}
-	if o.keep && o.delta != "" {
+	if o.keep && o.tbl.ref().IsDelta() {
 		return bench.Config{}, usageErrorf("--keep does not apply to --delta: a Delta table's scratch copies live in a temporary catalog that is always removed")
 	}
 	layouts, err := bench.ParseLayouts(o.layouts)
@@ -126,7 +125,7 @@ func (o *benchOptions) config() (bench.Config, error) {
 	if _, err := (engine.Request{Options: kv}).OptionsFor(nil); err != nil {
 		return bench.Config{}, &usageError{err}
 	}
-	cfg := bench.Config{Table: o.table, Layouts: layouts, Options: kv, Keep: o.keep, Logger: o.g.Logger()}
+	cfg := bench.Config{Table: o.tbl.name, Layouts: layouts, Options: kv, Keep: o.keep, Logger: o.g.Logger()}
 	if o.windows != "" {
 		cfg.Windows, err = readWindowsFile(o.windows)
 		return cfg, err
@@ -176,18 +175,12 @@ func measureLayouts(ctx context.Context, o *benchOptions, cfg bench.Config) (*be
 	p := newProgress(o.g, "bench", "layouts")
 	cfg.Progress = p.Update
 	defer p.Done()
-	if o.delta != "" {
-		tbl, err := openDelta(ctx, o.delta)
-		if err != nil {
-			return nil, err
-		}
-		return bench.RunDelta(ctx, tbl, o.delta, cfg)
-	}
-	cat, _, err := o.g.openCatalog(ctx)
+	t, err := o.g.openTable(ctx, o.tbl.ref(), toDescribe)
 	if err != nil {
 		return nil, err
 	}
-	return bench.Run(ctx, cat, cfg)
+	defer t.Close()
+	return bench.Measure(ctx, t.Table, cfg)
 }
 
 // benchColumns are the per-layout figures of the table and CSV forms, in
@@ -240,10 +233,7 @@ func (o *benchOptions) rewriteHint(rep *bench.Report) string {
 	if best == nil {
 		return ""
 	}
-	target := "--table " + shellQuote(o.table)
-	if o.delta != "" {
-		target = "--delta " + shellQuote(o.delta)
-	}
+	target := o.tbl.flag()
 	return fmt.Sprintf("to write %s as measured (%.2f files planned per window, at %s files): geocompact rewrite %s --curve %s --option %s=%d --option %s=true",
 		best.Layout, best.MeanFilesPlanned, cli.FormatBytes(rep.TargetFileSize, true), target, best.Layout, engine.OptTargetFileSize, rep.TargetFileSize, engine.OptRewriteAll)
 }

@@ -2,44 +2,44 @@ package main
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/apache/iceberg-go/catalog"
-	"github.com/apache/iceberg-go/table"
 	"github.com/spf13/cobra"
 
 	"github.com/geocompact/geocompact/cmd/internal/cli"
 	"github.com/geocompact/geocompact/inspect"
 	"github.com/geocompact/geocompact/spatial"
-	"github.com/geocompact/geocompact/table/catalogs"
+	"github.com/geocompact/geocompact/table"
+	"github.com/geocompact/geocompact/table/deltatable"
 )
 
 func init() { register(newInspectCmd) }
 
 type inspectOptions struct {
 	g     *globalOptions
-	table string
-	delta string
+	flags tableFlags
 	kind  inspect.Kind
 }
 
-// check checks that exactly one of --table and --delta is given.
+// check checks that exactly one of --table and --delta is given, and
+// that a --delta table has the metadata table asked for (none asked for
+// by inspect schema).
 func (o *inspectOptions) check() error {
 	switch {
-	case o.table == "" && o.delta == "":
+	case !o.flags.set():
 		return usageErrorf("--table or --delta is required")
-	case o.table != "" && o.delta != "":
+	case o.flags.name != "" && o.flags.location != "":
 		return usageErrorf("give --table or --delta, not both")
+	case o.flags.location != "" && o.kind != "" && !slices.Contains(deltatable.MetadataTables, string(o.kind)):
+		return usageErrorf("inspect %s is for Iceberg tables; a Delta table has schema, files and history", o.kind)
 	}
 	return nil
 }
@@ -70,8 +70,7 @@ with their operation, parameters and metrics.`,
 			return usageErrorf("inspect needs schema or a metadata table: files, snapshots, manifests, partitions or history")
 		},
 	}
-	cmd.PersistentFlags().StringVar(&o.table, "table", "", "table to inspect, NAMESPACE.TABLE")
-	cmd.PersistentFlags().StringVar(&o.delta, "delta", "", "Delta table to inspect (schema, files, history): a directory, file: URL or s3://BUCKET/PREFIX")
+	o.flags.register(cmd.PersistentFlags(), "table to inspect, NAMESPACE.TABLE", "Delta table to inspect (schema, files, history)")
 	cmd.AddCommand(newInspectSchemaCmd(o))
 	short := map[inspect.Kind]string{
 		inspect.Files:      "List the live data and delete files with their sizes and bounding boxes",
@@ -82,7 +81,7 @@ with their operation, parameters and metrics.`,
 	}
 	for _, kind := range inspect.Kinds {
 		use := string(kind) + " --table NS.T"
-		if slices.Contains(inspect.DeltaKinds, kind) {
+		if slices.Contains(deltatable.MetadataTables, string(kind)) {
 			use = string(kind) + " (--table NS.T | --delta LOCATION)"
 		}
 		cmd.AddCommand(&cobra.Command{
@@ -94,12 +93,6 @@ with their operation, parameters and metrics.`,
 				if err := o.check(); err != nil {
 					return err
 				}
-				if o.delta != "" {
-					if !slices.Contains(inspect.DeltaKinds, kind) {
-						return usageErrorf("inspect %s is for Iceberg tables; a Delta table has schema, files and history", kind)
-					}
-					return runInspectDelta(cmd.Context(), o)
-				}
 				return runInspect(cmd.Context(), o)
 			},
 		})
@@ -107,81 +100,28 @@ with their operation, parameters and metrics.`,
 	return cmd
 }
 
+// runInspect prints the metadata table o.kind of the table the flags
+// name, in the columns of its format.
 func runInspect(ctx context.Context, o *inspectOptions) error {
-	tbl, done, err := loadTableForRead(ctx, o.g, o.table)
+	t, err := o.g.openTable(ctx, o.flags.ref(), toDescribe)
 	if err != nil {
 		return err
 	}
-	defer done()
-	rows, err := inspect.Rows(ctx, tbl, o.kind)
+	defer t.Close()
+	rows, err := inspect.Rows(ctx, t.Table, o.kind)
 	if err != nil {
 		return err
 	}
 	if o.g.JSON {
 		return cli.WriteJSON(o.g.IO.Out, rows)
 	}
-	return writeInspectTable(o.g.IO.Out, o.kind, rows, o.g.IO.OutTTY)
-}
-
-// loadTableForRead opens the selected catalog and loads name for a
-// read-only command, with errors that name what is missing: the table or
-// its namespace. It never creates anything: an embedded warehouse without a
-// catalog is reported, not initialised. done closes the catalog.
-func loadTableForRead(ctx context.Context, g *globalOptions, name string) (*table.Table, func(), error) {
-	ident, err := catalogs.ParseIdentifier(name)
-	if err != nil {
-		return nil, nil, usageErrorf("--table: %w", err)
-	}
-	spec, err := g.catalogSpec()
-	if err != nil {
-		return nil, nil, err
-	}
-	if spec.Type == "" {
-		dir := strings.TrimPrefix(spec.Warehouse, "file://")
-		if dir == "" {
-			dir = catalogs.DefaultWarehouse
-		}
-		if _, err := os.Stat(filepath.Join(dir, "catalog.db")); err != nil {
-			return nil, nil, fmt.Errorf("table %s does not exist: warehouse %s has no catalog yet", name, dir)
-		}
-	}
-	cat, err := catalogs.Open(ctx, spec)
-	if err != nil {
-		return nil, nil, err
-	}
-	cat = warnOutsideWarehouse(cat, spec, g.IO.ErrOut)
-	done := func() {
-		if c, ok := cat.(io.Closer); ok {
-			_ = c.Close()
-		}
-	}
-	catName := spec.Name
-	if catName == "" {
-		catName = catalogs.EmbeddedName
-	}
-	tbl, err := cat.LoadTable(ctx, ident)
-	if err == nil {
-		return tbl, done, nil
-	}
-	defer done()
-	if !errors.Is(err, catalog.ErrNoSuchTable) {
-		return nil, nil, fmt.Errorf("load table %s: %w", name, err)
-	}
-	ns := catalog.NamespaceFromIdent(ident)
-	if ok, nsErr := cat.CheckNamespaceExists(ctx, ns); nsErr == nil && !ok {
-		return nil, nil, fmt.Errorf("table %s does not exist: catalog %q has no namespace %q", name, catName, strings.Join(ns, "."))
-	}
-	return nil, nil, fmt.Errorf("table %s does not exist in catalog %q%s", name, catName, catalogs.TableHint(ctx, cat, name))
+	return writeRows(o.g.IO.Out, formatInspectColumns[t.FormatName][o.kind], rows, o.g.IO.OutTTY)
 }
 
 // inspectColumn is one column of an inspect text table.
 type inspectColumn struct {
 	header string
 	cell   func(r inspect.Row, human bool) string
-}
-
-func writeInspectTable(out io.Writer, kind inspect.Kind, rows []inspect.Row, human bool) error {
-	return writeRows(out, inspectColumns[kind], rows, human)
 }
 
 // writeRows prints rows as a text table of cols, with a header row.
@@ -204,6 +144,13 @@ func writeRows(out io.Writer, cols []inspectColumn, rows []inspect.Row, human bo
 		fmt.Fprintln(w)
 	}
 	return w.Flush()
+}
+
+// formatInspectColumns are the text columns of each metadata table, by
+// table.Table.FormatName.
+var formatInspectColumns = map[string]map[inspect.Kind][]inspectColumn{
+	"":                inspectColumns,
+	table.FormatDelta: deltaInspectColumns,
 }
 
 var inspectColumns = map[inspect.Kind][]inspectColumn{
@@ -258,6 +205,41 @@ var inspectColumns = map[inspect.Kind][]inspectColumn{
 		{"PARENT ID", col("parent_id")},
 		{"CURRENT ANCESTOR", col("is_current_ancestor")},
 	},
+}
+
+var deltaInspectColumns = map[inspect.Kind][]inspectColumn{
+	inspect.Files: {
+		{"FILE", func(r inspect.Row, human bool) string { return pathCell(r, "file_path", human) }},
+		{"PARTITION", partitionCell},
+		{"RECORDS", col("record_count")},
+		{"SIZE", bytesCol("file_size_in_bytes")},
+		{"BBOX", bboxCell},
+		{"DELETED ROWS", col("deletion_vector_cardinality")},
+	},
+	inspect.History: {
+		{"VERSION", col("version")},
+		{"TIMESTAMP", timeCol("timestamp")},
+		{"OPERATION", col("operation")},
+		{"PARAMETERS", jsonCol("operation_parameters")},
+		{"METRICS", jsonCol("operation_metrics")},
+	},
+}
+
+// jsonCol renders a map as compact JSON with sorted keys; "-" when absent.
+func jsonCol(key string) func(inspect.Row, bool) string {
+	return func(r inspect.Row, _ bool) string {
+		v := get(r, key)
+		if v == nil {
+			return "-"
+		}
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(v); err != nil {
+			return fmt.Sprint(v)
+		}
+		return strings.TrimSuffix(b.String(), "\n")
+	}
 }
 
 // bboxCell renders a file's bbox; "-" when it has none.

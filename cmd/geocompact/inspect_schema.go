@@ -26,6 +26,7 @@ func newInspectSchemaCmd(o *inspectOptions) *cobra.Command {
   $ geocompact inspect schema --table demo.pings --json | jq .geometry`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.kind = ""
 			if err := o.check(); err != nil {
 				return err
 			}
@@ -47,23 +48,12 @@ func runInspectSchema(ctx context.Context, o *inspectOptions) error {
 
 // tableSchema describes the --table or --delta table.
 func tableSchema(ctx context.Context, o *inspectOptions) (inspect.TableSchema, error) {
-	if o.delta != "" {
-		tbl, err := openDelta(ctx, o.delta)
-		if err != nil {
-			return inspect.TableSchema{}, err
-		}
-		snap, err := tbl.Snapshot(ctx)
-		if err != nil {
-			return inspect.TableSchema{}, fmt.Errorf("inspect %s: %w", o.delta, err)
-		}
-		return inspect.DeltaSchema(snap, o.delta), nil
-	}
-	tbl, done, err := loadTableForRead(ctx, o.g, o.table)
+	t, err := o.g.openTable(ctx, o.flags.ref(), toDescribe)
 	if err != nil {
 		return inspect.TableSchema{}, err
 	}
-	defer done()
-	return inspect.Schema(tbl), nil
+	defer t.Close()
+	return inspect.Schema(t.Table)
 }
 
 // writeTableSchema prints s as a header block, the columns and the

@@ -17,10 +17,10 @@ import (
 func init() { register(newMaintainCmd) }
 
 type maintainOptions struct {
-	g     *globalOptions
-	table string
-	// delta is the location of a Delta table to maintain instead.
-	delta  string
+	g *globalOptions
+	// tbl is the table to maintain: --table, or --delta for a Delta
+	// table.
+	tbl    tableFlags
 	policy string
 	dryRun bool
 }
@@ -71,8 +71,8 @@ applicable.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.table, "table", "", "table to maintain, NAMESPACE.TABLE")
-	f.StringVar(&o.delta, "delta", "", "maintain the Delta table at this location (a directory, file: URL or s3://BUCKET/PREFIX) instead of a catalog table")
+	f.StringVar(&o.tbl.name, "table", "", "table to maintain, NAMESPACE.TABLE")
+	f.StringVar(&o.tbl.location, "delta", "", "maintain the Delta table at this location (a directory, file: URL or s3://BUCKET/PREFIX) instead of a catalog table")
 	f.StringVar(&o.policy, "policy", "", "policy file (YAML; see docs/policy.md)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "print what each step would do and change nothing")
 	cmd.MarkFlagsOneRequired("table", "delta")
@@ -82,22 +82,15 @@ applicable.`,
 
 func runMaintain(ctx context.Context, o *maintainOptions, p maintain.Policy) error {
 	cfg := maintain.Config{Policy: p, Logger: o.g.Logger(), DryRun: o.dryRun}
-	run := func(ctx context.Context, cfg maintain.Config) (*maintain.Report, error) {
-		return maintain.RunDelta(ctx, o.delta, cfg)
+	t, err := o.g.openTable(ctx, o.tbl.ref(), toChange.unlessDryRun(o.dryRun))
+	if err != nil {
+		return err
 	}
-	if o.delta == "" {
-		cat, spec, err := o.g.openCatalog(ctx)
-		if err != nil {
-			return err
-		}
-		cfg.CommitRetries = spec.Retries()
-		run = func(ctx context.Context, cfg maintain.Config) (*maintain.Report, error) {
-			return maintain.Run(ctx, cat, o.table, cfg)
-		}
-	}
+	defer t.Close()
+	cfg.CommitRetries = t.Retries
 	prog := newProgress(o.g, "maintain", "")
 	cfg.Progress = maintainProgress(prog)
-	rep, err := run(ctx, cfg)
+	rep, err := maintain.Run(ctx, t.Table, cfg)
 	prog.Done()
 	if rep == nil || len(rep.Steps) == 0 {
 		if errors.Is(err, maintain.ErrPolicy) {

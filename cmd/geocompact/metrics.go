@@ -20,9 +20,9 @@ import (
 func init() { register(newMetricsCmd) }
 
 type metricsOptions struct {
-	g       *globalOptions
-	table   string
-	delta   string
+	g *globalOptions
+	// tbl is the table to measure: --table, or --delta for a Delta table.
+	tbl     tableFlags
 	format  string
 	windows string
 }
@@ -70,8 +70,7 @@ collector never reads half a file.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.table, "table", "", "table to measure, NAMESPACE.TABLE")
-	f.StringVar(&o.delta, "delta", "", "Delta table to measure: a directory, file: URL or s3://BUCKET/PREFIX")
+	o.tbl.register(f, "table to measure, NAMESPACE.TABLE", "Delta table to measure")
 	f.StringVar(&o.format, "format", "text", "output format: text, json or prometheus (--json means json)")
 	f.StringVar(&o.windows, "windows", "", `JSON file of query windows [{"minx":..,"miny":..,"maxx":..,"maxy":..}, ...]: report the files each plans per partition`)
 	cmd.MarkFlagsOneRequired("table", "delta")
@@ -119,21 +118,14 @@ func runMetrics(ctx context.Context, o *metricsOptions) error {
 // measure returns the metrics of the --table or --delta table and the name
 // that labels them.
 func measure(ctx context.Context, o *metricsOptions, windows []spatial.Bound) (*maintain.TableMetrics, string, error) {
-	if o.delta != "" {
-		tbl, err := openDelta(ctx, o.delta)
-		if err != nil {
-			return nil, "", err
-		}
-		m, err := maintain.DeltaMetrics(ctx, tbl, windows)
-		return m, o.delta, err
-	}
-	tbl, done, err := loadTableForRead(ctx, o.g, o.table)
+	ref := o.tbl.ref()
+	t, err := o.g.openTable(ctx, ref, toDescribe)
 	if err != nil {
 		return nil, "", err
 	}
-	defer done()
-	m, err := maintain.MetricsWindows(ctx, tbl, windows)
-	return m, o.table, err
+	defer t.Close()
+	m, err := maintain.Measure(ctx, t.Table, windows)
+	return m, ref.String(), err
 }
 
 func writeMetricsTable(out io.Writer, name string, m *maintain.TableMetrics, human bool) error {

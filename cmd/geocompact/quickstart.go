@@ -236,11 +236,11 @@ func shellQuote(s string) string {
 
 // quickstartValidate validates every row of the demo table's geometry.
 func quickstartValidate(ctx context.Context, cat catalog.Catalog, name string, res *quickstartResult) error {
-	tbl, err := catalogs.LoadTable(ctx, cat, name)
+	tbl, err := icebergtable.Load(ctx, cat, name)
 	if err != nil {
 		return err
 	}
-	rep, err := tablecheck.Table(ctx, tbl, validate.DefaultConfig())
+	rep, err := tablecheck.Check(ctx, tbl.Describe(), validate.DefaultConfig())
 	if err != nil {
 		return err
 	}

@@ -9,8 +9,6 @@ import (
 	"github.com/geocompact/geocompact/cmd/internal/cli"
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/table"
-	"github.com/geocompact/geocompact/table/deltatable"
-	"github.com/geocompact/geocompact/table/icebergtable"
 	"github.com/geocompact/geocompact/table/layouts"
 )
 
@@ -90,18 +88,19 @@ Options take Iceberg's names (--option K=V, repeatable): ` + strings.Join(engine
 	return cmd
 }
 
+// ref is the table the flags name.
+func (o *rewriteOptions) ref() table.Ref { return table.Ref{Name: o.flags.Table, Location: o.delta} }
+
 // config checks the flags and builds the engine's config. Option names and
 // values are checked here, before the catalog is opened.
 func (o *rewriteOptions) config() (engine.Request, error) {
 	flags := o.flags
-	if o.delta != "" {
-		flags.Table = o.delta // a Delta table is named by its location
-	}
+	flags.Table = o.ref().String() // a Delta table is named by its location
 	cfg, err := flags.Request()
 	if err != nil {
 		return engine.Request{}, &usageError{err}
 	}
-	if o.purge && o.delta == "" {
+	if o.purge && !o.ref().IsDelta() {
 		return engine.Request{}, usageErrorf("--purge-deletion-vectors applies to a Delta table (--delta LOCATION): " +
 			"an Iceberg table's deletes are dropped by a rewrite of the files they apply to (--option delete-file-threshold=N)")
 	}
@@ -121,26 +120,16 @@ func parseKV(pairs []string) (map[string]string, error) {
 }
 
 func runRewrite(ctx context.Context, o *rewriteOptions, cfg engine.Request) error {
-	open := func(ctx context.Context) (table.Table, error) {
-		return deltatable.OpenLocation(ctx, o.delta, cfg.DryRun)
-	}
-	if o.delta == "" {
-		cat, spec, err := o.g.openCatalog(ctx)
-		if err != nil {
-			return err
-		}
-		cfg.CommitRetries = spec.Retries()
-		open = func(ctx context.Context) (table.Table, error) {
-			return icebergtable.Open(ctx, cat, o.flags.Table)
-		}
-	}
+	ref := o.ref()
 	p := newProgress(o.g, "rewrite", "")
 	cfg.Progress = rewriteProgress(p)
 	var res *engine.Result
-	t, err := open(ctx)
+	t, err := o.g.openTable(ctx, ref, toRewrite.unlessDryRun(cfg.DryRun))
 	var prep *engine.Prepared
 	if err == nil {
-		prep, err = engine.Prepare(ctx, t, cfg)
+		defer t.Close()
+		cfg.CommitRetries = t.Retries
+		prep, err = engine.Prepare(ctx, t.Table, cfg)
 	}
 	if err == nil {
 		// The soft limit leaves room for the files being written, whose

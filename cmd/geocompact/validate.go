@@ -10,9 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/geocompact/geocompact/cmd/internal/cli"
-	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/spatial"
-	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/validate"
 	"github.com/geocompact/geocompact/validate/tablecheck"
 )
@@ -21,8 +19,7 @@ func init() { register(newValidateCmd) }
 
 type validateOptions struct {
 	g        *globalOptions
-	table    string
-	delta    string
+	tbl      tableFlags
 	files    []string
 	cfg      validate.Config
 	crs      string
@@ -72,8 +69,8 @@ Warnings (those codes and bbox.antimeridian) do not fail a run unless
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.table, "table", "", "validate this table, NAMESPACE.TABLE, instead of files")
-	f.StringVar(&o.delta, "delta", "", "validate this Delta table (a directory, file: URL or s3://BUCKET/PREFIX) instead of files")
+	f.StringVar(&o.tbl.name, "table", "", "validate this table, NAMESPACE.TABLE, instead of files")
+	f.StringVar(&o.tbl.location, "delta", "", "validate this Delta table (a directory, file: URL or s3://BUCKET/PREFIX) instead of files")
 	f.Float64Var(&o.cfg.Tolerance, "tolerance", o.cfg.Tolerance, "largest allowed difference between a bbox column and the geometry's envelope")
 	f.BoolVar(&o.cfg.AllowNull, "allow-null", false, "accept null geometries")
 	f.IntVar(&o.cfg.MaxExamples, "max-examples", o.cfg.MaxExamples, "offending rows to show per input")
@@ -86,7 +83,7 @@ Warnings (those codes and bbox.antimeridian) do not fail a run unless
 
 func (o *validateOptions) complete() error {
 	inputs := 0
-	for _, given := range []bool{o.table != "", o.delta != "", len(o.files) > 0} {
+	for _, given := range []bool{o.tbl.name != "", o.tbl.location != "", len(o.files) > 0} {
 		if given {
 			inputs++
 		}
@@ -131,7 +128,7 @@ type inputReport struct {
 
 func runValidate(ctx context.Context, o *validateOptions) error {
 	var res validateResult
-	if o.table != "" || o.delta != "" {
+	if o.tbl.set() {
 		ir, err := validateTable(ctx, o)
 		if err != nil {
 			return err
@@ -177,44 +174,12 @@ func validateTable(ctx context.Context, o *validateOptions) (*inputReport, error
 }
 
 func validateTableReport(ctx context.Context, o *validateOptions) (*validate.TableReport, error) {
-	if o.delta != "" {
-		tbl, err := openDelta(ctx, o.delta)
-		if err != nil {
-			return nil, err
-		}
-		return tablecheck.Delta(ctx, tbl, o.delta, o.cfg)
-	}
-	cat, _, err := o.g.openCatalog(ctx)
+	t, err := o.g.openTable(ctx, o.tbl.ref(), toRead)
 	if err != nil {
 		return nil, err
 	}
-	tbl, err := catalogs.LoadTable(ctx, cat, o.table)
-	if err != nil {
-		return nil, err
-	}
-	tr, err := tablecheck.Table(ctx, tbl, o.cfg)
-	if err != nil {
-		return nil, err
-	}
-	tr.Table = o.table
-	return tr, nil
-}
-
-// openDelta opens the Delta table at location for a read-only command,
-// refusing a location that holds no Delta log.
-func openDelta(ctx context.Context, location string) (*delta.Table, error) {
-	tbl, err := delta.Open(ctx, location)
-	if err != nil {
-		return nil, fmt.Errorf("open Delta table %s: %w", location, err)
-	}
-	files, err := tbl.Store.List(ctx, delta.LogDir, false)
-	switch {
-	case err != nil:
-		return nil, fmt.Errorf("open Delta table %s: %w", location, err)
-	case len(files) == 0:
-		return nil, fmt.Errorf("open Delta table %s: %w: give the table's root directory, the one holding %s", location, delta.ErrNotATable, delta.LogDir)
-	}
-	return tbl, nil
+	defer t.Close()
+	return tablecheck.Check(ctx, t.Table, o.cfg)
 }
 
 // writeValidateResult prints res as JSON or, by default, as one block per

@@ -7,10 +7,15 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/apache/iceberg-go/catalog"
+
 	"github.com/geocompact/geocompact/alter"
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/sql"
+	"github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/catalogs"
+	"github.com/geocompact/geocompact/table/deltatable"
+	"github.com/geocompact/geocompact/table/icebergtable"
 )
 
 // Result columns of ALTER TABLE: the layout the table records afterwards
@@ -35,7 +40,7 @@ func (s *Script) prepareAlter(ctx context.Context, st sql.Statement, cats Catalo
 	a := st.Alter
 	req := alterRequest(a)
 	if a.Location != "" {
-		if err := alter.ValidateDelta(ctx, a.Location, req); err != nil {
+		if err := validateAlter(ctx, a, nil, "", req); err != nil {
 			return nil, fmt.Errorf("ALTER TABLE %s: %w", a.Location, err)
 		}
 		return &step{call: sql.Call{Statement: st}}, nil
@@ -48,7 +53,7 @@ func (s *Script) prepareAlter(ctx context.Context, st sql.Statement, cats Catalo
 	if err != nil {
 		return nil, err
 	}
-	if err := alter.Validate(ctx, stp.cat, call.Table, req); err != nil {
+	if err := validateAlter(ctx, a, stp.cat, call.Table, req); err != nil {
 		return nil, fmt.Errorf("ALTER TABLE %s: %w", call.Table, err)
 	}
 	return stp, nil
@@ -72,11 +77,10 @@ func (s *Script) runAlter(ctx context.Context, st *step, res *Result) error {
 	if err := checkUnset(a, props); err != nil {
 		return err
 	}
+	t, err := alterTable(ctx, a, st.cat, st.call.Table)
 	var out *alter.Result
-	if a.Location != "" {
-		out, err = alter.ApplyDelta(ctx, a.Location, req, 0)
-	} else {
-		out, err = alter.Apply(ctx, st.cat, st.call.Table, req)
+	if err == nil {
+		out, err = alter.Apply(ctx, t, req)
 	}
 	if err != nil {
 		return fmt.Errorf("ALTER TABLE %s: %w", a.TableName(), err)
@@ -89,6 +93,26 @@ func (s *Script) runAlter(ctx context.Context, st *step, res *Result) error {
 		res.add(layout, source, cmp.Or(out.SortOrder, "unsorted"))
 	}
 	return nil
+}
+
+// alterTable opens the table an ALTER TABLE statement alters: the Delta
+// table at its location, else the table called name in cat.
+func alterTable(ctx context.Context, a *sql.Alter, cat catalog.Catalog, name string) (table.Table, error) {
+	if a.Location != "" {
+		// delta.Table.SetProperties refuses a table it cannot write.
+		return deltatable.OpenLocation(ctx, a.Location, true)
+	}
+	return icebergtable.Open(ctx, cat, name)
+}
+
+// validateAlter checks req against the table an ALTER TABLE statement
+// alters, committing nothing.
+func validateAlter(ctx context.Context, a *sql.Alter, cat catalog.Catalog, name string, req alter.Request) error {
+	t, err := alterTable(ctx, a, cat, name)
+	if err != nil {
+		return err
+	}
+	return alter.Validate(ctx, t, req)
 }
 
 // alterProperties returns the table's properties when the statement

@@ -14,7 +14,10 @@ import (
 	"github.com/geocompact/geocompact/delta/deltatest"
 	"github.com/geocompact/geocompact/sql"
 	"github.com/geocompact/geocompact/sql/procedure"
+	format "github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/catalogs"
+	"github.com/geocompact/geocompact/table/deltatable"
+	"github.com/geocompact/geocompact/table/icebergtable"
 	"github.com/geocompact/geocompact/table/layouts"
 	"github.com/geocompact/geocompact/table/optval"
 )
@@ -119,7 +122,9 @@ func TestAlterMatchesCLI(t *testing.T) {
 	for _, s := range steps {
 		_, err := run(t, s.sql, cats, procedure.Options{})
 		require.NoError(t, err, s.sql)
-		_, err = alter.Apply(t.Context(), cat, "geo.t", s.req)
+		tbl, err := icebergtable.Open(t.Context(), cat, "geo.t")
+		require.NoError(t, err)
+		_, err = alter.Apply(t.Context(), tbl, s.req)
 		require.NoError(t, err, s.sql)
 		viaCLI, viaSQL := loadTable(t, cat, "geo.t"), loadTable(t, cat, "geo.u")
 		assert.Equal(t, viaCLI.Properties(), viaSQL.Properties(), s.sql)
@@ -127,8 +132,17 @@ func TestAlterMatchesCLI(t *testing.T) {
 	}
 }
 
+// openDelta is the Delta table at dir, opened as the alter command opens
+// it.
+func openDelta(t *testing.T, dir string) format.Table {
+	t.Helper()
+	tbl, err := deltatable.OpenLocation(t.Context(), dir, false)
+	require.NoError(t, err)
+	return tbl
+}
+
 // TestAlterDelta runs ALTER TABLE on Delta tables: the result matches
-// the alter command's ApplyDelta, and protocol properties, Iceberg's
+// the alter command's Apply, and protocol properties, Iceberg's
 // target size key and missing columns are refused before anything runs.
 func TestAlterDelta(t *testing.T) {
 	dirA, dirB := t.TempDir(), t.TempDir()
@@ -141,9 +155,9 @@ func TestAlterDelta(t *testing.T) {
 	require.Len(t, res, 2)
 	assert.Equal(t, dirA, res[1].Location)
 	assert.Equal(t, []any{"zorder(bbox_minx, bbox_miny)", layouts.FromProperty, int64(5)}, res[1].Rows[0].Values)
-	_, err = alter.ApplyDelta(t.Context(), dirB, alter.Request{Set: map[string]string{"delta.targetFileSize": "2MiB", "team": "maps"}}, 0)
+	_, err = alter.Apply(t.Context(), openDelta(t, dirB), alter.Request{Set: map[string]string{"delta.targetFileSize": "2MiB", "team": "maps"}})
 	require.NoError(t, err)
-	_, err = alter.ApplyDelta(t.Context(), dirB, alter.Request{SortOrder: "zorder(bbox_minx, bbox_miny)"}, 0)
+	_, err = alter.Apply(t.Context(), openDelta(t, dirB), alter.Request{SortOrder: "zorder(bbox_minx, bbox_miny)"})
 	require.NoError(t, err)
 	assert.Equal(t, deltatest.Snapshot(t, b).Metadata.Configuration, deltatest.Snapshot(t, a).Metadata.Configuration)
 	assert.Equal(t, "2097152", deltatest.Snapshot(t, a).Metadata.Configuration[delta.PropTargetFileSize])

@@ -4,8 +4,8 @@
 // rewrite_manifests are maintain's Expire, RemoveOrphans and
 // RewriteManifests. Delta Lake's VACUUM is delta.Table.Vacuum, the vacuum
 // command's own code; OPTIMIZE is table/deltatable's rewrite, as
-// rewrite --delta runs it. ALTER TABLE is alter's Apply or
-// ApplyDelta, the alter command's own code. A script is checked whole
+// rewrite --delta runs it. ALTER TABLE is alter's Apply, the alter
+// command's own code. A script is checked whole
 // before its first statement runs, so a typo in the last statement
 // changes nothing.
 package procedure

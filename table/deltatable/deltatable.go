@@ -4,6 +4,8 @@
 // per-file statistics, and commits an OPTIMIZE (remove and add actions
 // with dataChange=false) with Delta's put-if-absent of the next version.
 // The plan, layouts, sorts, validation and verification are the engine's.
+// For a maintenance run, its Format also takes the census of the log's
+// latest version and vacuums the table (maintain.go).
 package deltatable
 
 import (

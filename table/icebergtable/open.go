@@ -29,18 +29,32 @@ func Open(ctx context.Context, cat catalog.Catalog, name string) (format.Table, 
 // Load loads the table called name in cat and the live files of its
 // current snapshot (none when it has no snapshot).
 func Load(ctx context.Context, cat catalog.Catalog, name string) (*Table, error) {
-	cat = catalogs.Wrap(cat)
-	tbl, err := catalogs.LoadTable(ctx, cat, name)
+	tbl, err := catalogs.LoadTable(ctx, catalogs.Wrap(cat), name)
 	if err != nil {
 		return nil, err
 	}
-	t := &Table{Catalog: cat, Name: name, Table: tbl}
-	snap := tbl.CurrentSnapshot()
-	if snap == nil {
+	return Loaded(ctx, cat, name, tbl)
+}
+
+// Unplanned is tbl, loaded from cat as name, at its current snapshot
+// with its files not planned: enough to read its metadata and to change
+// its properties, not to rewrite it (its Describe has no Files).
+func Unplanned(cat catalog.Catalog, name string, tbl *table.Table) *Table {
+	t := &Table{Catalog: catalogs.Wrap(cat), Name: name, Table: tbl}
+	if snap := tbl.CurrentSnapshot(); snap != nil {
+		t.SnapshotID = snap.SnapshotID
+	}
+	return t
+}
+
+// Loaded is Load of tbl, already loaded from cat as name.
+func Loaded(ctx context.Context, cat catalog.Catalog, name string, tbl *table.Table) (*Table, error) {
+	t := Unplanned(cat, name, tbl)
+	if tbl.CurrentSnapshot() == nil {
 		return t, nil
 	}
-	t.SnapshotID = snap.SnapshotID
-	if t.All, err = catalogs.PlanFiles(ctx, tbl.Scan(table.WithSnapshotID(snap.SnapshotID))); err != nil {
+	var err error
+	if t.All, err = catalogs.PlanFiles(ctx, tbl.Scan(table.WithSnapshotID(t.SnapshotID))); err != nil {
 		return nil, fmt.Errorf("plan files of %s: %w", name, err)
 	}
 	return t, nil

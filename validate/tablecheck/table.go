@@ -7,92 +7,67 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"strings"
 	"sync"
 	"time"
 
-	iceio "github.com/apache/iceberg-go/io"
-	"github.com/apache/iceberg-go/table"
-
 	"github.com/geocompact/geocompact/spatial"
-	"github.com/geocompact/geocompact/spatial/icebergspatial"
-	"github.com/geocompact/geocompact/table/catalogs"
+	"github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/validate"
 )
 
-// Table validates tbl: its geometry metadata (the geometry column and
+// Source is what validating a table asks of its format (the table's
+// Format): table/icebergtable and table/deltatable implement it.
+type Source interface {
+	// CheckColumns returns the table's spatial columns, the geometry
+	// column named column when set, and the properties its spatial
+	// metadata is checked against.
+	CheckColumns(column string) (spatial.Columns, map[string]string, error)
+	// ReportPath is how the live file f is named in the report.
+	ReportPath(f table.PlanFile) (string, error)
+	// CheckFile validates the live file f against cols with cfg's
+	// checks. A file that cannot be found or opened is an error; one
+	// that cannot be read is a file.corrupt finding.
+	CheckFile(ctx context.Context, f table.PlanFile, cols spatial.Columns, cfg validate.Config) (*validate.Report, error)
+}
+
+// Check validates t: its geometry metadata (the geometry column and
 // encoding, the CRS property, the bbox columns of a WKB table) and then
-// every data file of the current snapshot, cfg.Parallelism at a time,
-// read through the table's FileIO. Files are checked against the table's
-// geometry column and CRS. A file that cannot be opened is an error; a
-// corrupt one is a file.corrupt finding.
-func Table(ctx context.Context, tbl *table.Table, cfg validate.Config) (*validate.TableReport, error) {
+// every live file of its version, cfg.Parallelism at a time, as its
+// format reads them (an Iceberg file whole, a Delta file's live rows).
+// The report names the table t.Name and holds its version as
+// SnapshotID.
+func Check(ctx context.Context, t table.Table, cfg validate.Config) (*validate.TableReport, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	rep := &validate.TableReport{Table: strings.Join(tbl.Identifier(), "."), Metadata: validate.NewReport(cfg), Total: validate.NewReport(cfg)}
-	props := maps.Clone(map[string]string(tbl.Properties()))
-	if props == nil {
-		props = map[string]string{}
+	src, ok := t.Format.(Source)
+	if !ok {
+		return nil, fmt.Errorf("validate %s: its format does not support validation", t.Name)
 	}
-	cols, err := icebergspatial.Columns(tbl.Schema(), props, cfg.Column)
+	rep := &validate.TableReport{Table: t.Name, SnapshotID: t.Version, Metadata: validate.NewReport(cfg), Total: validate.NewReport(cfg)}
+	cols, props, err := src.CheckColumns(cfg.Column)
 	if err != nil {
 		rep.ColumnProblem(err)
 		return rep, nil
 	}
 	checkTableMetadata(&rep.Metadata, cols, props, cfg)
 	rep.Total.Merge(rep.Metadata)
-
-	snap := tbl.CurrentSnapshot()
-	if snap == nil {
-		return rep, nil
+	paths := make([]string, len(t.Files))
+	for i, f := range t.Files {
+		if paths[i], err = src.ReportPath(f); err != nil {
+			return nil, err
+		}
 	}
-	rep.SnapshotID = snap.SnapshotID
-	tasks, err := catalogs.PlanFiles(ctx, tbl.Scan())
+	err = validateEach(ctx, rep, paths, cfg, func(i int) (*validate.Report, error) {
+		return src.CheckFile(ctx, t.Files[i], cols, cfg)
+	})
 	if err != nil {
-		return nil, fmt.Errorf("plan files of %s: %w", rep.Table, err)
-	}
-	fsys, err := tbl.FS(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("open file IO of %s: %w", rep.Table, err)
-	}
-	// Files are read as the table defines them: its geometry column, and
-	// its CRS in place of GeoParquet metadata iceberg-go does not write.
-	fileCfg := cfg
-	fileCfg.Column = cols.Geometry
-	fileCfg.Props = maps.Clone(props)
-	fileCfg.Props[spatial.PropCRS] = cols.CRS
-	fileCfg.CRS = cols.CRS
-
-	if err := validateFiles(ctx, rep, fsys, tasks, fileCfg); err != nil {
 		return nil, err
 	}
 	for _, f := range rep.Files {
 		rep.Total.Merge(f.Report)
 	}
 	return rep, nil
-}
-
-// validateFiles validates the tasks' data files, par at a time, into
-// rep.Files in task order.
-func validateFiles(ctx context.Context, rep *validate.TableReport, fsys iceio.IO, tasks []table.FileScanTask, cfg validate.Config) error {
-	paths := make([]string, len(tasks))
-	for i, task := range tasks {
-		paths[i] = task.File.FilePath()
-	}
-	return validateEach(ctx, rep, paths, cfg, func(i int) (*validate.Report, error) {
-		f, err := fsys.Open(paths[i])
-		if err != nil {
-			return nil, fmt.Errorf("open %s: %w", paths[i], err)
-		}
-		defer f.Close()
-		r, err := validate.Reader(ctx, f, cfg)
-		if err != nil {
-			return nil, fmt.Errorf("validate %s: %w", paths[i], err)
-		}
-		return r, nil
-	})
 }
 
 // validateEach validates the files at paths with check, cfg.Parallelism at

@@ -15,6 +15,7 @@ import (
 	"github.com/geocompact/geocompact/sql"
 	"github.com/geocompact/geocompact/sql/procedure"
 	"github.com/geocompact/geocompact/table/catalogs"
+	"github.com/geocompact/geocompact/table/deltatable"
 	"github.com/geocompact/geocompact/table/layouts"
 	"github.com/geocompact/geocompact/table/optval"
 	"github.com/geocompact/geocompact/table/where"
@@ -57,7 +58,7 @@ var phrases = []struct {
 	{alter.ErrNothing, "nothing to alter: give --curve, --sort-order, --unsorted, --set KEY=VALUE or --unset KEY"},
 	{alter.ErrLayoutTwice, fmt.Sprintf("give the layout by --curve or --sort-order, or by --set %s, not both", layouts.Prop)},
 	{alter.ErrUnsortedAndProp, fmt.Sprintf("--unsorted removes %s: do not --set it too", layouts.Prop)},
-	{alter.ErrDeltaTarget, fmt.Sprintf("a Delta table's target file size is %s, which other Delta writers honour too: use --set %s=128MiB",
+	{deltatable.ErrTargetFileSize, fmt.Sprintf("a Delta table's target file size is %s, which other Delta writers honour too: use --set %s=128MiB",
 		delta.PropTargetFileSize, delta.PropTargetFileSize)},
 	{ingest.ErrNoTable, "use --create to make it from the files"},
 	{ingest.ErrPartitioning, "drop --partition-by"},

@@ -1,4 +1,4 @@
-package bench
+package deltatable
 
 import (
 	"cmp"
@@ -13,6 +13,7 @@ import (
 	"strconv"
 
 	"github.com/geocompact/geocompact/delta"
+	"github.com/geocompact/geocompact/table"
 )
 
 // deltaLog is what a walk of a Delta table's commits tells about arrival.
@@ -36,31 +37,42 @@ type logPos struct{ version, pos int64 }
 // commitRe matches a commit file's name.
 var commitRe = regexp.MustCompile(`^(\d{20})\.json$`)
 
-// deltaArrival returns the adds whose live rows, read in order, are the
-// rows of snap (whose files are files) in arrival order, and where that
-// order came from. Arrival is the order commits added the rows with
-// dataChange: by version, then by position in the commit, then by row.
-// Rewrites (OPTIMIZE, dataChange false) move rows without changing their
-// arrival, so the files the appends added stand for the current rows as
-// long as every commit is in the log, none removed rows, no current file
-// has a deletion vector, every added file is still on storage (VACUUM
-// deletes them) and the row counts agree (ArrivalHistory). Otherwise the
-// current files are read in the order their adds were committed
-// (ArrivalFiles); files known only from a checkpoint come first.
-func deltaArrival(ctx context.Context, tbl *delta.Table, snap *delta.Snapshot, files []fileInfo) ([]*delta.Add, ArrivalSource, error) {
-	lg, err := walkLog(ctx, tbl, snap.Version)
+// PartitionColumns are the table's partition columns, in order.
+func (f *format) PartitionColumns() []string { return f.snap.Metadata.PartitionColumns }
+
+// OpenFile opens the file pf of the table for reading.
+func (f *format) OpenFile(ctx context.Context, pf table.PlanFile) (table.File, error) {
+	p, err := add(pf).DecodedPath()
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	var rows int64
-	for i, add := range snap.Files {
+	return f.t.Store.Open(ctx, p)
+}
+
+// Arrival returns files whose live rows, read in order (Read), are the
+// table's rows in arrival order, and whether that order comes from the
+// log's history; rows is how many live rows the table holds. Arrival is
+// the order commits added the rows with dataChange: by version, then by
+// position in the commit, then by row. Rewrites (OPTIMIZE, dataChange
+// false) move rows without changing their arrival, so the files the
+// appends added stand for the current rows as long as every commit is in
+// the log, none removed rows, no live file has a deletion vector, every
+// added file is still on storage (VACUUM deletes them) and the row counts
+// agree (history true). Otherwise the live files are read in the order
+// their adds were committed (history false); files known only from a
+// checkpoint come first.
+func (f *format) Arrival(ctx context.Context, rows int64) ([]table.PlanFile, bool, error) {
+	lg, err := walkLog(ctx, f.t, f.snap.Version)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, add := range f.snap.Files {
 		lg.ok = lg.ok && add.DeletionVector == nil
-		rows += int64(len(files[i].rows))
 	}
-	if lg.ok && historyStands(ctx, tbl, lg.appended, rows) {
-		return lg.appended, ArrivalHistory, nil
+	if lg.ok && historyStands(ctx, f.t, lg.appended, rows) {
+		return f.readable(lg.appended), true, nil
 	}
-	adds := slices.Clone(snap.Files)
+	adds := slices.Clone(f.snap.Files)
 	key := func(a *delta.Add) logPos {
 		p, _ := a.DecodedPath()
 		if at, ok := lg.addedAt[p]; ok {
@@ -72,7 +84,17 @@ func deltaArrival(ctx context.Context, tbl *delta.Table, snap *delta.Snapshot, f
 		ka, kb := key(a), key(b)
 		return cmp.Or(cmp.Compare(ka.version, kb.version), cmp.Compare(ka.pos, kb.pos))
 	})
-	return adds, ArrivalFiles, nil
+	return f.readable(adds), false, nil
+}
+
+// readable describes adds for Read, which needs only the add actions:
+// each is named by its path as the log records it.
+func (f *format) readable(adds []*delta.Add) []table.PlanFile {
+	out := make([]table.PlanFile, len(adds))
+	for i, a := range adds {
+		out[i] = table.PlanFile{Path: a.Path, Size: a.Size, File: a}
+	}
+	return out
 }
 
 // historyStands reports whether the appended files are all on storage and

@@ -1,4 +1,4 @@
-package inspect
+package deltatable
 
 import (
 	"context"
@@ -9,17 +9,17 @@ import (
 	"time"
 
 	"github.com/geocompact/geocompact/delta"
-	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/table"
 )
 
-// DeltaKinds are the kinds DeltaRows reads.
-var DeltaKinds = []Kind{Files, History}
+// MetadataTables are the metadata tables a Delta table has: its live
+// files and its commits.
+var MetadataTables = []string{"files", "history"}
 
-// DeltaRows reads a Delta table's files or history as rows, keyed like the
-// Iceberg metadata tables Rows reads where they agree, so scripts work on
-// both.
+// MetadataRows reads f's table's files or history as rows, keyed like
+// Iceberg's metadata tables where they agree, so scripts work on both.
 //
-// Files has one row per live file of the latest version: file_path (the
+// Files has one row per live file of the version: file_path (the
 // file's name on disk: the log's path percent-decoded, relative to the
 // table or absolute as the log names it; the stored form when it does not
 // decode), partition (a Row of the
@@ -33,30 +33,34 @@ var DeltaKinds = []Kind{Files, History}
 // timestamp, operation, operation_parameters, operation_metrics,
 // read_version, is_blind_append and engine_info (nil when the commit has
 // no commitInfo or the writer left them out).
-func DeltaRows(ctx context.Context, tbl *delta.Table, kind Kind) ([]Row, error) {
-	switch kind {
-	case Files:
-		s, err := tbl.Snapshot(ctx)
+func (f *format) MetadataRows(ctx context.Context, name string) ([]table.Row, error) {
+	switch name {
+	case "files":
+		return deltaFiles(f.snap), nil
+	case "history":
+		h, err := f.t.History(ctx)
 		if err != nil {
-			return nil, err
-		}
-		return deltaFiles(s), nil
-	case History:
-		h, err := tbl.History(ctx)
-		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("inspect %s: %w", f.name, err)
 		}
 		return deltaHistory(h), nil
 	}
-	return nil, fmt.Errorf("%w %q for a Delta table, want files or history", ErrKind, kind)
+	return nil, fmt.Errorf("%w %q for a Delta table, want files or history", table.ErrMetadataTable, name)
 }
 
-func deltaFiles(s *delta.Snapshot) []Row {
+// TableSchema describes f's table as an Iceberg table is described:
+// Table is its name, Format the protocol versions, FormatVersion 0;
+// column ids are column mapping ids, else positions from 1; the geometry
+// is what delta.Snapshot.SpatialColumns finds. Delta tables have no sort
+// order; LastRewrite is the latest commit's operation when it is an
+// OPTIMIZE, with its parameters.
+func (f *format) TableSchema() table.TableSchema { return deltaSchema(f.snap, f.name) }
+
+func deltaFiles(s *delta.Snapshot) []table.Row {
 	cols, _ := s.SpatialColumns("")
 	mode := s.ColumnMapping()
-	rows := make([]Row, 0, len(s.Files))
+	rows := make([]table.Row, 0, len(s.Files))
 	for _, f := range s.Files {
-		part := Row{}
+		part := table.Row{}
 		for _, name := range s.Metadata.PartitionColumns {
 			key := name
 			if sf := s.Schema.Field(name); sf != nil {
@@ -66,7 +70,7 @@ func deltaFiles(s *delta.Snapshot) []Row {
 			if raw := f.PartitionValues[key]; raw != nil {
 				v = *raw
 			}
-			part = append(part, Field{Key: name, Value: v})
+			part = append(part, table.Field{Key: name, Value: v})
 		}
 		var records, bbox, dv any = nil, nil, int64(0)
 		if st, err := f.ParsedStats(); err == nil && st != nil {
@@ -82,17 +86,17 @@ func deltaFiles(s *delta.Snapshot) []Row {
 		if err != nil {
 			name = f.Path
 		}
-		rows = append(rows, Row{
-			{"file_path", name}, {"partition", part}, {"record_count", records},
-			{"file_size_in_bytes", f.Size}, {"modification_time", time.UnixMilli(f.ModificationTime).UTC()},
-			{"bbox", bbox}, {"deletion_vector_cardinality", dv},
+		rows = append(rows, table.Row{
+			{Key: "file_path", Value: name}, {Key: "partition", Value: part}, {Key: "record_count", Value: records},
+			{Key: "file_size_in_bytes", Value: f.Size}, {Key: "modification_time", Value: time.UnixMilli(f.ModificationTime).UTC()},
+			{Key: "bbox", Value: bbox}, {Key: "deletion_vector_cardinality", Value: dv},
 		})
 	}
 	return rows
 }
 
-func deltaHistory(h []delta.VersionInfo) []Row {
-	rows := make([]Row, 0, len(h))
+func deltaHistory(h []delta.VersionInfo) []table.Row {
+	rows := make([]table.Row, 0, len(h))
 	for _, v := range h {
 		var op, params, metrics, readVersion, blind, engine any
 		if ci := v.Info; ci != nil {
@@ -110,26 +114,20 @@ func deltaHistory(h []delta.VersionInfo) []Row {
 				blind = *ci.IsBlindAppend
 			}
 		}
-		rows = append(rows, Row{
-			{"version", v.Version}, {"timestamp", v.Timestamp}, {"operation", op},
-			{"operation_parameters", params}, {"operation_metrics", metrics},
-			{"read_version", readVersion}, {"is_blind_append", blind}, {"engine_info", engine},
+		rows = append(rows, table.Row{
+			{Key: "version", Value: v.Version}, {Key: "timestamp", Value: v.Timestamp}, {Key: "operation", Value: op},
+			{Key: "operation_parameters", Value: params}, {Key: "operation_metrics", Value: metrics},
+			{Key: "read_version", Value: readVersion}, {Key: "is_blind_append", Value: blind}, {Key: "engine_info", Value: engine},
 		})
 	}
 	return rows
 }
 
-// DeltaSchema describes a Delta table's latest version as Schema describes
-// an Iceberg table: Table is name, Format the protocol versions,
-// FormatVersion 0; column ids are column mapping ids, else positions from 1;
-// the geometry is what delta.Snapshot.SpatialColumns finds. Delta tables
-// have no sort order; LastRewrite is the latest commit's operation when it
-// is an OPTIMIZE, with its parameters.
-func DeltaSchema(s *delta.Snapshot, name string) TableSchema {
-	out := TableSchema{
+func deltaSchema(s *delta.Snapshot, name string) table.TableSchema {
+	out := table.TableSchema{
 		Table:         name,
 		Format:        fmt.Sprintf("delta (reader v%d, writer v%d)", s.Protocol.MinReaderVersion, s.Protocol.MinWriterVersion),
-		Columns:       []Column{},
+		Columns:       []table.SchemaColumn{},
 		Properties:    maps.Clone(s.Metadata.Configuration),
 		PartitionSpec: strings.Join(s.Metadata.PartitionColumns, ", "),
 		SortOrder:     "unsorted",
@@ -145,13 +143,13 @@ func DeltaSchema(s *delta.Snapshot, name string) TableSchema {
 		if !ok {
 			id = i + 1
 		}
-		out.Columns = append(out.Columns, Column{ID: id, Name: f.Name, Type: delta.TypeString(f.Type), Required: !f.Nullable})
+		out.Columns = append(out.Columns, table.SchemaColumn{ID: id, Name: f.Name, Type: delta.TypeString(f.Type), Required: !f.Nullable})
 	}
 	cols, err := s.SpatialColumns("")
 	if err != nil {
 		out.GeometryProblem = err.Error()
 	} else {
-		out.Geometry = geometryOf(cols)
+		out.Geometry = table.GeometryOf(cols)
 	}
 	if ci := s.CommitInfo; ci != nil && ci.Operation == "OPTIMIZE" {
 		var params []string
@@ -161,21 +159,4 @@ func DeltaSchema(s *delta.Snapshot, name string) TableSchema {
 		out.LastRewrite = strings.TrimSpace("OPTIMIZE " + strings.Join(params, " "))
 	}
 	return out
-}
-
-// geometryOf is the Geometry of resolved columns: the flat bbox columns,
-// or a covering's fields as column.field.
-func geometryOf(cols spatial.Columns) *Geometry {
-	g := &Geometry{Column: cols.Geometry, Encoding: cols.Encoding, CRS: cols.CRS, CRSSource: cols.CRSSource, BBoxColumns: []string{}}
-	for _, b := range cols.BBox {
-		if b != "" {
-			g.BBoxColumns = append(g.BBoxColumns, b)
-		}
-	}
-	if len(g.BBoxColumns) == 0 && cols.Covering != "" {
-		for _, f := range cols.CoveringFields {
-			g.BBoxColumns = append(g.BBoxColumns, cols.Covering+"."+f)
-		}
-	}
-	return g
 }

@@ -1,4 +1,4 @@
-package inspect_test
+package deltatable_test
 
 import (
 	"path/filepath"
@@ -12,9 +12,19 @@ import (
 	"github.com/geocompact/geocompact/inspect"
 	"github.com/geocompact/geocompact/internal/testing/testenv"
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/table"
+	"github.com/geocompact/geocompact/table/deltatable"
 )
 
-func TestDeltaRowsFiles(t *testing.T) {
+// described is tbl's latest version as inspect reads it.
+func described(t *testing.T, tbl *delta.Table, name string) table.Table {
+	t.Helper()
+	d, err := deltatable.Open(t.Context(), tbl, name, true)
+	require.NoError(t, err)
+	return d
+}
+
+func TestInspectFiles(t *testing.T) {
 	tbl := deltatest.Create(t, t.TempDir(), deltatest.Options{Partitioned: true, Covering: true, ColumnMapping: "name"})
 	a := deltatest.WriteFile(t, tbl, "a.parquet", "x", 0, deltatest.Point(t, 1, 2), deltatest.Point(t, 3, -1))
 	b := deltatest.WriteFile(t, tbl, "b.parquet", "y", 2, deltatest.Point(t, 0, 0))
@@ -23,7 +33,7 @@ func TestDeltaRowsFiles(t *testing.T) {
 	deltatest.Append(t, tbl, a, b)
 	deltatest.DeleteRows(t, tbl, a, 1)
 
-	rows, err := inspect.DeltaRows(t.Context(), tbl, inspect.Files)
+	rows, err := inspect.Rows(t.Context(), described(t, tbl, "lake"), inspect.Files)
 	require.NoError(t, err)
 	require.Len(t, rows, 2)
 	get := func(r inspect.Row, k string) any { v, ok := r.Get(k); require.True(t, ok, k); return v }
@@ -38,16 +48,16 @@ func TestDeltaRowsFiles(t *testing.T) {
 	assert.Nil(t, get(rows[1], "bbox"))
 	assert.Equal(t, int64(0), get(rows[1], "deletion_vector_cardinality"))
 
-	_, err = inspect.DeltaRows(t.Context(), tbl, inspect.Manifests)
+	_, err = inspect.Rows(t.Context(), described(t, tbl, "lake"), inspect.Manifests)
 	require.ErrorIs(t, err, inspect.ErrKind)
 }
 
-func TestDeltaRowsGoldenRecordsMinusDeletes(t *testing.T) {
+func TestInspectFilesGoldenRecordsMinusDeletes(t *testing.T) {
 	// The files' records less their deletion vectors' rows are the rows a
 	// read returns.
 	tbl, err := delta.OpenLocal(filepath.Join(testenv.DeltaGolden(t), "dv-partitioned-with-checkpoint"))
 	require.NoError(t, err)
-	rows, err := inspect.DeltaRows(t.Context(), tbl, inspect.Files)
+	rows, err := inspect.Rows(t.Context(), described(t, tbl, "lake"), inspect.Files)
 	require.NoError(t, err)
 	var live, deleted int64
 	for _, r := range rows {
@@ -60,10 +70,10 @@ func TestDeltaRowsGoldenRecordsMinusDeletes(t *testing.T) {
 	assert.Equal(t, deltatest.LiveRows(t, tbl), live)
 }
 
-func TestDeltaRowsHistory(t *testing.T) {
+func TestInspectHistory(t *testing.T) {
 	tbl := deltatest.Create(t, t.TempDir(), deltatest.Options{})
 	deltatest.Append(t, tbl, deltatest.WriteFile(t, tbl, "a.parquet", "", 0, deltatest.Point(t, 1, 2)))
-	rows, err := inspect.DeltaRows(t.Context(), tbl, inspect.History)
+	rows, err := inspect.Rows(t.Context(), described(t, tbl, "lake"), inspect.History)
 	require.NoError(t, err)
 	require.Len(t, rows, 2)
 	v0, _ := rows[0].Get("version")
@@ -76,11 +86,10 @@ func TestDeltaRowsHistory(t *testing.T) {
 	assert.Equal(t, int64(0), rv)
 }
 
-func TestDeltaSchema(t *testing.T) {
+func TestInspectSchema(t *testing.T) {
 	tbl := deltatest.Create(t, t.TempDir(), deltatest.Options{Partitioned: true, Covering: true, ColumnMapping: "name"})
-	s, err := tbl.Snapshot(t.Context())
+	got, err := inspect.Schema(described(t, tbl, "lake/pings"))
 	require.NoError(t, err)
-	got := inspect.DeltaSchema(s, "lake/pings")
 	assert.Equal(t, "delta (reader v3, writer v7)", got.Format)
 	assert.Equal(t, "part", got.PartitionSpec)
 	require.NotNil(t, got.Geometry, got.GeometryProblem)

@@ -7,7 +7,7 @@ import (
 )
 
 // FormatDelta is Report.Format and TableMetrics.Format for a Delta table
-// (RunDelta, DeltaMetrics).
+// (Run, Measure).
 const FormatDelta = table.FormatDelta
 
 // deltaTableMetrics is TableMetrics as a Delta table's metrics encode it:

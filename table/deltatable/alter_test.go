@@ -1,4 +1,4 @@
-package alter_test
+package deltatable_test
 
 import (
 	"testing"
@@ -12,6 +12,7 @@ import (
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/internal/testing/enginetest"
 	"github.com/geocompact/geocompact/table"
+	"github.com/geocompact/geocompact/table/deltatable"
 	"github.com/geocompact/geocompact/table/layouts"
 	"github.com/geocompact/geocompact/table/optval"
 )
@@ -23,13 +24,22 @@ func smallDeltaTable(t *testing.T) (*delta.Table, string) {
 	return deltatest.Fragmented(t, dir, 4, 50, deltatest.Options{}), dir
 }
 
-// TestApplyDelta records a curve and Delta's target file size, a rewrite
+// openedForWrite is the Delta table at dir, opened as the alter command opens
+// it.
+func openedForWrite(t *testing.T, dir string) table.Table {
+	t.Helper()
+	d, err := deltatable.OpenLocation(t.Context(), dir, false)
+	require.NoError(t, err)
+	return d
+}
+
+// TestAlter records a curve and Delta's target file size, a rewrite
 // without layout flags follows the recorded layout, and unsetting the
 // layout leaves the table without one.
-func TestApplyDelta(t *testing.T) {
+func TestAlter(t *testing.T) {
 	tbl, dir := smallDeltaTable(t)
-	res, err := alter.ApplyDelta(t.Context(), dir, alter.Request{Curve: "hilbert",
-		Set: map[string]string{delta.PropTargetFileSize: "1MiB", "team": "maps"}}, 0)
+	res, err := alter.Apply(t.Context(), openedForWrite(t, dir), alter.Request{Curve: "hilbert",
+		Set: map[string]string{delta.PropTargetFileSize: "1MiB", "team": "maps"}})
 	require.NoError(t, err)
 	assert.Equal(t, layouts.Record{Text: "hilbert()", Source: layouts.FromProperty}, res.Layout)
 	require.NotNil(t, res.Version)
@@ -49,22 +59,22 @@ func TestApplyDelta(t *testing.T) {
 	assert.Equal(t, 1, rw.AddedDataFilesCount)
 	assert.Equal(t, rows, deltatest.LiveRows(t, tbl))
 
-	res, err = alter.ApplyDelta(t.Context(), dir, alter.Request{Unset: []string{layouts.Prop, "team"}}, 0)
+	res, err = alter.Apply(t.Context(), openedForWrite(t, dir), alter.Request{Unset: []string{layouts.Prop, "team"}})
 	require.NoError(t, err)
 	assert.Empty(t, res.Layout.Text)
 	s = deltatest.Snapshot(t, tbl)
 	assert.Equal(t, "UNSET TBLPROPERTIES", s.CommitInfo.Operation)
 	assert.Equal(t, map[string]string{delta.PropTargetFileSize: "1048576"}, s.Metadata.Configuration)
 
-	res, err = alter.ApplyDelta(t.Context(), dir, alter.Request{SortOrder: "bbox_minx, id DESC"}, 0)
+	res, err = alter.Apply(t.Context(), openedForWrite(t, dir), alter.Request{SortOrder: "bbox_minx, id DESC"})
 	require.NoError(t, err)
 	assert.Equal(t, "bbox_minx ASC NULLS FIRST, id DESC NULLS LAST", res.Layout.Text, "a plain order is kept in the property too")
 }
 
-// TestApplyDeltaRefusals: protocol properties, Iceberg's target size
+// TestAlterRefusals: protocol properties, Iceberg's target size
 // key and a layout over missing columns are refused, naming the fix, and
 // nothing is committed.
-func TestApplyDeltaRefusals(t *testing.T) {
+func TestAlterRefusals(t *testing.T) {
 	tbl, dir := smallDeltaTable(t)
 	v := deltatest.Snapshot(t, tbl).Version
 	for _, tc := range []struct {
@@ -81,30 +91,30 @@ func TestApplyDeltaRefusals(t *testing.T) {
 		{alter.Request{SortOrder: "hilbert(id)"}, "hilbert"},
 		{alter.Request{Set: map[string]string{layouts.Prop: "zorder(nope, id)"}}, "has no column \"nope\""},
 	} {
-		_, err := alter.ApplyDelta(t.Context(), dir, tc.req, 0)
+		_, err := alter.Apply(t.Context(), openedForWrite(t, dir), tc.req)
 		require.ErrorIs(t, err, optval.ErrBad, "%+v", tc.req)
 		assert.Contains(t, err.Error(), tc.want, "%+v", tc.req)
 	}
 	assert.Equal(t, v, deltatest.Snapshot(t, tbl).Version, "nothing was committed")
 }
 
-// TestApplyDeltaUnsorted removes the recorded layout, keeps the other
+// TestAlterUnsorted removes the recorded layout, keeps the other
 // properties, and a rewrite without layout flags then bin-packs; with a
 // layout it is refused and nothing is committed.
-func TestApplyDeltaUnsorted(t *testing.T) {
+func TestAlterUnsorted(t *testing.T) {
 	tbl, dir := smallDeltaTable(t)
-	_, err := alter.ApplyDelta(t.Context(), dir, alter.Request{Curve: "hilbert", Set: map[string]string{"team": "maps"}}, 0)
+	_, err := alter.Apply(t.Context(), openedForWrite(t, dir), alter.Request{Curve: "hilbert", Set: map[string]string{"team": "maps"}})
 	require.NoError(t, err)
 	v := deltatest.Snapshot(t, tbl).Version
 
-	_, err = alter.ApplyDelta(t.Context(), dir, alter.Request{Unsorted: true, SortOrder: "id"}, 0)
+	_, err = alter.Apply(t.Context(), openedForWrite(t, dir), alter.Request{Unsorted: true, SortOrder: "id"})
 	require.ErrorIs(t, err, optval.ErrBad)
-	require.ErrorIs(t, alter.ValidateDelta(t.Context(), dir, alter.Request{Unsorted: true, Curve: "zorder"}), optval.ErrBad)
+	require.ErrorIs(t, alter.Validate(t.Context(), openedForWrite(t, dir), alter.Request{Unsorted: true, Curve: "zorder"}), optval.ErrBad)
 	assert.Equal(t, v, deltatest.Snapshot(t, tbl).Version, "nothing was committed")
 
-	require.NoError(t, alter.ValidateDelta(t.Context(), dir, alter.Request{Unsorted: true}))
+	require.NoError(t, alter.Validate(t.Context(), openedForWrite(t, dir), alter.Request{Unsorted: true}))
 	assert.Equal(t, v, deltatest.Snapshot(t, tbl).Version, "validation commits nothing")
-	res, err := alter.ApplyDelta(t.Context(), dir, alter.Request{Unsorted: true}, 0)
+	res, err := alter.Apply(t.Context(), openedForWrite(t, dir), alter.Request{Unsorted: true})
 	require.NoError(t, err)
 	assert.Equal(t, layouts.Record{}, res.Layout)
 	assert.Equal(t, []string{layouts.Prop}, res.Unset)

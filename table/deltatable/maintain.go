@@ -1,0 +1,71 @@
+package deltatable
+
+import (
+	"context"
+	"time"
+
+	"github.com/geocompact/geocompact/delta"
+	"github.com/geocompact/geocompact/table"
+)
+
+// Census counts the versions the log of the table's latest version keeps
+// and its live files: their add actions' sizes and numRecords statistics
+// (a file without statistics counts no records), partitions by
+// delta.Snapshot.PartitionPath, boxes from bbox statistics
+// (delta.Snapshot.FileBound) and deletion vectors. It reads the log only,
+// no data files.
+func (f *format) Census(ctx context.Context) (*table.Census, error) {
+	s, err := f.t.Snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	history, err := f.t.History(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c := &table.Census{Versions: len(history), Oldest: history[0].Timestamp, Latest: history[len(history)-1].Timestamp}
+	// Bbox columns suffice for the layout figures; a table whose geometry
+	// column is not found still has them.
+	cols, _ := s.SpatialColumns("")
+	c.Bounded = cols.HasBBox() || cols.Covering != ""
+	c.Files = make([]table.CensusFile, 0, len(s.Files))
+	for _, a := range s.Files {
+		cf := table.CensusFile{Partition: s.PartitionPath(a), Size: a.Size}
+		if st, err := a.ParsedStats(); err == nil && st != nil {
+			cf.Records = st.NumRecords
+		}
+		if dv := a.DeletionVector; dv != nil {
+			cf.DeletionVector, cf.DeletedRecords, cf.DeleteBytes = true, dv.Cardinality, int64(dv.SizeInBytes)
+		}
+		if c.Bounded {
+			cf.Bound, cf.HasBound = s.FileBound(a, cols)
+		}
+		c.Files = append(c.Files, cf)
+	}
+	return c, nil
+}
+
+// Reopen opens the table again at its latest version, as Open does; a
+// table this package cannot write is refused when write is set.
+func (f *format) Reopen(ctx context.Context, write bool) (table.Table, error) {
+	return Open(ctx, f.t, f.name, !write)
+}
+
+// Vacuum deletes the files no version within cfg's retention references
+// (delta.Table.Vacuum).
+func (f *format) Vacuum(ctx context.Context, cfg delta.VacuumConfig) (*delta.VacuumResult, error) {
+	return f.t.Vacuum(ctx, f.name, cfg)
+}
+
+// RecordVacuum records res in the log, as Delta's VACUUM START and END
+// commits do, in up to attempts tries.
+func (f *format) RecordVacuum(ctx context.Context, res *delta.VacuumResult, attempts int) error {
+	_, err := f.t.RecordVacuum(ctx, res, attempts)
+	return err
+}
+
+// LastVacuum returns when the log last recorded a finished vacuum, and
+// whether it records one.
+func (f *format) LastVacuum(ctx context.Context) (time.Time, bool, error) {
+	return f.t.LastVacuum(ctx)
+}
