@@ -17,7 +17,8 @@ import (
 // Pieces are the steps of one rewrite at one snapshot of its table, as
 // plain functions for an engine that runs them in other processes
 // (job drives them; Rewrite runs the same steps in one process):
-// plan and sample bucket boundaries (PlanPieces, on the driver), scatter
+// plan and sample bucket boundaries (Prepare and Prepared.Pieces, on
+// the driver), scatter
 // one input file into keyed row batches (Scatter), order and write a
 // bucket's rows and read the files back (NewWriter, on a worker opened
 // with OpenPieces), and verify and commit (Commit, on the driver).
@@ -80,32 +81,33 @@ type PieceOptions struct {
 	Spread func(records, total int64) bool
 }
 
-// PlanPieces plans a rewrite of t and, for sorted groups, learns each group's key scale and the
-// boundaries of its buckets (one pass over the key columns). A sorted
-// group gets as many buckets as it takes for each to fit
-// max-group-memory-bytes, the memory one worker sorts a bucket in. The
-// pieces are nil when there is nothing to rewrite (the result says why)
-// and on a dry run.
-func PlanPieces(ctx context.Context, t table.Table, req Request, po PieceOptions) (*Pieces, *Result, error) {
-	r, err := newRewriter(t, req)
-	if err != nil {
-		return nil, nil, err
+// Pieces gives the prepared rewrite as pieces for other processes to
+// run, in place of Run: for sorted groups it learns each group's key
+// scale and the boundaries of its buckets (one pass over the key
+// columns). A sorted group gets as many buckets as it takes for each to
+// fit max-group-memory-bytes, the memory one worker sorts a bucket in.
+// The pieces are nil when there is nothing to rewrite (Result says why)
+// and on a dry run. A layout chosen per group (auto) is refused with
+// ErrAutoDistributed. A prepared rewrite gives its pieces or runs, once.
+func (pr *Prepared) Pieces(ctx context.Context, po PieceOptions) (*Pieces, error) {
+	if err := pr.use(); err != nil {
+		return nil, err
 	}
+	r, t, res := pr.r, pr.t, pr.res
 	if r.lay.auto {
-		return nil, nil, ErrAutoDistributed
+		return nil, ErrAutoDistributed
 	}
-	res, err := r.plan(ctx, t)
-	if err != nil || len(res.Plan.Groups) == 0 {
-		return nil, res, err
+	if len(res.Plan.Groups) == 0 {
+		return nil, nil
 	}
-	if req.DryRun {
+	if r.cfg.DryRun {
 		// Each bucket is sorted by one worker in the whole budget.
 		for i := range res.Plan.Groups {
 			if r.lay.strategy == Sort {
 				res.Plan.Groups[i].Sort = sortPlanFor(&res.Plan.Groups[i], r.opts.MaxGroupMemoryBytes)
 			}
 		}
-		return nil, res, nil
+		return nil, nil
 	}
 	r.jobID = po.JobID
 	if r.opts.CutWindowFraction > 0 && r.lay.strategy == Sort {
@@ -121,11 +123,11 @@ func PlanPieces(ctx context.Context, t table.Table, req Request, po PieceOptions
 		spread := po.Spread == nil || po.Spread(res.Plan.Groups[i].Records, total)
 		g, err := p.sample(ctx, &res.Plan.Groups[i], spread)
 		if err != nil {
-			return nil, res, fmt.Errorf("prepare group %d (%s): %w", i+1, PartitionLabel(res.Plan.Groups[i].Partition), err)
+			return nil, fmt.Errorf("prepare group %d (%s): %w", i+1, PartitionLabel(res.Plan.Groups[i].Partition), err)
 		}
 		p.groups = append(p.groups, g)
 	}
-	return p, res, nil
+	return p, nil
 }
 
 // sample returns the spec of planned group g: for a sorted group over the

@@ -48,3 +48,32 @@ func TestPrepareDecidesOnce(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, after, icebergtest.Load(t, cat, name).CurrentSnapshot().SnapshotID)
 }
+
+// TestPreparedPiecesOnce gives a prepared rewrite as pieces for other
+// processes: once, in place of a run, and never for a layout chosen per
+// group, which only a local rewrite can choose.
+func TestPreparedPiecesOnce(t *testing.T) {
+	t.Parallel()
+	cat, name := icebergtest.NewTable(t, icebergtest.SQLite(t), bench.GenerateConfig{Rows: 2000, Commits: 4})
+	before := icebergtest.Load(t, cat, name).CurrentSnapshot().SnapshotID
+	tbl, err := icebergtable.Open(t.Context(), cat, name)
+	require.NoError(t, err)
+
+	p, err := engine.Prepare(t.Context(), tbl, engine.Request{Curve: "hilbert", Options: icebergtest.Opts("rewrite-all", "true")})
+	require.NoError(t, err)
+	pieces, err := p.Pieces(t.Context(), engine.PieceOptions{JobID: "0123456789abcdef"})
+	require.NoError(t, err)
+	require.NotNil(t, pieces)
+	assert.Len(t, pieces.Groups(), len(p.Result().Plan.Groups))
+	assert.Equal(t, p.Version(), pieces.Version())
+	_, err = p.Pieces(t.Context(), engine.PieceOptions{})
+	require.ErrorContains(t, err, "runs once")
+	_, err = p.Run(t.Context())
+	require.ErrorContains(t, err, "runs once", "pieces given, the rewrite does not run too")
+
+	auto, err := engine.Prepare(t.Context(), tbl, engine.Request{Curve: "auto", Options: icebergtest.Opts("rewrite-all", "true")})
+	require.NoError(t, err)
+	_, err = auto.Pieces(t.Context(), engine.PieceOptions{})
+	require.ErrorIs(t, err, engine.ErrAutoDistributed)
+	assert.Equal(t, before, icebergtest.Load(t, cat, name).CurrentSnapshot().SnapshotID, "nothing committed")
+}

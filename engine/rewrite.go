@@ -71,15 +71,28 @@ func Prepare(ctx context.Context, t table.Table, req Request) (*Prepared, error)
 // table's properties and the defaults.
 func (p *Prepared) Options() Options { return p.r.opts }
 
+// Result is the result of the plan before anything runs: the groups
+// planned, or why there are none.
+func (p *Prepared) Result() *Result { return p.res }
+
+// use marks the prepared rewrite as run, refusing a second use: its plan
+// is of one table version, and a run moves the table on.
+func (p *Prepared) use() error {
+	if p.ran {
+		return errors.New("a prepared rewrite runs once: prepare it again")
+	}
+	p.ran = true
+	return nil
+}
+
 // Version is the table version the rewrite was planned at.
 func (p *Prepared) Version() int64 { return p.t.Version }
 
 // Run runs the prepared rewrite (see Rewrite); a rewrite runs once.
 func (p *Prepared) Run(ctx context.Context) (*Result, error) {
-	if p.ran {
-		return nil, errors.New("a prepared rewrite runs once: prepare it again")
+	if err := p.use(); err != nil {
+		return nil, err
 	}
-	p.ran = true
 	res, err := p.res, error(nil)
 	if len(res.Plan.Groups) > 0 {
 		res, err = p.r.execute(ctx, res, p.t)

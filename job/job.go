@@ -54,7 +54,7 @@ type Rewrite struct {
 // Prepare plans a rewrite of the table called name at its current
 // snapshot and samples the bucket boundaries of its sorted groups over
 // the memory budget, to spread every one of them over the workers (see
-// engine.PlanPieces). The job has no groups when there is nothing to
+// engine.Prepared.Pieces). The job has no groups when there is nothing to
 // rewrite (the result says why) and on a dry run.
 func Prepare(ctx context.Context, cat catalog.Catalog, name string, req engine.Request) (*Rewrite, error) {
 	return PrepareShuffle(ctx, cat, name, req, Shuffle{Mode: ShuffleAlways})
@@ -87,10 +87,15 @@ func PrepareShuffle(ctx context.Context, cat catalog.Catalog, name string, req e
 		ok, _ := spreads(sh.Mode, sh.Workers, records, total)
 		return ok
 	}
-	p, res, err := engine.PlanPieces(ctx, ice.Describe(), req, po)
+	prep, err := engine.Prepare(ctx, ice.Describe(), req)
 	if err != nil {
 		return nil, err
 	}
+	p, err := prep.Pieces(ctx, po)
+	if err != nil {
+		return nil, err
+	}
+	res := prep.Result()
 	j.Result = res
 	defer func() { res.Duration = time.Since(start) }()
 	if p == nil {
