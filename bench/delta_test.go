@@ -37,7 +37,7 @@ func deltaArrivals(t *testing.T, o deltatest.Options, n int) (*delta.Table, stri
 // openDelta describes the Delta table tbl at dir at its latest version.
 func openDelta(t *testing.T, tbl *delta.Table, dir string) format.Table {
 	t.Helper()
-	dt, err := deltatable.Open(t.Context(), tbl, dir, true)
+	dt, err := deltatable.Open(t.Context(), tbl, dir, format.ForRead)
 	require.NoError(t, err)
 	return dt
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/geocompact/geocompact/delta/deltatest"
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/internal/testing/icebergtest"
+	"github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/deltatable"
 )
 
@@ -87,13 +88,13 @@ func TestSortedDeltaFilesCutRowGroups(t *testing.T) {
 	defer engine.SetMinRowGroupBytes(1)()
 	dir := t.TempDir()
 	deltatest.Fragmented(t, dir, 8, 500, deltatest.Options{})
-	tbl, err := deltatable.OpenLocation(t.Context(), dir, false)
+	tbl, err := deltatable.OpenLocation(t.Context(), dir, table.ForWrite)
 	require.NoError(t, err)
 	res, err := engine.Rewrite(t.Context(), tbl, engine.Request{Curve: "hilbert", Options: map[string]string{"min-input-files": "2"}})
 	require.NoError(t, err)
 	require.True(t, res.Verified)
 	require.Equal(t, 1, res.AddedDataFilesCount)
-	after, err := deltatable.OpenLocation(t.Context(), dir, true)
+	after, err := deltatable.OpenLocation(t.Context(), dir, table.ForRead)
 	require.NoError(t, err)
 	require.Len(t, after.Files, 1)
 	groups := rowGroupRows(t, filepath.Join(dir, after.Files[0].Path))

@@ -23,7 +23,7 @@ type censused interface {
 // reopener is a format that opens its table again at its latest
 // version; write refuses a table the format cannot write.
 type reopener interface {
-	Reopen(ctx context.Context, write bool) (format.Table, error)
+	Reopen(ctx context.Context, use format.Use) (format.Table, error)
 }
 
 // vacuumer is a format whose clean-up is one vacuum of the files no
@@ -98,12 +98,16 @@ func (o vacuumOps) summary(met *TableMetrics) string {
 }
 
 func (o vacuumOps) properties(ctx context.Context) (map[string]string, error) {
-	t, err := o.f.Reopen(ctx, false)
+	t, err := o.f.Reopen(ctx, format.ForRead)
 	return t.Properties, err
 }
 
 func (o vacuumOps) rewrite(ctx context.Context, rc engine.Request) (*engine.Result, error) {
-	t, err := o.f.Reopen(ctx, !rc.DryRun)
+	use := format.ForWrite
+	if rc.DryRun {
+		use = format.ForRead
+	}
+	t, err := o.f.Reopen(ctx, use)
 	if err != nil {
 		return nil, err
 	}

@@ -84,3 +84,17 @@ type Commit struct {
 	// way to commit concurrently).
 	BeforeAttempt func(context.Context)
 }
+
+// Use is what a table is opened for. A format refuses to open a table for
+// ForWrite when it cannot write it (a protocol or feature it does not
+// honour), before anything is read or written; ForRead opens any table
+// it can read, so that describing or dry-running a table it could not
+// write still works.
+type Use int
+
+const (
+	// ForRead opens a table to describe or read it.
+	ForRead Use = iota
+	// ForWrite opens a table that will be written or committed to.
+	ForWrite
+)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/delta"
+	format "github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/deltatable"
 	"github.com/geocompact/geocompact/table/icebergtable"
 	"github.com/geocompact/geocompact/validate"
@@ -26,7 +27,7 @@ func checkIceberg(t testing.TB, tbl *table.Table, cfg validate.Config) (*validat
 // checks, at its latest version.
 func checkDelta(t testing.TB, tbl *delta.Table, dir string) (*validate.TableReport, error) {
 	t.Helper()
-	dt, err := deltatable.Open(t.Context(), tbl, dir, true)
+	dt, err := deltatable.Open(t.Context(), tbl, dir, format.ForRead)
 	require.NoError(t, err)
 	return tablecheck.Check(t.Context(), dt, validate.DefaultConfig())
 }

@@ -65,6 +65,14 @@ type openedTable struct {
 // manifests) and whether it may change the table.
 type tableAccess struct{ files, write bool }
 
+// use is what a format opens the table for.
+func (a tableAccess) use() table.Use {
+	if a.write {
+		return table.ForWrite
+	}
+	return table.ForRead
+}
+
 var (
 	// toDescribe reads the table's metadata: schema, properties,
 	// history, metadata tables. Nothing is created (an embedded
@@ -97,7 +105,7 @@ func (g *globalOptions) openTable(ctx context.Context, ref table.Ref, a tableAcc
 		if err != nil {
 			return nil, err
 		}
-		t, err := deltatable.Open(ctx, dt, ref.Location, !a.write)
+		t, err := deltatable.Open(ctx, dt, ref.Location, a.use())
 		if err != nil {
 			return nil, err
 		}

@@ -100,7 +100,7 @@ func (s *Script) runAlter(ctx context.Context, st *step, res *Result) error {
 func alterTable(ctx context.Context, a *sql.Alter, cat catalog.Catalog, name string) (table.Table, error) {
 	if a.Location != "" {
 		// delta.Table.SetProperties refuses a table it cannot write.
-		return deltatable.OpenLocation(ctx, a.Location, true)
+		return deltatable.OpenLocation(ctx, a.Location, table.ForRead)
 	}
 	return icebergtable.Open(ctx, cat, name)
 }

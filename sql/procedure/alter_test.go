@@ -136,7 +136,7 @@ func TestAlterMatchesCLI(t *testing.T) {
 // it.
 func openDelta(t *testing.T, dir string) format.Table {
 	t.Helper()
-	tbl, err := deltatable.OpenLocation(t.Context(), dir, false)
+	tbl, err := deltatable.OpenLocation(t.Context(), dir, format.ForWrite)
 	require.NoError(t, err)
 	return tbl
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/sql"
+	"github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/deltatable"
 )
 
@@ -76,7 +77,11 @@ func hours(h float64) string { return strconv.FormatFloat(h, 'f', -1, 64) }
 // is one this engine may write (unless the script is a dry run), and the
 // rewrite plans (its WHERE, its order).
 func (s *Script) prepareOptimize(ctx context.Context, tbl *delta.Table, o *sql.Optimize) (*engine.Prepared, error) {
-	ft, err := deltatable.Open(ctx, tbl, o.Location, s.opts.DryRun)
+	use := table.ForWrite
+	if s.opts.DryRun {
+		use = table.ForRead
+	}
+	ft, err := deltatable.Open(ctx, tbl, o.Location, use)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", o.Statement(), o.Location, err)
 	}

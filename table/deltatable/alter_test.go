@@ -28,7 +28,7 @@ func smallDeltaTable(t *testing.T) (*delta.Table, string) {
 // it.
 func openedForWrite(t *testing.T, dir string) table.Table {
 	t.Helper()
-	d, err := deltatable.OpenLocation(t.Context(), dir, false)
+	d, err := deltatable.OpenLocation(t.Context(), dir, table.ForWrite)
 	require.NoError(t, err)
 	return d
 }

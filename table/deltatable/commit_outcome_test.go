@@ -58,7 +58,7 @@ func TestOptimizeOwnVersionIsNotALostRace(t *testing.T) {
 			v0, err := plain.Snapshot(t.Context())
 			require.NoError(t, err)
 			store := &echoStore{Storage: plain.Store, unreadable: unreadable}
-			ft, err := deltatable.Open(t.Context(), &delta.Table{Store: store}, dir, false)
+			ft, err := deltatable.Open(t.Context(), &delta.Table{Store: store}, dir, table.ForWrite)
 			require.NoError(t, err)
 			res, err := engine.Rewrite(t.Context(), ft, req)
 			require.True(t, store.echoed.Load())

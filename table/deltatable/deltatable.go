@@ -26,24 +26,24 @@ import (
 // or s3:// URL), named by it in messages, as Open does: engine.Rewrite
 // then runs an OPTIMIZE, binpack or clustered by the request's layout or
 // the one the table records in its geocompact.layout property.
-func OpenLocation(ctx context.Context, location string, dryRun bool) (table.Table, error) {
+func OpenLocation(ctx context.Context, location string, use table.Use) (table.Table, error) {
 	t, err := delta.Open(ctx, location)
 	if err != nil {
 		return table.Table{}, err
 	}
-	return Open(ctx, t, location, dryRun)
+	return Open(ctx, t, location, use)
 }
 
 // Open describes the latest version of t, called name in messages, for
-// a rewrite. Unless dryRun, a table this package cannot write
+// a rewrite. For table.ForWrite, a table this package cannot write
 // (a protocol or feature it does not honour) is refused here, before
 // anything is written.
-func Open(ctx context.Context, t *delta.Table, name string, dryRun bool) (table.Table, error) {
+func Open(ctx context.Context, t *delta.Table, name string, use table.Use) (table.Table, error) {
 	snap, err := t.Snapshot(ctx)
 	if err != nil {
 		return table.Table{}, err
 	}
-	if !dryRun {
+	if use == table.ForWrite {
 		if err := delta.CheckWrite(snap.Protocol, snap.Metadata); err != nil {
 			return table.Table{}, fmt.Errorf("table %s: %w", name, err)
 		}

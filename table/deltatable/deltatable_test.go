@@ -22,6 +22,7 @@ import (
 	"github.com/geocompact/geocompact/engine"
 	"github.com/geocompact/geocompact/internal/testing/enginetest"
 	"github.com/geocompact/geocompact/spatial"
+	"github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/table/deltatable"
 	"github.com/geocompact/geocompact/table/optval"
@@ -274,7 +275,7 @@ func TestOptimizeConcurrentCommits(t *testing.T) {
 	t.Run("append", func(t *testing.T) {
 		tbl, dir := newTable(t, "none")
 		appendPoints(t, tbl, "2026-01-01", 0, 4, 100)
-		ft, err := deltatable.Open(t.Context(), tbl, dir, false)
+		ft, err := deltatable.Open(t.Context(), tbl, dir, table.ForWrite)
 		require.NoError(t, err)
 		appendPoints(t, tbl, "2026-01-01", 5000, 1, 50)
 		before := rows(t, tbl)
@@ -286,7 +287,7 @@ func TestOptimizeConcurrentCommits(t *testing.T) {
 	t.Run("remove", func(t *testing.T) {
 		tbl, dir := newTable(t, "none")
 		adds := appendPoints(t, tbl, "2026-01-01", 0, 4, 100)
-		ft, err := deltatable.Open(t.Context(), tbl, dir, false)
+		ft, err := deltatable.Open(t.Context(), tbl, dir, table.ForWrite)
 		require.NoError(t, err)
 		s, err := tbl.Snapshot(t.Context())
 		require.NoError(t, err)
@@ -382,7 +383,7 @@ func TestOptimizeAutoAndPartialProgress(t *testing.T) {
 func TestRemoveStaysInsideTheTable(t *testing.T) {
 	tbl, dir := newTable(t, "none")
 	appendPoints(t, tbl, "2026-01-01", 0, 1, 10)
-	ft, err := deltatable.Open(t.Context(), tbl, dir, false)
+	ft, err := deltatable.Open(t.Context(), tbl, dir, table.ForWrite)
 	require.NoError(t, err)
 	written := filepath.Join(dir, "day=2026-01-01", "part-00000-x y%41.parquet")
 	outside := filepath.Join(t.TempDir(), "keep.parquet")

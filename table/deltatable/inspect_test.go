@@ -19,7 +19,7 @@ import (
 // described is tbl's latest version as inspect reads it.
 func described(t *testing.T, tbl *delta.Table, name string) table.Table {
 	t.Helper()
-	d, err := deltatable.Open(t.Context(), tbl, name, true)
+	d, err := deltatable.Open(t.Context(), tbl, name, table.ForRead)
 	require.NoError(t, err)
 	return d
 }

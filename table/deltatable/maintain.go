@@ -45,10 +45,10 @@ func (f *format) Census(ctx context.Context) (*table.Census, error) {
 	return c, nil
 }
 
-// Reopen opens the table again at its latest version, as Open does; a
-// table this package cannot write is refused when write is set.
-func (f *format) Reopen(ctx context.Context, write bool) (table.Table, error) {
-	return Open(ctx, f.t, f.name, !write)
+// Reopen opens the table again at its latest version for use, as Open
+// does.
+func (f *format) Reopen(ctx context.Context, use table.Use) (table.Table, error) {
+	return Open(ctx, f.t, f.name, use)
 }
 
 // Vacuum deletes the files no version within cfg's retention references

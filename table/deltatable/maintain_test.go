@@ -21,7 +21,7 @@ import (
 // opened describes the latest version of tbl, as maintain takes it.
 func opened(t *testing.T, tbl *delta.Table) table.Table {
 	t.Helper()
-	ft, err := deltatable.Open(t.Context(), tbl, "t", true)
+	ft, err := deltatable.Open(t.Context(), tbl, "t", table.ForRead)
 	require.NoError(t, err)
 	return ft
 }
@@ -30,7 +30,7 @@ func opened(t *testing.T, tbl *delta.Table) table.Table {
 // maintain takes it.
 func openedAt(t *testing.T, dir string) table.Table {
 	t.Helper()
-	ft, err := deltatable.OpenLocation(t.Context(), dir, true)
+	ft, err := deltatable.OpenLocation(t.Context(), dir, table.ForRead)
 	require.NoError(t, err)
 	return ft
 }

@@ -19,7 +19,7 @@ import (
 func TestReadInOrderAndStops(t *testing.T) {
 	dir := t.TempDir()
 	tbl := deltatest.Fragmented(t, dir, 9, 50, deltatest.Options{})
-	ft, err := Open(t.Context(), tbl, dir, true)
+	ft, err := Open(t.Context(), tbl, dir, table.ForRead)
 	require.NoError(t, err)
 	files := ft.Files
 	require.Len(t, files, 9)

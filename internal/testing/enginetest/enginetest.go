@@ -8,6 +8,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/deltatable"
 	"github.com/geocompact/geocompact/table/icebergtable"
 )
@@ -23,7 +24,11 @@ func Rewrite(ctx context.Context, cat catalog.Catalog, name string, req engine.R
 
 // RewriteDelta opens the Delta table at location and rewrites it.
 func RewriteDelta(ctx context.Context, location string, req engine.Request) (*engine.Result, error) {
-	t, err := deltatable.OpenLocation(ctx, location, req.DryRun)
+	use := table.ForWrite
+	if req.DryRun {
+		use = table.ForRead
+	}
+	t, err := deltatable.OpenLocation(ctx, location, use)
 	if err != nil {
 		return nil, err
 	}
