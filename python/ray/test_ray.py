@@ -46,8 +46,12 @@ def parent_of(pid: int) -> int:
 
 
 def case_overlap() -> None:
-    LAKE.generate("geo.a", 200_000)
-    r = run("geo.a")
+    # Two whole groups of over a second each: Ray may hand the second
+    # node its task a few hundred milliseconds late (a spillback, a worker
+    # started), which units of 0.3 s did not always outlast. Not shuffled,
+    # so that each group is one unit.
+    LAKE.generate("geo.a", 1_000_000)
+    r = run("geo.a", shuffle="never")
     assert r.result.verified and r.result.added_data_files_count == 2, r.result
     a, b = r.units
     assert a["node"] != b["node"], f"both units ran on one node: {r.units}"
