@@ -16,12 +16,12 @@ import (
 
 // Pieces are the steps of one rewrite at one snapshot of its table, as
 // plain functions for an engine that runs them in other processes
-// (job drives them; Rewrite runs the same steps in one process):
-// plan and sample bucket boundaries (Prepare and Prepared.Pieces, on
-// the driver), scatter
-// one input file into keyed row batches (Scatter), order and write a
-// bucket's rows and read the files back (NewWriter, on a worker opened
-// with OpenPieces), and verify and commit (Commit, on the driver).
+// (job drives them; Rewrite runs the same steps in one process): plan
+// and sample bucket boundaries (Prepare and Prepared.Pieces, on the
+// driver), scatter one input file into keyed row batches (Scatter),
+// order and write a bucket's rows and read the files back (NewWriter, on
+// a worker opened with OpenPieces), and verify and commit (Commit, on
+// the driver).
 type Pieces struct {
 	ex     *execution
 	t      table.Table
