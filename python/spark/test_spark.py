@@ -43,8 +43,10 @@ def runner(spark: Any) -> Any:
 
 
 def case_overlap(spark: Any) -> None:
-    LAKE.generate("geo.a", 200_000)
-    r = runner(spark)("geo.a")
+    # Two whole groups (not shuffled) of over a second each, so that a
+    # task handed to the second executor a little late still overlaps.
+    LAKE.generate("geo.a", 1_000_000)
+    r = runner(spark)("geo.a", shuffle="never")
     assert r.result.verified and r.result.added_data_files_count == 2, r.result
     a, b = r.units
     assert a["executor"] != b["executor"], f"both units ran on one executor: {r.units}"
