@@ -21,7 +21,8 @@ type censused interface {
 }
 
 // reopener is a format that opens its table again at its latest
-// version; write refuses a table the format cannot write.
+// version, for a use (format.ForWrite refuses a table the format cannot
+// write).
 type reopener interface {
 	Reopen(ctx context.Context, use format.Use) (format.Table, error)
 }
@@ -103,11 +104,7 @@ func (o vacuumOps) properties(ctx context.Context) (map[string]string, error) {
 }
 
 func (o vacuumOps) rewrite(ctx context.Context, rc engine.Request) (*engine.Result, error) {
-	use := format.ForWrite
-	if rc.DryRun {
-		use = format.ForRead
-	}
-	t, err := o.f.Reopen(ctx, use)
+	t, err := o.f.Reopen(ctx, format.WriteUnless(rc.DryRun))
 	if err != nil {
 		return nil, err
 	}

@@ -98,3 +98,12 @@ const (
 	// ForWrite opens a table that will be written or committed to.
 	ForWrite
 )
+
+// WriteUnless is ForWrite, or ForRead for a dry run, which writes
+// nothing.
+func WriteUnless(dryRun bool) Use {
+	if dryRun {
+		return ForRead
+	}
+	return ForWrite
+}

@@ -77,11 +77,7 @@ func hours(h float64) string { return strconv.FormatFloat(h, 'f', -1, 64) }
 // is one this engine may write (unless the script is a dry run), and the
 // rewrite plans (its WHERE, its order).
 func (s *Script) prepareOptimize(ctx context.Context, tbl *delta.Table, o *sql.Optimize) (*engine.Prepared, error) {
-	use := table.ForWrite
-	if s.opts.DryRun {
-		use = table.ForRead
-	}
-	ft, err := deltatable.Open(ctx, tbl, o.Location, use)
+	ft, err := deltatable.Open(ctx, tbl, o.Location, table.WriteUnless(s.opts.DryRun))
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", o.Statement(), o.Location, err)
 	}

@@ -24,11 +24,7 @@ func Rewrite(ctx context.Context, cat catalog.Catalog, name string, req engine.R
 
 // RewriteDelta opens the Delta table at location and rewrites it.
 func RewriteDelta(ctx context.Context, location string, req engine.Request) (*engine.Result, error) {
-	use := table.ForWrite
-	if req.DryRun {
-		use = table.ForRead
-	}
-	t, err := deltatable.OpenLocation(ctx, location, use)
+	t, err := deltatable.OpenLocation(ctx, location, table.WriteUnless(req.DryRun))
 	if err != nil {
 		return nil, err
 	}
