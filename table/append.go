@@ -1,0 +1,149 @@
+package table
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/geocompact/geocompact/spatial"
+)
+
+// An Appender is a table that files are appended to in one commit, as its
+// format keeps it: how it says which files it holds already, how it is
+// made from the first file, and how the written files are gated and
+// committed, with a retry, so that none is appended twice. ingest runs the
+// steps every format shares (validating, conforming, skipping what was
+// ingested) over an Appender; each format implements one. An Appender
+// serves one ingest: Load, then Append once.
+type Appender interface {
+	// Name names the table in messages: NS.T, or its location.
+	Name() string
+	// CheckAppend refuses, naming it, what the format cannot do of spec,
+	// before any file is read. Its errors are a mistake in the request.
+	CheckAppend(spec AppendSpec) error
+	// Load reads the table as it is now. With spec.Create set and no
+	// table there it reports Exists false; without it a missing table is
+	// an error matching ErrNoTable. An existing table partitioned other
+	// than spec asks is refused (ErrPartitioning), and one the format may
+	// not write is refused too.
+	Load(ctx context.Context, spec AppendSpec) (Loaded, error)
+	// Ingested returns the sources whose content the loaded table holds.
+	Ingested(srcs []Source) []Skipped
+	// Columns is the loaded table's geometry, which the files must match.
+	Columns(geometryColumn string) (spatial.Columns, error)
+	// Schema is the loaded table's schema, which the files are conformed
+	// to.
+	Schema() (*arrow.Schema, error)
+	// Append makes the table when Load found none, writes req's sources as
+	// its data files and commits them in one commit, retrying a lost race
+	// on the table's new state. Sources another writer appended meanwhile
+	// are left out and listed in Appended.Skipped (unless duplicates are
+	// allowed). Whenever Append fails, the files it wrote are deleted
+	// unless the commit's outcome is unknown. A table created by another
+	// writer between Load and Append returns ErrCreatedMeanwhile, having
+	// written nothing: the caller loads it and checks the files again.
+	Append(ctx context.Context, req AppendRequest) (*Appended, error)
+}
+
+// AppendSpec is what an append asks of its table beyond the rows.
+type AppendSpec struct {
+	// Create makes the table from the first file when there is none.
+	Create bool
+	// FormatVersion of a created table (0: the format's default).
+	FormatVersion int
+	// PartitionBy is the partitioning asked for, as written, and
+	// Partitions its terms; "" and nil for none.
+	PartitionBy string
+	Partitions  []PartitionTerm
+	// AddColumns adds the files' columns the table lacks to its schema.
+	AddColumns bool
+}
+
+// PartitionTerm is one term of a partitioning as written: "days(ts)" is
+// Transform "day" of Column "ts"; a bare column is its identity.
+type PartitionTerm struct {
+	Text, Transform, Column string
+}
+
+// Loaded is what Load found.
+type Loaded struct {
+	// Exists is false for a table still to be made.
+	Exists bool
+	// Commit is the table's latest commit: its snapshot id or version
+	// (0 or -1 when there is none, as the format counts).
+	Commit int64
+}
+
+// Source is one file to append, with the sha256 of its bytes.
+type Source struct {
+	Path, Digest string
+}
+
+// Skipped is a source left out because its content was appended already:
+// by the commit Commit, recorded under the name Previous, or (Commit nil)
+// earlier in the same batch as Previous.
+type Skipped struct {
+	Source
+	Previous string
+	Commit   *int64
+}
+
+// AppendRequest is the rows an Append writes and how.
+type AppendRequest struct {
+	// Sources are the files to append, in order.
+	Sources []Source
+	// Rows streams a source's rows conformed to schema, releasing each
+	// batch when fn returns. A source that does not fit fails it.
+	Rows func(ctx context.Context, src Source, schema *arrow.Schema, fn func(arrow.RecordBatch) error) error
+	// Schema is what the rows are conformed to: Schema's, or for a table
+	// still to be made, the first file's columns with the geometry as WKB.
+	Schema *arrow.Schema
+	// Columns is the geometry the files were validated against.
+	Columns spatial.Columns
+	// AddColumns are columns to add to the table's schema first, as
+	// optional columns, when the spec asked for it.
+	AddColumns []arrow.Field
+	// AllowDuplicates appends sources another writer appended meanwhile.
+	AllowDuplicates bool
+	// CommitRetries is the budget of retried commits (0: the format's
+	// default, negative: none).
+	CommitRetries int
+	// Log receives a line per phase.
+	Log *slog.Logger
+}
+
+// Appended is what an Append committed.
+type Appended struct {
+	// Created: the table was made by this append.
+	Created bool
+	// Committed: a commit landed, Commit (a snapshot id or version);
+	// when every source was appended meanwhile by another writer, Commit
+	// is the table's latest.
+	Committed bool
+	Commit    int64
+	// Files and Rows count the sources appended and their rows;
+	// DataFiles the data files written for them.
+	Files, DataFiles int
+	Rows             int64
+	// AddedColumns names the columns added to the table's schema.
+	AddedColumns []string
+	// Skipped are sources another writer appended meanwhile.
+	Skipped []Skipped
+}
+
+// Reasons an append is refused, in library terms; ingest and the command
+// line word them (errors.Is).
+var (
+	// ErrNoTable: the table does not exist and AppendSpec.Create is off.
+	ErrNoTable = errors.New("create it from the files")
+	// ErrPartitioning: the spec's partitioning differs from the table's.
+	ErrPartitioning = errors.New("drop the requested partitioning")
+	// ErrPartitionSpec: a partitioning the format cannot use.
+	ErrPartitionSpec = errors.New("bad partition spec")
+	// ErrNoAddColumns: a format that cannot add columns was asked to.
+	ErrNoAddColumns = errors.New("leave the extra columns out")
+	// ErrCreatedMeanwhile: another writer made the table after Load.
+	ErrCreatedMeanwhile = errors.New("table created concurrently")
+)
