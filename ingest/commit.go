@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"strconv"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
@@ -19,11 +21,13 @@ import (
 // snapshot, retrying lost races on a fresh base. Files of a commit that
 // definitely failed are deleted, so a refused or lost ingest leaves nothing
 // behind. It returns the new snapshot's id.
-func (in *ingester) commit(ctx context.Context, batches *conformStream) (int64, error) {
+func (a *icebergAppender) commit(ctx context.Context, req format.AppendRequest, sc *arrow.Schema) (int64, error) {
+	a.retries = req.CommitRetries
+	batches := &sourceStream{ctx: ctx, req: req, sources: a.sources, schema: sc}
 	ctx, written := catalogs.TrackFiles(ctx)
-	snapID, err := in.commitTracked(ctx, batches)
+	snapID, err := a.commitTracked(ctx, batches)
 	if err != nil && catalogs.FailedWrite(err) {
-		in.removeUncommitted(context.WithoutCancel(ctx), written.Paths())
+		a.removeUncommitted(context.WithoutCancel(ctx), written.Paths())
 	}
 	return snapID, err
 }
@@ -31,13 +35,13 @@ func (in *ingester) commit(ctx context.Context, batches *conformStream) (int64, 
 // removeUncommitted deletes the files of a failed ingest, its manifests,
 // manifest lists and metadata files included, unless the table's
 // metadata shows one of its manifest lists committed.
-func (in *ingester) removeUncommitted(ctx context.Context, paths []string) {
+func (a *icebergAppender) removeUncommitted(ctx context.Context, paths []string) {
 	if len(paths) == 0 {
 		return
 	}
-	tbl, err := catalogs.LoadTable(ctx, in.cat, in.cfg.Table)
+	tbl, err := catalogs.LoadTable(ctx, a.cat, a.name)
 	if err != nil {
-		in.log.Warn("remove written files", "table", in.cfg.Table, "error", err)
+		a.logger().Warn("remove written files", "table", a.name, "error", err)
 		return
 	}
 	for _, s := range tbl.Metadata().Snapshots() {
@@ -45,25 +49,25 @@ func (in *ingester) removeUncommitted(ctx context.Context, paths []string) {
 			return
 		}
 	}
-	in.removePaths(ctx, tbl, paths)
+	a.removePaths(ctx, tbl, paths)
 }
 
-func (in *ingester) commitTracked(ctx context.Context, batches *conformStream) (int64, error) {
-	tbl, err := catalogs.LoadTable(ctx, in.cat, in.cfg.Table)
+func (a *icebergAppender) commitTracked(ctx context.Context, batches *sourceStream) (int64, error) {
+	tbl, err := catalogs.LoadTable(ctx, a.cat, a.name)
 	if err != nil {
 		return 0, err
 	}
 	if tbl.Metadata().Version() >= 3 {
 		// v3 data files need first_row_id from the head they commit on,
 		// so each attempt writes through tx.Append.
-		return in.appendV3(ctx, batches)
+		return a.appendV3(ctx, batches)
 	}
-	files, err := in.write(ctx, tbl, batches)
+	files, err := a.write(ctx, tbl, batches)
 	if err != nil {
 		return 0, err
 	}
-	snapID, err := in.withRetry(ctx, func(ctx context.Context, _ *table.Table, tx *table.Transaction) error {
-		if err := tx.AddDataFiles(ctx, files, in.snapshotProps(), table.WithoutAutoNameMapping()); err != nil {
+	snapID, err := a.withRetry(ctx, func(ctx context.Context, _ *table.Table, tx *table.Transaction) error {
+		if err := tx.AddDataFiles(ctx, files, a.snapshotProps(), table.WithoutAutoNameMapping()); err != nil {
 			return fmt.Errorf("add data files: %w", err)
 		}
 		return nil
@@ -74,7 +78,7 @@ func (in *ingester) commitTracked(ctx context.Context, batches *conformStream) (
 		// The catalog refused the commit, or it was not asked: the files
 		// are referenced by no snapshot and are ours to delete. A commit
 		// whose outcome is unknown keeps them.
-		in.removeFiles(context.WithoutCancel(ctx), tbl, files)
+		a.removeFiles(context.WithoutCancel(ctx), tbl, files)
 	}
 	return snapID, err
 }
@@ -82,12 +86,12 @@ func (in *ingester) commitTracked(ctx context.Context, batches *conformStream) (
 // write writes batches as GeoParquet data files of tbl. On an error it
 // deletes every file it created, those a failed write (a full disk, an
 // I/O error) left part-written included.
-func (in *ingester) write(ctx context.Context, tbl *table.Table, batches *conformStream) ([]iceberg.DataFile, error) {
+func (a *icebergAppender) write(ctx context.Context, tbl *table.Table, batches *sourceStream) ([]iceberg.DataFile, error) {
 	var files []iceberg.DataFile
 	roots := format.IcebergRoots(tbl.Location(), tbl.Properties())
 	wctx, created := format.Track(format.WithWriteScope(ctx, roots...))
 	fail := func(err error) ([]iceberg.DataFile, error) {
-		in.removePaths(context.WithoutCancel(ctx), tbl, created.Paths())
+		a.removePaths(context.WithoutCancel(ctx), tbl, created.Paths())
 		return nil, err
 	}
 	for df, err := range geowrite.Records(wctx, tbl, batches.schema, batches.all()) {
@@ -103,11 +107,11 @@ func (in *ingester) write(ctx context.Context, tbl *table.Table, batches *confor
 	if tamperGate != nil {
 		tamperGate(&group)
 	}
-	gate := format.Gate{Op: "ingest", Table: in.cfg.Table, Roots: roots}
+	gate := format.Gate{Op: "ingest", Table: a.name, Roots: roots}
 	if err := gate.Check([]format.GateGroup{group}); err != nil {
 		return fail(err)
 	}
-	in.wrote = batches.rows
+	a.wrote, a.dataFiles = batches.rows, len(files)
 	return files, nil
 }
 
@@ -120,16 +124,16 @@ var tamperGate func(*format.GateGroup)
 // (commit.retry.num-retries) with the files already written. An attempt
 // the catalog refused deletes its files (see withRetry); files of one
 // whose outcome is unknown stay for orphan cleanup.
-func (in *ingester) appendV3(ctx context.Context, batches *conformStream) (int64, error) {
-	return in.withRetry(ctx, func(ctx context.Context, cur *table.Table, tx *table.Transaction) error {
-		files, err := in.write(ctx, cur, batches)
+func (a *icebergAppender) appendV3(ctx context.Context, batches *sourceStream) (int64, error) {
+	return a.withRetry(ctx, func(ctx context.Context, cur *table.Table, tx *table.Transaction) error {
+		files, err := a.write(ctx, cur, batches)
 		if err != nil {
 			return err
 		}
 		if files, err = geowrite.FirstRowIDs(cur.Metadata(), files); err != nil {
 			return err
 		}
-		if err := tx.AddDataFiles(ctx, files, in.snapshotProps(), table.WithoutAutoNameMapping()); err != nil {
+		if err := tx.AddDataFiles(ctx, files, a.snapshotProps(), table.WithoutAutoNameMapping()); err != nil {
 			return fmt.Errorf("append: %w", err)
 		}
 		return nil
@@ -140,10 +144,10 @@ func (in *ingester) appendV3(ctx context.Context, batches *conformStream) (int64
 // (cur) and commits it, retrying lost races (catalogs.CommitRetried: a
 // refused try deletes the files it wrote); it returns the new snapshot's
 // id.
-func (in *ingester) withRetry(ctx context.Context, stage func(ctx context.Context, cur *table.Table, tx *table.Transaction) error) (int64, error) {
+func (a *icebergAppender) withRetry(ctx context.Context, stage func(ctx context.Context, cur *table.Table, tx *table.Transaction) error) (int64, error) {
 	var snapID int64
-	err := catalogs.CommitRetried(ctx, in.cat, in.cfg.Table, in.cfg.CommitRetries, func(ctx context.Context) (*table.Table, error) {
-		cur, err := catalogs.LoadTable(ctx, in.cat, in.cfg.Table)
+	err := catalogs.CommitRetried(ctx, a.cat, a.name, a.retries, func(ctx context.Context) (*table.Table, error) {
+		cur, err := catalogs.LoadTable(ctx, a.cat, a.name)
 		if err != nil {
 			return nil, err
 		}
@@ -161,25 +165,65 @@ func (in *ingester) withRetry(ctx context.Context, stage func(ctx context.Contex
 	return snapID, err
 }
 
-func (in *ingester) snapshotProps() iceberg.Properties {
+func (a *icebergAppender) snapshotProps() iceberg.Properties {
 	return iceberg.Properties{
 		"geocompact.operation": "ingest",
-		FilesKey:               strconv.Itoa(len(in.cfg.Files)),
-		SourcesKey:             sourcesSummary(in.sources),
+		FilesKey:               strconv.Itoa(len(a.sources)),
+		SourcesKey:             sourcesSummary(a.sources),
 	}
 }
 
 // removeFiles deletes data files this ingest wrote, logging failures: an
 // undeleted file is an orphan that orphan cleanup removes later.
-func (in *ingester) removeFiles(ctx context.Context, tbl *table.Table, files []iceberg.DataFile) {
+func (a *icebergAppender) removeFiles(ctx context.Context, tbl *table.Table, files []iceberg.DataFile) {
 	paths := make([]string, len(files))
 	for i, f := range files {
 		paths[i] = f.FilePath()
 	}
-	in.removePaths(ctx, tbl, paths)
+	a.removePaths(ctx, tbl, paths)
 }
 
 // removePaths deletes files this ingest wrote, as removeFiles does.
-func (in *ingester) removePaths(ctx context.Context, tbl *table.Table, paths []string) {
-	geowrite.RemoveWritten(ctx, tbl, paths, in.log.With("table", in.cfg.Table))
+func (a *icebergAppender) removePaths(ctx context.Context, tbl *table.Table, paths []string) {
+	geowrite.RemoveWritten(ctx, tbl, paths, a.logger().With("table", a.name))
+}
+
+// sourceStream yields the sources' rows, conformed to schema, as one
+// stream of batches for the Iceberg writer. The consumer releases each
+// batch it takes; a batch it refuses is released here. Each pass reads
+// the files again.
+type sourceStream struct {
+	ctx     context.Context
+	req     format.AppendRequest
+	sources []source
+	schema  *arrow.Schema
+	// rows is the row count of the last complete pass.
+	rows int64
+}
+
+func (s *sourceStream) all() iter.Seq2[arrow.RecordBatch, error] {
+	return func(yield func(arrow.RecordBatch, error) bool) {
+		var rows int64
+		for _, src := range s.sources {
+			stopped := false
+			err := s.req.Rows(s.ctx, src, s.schema, func(rec arrow.RecordBatch) error {
+				rows += rec.NumRows()
+				rec.Retain()
+				if !yield(rec, nil) {
+					rec.Release()
+					stopped = true
+					return errStopRead
+				}
+				return nil
+			})
+			if stopped {
+				return
+			}
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+		}
+		s.rows = rows
+	}
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/geocompact/geocompact/ingest"
 	"github.com/geocompact/geocompact/internal/testing/committest"
 	"github.com/geocompact/geocompact/table/catalogs"
 )
@@ -23,7 +22,7 @@ func ingested(t *testing.T, v int) (catalog.Catalog, *table.Table) {
 	require.NoError(t, err)
 	cfg := config("gis.c", pointsFile(t, 5))
 	cfg.FormatVersion = v
-	_, err = ingest.Run(t.Context(), cat, cfg)
+	_, err = runIceberg(t.Context(), cat, cfg)
 	require.NoError(t, err)
 	tbl, err := catalogs.LoadTable(t.Context(), cat, "gis.c")
 	require.NoError(t, err)
@@ -41,7 +40,7 @@ func TestIngestLostCommitRaceLeavesNoFiles(t *testing.T) {
 			cfg := config("gis.c", pointsFile(t, 6))
 			cfg.CommitRetries = 1
 			racing := &committest.Racing{Catalog: cat}
-			_, err := ingest.Run(t.Context(), racing, cfg)
+			_, err := runIceberg(t.Context(), racing, cfg)
 			require.ErrorIs(t, err, catalogs.ErrConflict)
 			assert.Greater(t, racing.Commits.Load(), int32(1))
 			after, err := catalogs.LoadTable(t.Context(), cat, "gis.c")
@@ -81,7 +80,7 @@ func TestIngestUnknownCommitOutcomeDeletesNothing(t *testing.T) {
 		for _, v := range []int{2, 3} {
 			t.Run(fmt.Sprintf("%s-v%d", label, v), func(t *testing.T) {
 				cat, before := ingested(t, v)
-				_, err := ingest.Run(t.Context(), w(cat), config("gis.c", pointsFile(t, 6)))
+				_, err := runIceberg(t.Context(), w(cat), config("gis.c", pointsFile(t, 6)))
 				require.Error(t, err)
 				assert.False(t, errors.Is(err, catalogs.ErrConflict), "error %v must not be a conflict", err)
 				after, err := catalogs.LoadTable(t.Context(), cat, "gis.c")

@@ -65,9 +65,6 @@ func CreateTable(ctx context.Context, cat catalog.Catalog, name string, sc *iceb
 	return tbl, nil
 }
 
-// ErrPartitionSpec marks a partition spec ParsePartitionSpec cannot use.
-var ErrPartitionSpec = errors.New("bad partition spec")
-
 // PartitionTransforms are the transforms a partition spec may use, as
 // written: Iceberg's names and Spark's plural forms (days = day, ...).
 var PartitionTransforms = []string{

@@ -18,6 +18,8 @@ import (
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+
+	format "github.com/geocompact/geocompact/table"
 )
 
 // Ingest history. Every ingest commit records what it appended in its
@@ -45,22 +47,8 @@ const (
 	maxNameLen  = 128
 )
 
-// Skipped is a file an ingest left out because its content was ingested
-// already, by an earlier commit or earlier in the same batch.
-type Skipped struct {
-	Path   string `json:"path"`
-	Digest string `json:"sha256"`
-	// Previous names the earlier ingest: the source name it recorded
-	// and, for a committed one, its snapshot.
-	Previous   string `json:"previous"`
-	SnapshotID int64  `json:"snapshot_id,omitempty"`
-}
-
 // source is one file to ingest with its content digest.
-type source struct {
-	path   string
-	digest string
-}
+type source = format.Source
 
 // ExpandFiles replaces each directory in paths by the *.parquet files in it,
 // sorted, descending into subdirectories only when recursive is set.
@@ -120,7 +108,7 @@ func digestFiles(paths []string) ([]source, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", p, err)
 		}
-		out = append(out, source{path: p, digest: hex.EncodeToString(h.Sum(nil))})
+		out = append(out, source{Path: p, Digest: hex.EncodeToString(h.Sum(nil))})
 	}
 	return out, nil
 }
@@ -131,11 +119,11 @@ func dedupBatch(srcs []source) ([]source, []Skipped) {
 	var keep []source
 	var skipped []Skipped
 	for _, s := range srcs {
-		if prev, ok := first[s.digest]; ok {
-			skipped = append(skipped, Skipped{Path: s.path, Digest: s.digest, Previous: prev})
+		if prev, ok := first[s.Digest]; ok {
+			skipped = append(skipped, Skipped{Source: s, Previous: prev})
 			continue
 		}
-		first[s.digest] = s.path
+		first[s.Digest] = s.Path
 		keep = append(keep, s)
 	}
 	return keep, skipped
@@ -146,7 +134,7 @@ func dedupBatch(srcs []source) ([]source, []Skipped) {
 func ingested(meta table.Metadata, srcs []source, log *slog.Logger) []Skipped {
 	want := map[string]source{}
 	for _, s := range srcs {
-		want[s.digest] = s
+		want[s.Digest] = s
 	}
 	var out []Skipped
 	snap := meta.CurrentSnapshot()
@@ -158,7 +146,8 @@ func ingested(meta table.Metadata, srcs []source, log *slog.Logger) []Skipped {
 			}
 			for _, e := range entries {
 				if s, ok := want[e.Digest]; ok {
-					out = append(out, Skipped{Path: s.path, Digest: e.Digest, Previous: e.Name, SnapshotID: snap.SnapshotID})
+					id := snap.SnapshotID
+					out = append(out, Skipped{Source: s, Previous: e.Name, Commit: &id})
 					delete(want, e.Digest)
 				}
 			}
@@ -243,11 +232,11 @@ func truncate(s string) string {
 func sourcesSummary(srcs []source) string {
 	entries := make([]sourceEntry, len(srcs))
 	for i, s := range srcs {
-		name := filepath.Base(s.path)
+		name := filepath.Base(s.Path)
 		if len(name) > maxNameLen {
 			name = strings.ToValidUTF8(name[:maxNameLen], "")
 		}
-		entries[i] = sourceEntry{Digest: s.digest, Name: name}
+		entries[i] = sourceEntry{Digest: s.Digest, Name: name}
 	}
 	b, err := json.Marshal(entries)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/ingest"
+	format "github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/catalogs"
 )
 
@@ -49,22 +50,23 @@ func tableRows(t *testing.T, cat catalog.Catalog, name string) int64 {
 func TestRunSkipsIngestedFile(t *testing.T) {
 	cat := openWarehouse(t)
 	p := pointsFile(t, 5)
-	first, err := ingest.Run(t.Context(), cat, config("gis.d", p))
+	first, err := runIceberg(t.Context(), cat, config("gis.d", p))
 	require.NoError(t, err)
 	retry := copyFile(t, p, t.TempDir(), "retry.parquet")
-	res, err := ingest.Run(t.Context(), cat, config("gis.d", retry))
+	res, err := runIceberg(t.Context(), cat, config("gis.d", retry))
 	require.NoError(t, err)
 	assert.Equal(t, 0, res.Files)
 	require.Len(t, res.Skipped, 1)
 	assert.Equal(t, retry, res.Skipped[0].Path)
 	assert.Equal(t, "pts.parquet", res.Skipped[0].Previous)
-	assert.Equal(t, first.SnapshotID, res.Skipped[0].SnapshotID)
-	assert.Equal(t, first.SnapshotID, res.SnapshotID, "no new snapshot")
+	require.NotNil(t, res.Skipped[0].Commit)
+	assert.Equal(t, first.Commit, *res.Skipped[0].Commit)
+	assert.Equal(t, first.Commit, res.Commit, "no new snapshot")
 	assert.Equal(t, int64(5), tableRows(t, cat, "gis.d"))
 
 	cfg := config("gis.d", retry)
 	cfg.AllowDuplicates = true
-	res, err = ingest.Run(t.Context(), cat, cfg)
+	res, err = runIceberg(t.Context(), cat, cfg)
 	require.NoError(t, err)
 	assert.Empty(t, res.Skipped)
 	assert.Equal(t, int64(10), tableRows(t, cat, "gis.d"), "--allow-duplicates appends again")
@@ -74,11 +76,11 @@ func TestRunSkipsDuplicateInBatch(t *testing.T) {
 	cat := openWarehouse(t)
 	p := pointsFile(t, 5)
 	twin := copyFile(t, p, t.TempDir(), "twin.parquet")
-	res, err := ingest.Run(t.Context(), cat, config("gis.b", p, pointsFile(t, 3), twin))
+	res, err := runIceberg(t.Context(), cat, config("gis.b", p, pointsFile(t, 3), twin))
 	require.NoError(t, err)
 	assert.Equal(t, 2, res.Files)
 	require.Len(t, res.Skipped, 1)
-	assert.Equal(t, ingest.Skipped{Path: twin, Digest: res.Skipped[0].Digest, Previous: p}, res.Skipped[0])
+	assert.Equal(t, ingest.Skipped{Source: format.Source{Path: twin, Digest: res.Skipped[0].Digest}, Previous: p}, res.Skipped[0])
 	assert.Equal(t, int64(8), tableRows(t, cat, "gis.b"))
 }
 
@@ -86,7 +88,7 @@ func TestRunSkipsDuplicateInBatch(t *testing.T) {
 // finds the winner's in the fresh history and lands nothing.
 func TestRunConcurrentSameFile(t *testing.T) {
 	cat := openWarehouse(t)
-	_, err := ingest.Run(t.Context(), cat, config("gis.c", pointsFile(t, 2)))
+	_, err := runIceberg(t.Context(), cat, config("gis.c", pointsFile(t, 2)))
 	require.NoError(t, err)
 	p := pointsFile(t, 7)
 	const writers = 4
@@ -94,7 +96,7 @@ func TestRunConcurrentSameFile(t *testing.T) {
 	errs := make([]error, writers)
 	var wg sync.WaitGroup
 	for i := range writers {
-		wg.Go(func() { results[i], errs[i] = ingest.Run(t.Context(), cat, config("gis.c", p)) })
+		wg.Go(func() { results[i], errs[i] = runIceberg(t.Context(), cat, config("gis.c", p)) })
 	}
 	wg.Wait()
 	landed := 0
@@ -138,17 +140,17 @@ func TestRunNameCannotForgeHistory(t *testing.T) {
 	require.NoError(t, err)
 	sum := sha256.Sum256(b)
 	forged := copyFile(t, pointsFile(t, 3), t.TempDir(), "x\n"+hex.EncodeToString(sum[:])+" a3.parquet")
-	first, err := ingest.Run(t.Context(), cat, config("gis.f", forged))
+	first, err := runIceberg(t.Context(), cat, config("gis.f", forged))
 	require.NoError(t, err)
 	require.Equal(t, 1, first.Files)
 
-	res, err := ingest.Run(t.Context(), cat, config("gis.f", a3))
+	res, err := runIceberg(t.Context(), cat, config("gis.f", a3))
 	require.NoError(t, err)
 	assert.Empty(t, res.Skipped, "a name must not record another file as ingested")
 	assert.Equal(t, 1, res.Files)
 	assert.Equal(t, int64(8), tableRows(t, cat, "gis.f"))
 
-	again, err := ingest.Run(t.Context(), cat, config("gis.f", forged))
+	again, err := runIceberg(t.Context(), cat, config("gis.f", forged))
 	require.NoError(t, err)
 	require.Len(t, again.Skipped, 1, "the odd name's own content is recognised")
 	assert.Equal(t, filepath.Base(forged), again.Skipped[0].Previous)

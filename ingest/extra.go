@@ -6,9 +6,7 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/iceberg-go/table"
 
-	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/validate"
 )
 
@@ -52,17 +50,17 @@ func missingFrom(sc, target *arrow.Schema) []string {
 // table (target) lacks, each once, in the order first seen. Unless they
 // are to be dropped or added, a file with any is refused before any data
 // is read.
-func (in *ingester) extraColumns(ctx context.Context, target *arrow.Schema) ([]arrow.Field, error) {
+func (in *ingester) extraColumns(ctx context.Context, target *arrow.Schema, files []string) ([]arrow.Field, error) {
 	var extra []arrow.Field
 	seen := map[string]bool{}
-	for _, path := range in.cfg.Files {
+	for _, path := range files {
 		_, sc, err := validate.Inspect(ctx, path, validate.Config{Column: in.cfg.GeometryColumn})
 		if sc == nil {
 			return nil, err // validation has read these files, so this is rare
 		}
 		names := missingFrom(sc, target)
 		if len(names) > 0 && !in.cfg.DropExtraColumns && !in.cfg.AddColumns {
-			return nil, fmt.Errorf("ingest into %s refused, nothing was written: %w", in.cfg.Table, &ExtraColumnsError{File: path, Columns: names})
+			return nil, fmt.Errorf("ingest into %s refused, nothing was written: %w", in.dst.Name(), &ExtraColumnsError{File: path, Columns: names})
 		}
 		for _, n := range names {
 			if !seen[n] {
@@ -72,43 +70,6 @@ func (in *ingester) extraColumns(ctx context.Context, target *arrow.Schema) ([]a
 		}
 	}
 	return extra, nil
-}
-
-// addColumns adds fields to the table's schema as optional columns, in a
-// commit of its own, and returns the table's new Arrow schema.
-func (in *ingester) addColumns(ctx context.Context, tgt target, fields []arrow.Field) (*arrow.Schema, error) {
-	for i := range fields {
-		fields[i].Nullable = true
-	}
-	isc, err := table.ArrowSchemaToIcebergWithFreshIDs(arrow.NewSchema(fields, nil), true)
-	if err != nil {
-		return nil, fmt.Errorf("add columns %s to %s: %w", strings.Join(fieldNames(fields), ", "), in.cfg.Table, err)
-	}
-	var tbl *table.Table
-	err = catalogs.CommitRetried(ctx, in.cat, in.cfg.Table, in.cfg.CommitRetries, func(ctx context.Context) (*table.Table, error) {
-		cur, err := catalogs.LoadTable(ctx, in.cat, in.cfg.Table)
-		if err != nil {
-			return nil, err
-		}
-		tx := cur.NewTransaction()
-		u := tx.UpdateSchema(true, false)
-		for _, f := range isc.Fields() {
-			if _, ok := cur.Schema().FindFieldByName(f.Name); !ok {
-				u.AddColumn([]string{f.Name}, f.Type, f.Doc, false, nil)
-			}
-		}
-		if err := u.Commit(); err != nil {
-			return nil, err
-		}
-		tbl, err = tx.Commit(ctx)
-		return tbl, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("add columns %s to %s: %w", strings.Join(fieldNames(fields), ", "), in.cfg.Table, err)
-	}
-	in.log.Info("ingest added columns", "table", in.cfg.Table, "columns", fieldNames(fields))
-	_, _, arrowSc, err := in.tableSchema(ctx, tbl, tgt)
-	return arrowSc, err
 }
 
 func fieldNames(fields []arrow.Field) []string {

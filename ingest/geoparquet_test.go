@@ -33,12 +33,12 @@ func TestIngestFlatCovering(t *testing.T) {
 
 	strict := config("gis.flat", f)
 	strict.Checks.Strict = true
-	_, err = ingest.Run(t.Context(), cat, strict)
+	_, err = runIceberg(t.Context(), cat, strict)
 	refused, ok := errors.AsType[*ingest.RefusedError](err)
 	require.True(t, ok, "err = %v, want a *RefusedError", err)
 	assert.EqualValues(t, 1, refused.Files[0].Report.Counts[validate.CodeCoveringFlat])
 
-	res, err := ingest.Run(t.Context(), cat, config("gis.flat", f))
+	res, err := runIceberg(t.Context(), cat, config("gis.flat", f))
 	require.NoError(t, err)
 	assert.EqualValues(t, 20, res.Rows)
 }
@@ -52,7 +52,7 @@ func TestIngestWritesGeoParquet(t *testing.T) {
 			require.NoError(t, err)
 			cfg := config("gis.pts", pointsFile(t, 30), pointsFile(t, 12))
 			cfg.FormatVersion = version
-			_, err = ingest.Run(t.Context(), cat, cfg)
+			_, err = runIceberg(t.Context(), cat, cfg)
 			require.NoError(t, err)
 			tbl, err := catalogs.LoadTable(t.Context(), cat, "gis.pts")
 			require.NoError(t, err)

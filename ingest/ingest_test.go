@@ -30,8 +30,18 @@ func pointsFile(t testing.TB, n int) string {
 	return p
 }
 
-func config(name string, files ...string) ingest.Config {
-	return ingest.Config{Table: name, Files: files, Create: true, Checks: validate.DefaultConfig()}
+// icebergCase is an ingest into the Iceberg table name.
+type icebergCase struct {
+	name string
+	ingest.Config
+}
+
+func config(name string, files ...string) icebergCase {
+	return icebergCase{name, ingest.Config{Files: files, Create: true, Checks: validate.DefaultConfig()}}
+}
+
+func runIceberg(ctx context.Context, cat catalog.Catalog, c icebergCase) (*ingest.Result, error) {
+	return ingest.Run(ctx, ingest.Iceberg(cat, c.name), c.Config)
 }
 
 // dataFiles lists the data files under the table's location.
@@ -52,17 +62,17 @@ func dataFiles(t testing.TB, tbl *table.Table) []string {
 func TestRunCreatesAndAppends(t *testing.T) {
 	cat, err := catalogs.Open(t.Context(), catalogs.Spec{Warehouse: t.TempDir()})
 	require.NoError(t, err)
-	res, err := ingest.Run(t.Context(), cat, config("gis.pts", pointsFile(t, 5)))
+	res, err := runIceberg(t.Context(), cat, config("gis.pts", pointsFile(t, 5)))
 	require.NoError(t, err)
-	assert.Equal(t, ingest.Result{Table: "gis.pts", Created: true, SnapshotID: res.SnapshotID, Committed: true, Files: 1, Rows: 5}, *res)
+	assert.Equal(t, ingest.Result{Table: "gis.pts", Created: true, Commit: res.Commit, Committed: true, Files: 1, DataFiles: 1, Rows: 5}, *res)
 
-	res, err = ingest.Run(t.Context(), cat, config("gis.pts", pointsFile(t, 3), pointsFile(t, 4)))
+	res, err = runIceberg(t.Context(), cat, config("gis.pts", pointsFile(t, 3), pointsFile(t, 4)))
 	require.NoError(t, err)
 	assert.False(t, res.Created)
 	assert.Equal(t, int64(7), res.Rows)
 	tbl, err := catalogs.LoadTable(t.Context(), cat, "gis.pts")
 	require.NoError(t, err)
-	assert.Equal(t, res.SnapshotID, tbl.CurrentSnapshot().SnapshotID)
+	assert.Equal(t, res.Commit, tbl.CurrentSnapshot().SnapshotID)
 	assert.Len(t, dataFiles(t, tbl), 2, "one data file per commit")
 }
 
@@ -71,7 +81,7 @@ func TestRunRefusesInvalidFiles(t *testing.T) {
 	require.NoError(t, err)
 	bad := filepath.Join(t.TempDir(), "bad.parquet")
 	validatetest.Write(t, bad, validatetest.File{Rows: []validatetest.Row{{WKB: []byte{1, 2, 3}}}, Geo: validatetest.Geo(""), Extra: true})
-	_, err = ingest.Run(t.Context(), cat, config("gis.bad", pointsFile(t, 2), bad))
+	_, err = runIceberg(t.Context(), cat, config("gis.bad", pointsFile(t, 2), bad))
 	refused, ok := errors.AsType[*ingest.RefusedError](err)
 	require.True(t, ok, "err = %v, want a *RefusedError", err)
 	require.Len(t, refused.Files, 2)
@@ -83,14 +93,16 @@ func TestRunRefusesInvalidFiles(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
-	for name, cfg := range map[string]ingest.Config{
-		"bad table":       {Table: "t", Files: []string{"a"}},
-		"no files":        {Table: "a.t"},
-		"format version":  {Table: "a.t", Files: []string{"a"}, Create: true, FormatVersion: 4},
-		"spec w/o create": {Table: "a.t", Files: []string{"a"}, PartitionBy: "id"},
+	for name, c := range map[string]icebergCase{
+		"bad table":       {"t", ingest.Config{Files: []string{"a"}}},
+		"no files":        {"a.t", ingest.Config{}},
+		"format version":  {"a.t", ingest.Config{Files: []string{"a"}, Create: true, FormatVersion: 4}},
+		"spec w/o create": {"a.t", ingest.Config{Files: []string{"a"}, PartitionBy: "id"}},
+		"drop and add":    {"a.t", ingest.Config{Files: []string{"a"}, DropExtraColumns: true, AddColumns: true}},
 	} {
-		cfg.Checks = validate.DefaultConfig()
-		assert.ErrorIs(t, cfg.Validate(), ingest.ErrConfig, name)
+		c.Checks = validate.DefaultConfig()
+		_, err := runIceberg(t.Context(), nil, c)
+		assert.ErrorIs(t, err, ingest.ErrConfig, name)
 	}
 }
 
@@ -116,7 +128,7 @@ func (c *losingCatalog) CommitTable(context.Context, table.Identifier, []table.R
 func TestLostCommitLeavesNoFiles(t *testing.T) {
 	cat, err := catalogs.Open(t.Context(), catalogs.Spec{Warehouse: t.TempDir()})
 	require.NoError(t, err)
-	_, err = ingest.Run(t.Context(), cat, config("gis.l", pointsFile(t, 5)))
+	_, err = runIceberg(t.Context(), cat, config("gis.l", pointsFile(t, 5)))
 	require.NoError(t, err)
 	tbl, err := catalogs.LoadTable(t.Context(), cat, "gis.l")
 	require.NoError(t, err)
@@ -125,7 +137,7 @@ func TestLostCommitLeavesNoFiles(t *testing.T) {
 
 	cfg := config("gis.l", pointsFile(t, 6))
 	cfg.CommitRetries = -1
-	_, err = ingest.Run(t.Context(), &losingCatalog{cat}, cfg)
+	_, err = runIceberg(t.Context(), &losingCatalog{cat}, cfg)
 	require.True(t, catalogs.IsRetryable(err), "err = %v, want a retryable conflict", err)
 	tbl, err = catalogs.LoadTable(t.Context(), cat, "gis.l")
 	require.NoError(t, err)
@@ -155,16 +167,16 @@ func (c *lateCatalog) LoadTable(ctx context.Context, ident table.Identifier) (*t
 func TestRunCreateRaceAppends(t *testing.T) {
 	cat, err := catalogs.Open(t.Context(), catalogs.Spec{Warehouse: t.TempDir()})
 	require.NoError(t, err)
-	_, err = ingest.Run(t.Context(), cat, config("gis.race", pointsFile(t, 5)))
+	_, err = runIceberg(t.Context(), cat, config("gis.race", pointsFile(t, 5)))
 	require.NoError(t, err)
 
-	res, err := ingest.Run(t.Context(), &lateCatalog{Catalog: cat}, config("gis.race", pointsFile(t, 3)))
+	res, err := runIceberg(t.Context(), &lateCatalog{Catalog: cat}, config("gis.race", pointsFile(t, 3)))
 	require.NoError(t, err)
 	assert.False(t, res.Created)
 	assert.Equal(t, int64(3), res.Rows)
 	tbl, err := catalogs.LoadTable(t.Context(), cat, "gis.race")
 	require.NoError(t, err)
-	assert.Equal(t, res.SnapshotID, tbl.CurrentSnapshot().SnapshotID)
+	assert.Equal(t, res.Commit, tbl.CurrentSnapshot().SnapshotID)
 	assert.Equal(t, "8", tbl.CurrentSnapshot().Summary.Properties["total-records"])
 }
 
@@ -182,7 +194,7 @@ func TestIngestGateRefuses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cat, err := catalogs.Open(t.Context(), catalogs.Spec{Warehouse: t.TempDir()})
 			require.NoError(t, err)
-			_, err = ingest.Run(t.Context(), cat, config("gis.g", pointsFile(t, 5)))
+			_, err = runIceberg(t.Context(), cat, config("gis.g", pointsFile(t, 5)))
 			require.NoError(t, err)
 			tbl, err := catalogs.LoadTable(t.Context(), cat, "gis.g")
 			require.NoError(t, err)
@@ -190,7 +202,7 @@ func TestIngestGateRefuses(t *testing.T) {
 
 			src := pointsFile(t, 4)
 			ingest.SetTamperGate(tc.wrong)
-			_, err = ingest.Run(t.Context(), cat, config("gis.g", src))
+			_, err = runIceberg(t.Context(), cat, config("gis.g", src))
 			ingest.SetTamperGate(nil)
 			ge, ok := errors.AsType[*format.GateError](err)
 			require.True(t, ok, "err = %v, want a *table.GateError", err)
@@ -200,7 +212,7 @@ func TestIngestGateRefuses(t *testing.T) {
 			assert.Equal(t, snap, tbl.CurrentSnapshot().SnapshotID, "nothing committed")
 			assert.Equal(t, before, dataFiles(t, tbl), "no data file left")
 
-			res, err := ingest.Run(t.Context(), cat, config("gis.g", src))
+			res, err := runIceberg(t.Context(), cat, config("gis.g", src))
 			require.NoError(t, err)
 			assert.Equal(t, int64(4), res.Rows, "the retry ingests the file")
 		})

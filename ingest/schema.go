@@ -6,11 +6,9 @@ import (
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/table"
 
 	"github.com/geocompact/geocompact/spatial"
-	"github.com/geocompact/geocompact/spatial/icebergspatial"
+	format "github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/validate"
 )
 
@@ -22,17 +20,17 @@ type target struct {
 	wantBBox bool            // the table stores bbox columns
 }
 
-func (in *ingester) target(ctx context.Context, tbl *table.Table) (target, error) {
-	if tbl != nil {
-		cols, err := icebergspatial.Columns(tbl.Schema(), tbl.Properties(), "")
+func (in *ingester) target(ctx context.Context, loaded format.Loaded, first string) (target, error) {
+	if loaded.Exists {
+		cols, err := in.dst.Columns(in.cfg.GeometryColumn)
 		if err != nil {
-			return target{}, fmt.Errorf("table %s: %w", in.cfg.Table, err)
+			return target{}, fmt.Errorf("table %s: %w", in.dst.Name(), err)
 		}
 		return target{cols: cols, wantBBox: cols.HasBBox()}, nil
 	}
 	cfg := in.cfg.Checks
 	cfg.Column = in.cfg.GeometryColumn
-	cols, _, err := validate.Inspect(ctx, in.cfg.Files[0], cfg)
+	cols, _, err := validate.Inspect(ctx, first, cfg)
 	if err != nil && !errors.Is(err, validate.ErrCorrupt) {
 		if _, ok := errors.AsType[*spatial.ColumnError](err); !ok {
 			return target{}, err
@@ -57,44 +55,13 @@ func (in *ingester) target(ctx context.Context, tbl *table.Table) (target, error
 	}, nil
 }
 
-// newTableSchema derives the schema and properties of a table created
-// from the first file: its columns as they are, plus bbox columns when the
-// table stores them, the geometry column as WKB binary (v2) or the
-// geometry type with the data's CRS (v3).
-func (in *ingester) newTableSchema(ctx context.Context, t target) (*iceberg.Schema, iceberg.Properties, error) {
-	sc, err := in.newArrowSchema(ctx, t)
-	if err != nil {
-		return nil, nil, err
-	}
-	isc, err := table.ArrowSchemaToIcebergWithFreshIDs(sc, true)
-	if err != nil {
-		return nil, nil, fmt.Errorf("derive schema from %s: %w", in.cfg.Files[0], err)
-	}
-	props := SpatialTableProps(in.cfg.formatVersion(), t.cols)
-	if in.cfg.formatVersion() < 3 {
-		return isc, props, nil
-	}
-	gt, err := iceberg.GeometryTypeOf(t.cols.CRS)
-	if err != nil {
-		return nil, nil, fmt.Errorf("geometry type for CRS %s: %w", t.cols.CRS, err)
-	}
-	out := make([]iceberg.NestedField, 0, len(isc.Fields()))
-	for _, f := range isc.Fields() {
-		if f.Name == t.cols.Geometry {
-			f.Type = gt
-		}
-		out = append(out, f)
-	}
-	return iceberg.NewSchema(0, out...), props, nil
-}
-
 // newArrowSchema is the Arrow schema of a table created from the first
 // file: its columns as they are, the geometry column as WKB binary, plus
 // bbox columns when the table stores them.
-func (in *ingester) newArrowSchema(ctx context.Context, t target) (*arrow.Schema, error) {
+func (in *ingester) newArrowSchema(ctx context.Context, t target, first string) (*arrow.Schema, error) {
 	cfg := in.cfg.Checks
 	cfg.Column = t.cols.Geometry
-	_, sc, err := validate.Inspect(ctx, in.cfg.Files[0], cfg)
+	_, sc, err := validate.Inspect(ctx, first, cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -14,7 +14,7 @@ import (
 // entry of its own.
 func TestParseSources(t *testing.T) {
 	a, b := strings.Repeat("a", 64), strings.Repeat("b", 64)
-	written := sourcesSummary([]source{{path: "/in/x\n" + b + " b.parquet", digest: a}})
+	written := sourcesSummary([]source{{Path: "/in/x\n" + b + " b.parquet", Digest: a}})
 	got, err := parseSources(map[string]string{SourcesKey: written, FilesKey: "1"})
 	require.NoError(t, err)
 	assert.Equal(t, []sourceEntry{{Digest: a, Name: "x\n" + b + " b.parquet"}}, got)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/geocompact/geocompact/ingest"
 	"github.com/geocompact/geocompact/table/catalogs"
+	"github.com/geocompact/geocompact/table/deltatable"
 	"github.com/geocompact/geocompact/validate/validatetest"
 )
 
@@ -75,12 +76,11 @@ func TestRunStreamsRowGroups(t *testing.T) {
 			if format == "iceberg" {
 				cat, err := catalogs.Open(t.Context(), catalogs.Spec{Warehouse: t.TempDir()})
 				require.NoError(t, err)
-				res, err := ingest.Run(t.Context(), cat, cfg)
+				res, err := runIceberg(t.Context(), cat, cfg)
 				require.NoError(t, err)
 				got = res.Rows
 			} else {
-				cfg.Table = ""
-				res, err := ingest.RunDelta(t.Context(), filepath.Join(t.TempDir(), "pts"), cfg)
+				res, err := ingest.Run(t.Context(), deltatable.Appender(filepath.Join(t.TempDir(), "pts")), cfg.Config)
 				require.NoError(t, err)
 				got = res.Rows
 			}

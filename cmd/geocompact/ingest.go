@@ -2,15 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/ingest"
 	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/table/optval"
@@ -22,7 +19,7 @@ func init() { register(newIngestCmd) }
 type ingestOptions struct {
 	g      *globalOptions
 	cfg    ingest.Config
-	delta  string // Delta table location, instead of cfg.Table
+	table  tableFlags
 	memory string // --memory-budget as given, parsed into cfg.MemoryBytes
 }
 
@@ -70,15 +67,11 @@ no _delta_log; --partition-by then names partition columns.`,
 			if err := o.complete(); err != nil {
 				return err
 			}
-			if o.delta != "" {
-				return runIngestDelta(cmd.Context(), o)
-			}
 			return runIngest(cmd.Context(), o)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.cfg.Table, "table", "", "table to append to, NAMESPACE.TABLE")
-	f.StringVar(&o.delta, "delta", "", "Delta table to append to: a directory, file: URL or s3://BUCKET/PREFIX")
+	o.table.register(f, "table to append to, NAMESPACE.TABLE", "Delta table to append to")
 	f.BoolVar(&o.cfg.Create, "create", false, "create the table from the first file when it does not exist")
 	f.BoolVar(&o.cfg.AddBBox, "add-bbox", false, "compute missing bbox columns from the WKB")
 	f.IntVar(&o.cfg.FormatVersion, "format-version", o.cfg.FormatVersion, "format version of a created table: 2 (WKB + bbox columns) or 3 (geometry type)")
@@ -104,10 +97,11 @@ func (o *ingestOptions) complete() error {
 		return usageErrorf("--memory-budget %q: want a size of at least 1MiB, e.g. 256MiB", o.memory)
 	}
 	o.cfg.MemoryBytes = budget
-	if o.delta != "" {
+	o.cfg.Logger = o.g.Logger()
+	if o.table.ref().IsDelta() {
 		return o.completeDelta()
 	}
-	if _, err := catalogs.ParseIdentifier(o.cfg.Table); err != nil {
+	if _, err := catalogs.ParseIdentifier(o.table.name); err != nil {
 		return usageErrorf("--table: %v", err)
 	}
 	if o.cfg.FormatVersion != 2 && o.cfg.FormatVersion != 3 {
@@ -116,60 +110,72 @@ func (o *ingestOptions) complete() error {
 	if !o.cfg.Create && (o.cfg.PartitionBy != "" || o.cfg.FormatVersion != 2) {
 		return usageErrorf("--partition-by and --format-version apply only with --create")
 	}
-	o.cfg.Logger = o.g.Logger()
 	if err := o.cfg.Validate(); err != nil {
 		return &usageError{err}
 	}
 	return nil
 }
 
+// completeDelta checks the flags of an ingest into a Delta table.
+func (o *ingestOptions) completeDelta() error {
+	if o.cfg.FormatVersion != 2 {
+		return usageErrorf("--format-version applies to Iceberg tables only, not with --delta")
+	}
+	if o.cfg.AddColumns {
+		return usageErrorf("--add-columns is not supported with --delta; use --drop-extra-columns to leave extra columns out")
+	}
+	if !o.cfg.Create && o.cfg.PartitionBy != "" {
+		return usageErrorf("--partition-by applies only with --create")
+	}
+	if o.cfg.DropExtraColumns && o.cfg.AddColumns {
+		return usageErrorf("--drop-extra-columns and --add-columns exclude each other")
+	}
+	if err := o.cfg.Checks.Validate(); err != nil {
+		return &usageError{err}
+	}
+	return nil
+}
+
 func runIngest(ctx context.Context, o *ingestOptions) error {
-	cat, spec, err := o.g.openCatalog(ctx)
+	dst, retries, closeDst, err := o.g.openAppender(ctx, o.table.ref())
 	if err != nil {
 		return err
 	}
+	defer closeDst()
 	cfg := o.cfg
-	cfg.CommitRetries = spec.Retries()
+	cfg.CommitRetries = retries
 	prog := newProgress(o.g, "validating", "files")
 	cfg.Progress = prog.Update
-	res, err := ingest.Run(ctx, cat, cfg)
+	res, err := ingest.Run(ctx, dst, cfg)
 	prog.Done()
+	if err != nil {
+		return ingestError(o, err)
+	}
+	if o.table.ref().IsDelta() {
+		return writeDeltaIngest(o.g, res)
+	}
+	return writeIcebergIngest(o.g, res)
+}
+
+// ingestError gives a failed ingest its exit code: 3 with the validation
+// reports on stdout for refused files, 2 for bad flags, 4 for a commit
+// that lost to a concurrent change.
+func ingestError(o *ingestOptions, err error) error {
 	if refused, ok := errors.AsType[*ingest.RefusedError](err); ok {
 		if werr := writeValidateResult(o.g.IO.Out, o.g.JSON, refusedResult(refused)); werr != nil {
 			return werr
 		}
 		return &exitCodeError{code: exitViolation, err: err}
 	}
-	if errors.Is(err, ingest.ErrPartitionSpec) {
+	switch {
+	case errors.Is(err, ingest.ErrPartitionSpec):
 		return usageErrorf("--partition-by: %v", err)
-	}
-	if errors.Is(err, ingest.ErrConfig) {
+	case errors.Is(err, ingest.ErrConfig):
 		return &usageError{err}
+	case errors.As(err, new(*delta.ConflictError)), errors.As(err, new(*delta.VersionExistsError)):
+		return &exitCodeError{code: exitConflict, err: err}
 	}
-	if err != nil {
-		return err
-	}
-	for _, s := range res.Skipped {
-		fmt.Fprintf(o.g.IO.ErrOut, "skipped %s: %s\n", displayName(s.Path), skipReason(s))
-	}
-	if o.g.JSON {
-		return json.NewEncoder(o.g.IO.Out).Encode(res)
-	}
-	snapshot := strconv.FormatInt(res.SnapshotID, 10)
-	if !res.Committed {
-		snapshot = "-"
-		fmt.Fprintf(o.g.IO.ErrOut, "nothing committed: all %d files were skipped; %s is unchanged\n", len(res.Skipped), res.Table)
-	}
-	tw := tabwriter.NewWriter(o.g.IO.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TABLE\tCREATED\tFILES\tROWS\tSNAPSHOT")
-	fmt.Fprintf(tw, "%s\t%v\t%d\t%d\t%s\n", res.Table, res.Created, res.Files, res.Rows, snapshot)
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	if len(res.AddedColumns) > 0 {
-		fmt.Fprintf(o.g.IO.ErrOut, "added columns to %s: %s\n", res.Table, strings.Join(res.AddedColumns, ", "))
-	}
-	return nil
+	return err
 }
 
 // refusedResult is a refused ingest's reports as validate prints them.
@@ -180,12 +186,4 @@ func refusedResult(e *ingest.RefusedError) validateResult {
 		res.OK = res.OK && f.Report.OK()
 	}
 	return res
-}
-
-// skipReason says why an ingest left a file out and how to include it.
-func skipReason(s ingest.Skipped) string {
-	if s.SnapshotID == 0 {
-		return fmt.Sprintf("same content as %s in this batch", displayName(s.Previous))
-	}
-	return fmt.Sprintf("already ingested as %s in snapshot %d (use --allow-duplicates to append it again)", displayName(s.Previous), s.SnapshotID)
 }

@@ -31,7 +31,7 @@ import (
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/delta/deltatest"
 	"github.com/geocompact/geocompact/engine/verify"
-	"github.com/geocompact/geocompact/ingest"
+	"github.com/geocompact/geocompact/table/deltatable"
 	"github.com/geocompact/geocompact/validate/validatetest"
 )
 
@@ -111,7 +111,7 @@ func newIngestCrashBatch(t *testing.T, dir string, seed uint64) ingestCrashBatch
 		require.NoError(t, err)
 		sum := sha256.Sum256(raw)
 		b.files = append(b.files, p)
-		b.appIDs = append(b.appIDs, ingest.TxnAppID(hex.EncodeToString(sum[:])))
+		b.appIDs = append(b.appIDs, deltatable.TxnAppID(hex.EncodeToString(sum[:])))
 		eachParquetRecord(t, p, func(rec arrow.RecordBatch) { b.rows = appendIngestRows(t, b.rows, &b.digest, rec) })
 	}
 	slices.Sort(b.rows)
@@ -434,7 +434,7 @@ func rerunIngest(t *testing.T, dir string, args []string, b ingestCrashBatch, pr
 	for run, files := range []int{want, 0} {
 		r := runChild(t, append(args, "--json")...)
 		require.Equal(t, exitOK, r.Code, "rerun %d: %s", run, r.Stderr)
-		var res ingest.DeltaResult
+		var res deltaIngestJSON
 		require.NoError(t, json.Unmarshal([]byte(r.Stdout), &res), r.Stdout)
 		assert.Equal(t, files, res.Files, "rerun %d appends the files not yet in", run)
 		assert.Len(t, res.Skipped, ingestCrashFiles-files, "rerun %d skips the files already in", run)

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/delta"
-	"github.com/geocompact/geocompact/ingest"
 	"github.com/geocompact/geocompact/validate/validatetest"
 )
 
@@ -41,7 +40,7 @@ func TestIngestDeltaCLI(t *testing.T) {
 	require.Equal(t, exitOK, r.Code, r.Stderr)
 	assert.Contains(t, r.Stderr, "already ingested in version 0")
 	assert.Contains(t, r.Stderr, "nothing to ingest")
-	var res ingest.DeltaResult
+	var res deltaIngestJSON
 	require.NoError(t, json.Unmarshal([]byte(r.Stdout), &res))
 	assert.Equal(t, 0, res.Files)
 	assert.Equal(t, int64(0), res.Version)

@@ -16,7 +16,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/geocompact/geocompact/ingest"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/validate/validatetest"
@@ -129,7 +128,7 @@ func TestIngestCreateAppendAndRefuse(t *testing.T) {
 	if r.Code != exitOK {
 		t.Fatalf("append: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
-	var res ingest.Result
+	var res icebergIngestJSON
 	if err := json.Unmarshal([]byte(r.Stdout), &res); err != nil {
 		t.Fatal(err)
 	}

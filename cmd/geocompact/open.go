@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/geocompact/geocompact/delta"
+	"github.com/geocompact/geocompact/ingest"
 	"github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/table/deltatable"
@@ -224,4 +225,24 @@ func loadTableForRead(ctx context.Context, g *globalOptions, name string) (*iceb
 		return nil, nil, nil, fmt.Errorf("table %s does not exist: catalog %q has no namespace %q", name, catName, strings.Join(ns, "."))
 	}
 	return nil, nil, nil, fmt.Errorf("table %s does not exist in catalog %q%s", name, catName, catalogs.TableHint(ctx, cat, name))
+}
+
+// openAppender is the table ref names as an ingest appends to it, which
+// may not exist yet; it returns the catalog's budget for commits that
+// lose a race (0 for a Delta table, whose commits retry on their own),
+// and done closes the catalog.
+func (g *globalOptions) openAppender(ctx context.Context, ref table.Ref) (table.Appender, int, func(), error) {
+	if ref.IsDelta() {
+		return deltatable.Appender(ref.Location), 0, func() {}, nil
+	}
+	cat, spec, err := g.openCatalog(ctx)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	done := func() {
+		if c, ok := cat.(io.Closer); ok {
+			_ = c.Close()
+		}
+	}
+	return ingest.Iceberg(cat, ref.Name), spec.Retries(), done, nil
 }

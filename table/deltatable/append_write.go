@@ -1,4 +1,4 @@
-package ingest
+package deltatable
 
 import (
 	"context"
@@ -18,118 +18,87 @@ import (
 
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/spatial"
-	format "github.com/geocompact/geocompact/table"
+	"github.com/geocompact/geocompact/table"
 )
 
-// deltaIngest is one RunDelta past its checks: the sources to append, the
-// snapshot they were checked on (nil: the table is to be created), and,
-// once written, each source's data files.
-type deltaIngest struct {
-	*ingester
-	tbl     *delta.Table
-	read    *delta.Snapshot
-	parts   []string
-	create  []delta.Action // protocol and metaData of a table to create
-	written [][]*delta.Add // by source
-	rows    []int64        // by source
-}
-
-// run validates, conforms, writes and commits the sources.
-func (d *deltaIngest) run(ctx context.Context, res *DeltaResult) error {
-	tgt, err := d.deltaTarget(ctx)
+// Append writes each source's rows into data files of the table (one per
+// source and partition), passes them through the commit gate and commits
+// them with a txn per source, creating the table in the same commit when
+// it is new.
+func (a *appender) Append(ctx context.Context, req table.AppendRequest) (*table.Appended, error) {
+	a.log = req.Log
+	ws, err := a.writeSnapshot(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := d.validateAll(ctx, tgt); err != nil {
-		return err
-	}
-	ws, err := d.writeSnapshot(ctx, tgt)
+	a.parts = ws.Metadata.PartitionColumns
+	sc, err := ws.ArrowSchema()
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("ingest into %s: %w", a.location, err)
 	}
-	d.parts = ws.Metadata.PartitionColumns
-	arrowSc, err := ws.ArrowSchema()
-	if err != nil {
-		return fmt.Errorf("ingest into %s: %w", d.cfg.Table, err)
+	a.sources = req.Sources
+	if err := a.write(ctx, ws, req, sc); err != nil {
+		return nil, fmt.Errorf("ingest into %s: %w", a.location, err)
 	}
-	if _, err := d.extraColumns(ctx, arrowSc); err != nil {
-		return err
+	out := &table.Appended{}
+	if err := a.commit(ctx, ws, req, out); err != nil {
+		return nil, err
 	}
-	batches := &conformStream{ctx: ctx, paths: d.cfg.Files, schema: arrowSc,
-		conf: conformOpts{geometry: tgt.cols.Geometry, addBBox: d.cfg.AddBBox, dropExtra: d.cfg.DropExtraColumns},
-		read: readOpts{mem: d.cfg.allocator(), budget: d.cfg.memoryBytes()}}
-	if err := d.write(ctx, ws, batches, tgt.cols); err != nil {
-		if ce, ok := errors.AsType[*ConformError](err); ok {
-			return fmt.Errorf("ingest into %s refused, nothing was written: %w", d.cfg.Table, ce)
-		}
-		return fmt.Errorf("ingest into %s: %w", d.cfg.Table, err)
-	}
-	return d.commit(ctx, ws, res)
-}
-
-// deltaTarget is the geometry the files must match: the table's, or for
-// a table to create, the first file's.
-func (d *deltaIngest) deltaTarget(ctx context.Context) (target, error) {
-	if d.read != nil {
-		return deltaTarget(d.read, d.cfg.Table, d.cfg.GeometryColumn)
-	}
-	return d.target(ctx, nil)
+	return out, nil
 }
 
 // writeSnapshot is the snapshot data files are written for: the table's,
 // or that of the table to create from the first file, whose protocol and
 // metaData actions it keeps for the commit.
-func (d *deltaIngest) writeSnapshot(ctx context.Context, tgt target) (*delta.Snapshot, error) {
-	if d.read != nil {
-		return d.read, nil
+func (a *appender) writeSnapshot(req table.AppendRequest) (*delta.Snapshot, error) {
+	if a.read != nil {
+		return a.read, nil
 	}
-	asc, err := d.newArrowSchema(ctx, tgt)
+	sc, err := delta.SchemaFromArrow(req.Schema)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("derive schema from %s: %w", req.Sources[0].Path, err)
 	}
-	sc, err := delta.SchemaFromArrow(asc)
-	if err != nil {
-		return nil, fmt.Errorf("derive schema from %s: %w", d.cfg.Files[0], err)
-	}
-	if slices.Contains(d.parts, tgt.cols.Geometry) {
-		return nil, fmt.Errorf("%w: the geometry column %q cannot partition a table", ErrPartitionSpec, tgt.cols.Geometry)
+	tgt := req.Columns
+	if slices.Contains(a.parts, tgt.Geometry) {
+		return nil, fmt.Errorf("%w: the geometry column %q cannot partition a table", table.ErrPartitionSpec, tgt.Geometry)
 	}
 	props := map[string]string{
-		spatial.PropGeometryColumn:   tgt.cols.Geometry,
+		spatial.PropGeometryColumn:   tgt.Geometry,
 		spatial.PropGeometryEncoding: spatial.EncodingWKB,
-		spatial.PropCRS:              tgt.cols.CRS,
+		spatial.PropCRS:              tgt.CRS,
 	}
-	d.create, err = delta.CreateActions(delta.TableSpec{Schema: sc, PartitionColumns: d.parts, Configuration: props}, time.Now())
+	a.create, err = delta.CreateActions(delta.TableSpec{Schema: sc, PartitionColumns: a.parts, Configuration: props}, time.Now())
 	if errors.Is(err, delta.ErrPartitionColumn) {
-		return nil, fmt.Errorf("%w: %w", ErrPartitionSpec, err)
+		return nil, fmt.Errorf("%w: %w", table.ErrPartitionSpec, err)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return delta.SnapshotOf(d.create)
+	return delta.SnapshotOf(a.create)
 }
 
 // write streams each source's batches into data files of s, one per
 // source and partition, with stats and GeoParquet metadata. On an error it
 // deletes what it wrote.
-func (d *deltaIngest) write(ctx context.Context, s *delta.Snapshot, batches *conformStream, cols spatial.Columns) error {
-	d.written = make([][]*delta.Add, len(batches.paths))
-	d.rows = make([]int64, len(batches.paths))
+func (a *appender) write(ctx context.Context, s *delta.Snapshot, req table.AppendRequest, sc *arrow.Schema) error {
+	cols := req.Columns
+	a.written = make([][]*delta.Add, len(req.Sources))
+	a.rows = make([]int64, len(req.Sources))
 	geo := cols
 	if f := s.Schema.Field(cols.Geometry); f != nil {
 		geo.Geometry = f.PhysicalName(s.ColumnMapping())
 	}
-	for i, path := range batches.paths {
-		fw := &deltaFileSet{tbl: d.tbl, snap: s, source: i, geo: geo, geoCol: cols.Geometry, files: map[string]*deltaFile{}}
+	for i, src := range req.Sources {
+		fw := &deltaFileSet{tbl: a.tbl, snap: s, source: i, geo: geo, geoCol: cols.Geometry, files: map[string]*deltaFile{}}
 		adds, err := fw.writeAll(ctx, func(fn func(arrow.RecordBatch) error) error {
-			return batches.file(path, func(rec arrow.RecordBatch) error {
-				d.rows[i] += rec.NumRows()
+			return req.Rows(ctx, src, sc, func(rec arrow.RecordBatch) error {
+				a.rows[i] += rec.NumRows()
 				return fn(rec)
 			})
 		})
-		d.written[i] = adds
+		a.written[i] = adds
 		if err != nil {
-			d.removeWritten(ctx, d.written...)
+			a.removeWritten(ctx, a.written...)
 			return err
 		}
 	}
@@ -138,18 +107,18 @@ func (d *deltaIngest) write(ctx context.Context, s *delta.Snapshot, batches *con
 
 // removeWritten deletes data files that no commit references, logging
 // failures: an undeleted one is left for vacuum.
-func (d *deltaIngest) removeWritten(ctx context.Context, sets ...[]*delta.Add) {
+func (a *appender) removeWritten(ctx context.Context, sets ...[]*delta.Add) {
 	for _, adds := range sets {
-		for _, a := range adds {
-			p, inside, err := d.tbl.Store.TableRoot().Canonical(a.Path)
+		for _, add := range adds {
+			p, inside, err := a.tbl.Store.TableRoot().Canonical(add.Path)
 			if err == nil && !inside {
 				err = fmt.Errorf("%s is outside the table; not deleted", p)
 			}
 			if err == nil {
-				err = d.tbl.Store.Delete(context.WithoutCancel(ctx), p)
+				err = a.tbl.Store.Delete(context.WithoutCancel(ctx), p)
 			}
 			if err != nil {
-				d.log.Warn("remove written file", "path", a.Path, "error", err)
+				a.logger().Warn("remove written file", "path", add.Path, "error", err)
 			}
 		}
 	}
@@ -341,38 +310,40 @@ func takeRows(ctx context.Context, rec arrow.RecordBatch, indices []int64) (arro
 // table in the same commit when it is new. A lost race is retried on the
 // latest snapshot (see retry). Files of a commit that definitely did not
 // land are deleted.
-func (d *deltaIngest) commit(ctx context.Context, ws *delta.Snapshot, res *DeltaResult) error {
+func (a *appender) commit(ctx context.Context, ws *delta.Snapshot, req table.AppendRequest, res *table.Appended) error {
 	readVersion := int64(-1)
-	if d.read != nil {
-		readVersion = d.read.Version
+	if a.read != nil {
+		readVersion = a.read.Version
 	}
-	attempts := DefaultDeltaCommitAttempts
-	if d.cfg.CommitRetries != 0 {
-		attempts = max(d.cfg.CommitRetries, 0) + 1
+	attempts := DefaultAppendAttempts
+	if req.CommitRetries != 0 {
+		attempts = max(req.CommitRetries, 0) + 1
 	}
-	if err := d.gate(); err != nil {
-		d.removeWritten(ctx, d.written...)
-		return fmt.Errorf("ingest into %s: %w", d.cfg.Table, err)
+	if err := a.gate(); err != nil {
+		a.removeWritten(ctx, a.written...)
+		return fmt.Errorf("ingest into %s: %w", a.location, err)
 	}
-	v, err := delta.CommitAppend(ctx, d.tbl, d.read, d.actions(readVersion+1, readVersion), attempts,
-		func(cur *delta.Snapshot) ([]delta.Action, error) { return d.retry(ctx, ws, cur, res) })
+	v, err := delta.CommitAppend(ctx, a.tbl, a.read, a.actions(readVersion+1, readVersion), attempts,
+		func(cur *delta.Snapshot) ([]delta.Action, error) {
+			return a.retry(ctx, ws, cur, req.AllowDuplicates, res)
+		})
 	if err != nil {
 		if definitelyNotCommitted(err) {
-			d.removeWritten(ctx, d.written...)
+			a.removeWritten(ctx, a.written...)
 		}
-		return fmt.Errorf("ingest into %s: %w", d.cfg.Table, err)
+		return fmt.Errorf("ingest into %s: %w", a.location, err)
 	}
 	if v < 0 {
 		return nil // every file was ingested concurrently
 	}
-	res.Version, res.Created = v, d.create != nil
-	res.Files = len(d.sources)
-	for i := range d.sources {
-		res.DataFiles += len(d.written[i])
-		res.Rows += d.rows[i]
+	res.Committed, res.Commit, res.Created = true, v, a.create != nil
+	res.Files = len(a.sources)
+	for i := range a.sources {
+		res.DataFiles += len(a.written[i])
+		res.Rows += a.rows[i]
 	}
-	if _, err := d.tbl.MaybeCheckpoint(ctx, v); err != nil {
-		d.log.Warn("checkpoint after ingest", "table", d.cfg.Table, "version", v, "error", err)
+	if _, err := a.tbl.MaybeCheckpoint(ctx, v); err != nil {
+		a.logger().Warn("checkpoint after ingest", "table", a.location, "version", v, "error", err)
 	}
 	return nil
 }
@@ -392,7 +363,7 @@ func definitelyNotCommitted(err error) bool {
 // and sources a concurrent ingest appended are dropped, their files
 // deleted, so no file is ever appended twice. It returns nil actions when
 // no source is left.
-func (d *deltaIngest) retry(ctx context.Context, ws *delta.Snapshot, cur *delta.Snapshot, res *DeltaResult) ([]delta.Action, error) {
+func (a *appender) retry(ctx context.Context, ws *delta.Snapshot, cur *delta.Snapshot, allowDuplicates bool, res *table.Appended) ([]delta.Action, error) {
 	if err := delta.CheckAppend(ws.Metadata, cur); err != nil {
 		return nil, err
 	}
@@ -403,90 +374,90 @@ func (d *deltaIngest) retry(ctx context.Context, ws *delta.Snapshot, cur *delta.
 			return nil, &delta.ConflictError{Version: cur.Version, Reason: "the table property " + k + " changed"}
 		}
 	}
-	d.create = nil // the table exists now, with the same schema
-	res.Version = cur.Version
-	if !d.cfg.AllowDuplicates {
+	a.create = nil // the table exists now, with the same schema
+	res.Commit = cur.Version
+	if !allowDuplicates {
 		var keep []int
-		for i, src := range d.sources {
-			if v, ok := cur.Txns[TxnAppID(src.digest)]; ok {
-				res.Skipped = append(res.Skipped, DeltaSkipped{Path: src.path, Digest: src.digest, Version: &v})
-				d.removeWritten(ctx, d.written[i])
+		for i, src := range a.sources {
+			if v, ok := cur.Txns[TxnAppID(src.Digest)]; ok {
+				res.Skipped = append(res.Skipped, table.Skipped{Source: src, Commit: &v})
+				a.removeWritten(ctx, a.written[i])
 				continue
 			}
 			keep = append(keep, i)
 		}
-		d.keepSources(keep)
+		a.keepSources(keep)
 	}
-	if len(d.sources) == 0 {
+	if len(a.sources) == 0 {
 		return nil, nil
 	}
-	return d.actions(cur.Version+1, cur.Version), nil
+	return a.actions(cur.Version+1, cur.Version), nil
 }
 
 // keepSources keeps the sources at the given indices.
-func (d *deltaIngest) keepSources(keep []int) {
-	srcs := make([]source, len(keep))
+func (a *appender) keepSources(keep []int) {
+	srcs := make([]table.Source, len(keep))
 	written := make([][]*delta.Add, len(keep))
 	rows := make([]int64, len(keep))
 	for j, i := range keep {
-		srcs[j], written[j], rows[j] = d.sources[i], d.written[i], d.rows[i]
+		srcs[j], written[j], rows[j] = a.sources[i], a.written[i], a.rows[i]
 	}
-	d.setSources(srcs)
-	d.written, d.rows = written, rows
+	a.sources = srcs
+	a.written, a.rows = written, rows
 }
 
 // gate passes the written files through the commit gate: each source's
 // files hold the rows read from it, and every add path is a valid
 // reference inside the table.
-func (d *deltaIngest) gate() error {
-	groups := make([]format.GateGroup, len(d.sources))
-	for i, src := range d.sources {
-		groups[i] = format.GateGroup{Name: src.path, Read: d.rows[i]}
-		for _, a := range d.written[i] {
+func (a *appender) gate() error {
+	groups := make([]table.GateGroup, len(a.sources))
+	for i, src := range a.sources {
+		groups[i] = table.GateGroup{Name: src.Path, Read: a.rows[i]}
+		for _, a := range a.written[i] {
 			var n int64 = -1 // no count: the gate refuses it
 			if st, err := a.ParsedStats(); err == nil && st != nil {
 				n = st.NumRecords
 			}
-			groups[i].Files = append(groups[i].Files, format.GateFile{Path: a.Path, Records: n})
+			groups[i].Files = append(groups[i].Files, table.GateFile{Path: a.Path, Records: n})
 		}
 	}
-	if tamperDeltaGate != nil {
-		tamperDeltaGate(groups)
+	if tamperGate != nil {
+		tamperGate(groups)
 	}
-	g := format.Gate{Op: "ingest", Table: d.cfg.Table, Style: format.RelativePaths, Roots: []string{d.tbl.Store.TableRoot().URI("")}}
+	g := table.Gate{Op: "ingest", Table: a.location, Style: table.RelativePaths, Roots: []string{a.tbl.Store.TableRoot().URI("")}}
 	return g.Check(groups)
 }
 
-// tamperDeltaGate, set by tests, alters what the commit gate is shown.
-var tamperDeltaGate func([]format.GateGroup)
+// tamperGate, set by tests, alters what the commit gate is shown.
+var tamperGate func([]table.GateGroup)
 
 // actions are the commit of version on top of readVersion (-1: none).
-func (d *deltaIngest) actions(version, readVersion int64) []delta.Action {
+func (a *appender) actions(version, readVersion int64) []delta.Action {
 	now := time.Now()
 	op := "WRITE"
-	if d.create != nil {
+	if a.create != nil {
 		op = "CREATE TABLE AS SELECT"
 	}
 	var rows int64
 	var files int
-	for i := range d.sources {
-		rows += d.rows[i]
-		files += len(d.written[i])
+	for i := range a.sources {
+		rows += a.rows[i]
+		files += len(a.written[i])
 	}
-	partBy, _ := json.Marshal(append([]string{}, d.parts...))
+	partBy, _ := json.Marshal(append([]string{}, a.parts...))
 	acts := []delta.Action{delta.NewCommitInfo(op,
 		map[string]any{"mode": "Append", "partitionBy": string(partBy)}, readVersion,
-		map[string]any{"numFiles": files, "numOutputRows": rows, "numSourceFiles": len(d.sources)})}
-	if d.create != nil {
+		map[string]any{"numFiles": files, "numOutputRows": rows, "numSourceFiles": len(a.sources)})}
+	if a.create != nil {
 		acts[0].CommitInfo.ReadVersion = nil // nothing was read
 	}
-	acts = append(acts, d.create...)
+	acts = append(acts, a.create...)
 	recorded := map[string]bool{} // a commit holds one txn per appId
-	for i, src := range d.sources {
-		for _, a := range d.written[i] {
+	for i, src := range a.sources {
+		for _, a := range a.written[i] {
 			acts = append(acts, delta.Action{Add: a})
 		}
-		if id := TxnAppID(src.digest); !recorded[id] {
+		if id := TxnAppID(src.Digest); !recorded[id] {
 			recorded[id] = true
 			acts = append(acts, delta.NewTxn(id, version, now))
 		}

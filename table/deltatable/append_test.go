@@ -1,4 +1,4 @@
-package ingest_test
+package deltatable_test
 
 import (
 	"errors"
@@ -23,9 +23,18 @@ import (
 	"github.com/geocompact/geocompact/ingest"
 	"github.com/geocompact/geocompact/internal/testing/reliability"
 	format "github.com/geocompact/geocompact/table"
+	"github.com/geocompact/geocompact/table/deltatable"
 	"github.com/geocompact/geocompact/validate"
 	"github.com/geocompact/geocompact/validate/validatetest"
 )
+
+// pointsFile writes a valid GeoParquet file of n points with bbox columns.
+func pointsFile(t testing.TB, n int) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "pts.parquet")
+	validatetest.Write(t, p, validatetest.File{Rows: validatetest.Points(n), Geo: validatetest.Geo(""), Extra: true})
+	return p
+}
 
 func deltaConfig(create bool, files ...string) ingest.Config {
 	return ingest.Config{Files: files, Create: create, Checks: validate.DefaultConfig()}
@@ -115,14 +124,14 @@ func deltaDataFiles(t testing.TB, loc string) []string {
 	return out
 }
 
-func TestRunDeltaCreateReadBackAndRerun(t *testing.T) {
+func TestAppendCreateReadBackAndRerun(t *testing.T) {
 	loc := filepath.Join(t.TempDir(), "pts")
 	a := pointsFile(t, 5)
 	b := pointsFileWith(t, validatetest.File{Rows: validatetest.Points(9)[6:], Geo: validatetest.Geo(""), Extra: true})
 
-	res, err := ingest.RunDelta(t.Context(), loc, deltaConfig(true, a, b))
+	res, err := ingest.Run(t.Context(), deltatable.Appender(loc), deltaConfig(true, a, b))
 	require.NoError(t, err)
-	assert.Equal(t, ingest.DeltaResult{Location: loc, Created: true, Version: 0, Files: 2, DataFiles: 2, Rows: 8}, *res)
+	assert.Equal(t, ingest.Result{Table: loc, Created: true, Commit: 0, Committed: true, Files: 2, DataFiles: 2, Rows: 8}, *res)
 	assert.Equal(t, inputRows(t, a, b), deltaRows(t, loc))
 
 	tbl, err := delta.OpenLocal(loc)
@@ -148,22 +157,22 @@ func TestRunDeltaCreateReadBackAndRerun(t *testing.T) {
 	assert.Equal(t, int64(8), rows)
 
 	// A re-run commits nothing and names the version that holds each file.
-	res, err = ingest.RunDelta(t.Context(), loc, deltaConfig(false, a, b))
+	res, err = ingest.Run(t.Context(), deltatable.Appender(loc), deltaConfig(false, a, b))
 	require.NoError(t, err)
 	assert.Equal(t, 0, res.Files)
 	require.Len(t, res.Skipped, 2)
 	for _, sk := range res.Skipped {
-		require.NotNil(t, sk.Version)
-		assert.Equal(t, int64(0), *sk.Version)
+		require.NotNil(t, sk.Commit)
+		assert.Equal(t, int64(0), *sk.Commit)
 	}
 	assert.Len(t, logVersions(t, loc), 1)
 	assert.Len(t, deltaDataFiles(t, loc), 2)
 
 	// A batch with one new file appends only that one.
 	c := pointsFile(t, 2)
-	res, err = ingest.RunDelta(t.Context(), loc, deltaConfig(false, a, c))
+	res, err = ingest.Run(t.Context(), deltatable.Appender(loc), deltaConfig(false, a, c))
 	require.NoError(t, err)
-	assert.Equal(t, int64(1), res.Version)
+	assert.Equal(t, int64(1), res.Commit)
 	assert.Equal(t, 1, res.Files)
 	assert.Len(t, res.Skipped, 1)
 	assert.Len(t, deltaRows(t, loc), 10)
@@ -188,15 +197,15 @@ func footerValue(t testing.TB, p, key string) string {
 	return ""
 }
 
-func TestRunDeltaRefusesInvalidGeometry(t *testing.T) {
+func TestAppendRefusesInvalidGeometry(t *testing.T) {
 	loc := t.TempDir()
 	good := pointsFile(t, 4)
-	_, err := ingest.RunDelta(t.Context(), loc, deltaConfig(true, good))
+	_, err := ingest.Run(t.Context(), deltatable.Appender(loc), deltaConfig(true, good))
 	require.NoError(t, err)
 	before := deltaDataFiles(t, loc)
 
 	bad := pointsFileWith(t, validatetest.File{Rows: append(validatetest.Points(3), validatetest.Row{WKB: []byte{1, 1, 0}, BBox: validatetest.Box(0, 0, 0, 0)}), Geo: validatetest.Geo(""), Extra: true})
-	_, err = ingest.RunDelta(t.Context(), loc, deltaConfig(false, pointsFile(t, 2), bad))
+	_, err = ingest.Run(t.Context(), deltatable.Appender(loc), deltaConfig(false, pointsFile(t, 2), bad))
 	refused, ok := errors.AsType[*ingest.RefusedError](err)
 	require.True(t, ok, "want a refusal, got %v", err)
 	assert.Contains(t, refused.Error(), "nothing was written")
@@ -205,15 +214,15 @@ func TestRunDeltaRefusesInvalidGeometry(t *testing.T) {
 
 	// On a missing table with --create, nothing at all appears.
 	fresh := filepath.Join(t.TempDir(), "fresh")
-	_, err = ingest.RunDelta(t.Context(), fresh, deltaConfig(true, bad))
+	_, err = ingest.Run(t.Context(), deltatable.Appender(fresh), deltaConfig(true, bad))
 	require.Error(t, err)
 	_, statErr := os.Stat(fresh)
 	assert.True(t, os.IsNotExist(statErr), "location created: %v", statErr)
 }
 
-func TestRunDeltaMissingTableNeedsCreate(t *testing.T) {
+func TestAppendMissingTableNeedsCreate(t *testing.T) {
 	loc := filepath.Join(t.TempDir(), "none")
-	_, err := ingest.RunDelta(t.Context(), loc, deltaConfig(false, pointsFile(t, 2)))
+	_, err := ingest.Run(t.Context(), deltatable.Appender(loc), deltaConfig(false, pointsFile(t, 2)))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "no Delta table at "+loc)
 	assert.ErrorIs(t, err, ingest.ErrNoTable, "the error says the table may be created")
@@ -221,13 +230,13 @@ func TestRunDeltaMissingTableNeedsCreate(t *testing.T) {
 	assert.True(t, os.IsNotExist(statErr))
 }
 
-func TestRunDeltaSchemaDiffers(t *testing.T) {
+func TestAppendSchemaDiffers(t *testing.T) {
 	loc := t.TempDir()
 	noID := pointsFileWith(t, validatetest.File{Rows: validatetest.Points(3), Geo: validatetest.Geo("")})
-	_, err := ingest.RunDelta(t.Context(), loc, deltaConfig(true, noID))
+	_, err := ingest.Run(t.Context(), deltatable.Appender(loc), deltaConfig(true, noID))
 	require.NoError(t, err)
 
-	_, err = ingest.RunDelta(t.Context(), loc, deltaConfig(false, pointsFile(t, 2)))
+	_, err = ingest.Run(t.Context(), deltatable.Appender(loc), deltaConfig(false, pointsFile(t, 2)))
 	var extra *ingest.ExtraColumnsError
 	require.ErrorAs(t, err, &extra)
 	assert.Equal(t, []string{"id"}, extra.Columns)
@@ -236,15 +245,15 @@ func TestRunDeltaSchemaDiffers(t *testing.T) {
 
 	cfg := deltaConfig(false, pointsFile(t, 2))
 	cfg.DropExtraColumns = true
-	res, err := ingest.RunDelta(t.Context(), loc, cfg)
+	res, err := ingest.Run(t.Context(), deltatable.Appender(loc), cfg)
 	require.NoError(t, err)
 	assert.Equal(t, int64(2), res.Rows)
 
 	// A table that requires a column the file lacks refuses it.
 	withID := t.TempDir()
-	_, err = ingest.RunDelta(t.Context(), withID, deltaConfig(true, pointsFile(t, 2)))
+	_, err = ingest.Run(t.Context(), deltatable.Appender(withID), deltaConfig(true, pointsFile(t, 2)))
 	require.NoError(t, err)
-	_, err = ingest.RunDelta(t.Context(), withID, deltaConfig(false, noID))
+	_, err = ingest.Run(t.Context(), deltatable.Appender(withID), deltaConfig(false, noID))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `column "id" is required by the table but missing`)
 	assert.Len(t, logVersions(t, withID), 1)
@@ -302,12 +311,12 @@ func regionFileOf(t testing.TB, n int, value func(i int) *string) string {
 	return p
 }
 
-func TestRunDeltaPartitioned(t *testing.T) {
+func TestAppendPartitioned(t *testing.T) {
 	loc := t.TempDir()
 	in := regionFile(t, 12)
 	cfg := deltaConfig(true, in)
 	cfg.PartitionBy = "region"
-	res, err := ingest.RunDelta(t.Context(), loc, cfg)
+	res, err := ingest.Run(t.Context(), deltatable.Appender(loc), cfg)
 	require.NoError(t, err)
 	assert.Equal(t, 4, res.DataFiles) // r 0, r 1, r 2 and null
 	assert.Equal(t, inputRows(t, in), deltaRows(t, loc))
@@ -327,10 +336,10 @@ func TestRunDeltaPartitioned(t *testing.T) {
 	assert.Equal(t, []string{"region=__HIVE_DEFAULT_PARTITION__", "region=r%200", "region=r%201", "region=r%202"}, dirs)
 
 	cfg.PartitionBy = "days(region)"
-	_, err = ingest.RunDelta(t.Context(), loc, cfg)
+	_, err = ingest.Run(t.Context(), deltatable.Appender(loc), cfg)
 	assert.ErrorIs(t, err, ingest.ErrPartitionSpec)
 	cfg.PartitionBy = "id"
-	_, err = ingest.RunDelta(t.Context(), loc, cfg)
+	_, err = ingest.Run(t.Context(), deltatable.Appender(loc), cfg)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "exists partitioned by region, not by id")
 }
@@ -341,13 +350,13 @@ func TestRunDeltaPartitioned(t *testing.T) {
 // paths with, reads a bare ':' in a first segment as a scheme), no
 // character outside RFC 3986's path set is left bare, and each names
 // a file on disk inside the table.
-func TestRunDeltaPartitionPathsAreURIReferences(t *testing.T) {
+func TestAppendPartitionPathsAreURIReferences(t *testing.T) {
 	values := []string{"2026-06-01 00:30:00", "a:b", "50%", "a b", "x=y", "a/b", "Zürich", "x/../../../OUT", "#?", "[]"}
 	loc := t.TempDir()
 	in := regionFileOf(t, 2*len(values), func(i int) *string { return &values[i%len(values)] })
 	cfg := deltaConfig(true, in)
 	cfg.PartitionBy = "region"
-	_, err := ingest.RunDelta(t.Context(), loc, cfg)
+	_, err := ingest.Run(t.Context(), deltatable.Appender(loc), cfg)
 	require.NoError(t, err)
 	assert.Equal(t, inputRows(t, in), deltaRows(t, loc))
 
@@ -373,9 +382,9 @@ func TestRunDeltaPartitionPathsAreURIReferences(t *testing.T) {
 
 // TestRunDeltaConcurrent runs ingests at once: distinct files all land,
 // and the same file lands once whichever ingest wins.
-func TestRunDeltaConcurrent(t *testing.T) {
+func TestAppendConcurrent(t *testing.T) {
 	loc := t.TempDir()
-	_, err := ingest.RunDelta(t.Context(), loc, deltaConfig(true, pointsFile(t, 1)))
+	_, err := ingest.Run(t.Context(), deltatable.Appender(loc), deltaConfig(true, pointsFile(t, 1)))
 	require.NoError(t, err)
 	shared := pointsFile(t, 3)
 	var wg sync.WaitGroup
@@ -385,7 +394,7 @@ func TestRunDeltaConcurrent(t *testing.T) {
 		if i%2 == 0 {
 			files = append(files, pointsFileWith(t, validatetest.File{Rows: validatetest.Points(10)[i+1 : i+2], Geo: validatetest.Geo(""), Extra: true}))
 		}
-		wg.Go(func() { _, errs[i] = ingest.RunDelta(t.Context(), loc, deltaConfig(false, files...)) })
+		wg.Go(func() { _, errs[i] = ingest.Run(t.Context(), deltatable.Appender(loc), deltaConfig(false, files...)) })
 	}
 	wg.Wait()
 	for _, err := range errs {
@@ -402,17 +411,17 @@ func TestRunDeltaConcurrent(t *testing.T) {
 
 // TestRunDeltaS3 creates, appends to and re-runs into a Delta table on the
 // loopback object store.
-func TestRunDeltaS3(t *testing.T) {
+func TestAppendS3(t *testing.T) {
 	srv := reliability.UseS3(t)
 	t.Setenv("AWS_ENDPOINT_URL_S3", srv.Endpoint)
 	loc := "s3://" + srv.Bucket + "/" + srv.Prefix + "/pts"
 	a, b := pointsFile(t, 4), pointsFile(t, 2)
-	res, err := ingest.RunDelta(t.Context(), loc, deltaConfig(true, a))
+	res, err := ingest.Run(t.Context(), deltatable.Appender(loc), deltaConfig(true, a))
 	require.NoError(t, err)
 	assert.True(t, res.Created)
-	res, err = ingest.RunDelta(t.Context(), loc, deltaConfig(false, a, b))
+	res, err = ingest.Run(t.Context(), deltatable.Appender(loc), deltaConfig(false, a, b))
 	require.NoError(t, err)
-	assert.Equal(t, int64(1), res.Version)
+	assert.Equal(t, int64(1), res.Commit)
 	assert.Equal(t, 1, res.Files)
 	assert.Len(t, res.Skipped, 1)
 
@@ -426,14 +435,14 @@ func TestRunDeltaS3(t *testing.T) {
 
 // TestRunDeltaConcurrentCreate creates one table from several ingests at
 // once: one creates it, the others append to it.
-func TestRunDeltaConcurrentCreate(t *testing.T) {
+func TestAppendConcurrentCreate(t *testing.T) {
 	loc := filepath.Join(t.TempDir(), "new")
 	files := []string{pointsFile(t, 1), pointsFile(t, 2), pointsFile(t, 3)}
-	results := make([]*ingest.DeltaResult, len(files))
+	results := make([]*ingest.Result, len(files))
 	errs := make([]error, len(files))
 	var wg sync.WaitGroup
 	for i, f := range files {
-		wg.Go(func() { results[i], errs[i] = ingest.RunDelta(t.Context(), loc, deltaConfig(true, f)) })
+		wg.Go(func() { results[i], errs[i] = ingest.Run(t.Context(), deltatable.Appender(loc), deltaConfig(true, f)) })
 	}
 	wg.Wait()
 	created := 0
@@ -451,7 +460,7 @@ func TestRunDeltaConcurrentCreate(t *testing.T) {
 // TestRunDeltaColumnMapping appends to a table with column mapping by
 // name, made by another writer: data files, stats and the geo metadata use
 // the physical names, and the rows read back by logical name.
-func TestRunDeltaColumnMapping(t *testing.T) {
+func TestAppendColumnMapping(t *testing.T) {
 	loc := t.TempDir()
 	field := func(id int, name, typ string, nullable bool) string {
 		return fmt.Sprintf(`{"name":%q,"type":%q,"nullable":%v,"metadata":{"delta.columnMapping.id":%d,"delta.columnMapping.physicalName":"col-%d"}}`, name, typ, nullable, id, id)
@@ -467,9 +476,9 @@ func TestRunDeltaColumnMapping(t *testing.T) {
 			Configuration: map[string]string{"delta.columnMapping.mode": "name", "delta.columnMapping.maxColumnId": "6", "geocompact.geometry.column": "geometry"}}},
 	}))
 	in := pointsFile(t, 4)
-	res, err := ingest.RunDelta(t.Context(), loc, deltaConfig(false, in))
+	res, err := ingest.Run(t.Context(), deltatable.Appender(loc), deltaConfig(false, in))
 	require.NoError(t, err)
-	assert.Equal(t, int64(1), res.Version)
+	assert.Equal(t, int64(1), res.Commit)
 	assert.Equal(t, inputRows(t, in), deltaRows(t, loc))
 
 	s, err := tbl.Snapshot(t.Context())
@@ -487,7 +496,7 @@ func TestRunDeltaColumnMapping(t *testing.T) {
 // TestRunDeltaGateRefuses: a Delta ingest whose files do not hold the rows
 // read, or whose add path leaves the table, commits nothing and leaves
 // no data file.
-func TestRunDeltaGateRefuses(t *testing.T) {
+func TestAppendGateRefuses(t *testing.T) {
 	for _, tc := range []struct {
 		name, kind string
 		wrong      func([]format.GateGroup)
@@ -498,12 +507,12 @@ func TestRunDeltaGateRefuses(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			loc := t.TempDir()
-			_, err := ingest.RunDelta(t.Context(), loc, deltaConfig(true, pointsFile(t, 3)))
+			_, err := ingest.Run(t.Context(), deltatable.Appender(loc), deltaConfig(true, pointsFile(t, 3)))
 			require.NoError(t, err)
 			versions, files := logVersions(t, loc), deltaDataFiles(t, loc)
-			ingest.SetTamperDeltaGate(tc.wrong)
-			_, err = ingest.RunDelta(t.Context(), loc, deltaConfig(false, pointsFile(t, 4)))
-			ingest.SetTamperDeltaGate(nil)
+			deltatable.SetTamperGate(tc.wrong)
+			_, err = ingest.Run(t.Context(), deltatable.Appender(loc), deltaConfig(false, pointsFile(t, 4)))
+			deltatable.SetTamperGate(nil)
 			ge, ok := errors.AsType[*format.GateError](err)
 			require.True(t, ok, "err = %v, want a *table.GateError", err)
 			assert.Equal(t, tc.kind, ge.Kind)
