@@ -17,11 +17,11 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/geocompact/geocompact/ingest"
 	"github.com/geocompact/geocompact/spatial"
 	format "github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/table/geowrite"
+	"github.com/geocompact/geocompact/table/icebergtable"
 )
 
 // ErrGenerate marks a generator configuration that cannot be used.
@@ -139,7 +139,7 @@ func (c GenerateConfig) Validate() error {
 			return fmt.Errorf("%w: %w", ErrGenerate, err)
 		}
 	}
-	if _, err := ingest.ParsePartitionSpec(c.PartitionBy, Schema(c.FormatVersion, c.BBoxColumns, c.CRS)); err != nil {
+	if _, err := icebergtable.ParsePartitionSpec(c.PartitionBy, Schema(c.FormatVersion, c.BBoxColumns, c.CRS)); err != nil {
 		return fmt.Errorf("%w: %w", ErrGenerate, err)
 	}
 	return nil
@@ -258,9 +258,9 @@ func createTable(ctx context.Context, cat catalog.Catalog, cfg GenerateConfig) (
 	if cfg.FormatVersion >= 3 {
 		enc = spatial.EncodingIcebergGeometry
 	}
-	props := ingest.SpatialTableProps(cfg.FormatVersion, spatial.Columns{Geometry: "geometry", Encoding: enc, CRS: cfg.CRS})
+	props := icebergtable.SpatialTableProps(cfg.FormatVersion, spatial.Columns{Geometry: "geometry", Encoding: enc, CRS: cfg.CRS})
 	maps.Copy(props, cfg.Properties)
-	tbl, err := ingest.CreateTable(ctx, cat, cfg.Table, Schema(cfg.FormatVersion, cfg.BBoxColumns, cfg.CRS), cfg.PartitionBy, props)
+	tbl, err := icebergtable.CreateTable(ctx, cat, cfg.Table, Schema(cfg.FormatVersion, cfg.BBoxColumns, cfg.CRS), cfg.PartitionBy, props)
 	if err != nil {
 		return nil, fmt.Errorf("generate %s: %w", cfg.Table, err)
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/geocompact/geocompact/ingest"
 	"github.com/geocompact/geocompact/spatial"
 	format "github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/catalogs"
@@ -152,7 +151,7 @@ func statsScratch(asc *arrow.Schema, parts []string, tprops map[string]string, c
 	if err != nil {
 		return scratchSpec{}, fmt.Errorf("derive an Iceberg schema: %w", err)
 	}
-	spec, err := ingest.ParsePartitionSpec(strings.Join(parts, ", "), sc)
+	spec, err := icebergtable.ParsePartitionSpec(strings.Join(parts, ", "), sc)
 	if err != nil {
 		return scratchSpec{}, err
 	}
@@ -165,7 +164,7 @@ func statsScratch(asc *arrow.Schema, parts []string, tprops map[string]string, c
 	props[table.PropertyFormatVersion] = "2"
 	if cols.Geometry != "" { // where the geometry is, for the engine's checks
 		cols.Encoding = spatial.EncodingWKB
-		for k, v := range ingest.SpatialTableProps(2, cols) {
+		for k, v := range icebergtable.SpatialTableProps(2, cols) {
 			props[k] = v
 		}
 	}

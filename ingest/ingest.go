@@ -142,13 +142,11 @@ func (c Config) spec(dst format.Appender) (format.AppendSpec, error) {
 	}
 	spec := format.AppendSpec{Create: c.Create, FormatVersion: c.FormatVersion, PartitionBy: c.PartitionBy, AddColumns: c.AddColumns}
 	if strings.TrimSpace(c.PartitionBy) != "" {
-		terms, err := parsePartitionTerms(c.PartitionBy)
+		terms, err := format.ParsePartitioning(c.PartitionBy)
 		if err != nil {
 			return format.AppendSpec{}, err
 		}
-		for _, t := range terms {
-			spec.Partitions = append(spec.Partitions, format.PartitionTerm{Text: t.text, Transform: t.name, Column: t.column})
-		}
+		spec.Partitions = terms
 	}
 	if err := dst.CheckAppend(spec); err != nil {
 		if errors.Is(err, ErrPartitionSpec) {

@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/ingest"
-	format "github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/catalogs"
+	"github.com/geocompact/geocompact/table/icebergtable"
 	"github.com/geocompact/geocompact/validate"
 	"github.com/geocompact/geocompact/validate/validatetest"
 )
@@ -41,7 +41,7 @@ func config(name string, files ...string) icebergCase {
 }
 
 func runIceberg(ctx context.Context, cat catalog.Catalog, c icebergCase) (*ingest.Result, error) {
-	return ingest.Run(ctx, ingest.Iceberg(cat, c.name), c.Config)
+	return ingest.Run(ctx, icebergtable.Appender(cat, c.name), c.Config)
 }
 
 // dataFiles lists the data files under the table's location.
@@ -178,43 +178,4 @@ func TestRunCreateRaceAppends(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, res.Commit, tbl.CurrentSnapshot().SnapshotID)
 	assert.Equal(t, "8", tbl.CurrentSnapshot().Summary.Properties["total-records"])
-}
-
-// TestIngestGateRefuses: an ingest whose data files do not hold the rows
-// it read, or lie outside the table, commits nothing, leaves no data
-// file, and does not record its file as ingested (a retry ingests it).
-func TestIngestGateRefuses(t *testing.T) {
-	for _, tc := range []struct {
-		name, kind string
-		wrong      func(*format.GateGroup)
-	}{
-		{"rows", format.GateRows, func(g *format.GateGroup) { g.Files[0].Records-- }},
-		{"place", format.GatePlace, func(g *format.GateGroup) { g.Files[0].Path = "file:///elsewhere/x.parquet" }},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			cat, err := catalogs.Open(t.Context(), catalogs.Spec{Warehouse: t.TempDir()})
-			require.NoError(t, err)
-			_, err = runIceberg(t.Context(), cat, config("gis.g", pointsFile(t, 5)))
-			require.NoError(t, err)
-			tbl, err := catalogs.LoadTable(t.Context(), cat, "gis.g")
-			require.NoError(t, err)
-			before, snap := dataFiles(t, tbl), tbl.CurrentSnapshot().SnapshotID
-
-			src := pointsFile(t, 4)
-			ingest.SetTamperGate(tc.wrong)
-			_, err = runIceberg(t.Context(), cat, config("gis.g", src))
-			ingest.SetTamperGate(nil)
-			ge, ok := errors.AsType[*format.GateError](err)
-			require.True(t, ok, "err = %v, want a *table.GateError", err)
-			assert.Equal(t, tc.kind, ge.Kind)
-			tbl, err = catalogs.LoadTable(t.Context(), cat, "gis.g")
-			require.NoError(t, err)
-			assert.Equal(t, snap, tbl.CurrentSnapshot().SnapshotID, "nothing committed")
-			assert.Equal(t, before, dataFiles(t, tbl), "no data file left")
-
-			res, err := runIceberg(t.Context(), cat, config("gis.g", src))
-			require.NoError(t, err)
-			assert.Equal(t, int64(4), res.Rows, "the retry ingests the file")
-		})
-	}
 }

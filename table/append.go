@@ -54,17 +54,11 @@ type AppendSpec struct {
 	// FormatVersion of a created table (0: the format's default).
 	FormatVersion int
 	// PartitionBy is the partitioning asked for, as written, and
-	// Partitions its terms; "" and nil for none.
+	// Partitions its terms (ParsePartitioning); "" and nil for none.
 	PartitionBy string
 	Partitions  []PartitionTerm
 	// AddColumns adds the files' columns the table lacks to its schema.
 	AddColumns bool
-}
-
-// PartitionTerm is one term of a partitioning as written: "days(ts)" is
-// Transform "day" of Column "ts"; a bare column is its identity.
-type PartitionTerm struct {
-	Text, Transform, Column string
 }
 
 // Loaded is what Load found.

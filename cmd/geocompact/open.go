@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/geocompact/geocompact/delta"
-	"github.com/geocompact/geocompact/ingest"
 	"github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/table/deltatable"
@@ -244,5 +243,5 @@ func (g *globalOptions) openAppender(ctx context.Context, ref table.Ref) (table.
 			_ = c.Close()
 		}
 	}
-	return ingest.Iceberg(cat, ref.Name), spec.Retries(), done, nil
+	return icebergtable.Appender(cat, ref.Name), spec.Retries(), done, nil
 }

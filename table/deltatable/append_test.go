@@ -344,7 +344,7 @@ func TestAppendPartitioned(t *testing.T) {
 	assert.Contains(t, err.Error(), "exists partitioned by region, not by id")
 }
 
-// TestRunDeltaPartitionPathsAreURIReferences ingests partition values
+// TestAppendPartitionPathsAreURIReferences ingests partition values
 // that need escaping: every add path in the log is a valid RFC 3986
 // relative reference (java.net.URI, which Delta on Spark resolves add
 // paths with, reads a bare ':' in a first segment as a scheme), no
@@ -380,7 +380,7 @@ func TestAppendPartitionPathsAreURIReferences(t *testing.T) {
 	}
 }
 
-// TestRunDeltaConcurrent runs ingests at once: distinct files all land,
+// TestAppendConcurrent runs ingests at once: distinct files all land,
 // and the same file lands once whichever ingest wins.
 func TestAppendConcurrent(t *testing.T) {
 	loc := t.TempDir()
@@ -409,7 +409,7 @@ func TestAppendConcurrent(t *testing.T) {
 	assert.Len(t, deltaDataFiles(t, loc), len(s.Files), "unreferenced data files left behind")
 }
 
-// TestRunDeltaS3 creates, appends to and re-runs into a Delta table on the
+// TestAppendS3 creates, appends to and re-runs into a Delta table on the
 // loopback object store.
 func TestAppendS3(t *testing.T) {
 	srv := reliability.UseS3(t)
@@ -433,7 +433,7 @@ func TestAppendS3(t *testing.T) {
 	assert.Len(t, s.Txns, 2)
 }
 
-// TestRunDeltaConcurrentCreate creates one table from several ingests at
+// TestAppendConcurrentCreate creates one table from several ingests at
 // once: one creates it, the others append to it.
 func TestAppendConcurrentCreate(t *testing.T) {
 	loc := filepath.Join(t.TempDir(), "new")
@@ -457,7 +457,7 @@ func TestAppendConcurrentCreate(t *testing.T) {
 	assert.Len(t, logVersions(t, loc), 3)
 }
 
-// TestRunDeltaColumnMapping appends to a table with column mapping by
+// TestAppendColumnMapping appends to a table with column mapping by
 // name, made by another writer: data files, stats and the geo metadata use
 // the physical names, and the rows read back by logical name.
 func TestAppendColumnMapping(t *testing.T) {
@@ -493,7 +493,7 @@ func TestAppendColumnMapping(t *testing.T) {
 	assert.Contains(t, footerValue(t, filepath.Join(loc, p), "geo"), `"primary_column":"col-2"`)
 }
 
-// TestRunDeltaGateRefuses: a Delta ingest whose files do not hold the rows
+// TestAppendGateRefuses: a Delta ingest whose files do not hold the rows
 // read, or whose add path leaves the table, commits nothing and leaves
 // no data file.
 func TestAppendGateRefuses(t *testing.T) {

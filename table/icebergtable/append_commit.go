@@ -1,4 +1,4 @@
-package ingest
+package icebergtable
 
 import (
 	"context"
@@ -96,9 +96,8 @@ func (a *icebergAppender) write(ctx context.Context, tbl *table.Table, batches *
 	}
 	for df, err := range geowrite.Records(wctx, tbl, batches.schema, batches.all()) {
 		if err != nil {
-			if ce, ok := errors.AsType[*ConformError](err); ok {
-				return fail(ce)
-			}
+			// A source that does not fit the table fails here too: ingest
+			// finds it in the chain and words it.
 			return fail(fmt.Errorf("write data files: %w", err))
 		}
 		files = append(files, df)
@@ -195,7 +194,7 @@ func (a *icebergAppender) removePaths(ctx context.Context, tbl *table.Table, pat
 type sourceStream struct {
 	ctx     context.Context
 	req     format.AppendRequest
-	sources []source
+	sources []format.Source
 	schema  *arrow.Schema
 	// rows is the row count of the last complete pass.
 	rows int64
@@ -212,7 +211,7 @@ func (s *sourceStream) all() iter.Seq2[arrow.RecordBatch, error] {
 				if !yield(rec, nil) {
 					rec.Release()
 					stopped = true
-					return errStopRead
+					return errStopRows
 				}
 				return nil
 			})
@@ -227,3 +226,6 @@ func (s *sourceStream) all() iter.Seq2[arrow.RecordBatch, error] {
 		s.rows = rows
 	}
 }
+
+// errStopRows ends a source's rows early without an error.
+var errStopRows = errors.New("stop reading")

@@ -1,4 +1,4 @@
-package ingest
+package icebergtable
 
 import format "github.com/geocompact/geocompact/table"
 

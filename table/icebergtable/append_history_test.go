@@ -1,4 +1,4 @@
-package ingest
+package icebergtable
 
 import (
 	"strings"
@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	format "github.com/geocompact/geocompact/table"
 )
 
 // TestParseSources checks the history both formats record: the JSON
@@ -14,7 +16,7 @@ import (
 // entry of its own.
 func TestParseSources(t *testing.T) {
 	a, b := strings.Repeat("a", 64), strings.Repeat("b", 64)
-	written := sourcesSummary([]source{{Path: "/in/x\n" + b + " b.parquet", Digest: a}})
+	written := sourcesSummary([]format.Source{{Path: "/in/x\n" + b + " b.parquet", Digest: a}})
 	got, err := parseSources(map[string]string{SourcesKey: written, FilesKey: "1"})
 	require.NoError(t, err)
 	assert.Equal(t, []sourceEntry{{Digest: a, Name: "x\n" + b + " b.parquet"}}, got)

@@ -1,4 +1,4 @@
-package ingest
+package icebergtable
 
 import (
 	"testing"
@@ -6,6 +6,8 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	format "github.com/geocompact/geocompact/table"
 )
 
 func partitionTestSchema() *iceberg.Schema {
@@ -44,8 +46,12 @@ func TestParsePartitionSpecSparkSpellings(t *testing.T) {
 }
 
 // TestValidatePartitionSpecRefusesUnknownTransforms checks that a bad
-// transform fails without a schema, listing the valid ones.
+// transform fails without a schema (table.ParsePartitioning), listing the valid ones.
 func TestValidatePartitionSpecRefusesUnknownTransforms(t *testing.T) {
+	ValidatePartitionSpec := func(expr string) error {
+		_, err := format.ParsePartitioning(expr)
+		return err
+	}
 	for in, want := range map[string]string{
 		"weeks(ts)":      `unknown transform "weeks"`,
 		"dayz(ts)":       "did you mean day?",
@@ -55,7 +61,7 @@ func TestValidatePartitionSpecRefusesUnknownTransforms(t *testing.T) {
 		"day(ts":         "want transform(column)",
 	} {
 		err := ValidatePartitionSpec(in)
-		require.ErrorIs(t, err, ErrPartitionSpec, in)
+		require.ErrorIs(t, err, format.ErrPartitionSpec, in)
 		assert.ErrorContains(t, err, want, in)
 		if in == "weeks(ts)" {
 			assert.ErrorContains(t, err, "identity, year, years, month, months, day, days")

@@ -1,10 +1,11 @@
-package ingest
+package icebergtable
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -18,12 +19,12 @@ import (
 	"github.com/geocompact/geocompact/table/catalogs"
 )
 
-// Iceberg is the Iceberg table name ("ns.t") of cat as an ingest appends
-// to it. Each commit records the sha256 and name of every file it appends
+// Appender is the Iceberg table name ("ns.t") of cat as an ingest
+// appends to it. Each commit records the sha256 and name of every file it appends
 // in its snapshot summary (SourcesKey), which is how a later ingest knows
 // them. A table made for an ingest is created before the data is written,
 // and dropped again when the ingest fails before its commit.
-func Iceberg(cat catalog.Catalog, name string) format.Appender {
+func Appender(cat catalog.Catalog, name string) format.Appender {
 	a := &icebergAppender{name: name}
 	a.cat = &dedupCatalog{Catalog: catalogs.Wrap(cat), pending: &a.pending}
 	return a
@@ -36,9 +37,9 @@ type icebergAppender struct {
 	spec    format.AppendSpec
 	tbl     *table.Table // as loaded; nil for a table to create
 	log     *slog.Logger
-	sources []source // the files being appended
-	pending []source // the files commits check the history for
-	wrote   int64    // the rows of the files last written, as the commit gate counted them
+	sources []format.Source // the files being appended
+	pending []format.Source // the files commits check the history for
+	wrote   int64           // the rows of the files last written, as the commit gate counted them
 	// dataFiles counts the files last written; retries is the commit
 	// retry budget.
 	dataFiles, retries int
@@ -72,9 +73,9 @@ func (a *icebergAppender) Load(ctx context.Context, spec format.AppendSpec) (for
 	switch {
 	case errors.Is(err, catalog.ErrNoSuchTable) && !spec.Create:
 		if hint := catalogs.TableHint(ctx, a.cat, a.name); strings.HasPrefix(hint, "; did you mean") {
-			return format.Loaded{}, fmt.Errorf("table %s does not exist%s Or %w", a.name, hint, ErrNoTable)
+			return format.Loaded{}, fmt.Errorf("table %s does not exist%s Or %w", a.name, hint, format.ErrNoTable)
 		}
-		return format.Loaded{}, fmt.Errorf("table %s does not exist (%w)", a.name, ErrNoTable)
+		return format.Loaded{}, fmt.Errorf("table %s does not exist (%w)", a.name, format.ErrNoTable)
 	case errors.Is(err, catalog.ErrNoSuchTable):
 		a.tbl = nil
 		return format.Loaded{}, nil
@@ -88,7 +89,7 @@ func (a *icebergAppender) Load(ctx context.Context, spec format.AppendSpec) (for
 		}
 		if have := tbl.Spec(); !SamePartitioning(want, have) {
 			return format.Loaded{}, fmt.Errorf("table %s exists partitioned by %s, not by %s as asked; %w to append with the table's spec",
-				a.name, FormatPartitionSpec(have, tbl.Schema()), FormatPartitionSpec(want, tbl.Schema()), ErrPartitioning)
+				a.name, FormatPartitionSpec(have, tbl.Schema()), FormatPartitionSpec(want, tbl.Schema()), format.ErrPartitioning)
 		}
 	}
 	a.tbl = tbl
@@ -99,7 +100,7 @@ func (a *icebergAppender) Load(ctx context.Context, spec format.AppendSpec) (for
 	return loaded, nil
 }
 
-func (a *icebergAppender) Ingested(srcs []source) []Skipped {
+func (a *icebergAppender) Ingested(srcs []format.Source) []format.Skipped {
 	return ingested(a.tbl.Metadata(), srcs, a.logger())
 }
 
@@ -153,7 +154,9 @@ func (a *icebergAppender) Append(ctx context.Context, req format.AppendRequest) 
 		snapID, err := a.commit(ctx, req, sc)
 		if dup, ok := errors.AsType[*duplicateError](err); ok {
 			out.Skipped = append(out.Skipped, dup.found...)
-			srcs := skip(&Result{}, a.sources, dup.found)
+			srcs := slices.DeleteFunc(slices.Clone(a.sources), func(s format.Source) bool {
+				return slices.ContainsFunc(dup.found, func(f format.Skipped) bool { return f.Digest == s.Digest })
+			})
 			if len(srcs) == 0 {
 				return out, nil
 			}
@@ -226,7 +229,7 @@ func (a *icebergAppender) dropCreated(ctx context.Context, out *format.Appended,
 
 // setSources makes srcs the files this ingest writes, and, unless
 // duplicates are allowed, the files its commits check the history for.
-func (a *icebergAppender) setSources(srcs []source, allowDuplicates bool) {
+func (a *icebergAppender) setSources(srcs []format.Source, allowDuplicates bool) {
 	a.sources = srcs
 	if !allowDuplicates {
 		a.pending = srcs
@@ -268,4 +271,12 @@ func (a *icebergAppender) addColumns(ctx context.Context, retries int, fields []
 	a.logger().Info("ingest added columns", "table", a.name, "columns", fieldNames(fields))
 	a.tbl = tbl
 	return a.arrowSchema(tbl)
+}
+
+func fieldNames(fields []arrow.Field) []string {
+	out := make([]string, len(fields))
+	for i, f := range fields {
+		out[i] = f.Name
+	}
+	return out
 }
