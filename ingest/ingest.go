@@ -140,7 +140,7 @@ func (c Config) spec(dst format.Appender) (format.AppendSpec, error) {
 	if err := c.Validate(); err != nil {
 		return format.AppendSpec{}, err
 	}
-	spec := format.AppendSpec{Create: c.Create, FormatVersion: c.FormatVersion, PartitionBy: c.PartitionBy, AddColumns: c.AddColumns}
+	spec := format.AppendSpec{Create: c.Create, FormatVersion: c.FormatVersion, PartitionBy: c.PartitionBy, AddColumns: c.AddColumns, Log: c.logger()}
 	if strings.TrimSpace(c.PartitionBy) != "" {
 		terms, err := format.ParsePartitioning(c.PartitionBy)
 		if err != nil {
@@ -303,7 +303,7 @@ func (in *ingester) append(ctx context.Context, loaded format.Loaded, srcs []sou
 		return err
 	}
 	req := format.AppendRequest{Sources: srcs, Rows: in.rows(tgt), Schema: sc, Columns: tgt.cols,
-		AllowDuplicates: in.cfg.AllowDuplicates, CommitRetries: in.cfg.CommitRetries, Log: in.log}
+		AllowDuplicates: in.cfg.AllowDuplicates, CommitRetries: in.cfg.CommitRetries}
 	if in.cfg.AddColumns {
 		req.AddColumns = extra
 	}

@@ -23,12 +23,7 @@ import (
 )
 
 // pointsFile writes a valid GeoParquet file of n points with bbox columns.
-func pointsFile(t testing.TB, n int) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "pts.parquet")
-	validatetest.Write(t, p, validatetest.File{Rows: validatetest.Points(n), Geo: validatetest.Geo(""), Extra: true})
-	return p
-}
+func pointsFile(t testing.TB, n int) string { return validatetest.PointsFile(t, n) }
 
 // icebergCase is an ingest into the Iceberg table name.
 type icebergCase struct {

@@ -59,6 +59,16 @@ type AppendSpec struct {
 	Partitions  []PartitionTerm
 	// AddColumns adds the files' columns the table lacks to its schema.
 	AddColumns bool
+	// Log receives a line per phase; nil discards.
+	Log *slog.Logger
+}
+
+// Logger is s.Log, or a logger that discards.
+func (s AppendSpec) Logger() *slog.Logger {
+	if s.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return s.Log
 }
 
 // Loaded is what Load found.
@@ -104,8 +114,6 @@ type AppendRequest struct {
 	// CommitRetries is the budget of retried commits (0: the format's
 	// default, negative: none).
 	CommitRetries int
-	// Log receives a line per phase.
-	Log *slog.Logger
 }
 
 // Appended is what an Append committed.

@@ -73,20 +73,32 @@ func (a *appender) CheckAppend(spec table.AppendSpec) error {
 	case !spec.Create && spec.PartitionBy != "":
 		return errors.New("partition columns apply only when creating the table")
 	}
-	a.parts = nil
+	_, err := partitionColumns(spec)
+	return err
+}
+
+// partitionColumns are the columns spec partitions by, nil for none; a
+// Delta table partitions by column values only.
+func partitionColumns(spec table.AppendSpec) ([]string, error) {
+	var cols []string
 	for _, t := range spec.Partitions {
 		if t.Transform != "identity" {
-			return fmt.Errorf("%w: partition %q: a Delta table partitions by column values only; name the column itself", table.ErrPartitionSpec, t.Text)
+			return nil, fmt.Errorf("%w: partition %q: a Delta table partitions by column values only; name the column itself", table.ErrPartitionSpec, t.Text)
 		}
-		a.parts = append(a.parts, t.Column)
+		cols = append(cols, t.Column)
 	}
-	return nil
+	return cols, nil
 }
 
 // Load opens the table and loads its latest snapshot, refusing a table
 // geocompact cannot write and partition columns that differ from the
 // table's.
 func (a *appender) Load(ctx context.Context, spec table.AppendSpec) (table.Loaded, error) {
+	parts, err := partitionColumns(spec)
+	if err != nil {
+		return table.Loaded{}, err
+	}
+	a.log, a.parts = spec.Logger(), parts
 	tbl, err := delta.Open(ctx, a.location)
 	if err != nil {
 		return table.Loaded{}, err
@@ -145,11 +157,4 @@ func (a *appender) Schema() (*arrow.Schema, error) {
 		return nil, fmt.Errorf("ingest into %s: %w", a.location, err)
 	}
 	return sc, nil
-}
-
-func (a *appender) logger() *slog.Logger {
-	if a.log == nil {
-		return slog.New(slog.DiscardHandler)
-	}
-	return a.log
 }

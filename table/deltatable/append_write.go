@@ -26,7 +26,6 @@ import (
 // them with a txn per source, creating the table in the same commit when
 // it is new.
 func (a *appender) Append(ctx context.Context, req table.AppendRequest) (*table.Appended, error) {
-	a.log = req.Log
 	ws, err := a.writeSnapshot(req)
 	if err != nil {
 		return nil, err
@@ -118,7 +117,7 @@ func (a *appender) removeWritten(ctx context.Context, sets ...[]*delta.Add) {
 				err = a.tbl.Store.Delete(context.WithoutCancel(ctx), p)
 			}
 			if err != nil {
-				a.logger().Warn("remove written file", "path", add.Path, "error", err)
+				a.log.Warn("remove written file", "path", add.Path, "error", err)
 			}
 		}
 	}
@@ -343,7 +342,7 @@ func (a *appender) commit(ctx context.Context, ws *delta.Snapshot, req table.App
 		res.Rows += a.rows[i]
 	}
 	if _, err := a.tbl.MaybeCheckpoint(ctx, v); err != nil {
-		a.logger().Warn("checkpoint after ingest", "table", a.location, "version", v, "error", err)
+		a.log.Warn("checkpoint after ingest", "table", a.location, "version", v, "error", err)
 	}
 	return nil
 }

@@ -59,7 +59,6 @@ func (a *icebergAppender) CheckAppend(spec format.AppendSpec) error {
 	if !spec.Create && (spec.PartitionBy != "" || spec.FormatVersion > 2) {
 		return errors.New("a partition spec and a format version apply only when creating the table")
 	}
-	a.spec = spec
 	return nil
 }
 
@@ -67,7 +66,8 @@ func (a *icebergAppender) CheckAppend(spec format.AppendSpec) error {
 // spec that differs from the existing table's, naming both, rather than
 // ignoring it.
 func (a *icebergAppender) Load(ctx context.Context, spec format.AppendSpec) (format.Loaded, error) {
-	a.spec = spec
+	a.spec, a.log = spec, spec.Logger()
+	a.cat.log = a.log
 	ident, _ := catalogs.ParseIdentifier(a.name)
 	tbl, err := a.cat.LoadTable(ctx, ident)
 	switch {
@@ -101,7 +101,7 @@ func (a *icebergAppender) Load(ctx context.Context, spec format.AppendSpec) (for
 }
 
 func (a *icebergAppender) Ingested(srcs []format.Source) []format.Skipped {
-	return ingested(a.tbl.Metadata(), srcs, a.logger())
+	return ingested(a.tbl.Metadata(), srcs, a.log)
 }
 
 func (a *icebergAppender) Columns(string) (spatial.Columns, error) {
@@ -119,19 +119,10 @@ func (a *icebergAppender) arrowSchema(tbl *table.Table) (*arrow.Schema, error) {
 	return sc, nil
 }
 
-func (a *icebergAppender) logger() *slog.Logger {
-	if a.log == nil {
-		return slog.New(slog.DiscardHandler)
-	}
-	return a.log
-}
-
 // Append creates the table when there is none, adds the columns asked
 // for, then writes and commits the sources. A commit that finds some of
 // them ingested concurrently is redone without them.
 func (a *icebergAppender) Append(ctx context.Context, req format.AppendRequest) (*format.Appended, error) {
-	a.log = req.Log
-	a.cat.log = a.logger()
 	out := &format.Appended{}
 	if a.tbl == nil {
 		if err := a.create(ctx, req); err != nil {
@@ -218,11 +209,11 @@ func (a *icebergAppender) dropCreated(ctx context.Context, out *format.Appended,
 	ident, _ := catalogs.ParseIdentifier(a.name)
 	ctx = context.WithoutCancel(ctx)
 	if tbl, lerr := a.cat.LoadTable(ctx, ident); lerr != nil || tbl.CurrentSnapshot() != nil {
-		a.logger().Warn("keep table created by a failed ingest", "table", a.name, "reason", "it has a snapshot, or does not load", "error", lerr)
+		a.log.Warn("keep table created by a failed ingest", "table", a.name, "reason", "it has a snapshot, or does not load", "error", lerr)
 		return err
 	}
 	if derr := a.cat.DropTable(ctx, ident); derr != nil {
-		a.logger().Warn("drop table after failed ingest", "table", a.name, "error", derr)
+		a.log.Warn("drop table after failed ingest", "table", a.name, "error", derr)
 	}
 	return err
 }
@@ -268,7 +259,7 @@ func (a *icebergAppender) addColumns(ctx context.Context, retries int, fields []
 	if err != nil {
 		return nil, fmt.Errorf("add columns %s to %s: %w", strings.Join(fieldNames(fields), ", "), a.name, err)
 	}
-	a.logger().Info("ingest added columns", "table", a.name, "columns", fieldNames(fields))
+	a.log.Info("ingest added columns", "table", a.name, "columns", fieldNames(fields))
 	a.tbl = tbl
 	return a.arrowSchema(tbl)
 }

@@ -41,7 +41,7 @@ func (a *icebergAppender) removeUncommitted(ctx context.Context, paths []string)
 	}
 	tbl, err := catalogs.LoadTable(ctx, a.cat, a.name)
 	if err != nil {
-		a.logger().Warn("remove written files", "table", a.name, "error", err)
+		a.log.Warn("remove written files", "table", a.name, "error", err)
 		return
 	}
 	for _, s := range tbl.Metadata().Snapshots() {
@@ -184,7 +184,7 @@ func (a *icebergAppender) removeFiles(ctx context.Context, tbl *table.Table, fil
 
 // removePaths deletes files this ingest wrote, as removeFiles does.
 func (a *icebergAppender) removePaths(ctx context.Context, tbl *table.Table, paths []string) {
-	geowrite.RemoveWritten(ctx, tbl, paths, a.logger().With("table", a.name))
+	geowrite.RemoveWritten(ctx, tbl, paths, a.log.With("table", a.name))
 }
 
 // sourceStream yields the sources' rows, conformed to schema, as one

@@ -3,9 +3,6 @@ package icebergtable_test
 import (
 	"context"
 	"errors"
-	"io/fs"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -15,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/ingest"
+	"github.com/geocompact/geocompact/internal/testing/icebergtest"
 	format "github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/table/icebergtable"
@@ -23,12 +21,7 @@ import (
 )
 
 // pointsFile writes a valid GeoParquet file of n points with bbox columns.
-func pointsFile(t testing.TB, n int) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "pts.parquet")
-	validatetest.Write(t, p, validatetest.File{Rows: validatetest.Points(n), Geo: validatetest.Geo(""), Extra: true})
-	return p
-}
+func pointsFile(t testing.TB, n int) string { return validatetest.PointsFile(t, n) }
 
 // ingestInto ingests files into the Iceberg table name of cat, creating it.
 func ingestInto(ctx context.Context, cat catalog.Catalog, name string, files ...string) (*ingest.Result, error) {
@@ -37,17 +30,7 @@ func ingestInto(ctx context.Context, cat catalog.Catalog, name string, files ...
 
 // dataFiles lists the data files under the table's location.
 func dataFiles(t testing.TB, tbl *table.Table) []string {
-	t.Helper()
-	var out []string
-	root := strings.TrimPrefix(tbl.Location(), "file://")
-	require.NoError(t, filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.Contains(p, "/data/") {
-			out = append(out, p)
-		}
-		return err
-	}))
-	slices.Sort(out)
-	return out
+	return icebergtest.DirFiles(t, strings.TrimPrefix(tbl.Location(), "file://")+"/data")
 }
 
 // TestIngestGateRefuses: an ingest whose data files do not hold the rows

@@ -262,3 +262,12 @@ func Points(n int) []Row {
 	}
 	return rows
 }
+
+// PointsFile writes a valid GeoParquet file of n points with bbox columns
+// in a new temporary directory and returns its path.
+func PointsFile(t testing.TB, n int) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "pts.parquet")
+	Write(t, p, File{Rows: Points(n), Geo: Geo(""), Extra: true})
+	return p
+}
