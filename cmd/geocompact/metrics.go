@@ -124,7 +124,7 @@ func measure(ctx context.Context, o *metricsOptions, windows []spatial.Bound) (*
 		return nil, "", err
 	}
 	defer t.Close()
-	m, err := maintain.Measure(ctx, t.Table, windows)
+	m, err := maintain.Measure(ctx, t.Table, maintain.MeasureConfig{Windows: windows})
 	return m, ref.String(), err
 }
 
