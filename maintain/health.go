@@ -2,7 +2,9 @@ package maintain
 
 import (
 	"context"
+	"maps"
 	"math"
+	"slices"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -101,11 +103,7 @@ func (h *healthCollector) readFooters(ctx context.Context) error {
 	if h == nil || h.footers == nil {
 		return nil
 	}
-	var all []*footerFile
-	for _, fs := range h.footers {
-		all = append(all, fs...)
-	}
-	return readFooters(ctx, all, h.rgCols)
+	return readFooters(ctx, h.allFooters(), h.rgCols)
 }
 
 // rowGroups returns the row-group figures of the whole table, nil
@@ -114,11 +112,17 @@ func (h *healthCollector) rowGroups(windows []spatial.Bound) *RowGroupHealth {
 	if h == nil || h.footers == nil {
 		return nil
 	}
+	return rowGroupHealth(h.allFooters(), windows)
+}
+
+// allFooters are the files of every partition, the partitions in order,
+// so that the figures summed over them are the same on every run.
+func (h *healthCollector) allFooters() []*footerFile {
 	var all []*footerFile
-	for _, fs := range h.footers {
-		all = append(all, fs...)
+	for _, p := range slices.Sorted(maps.Keys(h.footers)) {
+		all = append(all, h.footers[p]...)
 	}
-	return rowGroupHealth(all, windows)
+	return all
 }
 
 // health returns the layout figures of one partition, or nil when the
