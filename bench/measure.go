@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/geocompact/geocompact/internal/rowgroup"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/table/catalogs"
 )
@@ -28,11 +29,10 @@ type fileInfo struct {
 	bound    spatial.Bound
 	hasBound bool
 	rows     []spatial.Bound
-	// rowGroups is the file's row groups, from its footer; groups are
-	// those row groups with their boxes (nil when deletes make them
-	// unknown, see boundRowGroups).
-	rowGroups int
-	groups    []rowGroup
+	// rg is the file's row groups, from its footer, with their boxes
+	// from rows (unbounded when deletes make them unknown, see
+	// rowgroup.File.BoundRows).
+	rg rowgroup.File
 }
 
 // readFiles lists tbl's live data files and reads the bbox of each file's
@@ -72,7 +72,9 @@ func readFiles(ctx context.Context, tbl *table.Table, cols spatialColumns) ([]fi
 				return nil, fmt.Errorf("read %s: %w", f.path, err)
 			}
 		}
-		f.rowGroups, f.groups = len(groups[i]), boundRowGroups(groups[i], f.rows)
+		f.rg = groups[i]
+		f.rg.Size = f.size
+		f.rg.BoundRows(f.rows)
 	}
 	return files, nil
 }
@@ -180,7 +182,7 @@ func measureWindows(ctx context.Context, plan planner, files []fileInfo, windows
 			planned[i] = true
 			res.Planned++
 			res.PlannedBytes += files[i].size
-			n, b := rowGroupsRead(files[i], w)
+			n, b := files[i].rg.Read(w)
 			res.RowGroupsRead += n
 			res.RowGroupBytesRead += b
 		}
@@ -258,14 +260,14 @@ func MeasurePlanning(ctx context.Context, tbl *table.Table, windows []spatial.Bo
 // footers checks the footers of the tasks' data files against the files'
 // sizes before iceberg-go reads them (see footer.Check), and returns each
 // file's row groups, in task order.
-func footers(ctx context.Context, tbl *table.Table, tasks []table.FileScanTask) ([][]rowGroup, error) {
+func footers(ctx context.Context, tbl *table.Table, tasks []table.FileScanTask) ([]rowgroup.File, error) {
 	fsys, err := tbl.FS(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("no file system: %w", err)
 	}
-	out := make([][]rowGroup, len(tasks))
+	out := make([]rowgroup.File, len(tasks))
 	for i, t := range tasks {
-		if out[i], err = openRowGroups(fsys.Open, t.File.FilePath()); err != nil {
+		if out[i], err = rowgroup.ReadFile(fsys.Open, t.File.FilePath(), rowgroup.Columns{}); err != nil {
 			return nil, err
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/internal/rowgroup"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/table/icebergtable"
@@ -104,8 +105,8 @@ type LayoutReport struct {
 	MeanOverlapDepth float64 `json:"mean_overlap_depth"`
 	MaxOverlapDepth  int     `json:"max_overlap_depth"`
 	// RowGroups are the layout's row groups. RowGroupArea is the mean of
-	// a row group's bbox area against its file's (1 for one row group a
-	// file; lower is tighter), null when the boxes are unknown (deletes
+	// a row group's bbox area against its file's (rowgroup.MeanArea: 1 for
+	// one row group a file; lower is tighter), null when the boxes are unknown (deletes
 	// applied). MeanRowGroupsRead and MeanRowGroupBytesRead are the mean,
 	// over the windows, of the row groups (and their compressed bytes) of
 	// the planned files whose bbox intersects the window: what a reader
@@ -324,14 +325,16 @@ func measureCurrent(ctx context.Context, src *source, rep *Report) (*LayoutRepor
 // summarize computes a layout's figures from its files and window results.
 func summarize(l Layout, files []fileInfo, per []WindowResult) *LayoutReport {
 	lr := &LayoutReport{Layout: l, Files: len(files), PerWindow: per}
+	rgs := make([]rowgroup.File, 0, len(files))
 	for _, f := range files {
 		lr.Bytes += f.size
 		lr.Rows += int64(len(f.rows))
 		lr.MaxRowsPerFile = max(lr.MaxRowsPerFile, f.count)
 		lr.FileBounds = append(lr.FileBounds, f.bound)
-		lr.RowGroups += f.rowGroups
+		lr.RowGroups += len(f.rg.Groups)
+		rgs = append(rgs, f.rg)
 	}
-	if a, ok := rowGroupArea(files); ok {
+	if a, ok := rowgroup.MeanArea(rgs); ok {
 		lr.RowGroupArea = &a
 	}
 	planned := make([]float64, len(per))

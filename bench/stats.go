@@ -14,6 +14,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/geocompact/geocompact/internal/rowgroup"
 	"github.com/geocompact/geocompact/spatial"
 	format "github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/catalogs"
@@ -197,11 +198,12 @@ func readStatsFiles(ctx context.Context, t format.Table, sf statsFormat, cols sp
 				return nil, err
 			}
 		}
-		gs, err := openRowGroups(func(string) (format.File, error) { return sf.OpenFile(ctx, pf) }, pf.Path)
-		if err != nil {
+		open := func(string) (format.File, error) { return sf.OpenFile(ctx, pf) }
+		if f.rg, err = rowgroup.ReadFile(open, pf.Path, rowgroup.Columns{}); err != nil {
 			return nil, err
 		}
-		f.rowGroups, f.groups = len(gs), boundRowGroups(gs, f.rows)
+		f.rg.Size = f.size
+		f.rg.BoundRows(f.rows)
 		f.count = int64(len(f.rows))
 		if pf.Records > 0 {
 			f.count = pf.Records // before deletes, as Iceberg's record counts

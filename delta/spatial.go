@@ -3,6 +3,7 @@ package delta
 import (
 	"maps"
 	"math"
+	"strings"
 
 	"github.com/geocompact/geocompact/spatial"
 )
@@ -89,6 +90,20 @@ func (s *Snapshot) discoverBBox(cols *spatial.Columns) {
 		}
 	}
 	cols.Covering, cols.CoveringFields = f.Name, coveringFields
+}
+
+// BBoxPaths returns the Parquet column paths ("bbox_minx", "bbox.xmin")
+// of cols' xmin, ymin, xmax and ymax columns in the table's data files,
+// by their physical names (column mapping honoured): the columns whose
+// row group statistics bound a data file's row groups. It reports false
+// when cols has neither bbox columns nor a covering.
+func (s *Snapshot) BBoxPaths(cols spatial.Columns) ([4]string, bool) {
+	paths, ok := s.statsPaths(cols)
+	var out [4]string
+	for i, p := range paths {
+		out[i] = strings.Join(p, ".")
+	}
+	return out, ok
 }
 
 // statsPaths returns the physical stats paths of cols' xmin, ymin, xmax and

@@ -1,11 +1,15 @@
 package maintain
 
 import (
+	"context"
+	"maps"
 	"math"
+	"slices"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/geocompact/geocompact/internal/rowgroup"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/spatial/icebergspatial"
 )
@@ -27,6 +31,9 @@ type LayoutHealth struct {
 	// partition's files whose box intersects the window (touching counts):
 	// the files a window query plans there. Nil without windows.
 	MeanFilesPlanned *float64 `json:"mean_files_planned,omitempty"`
+	// RowGroups are the partition's row-group figures, from its files'
+	// footers; nil unless they were read (MeasureConfig.RowGroups).
+	RowGroups *RowGroupHealth `json:"row_groups,omitempty"`
 }
 
 // Unbounded is the box of a file without usable statistics: it covers
@@ -41,7 +48,16 @@ type healthCollector struct {
 	sc    *iceberg.Schema
 	cols  spatial.Columns
 	boxes map[string][]spatial.Bound
+	// footers are, when the row-group figures are measured
+	// (withFooters), each partition's files whose footers are read, the
+	// row groups bounded by the statistics of rgCols; nil otherwise.
+	footers map[string][]*footerFile
+	rgCols  rowgroup.Columns
 }
+
+// footerReader reads a data file's row groups, bounded by the
+// statistics of the columns given.
+type footerReader func(rowgroup.Columns) (rowgroup.File, error)
 
 func newHealthCollector(tbl *table.Table) *healthCollector {
 	cols, err := icebergspatial.Columns(tbl.Schema(), tbl.Properties(), "")
@@ -51,21 +67,62 @@ func newHealthCollector(tbl *table.Table) *healthCollector {
 	return &healthCollector{sc: tbl.Schema(), cols: cols, boxes: map[string][]spatial.Bound{}}
 }
 
-func (h *healthCollector) add(partition string, df iceberg.DataFile) {
+// withFooters makes h gather, with each file's box, the reader of its
+// footer, for the row-group figures bounded by the statistics of cols
+// (none: the row groups are counted, their boxes unknown).
+func (h *healthCollector) withFooters(cols rowgroup.Columns) {
+	if h != nil {
+		h.footers, h.rgCols = map[string][]*footerFile{}, cols
+	}
+}
+
+func (h *healthCollector) add(partition string, df iceberg.DataFile, read footerReader) {
 	if h == nil {
 		return
 	}
 	b, ok := icebergspatial.FileBound(h.sc, h.cols, df.LowerBoundValues(), df.UpperBoundValues())
-	h.addBox(partition, b, ok)
+	h.addBox(partition, b, ok, read)
 }
 
-// addBox records a file's box; ok false (no usable statistics) records
+// addBox records a file's box, and its footer's reader when h gathers
+// them and read is not nil; ok false (no usable statistics) records
 // Unbounded.
-func (h *healthCollector) addBox(partition string, b spatial.Bound, ok bool) {
+func (h *healthCollector) addBox(partition string, b spatial.Bound, ok bool, read footerReader) {
 	if !ok {
 		b = Unbounded
 	}
 	h.boxes[partition] = append(h.boxes[partition], b)
+	if h.footers != nil && read != nil {
+		h.footers[partition] = append(h.footers[partition], &footerFile{box: b, read: read})
+	}
+}
+
+// readFooters reads the row groups of every file gathered (see
+// readFooters).
+func (h *healthCollector) readFooters(ctx context.Context) error {
+	if h == nil || h.footers == nil {
+		return nil
+	}
+	return readFooters(ctx, h.allFooters(), h.rgCols)
+}
+
+// rowGroups returns the row-group figures of the whole table, nil
+// unless h gathered footers.
+func (h *healthCollector) rowGroups(windows []spatial.Bound) *RowGroupHealth {
+	if h == nil || h.footers == nil {
+		return nil
+	}
+	return rowGroupHealth(h.allFooters(), windows)
+}
+
+// allFooters are the files of every partition, the partitions in order,
+// so that the figures summed over them are the same on every run.
+func (h *healthCollector) allFooters() []*footerFile {
+	var all []*footerFile
+	for _, p := range slices.Sorted(maps.Keys(h.footers)) {
+		all = append(all, h.footers[p]...)
+	}
+	return all
 }
 
 // health returns the layout figures of one partition, or nil when the
@@ -74,7 +131,11 @@ func (h *healthCollector) health(partition string, windows []spatial.Bound) *Lay
 	if h == nil {
 		return nil
 	}
-	return Layout(h.boxes[partition], windows)
+	lh := Layout(h.boxes[partition], windows)
+	if h.footers != nil {
+		lh.RowGroups = rowGroupHealth(h.footers[partition], windows)
+	}
+	return lh
 }
 
 // Layout returns the layout figures of a set of files (a partition) from

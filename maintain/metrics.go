@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/geocompact/geocompact/internal/rowgroup"
 	"github.com/geocompact/geocompact/spatial"
 	format "github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/catalogs"
@@ -58,6 +60,10 @@ type TableMetrics struct {
 	// Deletes is the table's delete debt by kind, nil when it has no live
 	// deletes.
 	Deletes *DeleteDebt `json:"deletes,omitempty"`
+	// RowGroups are the row-group figures of all the live data files,
+	// from their footers, for a table with spatial columns; nil unless
+	// they were read (MeasureConfig.RowGroups).
+	RowGroups *RowGroupHealth `json:"row_groups,omitempty"`
 	// Partitions has one entry per partition holding live data files,
 	// ordered by Partition.
 	Partitions []PartitionMetrics `json:"partitions"`
@@ -88,18 +94,19 @@ type PartitionMetrics struct {
 // against the local clock, so a snapshot committed by a writer whose clock
 // is ahead can show an age of zero, never a negative one.
 func Metrics(ctx context.Context, tbl *table.Table) (*TableMetrics, error) {
-	return metricsAt(ctx, tbl, time.Now(), nil)
+	return metricsAt(ctx, tbl, time.Now(), MeasureConfig{})
 }
 
 // MetricsWindows is Metrics with the files each window plans per
 // partition (LayoutHealth.MeanFilesPlanned) counted for windows.
 func MetricsWindows(ctx context.Context, tbl *table.Table, windows []spatial.Bound) (*TableMetrics, error) {
-	return metricsAt(ctx, tbl, time.Now(), windows)
+	return metricsAt(ctx, tbl, time.Now(), MeasureConfig{Windows: windows})
 }
 
 // Measure returns the maintenance figures of t, a table opened at its
 // latest version (table/icebergtable, table/deltatable), with the files
-// each window plans per partition counted for windows. An Iceberg
+// each window of cfg plans per partition counted, and, when cfg asks,
+// the row-group figures from the data files' footers. An Iceberg
 // table's are MetricsWindows'. A table whose format counts its live files
 // and log itself (a Delta table's) has the same figures from its latest
 // version, read from the log only: files, bytes and records are the live
@@ -110,19 +117,19 @@ func MetricsWindows(ctx context.Context, tbl *table.Table, windows []spatial.Bou
 // (FormatDelta), so they encode as versions. ManifestCount is 0: Delta
 // has no manifests. Layout figures come from each file's bbox
 // statistics, for tables with bbox columns.
-func Measure(ctx context.Context, t format.Table, windows []spatial.Bound) (*TableMetrics, error) {
+func Measure(ctx context.Context, t format.Table, cfg MeasureConfig) (*TableMetrics, error) {
 	switch f := t.Format.(type) {
 	case censused:
-		return censusMetrics(ctx, f, t.FormatName, time.Now(), windows)
+		return censusMetrics(ctx, f, t.FormatName, time.Now(), cfg)
 	case *icebergtable.Table:
-		return metricsAt(ctx, f.Table, time.Now(), windows)
+		return metricsAt(ctx, f.Table, time.Now(), cfg)
 	}
 	return nil, fmt.Errorf("metrics %s: the table's format has no figures", t.Name)
 }
 
 // censusMetrics are the figures of the census f takes, in the format
 // named formatName.
-func censusMetrics(ctx context.Context, f censused, formatName string, now time.Time, windows []spatial.Bound) (*TableMetrics, error) {
+func censusMetrics(ctx context.Context, f censused, formatName string, now time.Time, cfg MeasureConfig) (*TableMetrics, error) {
 	c, err := f.Census(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
@@ -133,6 +140,9 @@ func censusMetrics(ctx context.Context, f censused, formatName string, now time.
 	var health *healthCollector
 	if c.Bounded {
 		health = &healthCollector{boxes: map[string][]spatial.Bound{}}
+		if cfg.RowGroups {
+			health.withFooters(c.BBoxPaths)
+		}
 	}
 	tally := newFileTally(m)
 	deletes := newDeleteTally()
@@ -143,15 +153,31 @@ func censusMetrics(ctx context.Context, f censused, formatName string, now time.
 		}
 		tally.add(cf.Partition, cf.Size, cf.Records)
 		if health != nil {
-			health.addBox(cf.Partition, cf.Bound, cf.HasBound)
+			health.addBox(cf.Partition, cf.Bound, cf.HasBound, censusFooter(ctx, cf))
 		}
 	}
-	tally.finish(health, windows)
+	if err := tally.finish(ctx, health, cfg.Windows); err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
 	deletes.finish(m, tally.records)
 	return m, nil
 }
 
-func metricsAt(ctx context.Context, tbl *table.Table, now time.Time, windows []spatial.Bound) (*TableMetrics, error) {
+// censusFooter reads the row groups of a census's file; nil when the
+// format cannot open it.
+func censusFooter(ctx context.Context, cf format.CensusFile) footerReader {
+	if cf.Open == nil {
+		return nil
+	}
+	open := func(string) (format.File, error) { return cf.Open(ctx) }
+	return func(cols rowgroup.Columns) (rowgroup.File, error) {
+		f, err := rowgroup.ReadFile(open, cf.Path, cols)
+		f.Size = cf.Size
+		return f, err
+	}
+}
+
+func metricsAt(ctx context.Context, tbl *table.Table, now time.Time, cfg MeasureConfig) (*TableMetrics, error) {
 	meta := tbl.Metadata()
 	m := &TableMetrics{Partitions: []PartitionMetrics{}}
 	snaps := meta.Snapshots()
@@ -177,6 +203,10 @@ func metricsAt(ctx context.Context, tbl *table.Table, now time.Time, windows []s
 	m.ManifestCount = len(manifests)
 	tally := newFileTally(m)
 	health := newHealthCollector(tbl)
+	if cfg.RowGroups && health != nil {
+		cols, _ := rowgroup.ColumnsOf(health.cols)
+		health.withFooters(cols)
+	}
 	deletes := newDeleteTally()
 	for _, mf := range manifests {
 		if err := ctx.Err(); err != nil {
@@ -195,12 +225,23 @@ func metricsAt(ctx context.Context, tbl *table.Table, now time.Time, windows []s
 				continue
 			}
 			tally.add(key, df.FileSizeBytes(), df.Count())
-			health.add(key, df)
+			health.add(key, df, icebergFooter(fs, df))
 		}
 	}
-	tally.finish(health, windows)
+	if err := tally.finish(ctx, health, cfg.Windows); err != nil {
+		return nil, fmt.Errorf("metrics %s: %w", catalogs.TableName(tbl), err)
+	}
 	deletes.finish(m, tally.records)
 	return m, nil
+}
+
+// icebergFooter reads the row groups of an Iceberg data file.
+func icebergFooter(fs icebergio.IO, df iceberg.DataFile) footerReader {
+	return func(cols rowgroup.Columns) (rowgroup.File, error) {
+		f, err := rowgroup.ReadFile(fs.Open, df.FilePath(), cols)
+		f.Size = df.FileSizeBytes()
+		return f, err
+	}
 }
 
 // fileTally adds live data files up into a TableMetrics' file figures,
@@ -231,8 +272,12 @@ func (t *fileTally) add(partition string, bytes, records int64) {
 }
 
 // finish sets the averages and the partitions, ordered, with their layout
-// figures from health.
-func (t *fileTally) finish(health *healthCollector, windows []spatial.Bound) {
+// figures from health, reading the footers health gathered.
+func (t *fileTally) finish(ctx context.Context, health *healthCollector, windows []spatial.Bound) error {
+	if err := health.readFooters(ctx); err != nil {
+		return err
+	}
+	t.m.RowGroups = health.rowGroups(windows)
 	t.m.AvgFileBytes = metricsAvg(t.m.TotalBytes, t.m.FileCount)
 	for _, p := range t.parts {
 		p.AvgFileBytes = metricsAvg(p.TotalBytes, p.FileCount)
@@ -240,6 +285,7 @@ func (t *fileTally) finish(health *healthCollector, windows []spatial.Bound) {
 		t.m.Partitions = append(t.m.Partitions, *p)
 	}
 	slices.SortFunc(t.m.Partitions, func(a, b PartitionMetrics) int { return cmp.Compare(a.Partition, b.Partition) })
+	return nil
 }
 
 func snapshotAgeSeconds(now time.Time, tsMs int64) float64 {

@@ -26,6 +26,7 @@ type deltaTableMetrics struct {
 	ManifestCount             int                `json:"manifest_count"`
 	DeleteFileCount           int64              `json:"delete_file_count"`
 	Deletes                   *DeleteDebt        `json:"deletes,omitempty"`
+	RowGroups                 *RowGroupHealth    `json:"row_groups,omitempty"`
 	Partitions                []PartitionMetrics `json:"partitions"`
 }
 

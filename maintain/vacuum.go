@@ -91,7 +91,7 @@ func (o vacuumOps) weighsDeletes() bool             { return false }
 func (o vacuumOps) lastSort(context.Context) string { return "" }
 
 func (o vacuumOps) metrics(ctx context.Context) (*TableMetrics, error) {
-	return censusMetrics(ctx, o.f, o.formatName, time.Now(), nil)
+	return censusMetrics(ctx, o.f, o.formatName, time.Now(), MeasureConfig{})
 }
 
 func (o vacuumOps) summary(met *TableMetrics) string {

@@ -1,6 +1,7 @@
 package table
 
 import (
+	"context"
 	"time"
 
 	"github.com/geocompact/geocompact/spatial"
@@ -18,12 +19,22 @@ type Census struct {
 	// Bounded says the table has the columns a file's box comes from:
 	// the files' boxes are the layout figures' input.
 	Bounded bool
+	// BBoxPaths, when Bounded, are the Parquet column paths of the
+	// xmin, ymin, xmax and ymax columns in the data files ("bbox_minx",
+	// "bbox.xmin", or physical names), whose row group statistics bound
+	// a file's row groups.
+	BBoxPaths [4]string
 	// Files are the live data files.
 	Files []CensusFile
 }
 
 // CensusFile is one live data file of a Census.
 type CensusFile struct {
+	// Path names the file in messages.
+	Path string
+	// Open opens the file for reading its footer; the census itself
+	// reads no data file.
+	Open func(ctx context.Context) (File, error)
 	// Partition names the file's partition ("" for an unpartitioned
 	// table).
 	Partition string

@@ -25,6 +25,8 @@ type metricsOptions struct {
 	tbl     tableFlags
 	format  string
 	windows string
+	// rowGroups reads the data files' footers for the row-group figures.
+	rowGroups bool
 }
 
 func newMetricsCmd(g *globalOptions) *cobra.Command {
@@ -35,7 +37,8 @@ func newMetricsCmd(g *globalOptions) *cobra.Command {
 		Long: `Metrics reports what decides whether a table needs maintenance: its live data
 files (count, average and total size, records), snapshots (count, age of the
 oldest and of the current one), manifests and delete files, overall and per
-partition. It reads metadata and manifests only.
+partition. It reads metadata and manifests, and, for the row-group figures,
+the footer of each data file (never its rows).
 
 For a table with spatial columns it also reports each partition's layout
 health from the files' bbox statistics: the mean and max overlap depth (how
@@ -43,6 +46,15 @@ many files' boxes cover a point: 1 is a perfect tiling, a table in arrival
 order has every file everywhere) and, with --windows (the JSON window
 format of bench), the mean files a window query plans there. They rise as
 arrivals land between compactions and fall after a sorted rewrite.
+
+The row-group figures, overall and per partition, come from the data files'
+footers, read 8 at once: ROW GROUPS counts them; RG AREA is the mean of a
+row group's bbox area against its file's, from the bbox columns' row group
+statistics (bench's RG AREA: 1 for files of one row group, lower when a
+sorted rewrite cuts them along its curve), "-" when no footer has those
+statistics; RG READ is, with --windows, the mean row groups a window reads
+in the files it plans, pruning by those statistics. --row-groups=false
+reads no footer, for a table of very many files.
 
 With --delta, the figures of a Delta table's latest version come from its
 log: the live files' sizes and statistics (records before deletion vectors;
@@ -73,6 +85,7 @@ collector never reads half a file.`,
 	o.tbl.register(f, "table to measure, NAMESPACE.TABLE", "Delta table to measure")
 	f.StringVar(&o.format, "format", "text", "output format: text, json or prometheus (--json means json)")
 	f.StringVar(&o.windows, "windows", "", `JSON file of query windows [{"minx":..,"miny":..,"maxx":..,"maxy":..}, ...]: report the files each plans per partition`)
+	f.BoolVar(&o.rowGroups, "row-groups", true, "read the data files' footers for the row-group figures")
 	cmd.MarkFlagsOneRequired("table", "delta")
 	cmd.MarkFlagsMutuallyExclusive("table", "delta")
 	return cmd
@@ -124,18 +137,18 @@ func measure(ctx context.Context, o *metricsOptions, windows []spatial.Bound) (*
 		return nil, "", err
 	}
 	defer t.Close()
-	m, err := maintain.Measure(ctx, t.Table, windows)
+	m, err := maintain.Measure(ctx, t.Table, maintain.MeasureConfig{Windows: windows, RowGroups: o.rowGroups})
 	return m, ref.String(), err
 }
 
 func writeMetricsTable(out io.Writer, name string, m *maintain.TableMetrics, human bool) error {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	h := strings.ToUpper(historyNoun(m.Format))
-	fmt.Fprintf(w, "TABLE\tFILES\tAVG FILE\tTOTAL\tRECORDS\t%sS\tOLDEST %s AGE\tCURRENT %s AGE\tMANIFESTS\tDELETE FILES\n", h, h, h)
-	fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%d\t%d\t%s\t%s\t%d\t%d\n", name, m.FileCount,
+	fmt.Fprintf(w, "TABLE\tFILES\tAVG FILE\tTOTAL\tRECORDS\t%sS\tOLDEST %s AGE\tCURRENT %s AGE\tMANIFESTS\tDELETE FILES\t%s\n", h, h, h, rowGroupHeader)
+	fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%d\t%d\t%s\t%s\t%d\t%d\t%s\n", name, m.FileCount,
 		cli.FormatBytes(m.AvgFileBytes, human), cli.FormatBytes(m.TotalBytes, human), m.TotalRecords, m.SnapshotCount,
 		formatAge(m.OldestSnapshotAgeSeconds, human), formatAge(m.CurrentSnapshotAgeSeconds, human),
-		m.ManifestCount, m.DeleteFileCount)
+		m.ManifestCount, m.DeleteFileCount, rowGroupCells(m.RowGroups))
 	if err := w.Flush(); err != nil {
 		return err
 	}
@@ -144,25 +157,46 @@ func writeMetricsTable(out io.Writer, name string, m *maintain.TableMetrics, hum
 	}
 	fmt.Fprintln(out)
 	w = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "PARTITION\tFILES\tAVG FILE\tTOTAL\tOVERLAP MEAN\tOVERLAP MAX\tPLANNED PER WINDOW")
+	fmt.Fprintln(w, "PARTITION\tFILES\tAVG FILE\tTOTAL\tOVERLAP MEAN\tOVERLAP MAX\tPLANNED PER WINDOW\t"+rowGroupHeader)
 	for _, p := range m.Partitions {
 		part := p.Partition
 		if part == "" {
 			part = "-"
 		}
-		mean, maxDepth, planned := "-", "-", "-"
+		mean, maxDepth, planned, rgs := "-", "-", "-", rowGroupCells(nil)
 		if l := p.Layout; l != nil {
 			mean, maxDepth = strconv.FormatFloat(l.MeanOverlapDepth, 'f', 2, 64), strconv.Itoa(l.MaxOverlapDepth)
 			if l.MeanFilesPlanned != nil {
 				planned = strconv.FormatFloat(*l.MeanFilesPlanned, 'f', 2, 64)
 			}
+			rgs = rowGroupCells(l.RowGroups)
 		}
-		fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", part, p.FileCount, cli.FormatBytes(p.AvgFileBytes, human), cli.FormatBytes(p.TotalBytes, human), mean, maxDepth, planned)
+		fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", part, p.FileCount, cli.FormatBytes(p.AvgFileBytes, human), cli.FormatBytes(p.TotalBytes, human), mean, maxDepth, planned, rgs)
 	}
 	if err := w.Flush(); err != nil || m.Deletes == nil {
 		return err
 	}
 	return writeDeleteDebt(out, m, human)
+}
+
+// rowGroupHeader heads the row-group columns of both tables, as bench
+// heads them.
+const rowGroupHeader = "ROW GROUPS\tRG AREA\tRG READ"
+
+// rowGroupCells are the row-group columns of r: "-" for what is not
+// known (no footers read, no bbox statistics, no windows).
+func rowGroupCells(r *maintain.RowGroupHealth) string {
+	count, area, read := "-", "-", "-"
+	if r != nil {
+		count = strconv.FormatInt(r.Count, 10)
+		if r.Area != nil {
+			area = strconv.FormatFloat(*r.Area, 'f', 3, 64)
+		}
+		if r.MeanRead != nil {
+			read = strconv.FormatFloat(*r.MeanRead, 'f', 2, 64)
+		}
+	}
+	return count + "\t" + area + "\t" + read
 }
 
 // writeDeleteDebt writes the delete debt of each partition that has
@@ -271,6 +305,14 @@ var promPartitionMetrics = []promPartitionMetric{
 			}
 			return *p.Layout.MeanFilesPlanned, true
 		}, true},
+	{"partition_row_group_count", "Row groups of the partition's data files, from their footers.",
+		partitionRowGroups(func(r *maintain.RowGroupHealth) (float64, bool) { return float64(r.Count), true }), true},
+	{"partition_row_group_area_ratio", rowGroupAreaHelp + " in the partition.",
+		partitionRowGroups(rowGroupArea), true},
+	{"partition_row_group_unbounded_files", "Files of the partition whose footers lack bbox statistics (their row groups are read whole).",
+		partitionRowGroups(func(r *maintain.RowGroupHealth) (float64, bool) { return float64(r.FilesWithoutBounds), true }), true},
+	{"partition_window_read_mean_row_groups", "Mean row groups of the partition a query window of --windows reads.",
+		partitionRowGroups(rowGroupsRead), true},
 	{"partition_position_delete_files", "Live Iceberg position delete files of the partition.",
 		deletesValue(func(d *maintain.DeleteDebt) float64 { return float64(d.PositionDeleteFiles) }), true},
 	{"partition_equality_delete_files", "Live Iceberg equality delete files of the partition.",
@@ -291,6 +333,51 @@ func deletesValue(f func(*maintain.DeleteDebt) float64) func(maintain.PartitionM
 			return 0, false
 		}
 		return f(p.Deletes), true
+	}
+}
+
+// rowGroupAreaHelp is the help of the row-group area families.
+const rowGroupAreaHelp = "Mean ratio of a row group's bbox area to its file's (1: no tighter than the file), from the footers' bbox statistics"
+
+// rowGroupArea is the row-group area ratio, when known.
+func rowGroupArea(r *maintain.RowGroupHealth) (float64, bool) {
+	if r.Area == nil {
+		return 0, false
+	}
+	return *r.Area, true
+}
+
+// rowGroupsRead is the mean row groups a window reads, given windows.
+func rowGroupsRead(r *maintain.RowGroupHealth) (float64, bool) {
+	if r.MeanRead == nil {
+		return 0, false
+	}
+	return *r.MeanRead, true
+}
+
+// promRowGroupMetrics are the table's row-group families, written after
+// promTableMetrics when the footers were read; a figure not known (no
+// bbox statistics, no windows) has no sample, and its family is left out.
+var promRowGroupMetrics = []struct {
+	name, help string
+	value      func(*maintain.RowGroupHealth) (float64, bool)
+}{
+	{"row_group_count", "Row groups of the live data files, from their footers.",
+		func(r *maintain.RowGroupHealth) (float64, bool) { return float64(r.Count), true }},
+	{"row_group_area_ratio", rowGroupAreaHelp + ".", rowGroupArea},
+	{"row_group_unbounded_files", "Live data files whose footers lack bbox statistics (their row groups are read whole).",
+		func(r *maintain.RowGroupHealth) (float64, bool) { return float64(r.FilesWithoutBounds), true }},
+	{"window_read_mean_row_groups", "Mean row groups a query window of --windows reads, pruning by the footers' bbox statistics.", rowGroupsRead},
+}
+
+// partitionRowGroups reads a row-group figure of a partition that has
+// them.
+func partitionRowGroups(f func(*maintain.RowGroupHealth) (float64, bool)) func(maintain.PartitionMetrics) (float64, bool) {
+	return func(p maintain.PartitionMetrics) (float64, bool) {
+		if p.Layout == nil || p.Layout.RowGroups == nil {
+			return 0, false
+		}
+		return f(p.Layout.RowGroups)
 	}
 }
 
@@ -321,6 +408,15 @@ func writePrometheus(out io.Writer, name string, m *maintain.TableMetrics) error
 		}
 		fmt.Fprintf(&b, "# HELP %s%s %s\n# TYPE %s%s gauge\n", promPrefix, name, promEscapeHelp(help), promPrefix, name)
 		fmt.Fprintf(&b, "%s%s{%s} %s\n", promPrefix, name, tableLabel, promValue(pm.value(m)))
+	}
+	for _, pm := range promRowGroupMetrics {
+		if m.RowGroups == nil {
+			break
+		}
+		if v, ok := pm.value(m.RowGroups); ok {
+			fmt.Fprintf(&b, "# HELP %s%s %s\n# TYPE %s%s gauge\n", promPrefix, pm.name, promEscapeHelp(pm.help), promPrefix, pm.name)
+			fmt.Fprintf(&b, "%s%s{%s} %s\n", promPrefix, pm.name, tableLabel, promValue(v))
+		}
 	}
 	for _, pm := range promPartitionMetrics {
 		var samples strings.Builder

@@ -336,6 +336,11 @@ func TestMetricsLayoutHealth(t *testing.T) {
 		"geocompact_table_partition_overlap_depth_max_files":   8,
 		"geocompact_table_partition_unbounded_files":           0,
 		"geocompact_table_partition_window_planned_mean_files": 4,
+		// One row group a file, every one read by the whole world.
+		"geocompact_table_partition_row_group_count":             8,
+		"geocompact_table_partition_row_group_area_ratio":        1,
+		"geocompact_table_partition_row_group_unbounded_files":   0,
+		"geocompact_table_partition_window_read_mean_row_groups": 4,
 	}, got)
 
 	// Without --windows the planned family is left out; the text table
@@ -345,7 +350,7 @@ func TestMetricsLayoutHealth(t *testing.T) {
 	assert.NotContains(t, r.Stdout, "window_planned")
 	r = runCLI(t, wh, false, "metrics", "--table", "demo.pings")
 	require.Equal(t, exitOK, r.Code, r.Stderr)
-	assert.Regexp(t, `(?m)^-\s+8\s+\d+\s+\d+\s+8\.00\s+8\s+-$`, r.Stdout)
+	assert.Regexp(t, `(?m)^-\s+8\s+\d+\s+\d+\s+8\.00\s+8\s+-\s+8\s+1\.000\s+-$`, r.Stdout)
 
 	r = runCLI(t, wh, false, "metrics", "--table", "demo.pings", "--windows", filepath.Join(t.TempDir(), "missing.json"))
 	assert.Equal(t, exitUsage, r.Code)

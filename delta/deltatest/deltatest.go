@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/stretchr/testify/require"
 	"github.com/twpayne/go-geom"
 
@@ -128,6 +129,14 @@ func Snapshot(t testing.TB, tbl *delta.Table) *delta.Snapshot {
 // ids continue from firstID.
 func WriteFile(t testing.TB, tbl *delta.Table, name, part string, firstID int64, rows ...Row) *delta.Add {
 	t.Helper()
+	return WriteFileWith(t, tbl, nil, name, part, firstID, rows...)
+}
+
+// WriteFileWith is WriteFile with the Parquet writer properties props
+// (nil: the writer's own), for files of several row groups or without
+// column statistics.
+func WriteFileWith(t testing.TB, tbl *delta.Table, props *parquet.WriterProperties, name, part string, firstID int64, rows ...Row) *delta.Add {
+	t.Helper()
 	s := Snapshot(t, tbl)
 	sc, err := s.ArrowSchema()
 	require.NoError(t, err)
@@ -156,7 +165,7 @@ func WriteFile(t testing.TB, tbl *delta.Table, name, part string, firstID int64,
 		pv = map[string]*string{s.Schema.Field("part").PhysicalName(s.ColumnMapping()): &part}
 		name = "part=" + part + "/" + name
 	}
-	w, err := tbl.NewFileWriter(t.Context(), s, name, pv, nil)
+	w, err := tbl.NewFileWriter(t.Context(), s, name, pv, props)
 	require.NoError(t, err)
 	require.NoError(t, w.Write(rec))
 	add, err := w.Close()

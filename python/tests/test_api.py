@@ -85,6 +85,8 @@ def test_ingest_validate_and_violations(warehouse: Path, tmp_path: Path) -> None
 def test_maintenance_calls(warehouse: Path, demo: str) -> None:
     m = geocompact.metrics(demo, warehouse=warehouse)
     assert m.file_count == 12 and m.total_records == 20000 and m.snapshot_count == 12
+    assert m.row_groups is not None and m.row_groups["count"] >= m.file_count
+    assert geocompact.metrics(demo, row_groups=False, warehouse=warehouse).row_groups is None
 
     b = geocompact.bench(demo, layouts=["current", "hilbert"], warehouse=warehouse)
     assert [layout["layout"] for layout in b.layouts] == ["current", "hilbert"]

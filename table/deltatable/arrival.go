@@ -42,11 +42,7 @@ func (f *format) PartitionColumns() []string { return f.snap.Metadata.PartitionC
 
 // OpenFile opens the file pf of the table for reading.
 func (f *format) OpenFile(ctx context.Context, pf table.PlanFile) (table.File, error) {
-	p, err := add(pf).DecodedPath()
-	if err != nil {
-		return nil, err
-	}
-	return f.t.Store.Open(ctx, p)
+	return f.opener(add(pf))(ctx)
 }
 
 // Arrival returns files whose live rows, read in order (Read), are the

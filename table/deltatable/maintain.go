@@ -27,10 +27,10 @@ func (f *format) Census(ctx context.Context) (*table.Census, error) {
 	// Bbox columns suffice for the layout figures; a table whose geometry
 	// column is not found still has them.
 	cols, _ := s.SpatialColumns("")
-	c.Bounded = cols.HasBBox() || cols.Covering != ""
+	c.BBoxPaths, c.Bounded = s.BBoxPaths(cols)
 	c.Files = make([]table.CensusFile, 0, len(s.Files))
 	for _, a := range s.Files {
-		cf := table.CensusFile{Partition: s.PartitionPath(a), Size: a.Size}
+		cf := table.CensusFile{Path: a.Path, Partition: s.PartitionPath(a), Size: a.Size, Open: f.opener(a)}
 		if st, err := a.ParsedStats(); err == nil && st != nil {
 			cf.Records = st.NumRecords
 		}
@@ -43,6 +43,17 @@ func (f *format) Census(ctx context.Context) (*table.Census, error) {
 		c.Files = append(c.Files, cf)
 	}
 	return c, nil
+}
+
+// opener opens the data file a adds, for its footer.
+func (f *format) opener(a *delta.Add) func(context.Context) (table.File, error) {
+	return func(ctx context.Context) (table.File, error) {
+		p, err := a.DecodedPath()
+		if err != nil {
+			return nil, err
+		}
+		return f.t.Store.Open(ctx, p)
+	}
 }
 
 // Reopen opens the table again at its latest version for use, as Open

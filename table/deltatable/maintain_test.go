@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -52,7 +53,7 @@ func TestMeasure(t *testing.T) {
 		deltatest.DeleteRows(t, tbl, b, 0)
 
 		windows := []spatial.Bound{{MinX: 0, MinY: 0, MaxX: 0.6, MaxY: 0.6}, {MinX: 10, MinY: 10, MaxX: 11, MaxY: 11}}
-		m, err := maintain.Measure(t.Context(), opened(t, tbl), windows)
+		m, err := maintain.Measure(t.Context(), opened(t, tbl), maintain.MeasureConfig{Windows: windows})
 		require.NoError(t, err)
 		assert.Equal(t, int64(4), m.FileCount)
 		assert.Equal(t, a.Size+b.Size+c.Size+d.Size, m.TotalBytes)
@@ -77,6 +78,57 @@ func TestMeasure(t *testing.T) {
 	}
 }
 
+// TestMeasureRowGroups: the row-group figures of a Delta table come
+// from its files' footers, through its physical column names. Partition
+// s holds a file of four row groups cut along the diagonal, u the same
+// points interleaved, so every row group spans most of the file, and n
+// the sorted file written without Parquet statistics: its row groups'
+// boxes are unknown (not 0) and a window reads them all.
+func TestMeasureRowGroups(t *testing.T) {
+	t.Parallel()
+	for _, opts := range []deltatest.Options{{Partitioned: true}, {Partitioned: true, Covering: true, ColumnMapping: "name"}} {
+		tbl := deltatest.Create(t, t.TempDir(), opts)
+		var sorted, interleaved []deltatest.Row
+		for i := range 8 {
+			sorted = append(sorted, deltatest.Point(t, float64(i), float64(i)))
+			j := float64(i / 2)
+			if i%2 == 1 {
+				j = 7 - j
+			}
+			interleaved = append(interleaved, deltatest.Point(t, j, j)) // 0 7 1 6 2 5 3 4
+		}
+		pairs := parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(2))
+		bare := parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(2), parquet.WithStats(false))
+		deltatest.Append(t, tbl,
+			deltatest.WriteFileWith(t, tbl, pairs, "s.parquet", "s", 0, sorted...),
+			deltatest.WriteFileWith(t, tbl, pairs, "u.parquet", "u", 8, interleaved...),
+			deltatest.WriteFileWith(t, tbl, bare, "n.parquet", "n", 16, sorted...))
+
+		window := []spatial.Bound{{MinX: 2.5, MinY: 2.5, MaxX: 3.5, MaxY: 3.5}}
+		m, err := maintain.Measure(t.Context(), opened(t, tbl), maintain.MeasureConfig{Windows: window, RowGroups: true})
+		require.NoError(t, err)
+		f := func(v float64) *float64 { return &v }
+		require.Len(t, m.Partitions, 3)
+		byPart := map[string]*maintain.RowGroupHealth{}
+		for _, p := range m.Partitions {
+			require.NotNil(t, p.Layout, "%+v %s", opts, p.Partition)
+			byPart[p.Partition] = p.Layout.RowGroups
+		}
+		// Each sorted row group is a 1x1 box of the file's 7x7; the
+		// interleaved ones are 7x7, 5x5, 3x3 and 1x1.
+		assert.Equal(t, map[string]*maintain.RowGroupHealth{
+			"part=s": {Count: 4, Area: f(1.0 / 49), MeanRead: f(1)},
+			"part=u": {Count: 4, Area: f((49.0 + 25 + 9 + 1) / 4 / 49), MeanRead: f(4)},
+			"part=n": {Count: 4, FilesWithoutBounds: 1, MeanRead: f(4)},
+		}, byPart, "%+v", opts)
+		require.NotNil(t, m.RowGroups)
+		require.NotNil(t, m.RowGroups.Area)
+		assert.InDelta(t, (4.0+84)/8/49, *m.RowGroups.Area, 1e-12, "the mean over the 8 bounded row groups")
+		m.RowGroups.Area = nil
+		assert.Equal(t, &maintain.RowGroupHealth{Count: 12, FilesWithoutBounds: 1, MeanRead: f(9)}, m.RowGroups, "%+v", opts)
+	}
+}
+
 // TestMeasurePartitionsWithoutBBox: a partitioned table without bbox
 // columns has its partitions' figures and no layout figures.
 func TestMeasurePartitionsWithoutBBox(t *testing.T) {
@@ -86,7 +138,7 @@ func TestMeasurePartitionsWithoutBBox(t *testing.T) {
 		deltatest.WriteFile(t, tbl, "a.parquet", "x", 0, deltatest.Point(t, 0, 0)),
 		deltatest.WriteFile(t, tbl, "b.parquet", "x", 1, deltatest.Point(t, 0, 0)),
 		deltatest.WriteFile(t, tbl, "c.parquet", "y", 2, deltatest.Point(t, 0, 0)))
-	m, err := maintain.Measure(t.Context(), opened(t, tbl), nil)
+	m, err := maintain.Measure(t.Context(), opened(t, tbl), maintain.MeasureConfig{})
 	require.NoError(t, err)
 	require.Len(t, m.Partitions, 2)
 	assert.Equal(t, "part=x", m.Partitions[0].Partition)

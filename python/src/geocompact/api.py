@@ -410,6 +410,7 @@ def metrics(
     *,
     delta: PathLike | None = None,
     windows: PathLike | None = None,
+    row_groups: bool = True,
     catalog: Catalog | None = None,
     catalog_name: str = "default",
     warehouse: PathLike | None = None,
@@ -419,8 +420,10 @@ def metrics(
     env: Mapping[str, str] | None = None,
     timeout: float | None = None,
 ) -> TableMetrics:
-    """The table's health: file count and sizes, snapshots, manifests, and
-    per partition the file-bbox overlap depth and files planned per window.
+    """The table's health: file count and sizes, snapshots, manifests, the
+    row groups' tightness from the data files' footers, and per partition
+    the file-bbox overlap depth, files planned per window and row groups.
+    ``row_groups=False`` reads no footer (metadata only).
 
     >>> geocompact.metrics("gis.telemetry").avg_file_bytes
     864870
@@ -428,6 +431,8 @@ def metrics(
     args = ["metrics", *_table_flags(table, delta)]
     if windows is not None:
         args += ["--windows", os.fspath(windows)]
+    if not row_groups:
+        args.append("--row-groups=false")
     doc = run(args, catalog=catalog, catalog_name=catalog_name, warehouse=_s(warehouse), config=_s(config),
               progress=progress, logger=logger, env=env, timeout=timeout, json_flag=("--format", "json"))
     return from_json(TableMetrics, doc)

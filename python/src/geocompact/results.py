@@ -212,7 +212,10 @@ class TableMetrics:
     """A table's health: files, sizes, snapshots (Delta: versions),
     manifests, delete debt (``deletes``: delete files and deletion vectors
     by kind, their bytes and the fraction of rows deleted; None without
-    deletes) and, per partition, layout health and delete debt."""
+    deletes), row-group tightness (``row_groups``: count, mean bbox area
+    against the file's, files without bbox statistics, row groups read per
+    window; None when no footer was read) and, per partition, layout
+    health (with its ``row_groups``) and delete debt."""
 
     file_count: int = 0
     avg_file_bytes: int = 0
@@ -224,6 +227,7 @@ class TableMetrics:
     manifest_count: int = 0
     delete_file_count: int = 0
     deletes: dict[str, Any] | None = None
+    row_groups: dict[str, Any] | None = None
     partitions: list[dict[str, Any]] = field(default_factory=list)
     format: str = ""
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
