@@ -6,7 +6,6 @@ package alter
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/geocompact/geocompact/cluster"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/internal/remedy"
 	"github.com/geocompact/geocompact/internal/suggest"
 	format "github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/catalogs"
@@ -108,17 +108,39 @@ type keyRules format.PropertyRules
 
 var icebergRules = keyRules{Known: knownProperties, IsSize: IsSizeProperty}
 
-// Reasons a Request is refused, in library terms; a front end matches
-// them (errors.Is) to word them as its own flags.
+// Reasons a Request is refused. Each is its remedy (package remedy),
+// which a front end words as its own flags; errors.Is matches them.
 var (
 	// ErrUnsortedAndLayout: Unsorted with a curve or a sort order.
-	ErrUnsortedAndLayout = errors.New("unsorted records no layout, a curve or a sort order records one: give one of them")
+	ErrUnsortedAndLayout error = &remedy.Error{Advice: remedy.Advice{Kind: RemedyOneLayout}}
 	// ErrNothing: a request that changes nothing.
-	ErrNothing = errors.New("nothing to alter: give a curve, a sort order, unsorted, properties to set or properties to unset")
+	ErrNothing error = &remedy.Error{Advice: remedy.Advice{Kind: RemedySomething}}
 	// ErrLayoutTwice: a curve or a sort order and layouts.Prop set too.
-	ErrLayoutTwice = errors.New("give the layout by a curve or a sort order, or by setting " + layouts.Prop + ", not both")
+	ErrLayoutTwice error = &remedy.Error{Advice: remedy.Advice{Kind: RemedyLayoutOnce, Name: layouts.Prop}}
 	// ErrUnsortedAndProp: Unsorted with layouts.Prop set.
-	ErrUnsortedAndProp = errors.New("unsorted removes " + layouts.Prop + ": do not set it too")
+	ErrUnsortedAndProp error = &remedy.Error{Advice: remedy.Advice{Kind: RemedyUnsortedAlone, Name: layouts.Prop}}
+)
+
+// What a user can do about the errors above, in the library's words.
+var (
+	// RemedyOneLayout: give unsorted, or a curve or a sort order.
+	RemedyOneLayout = remedy.Define("alter.one-layout", func(remedy.Advice) string {
+		return "unsorted records no layout, a curve or a sort order records one: give one of them"
+	})
+	// RemedySomething: give something to alter.
+	RemedySomething = remedy.Define("alter.something", func(remedy.Advice) string {
+		return "nothing to alter: give a curve, a sort order, unsorted, properties to set or properties to unset"
+	})
+	// RemedyLayoutOnce: give the layout once, by an order or by the
+	// property Name (layouts.Prop).
+	RemedyLayoutOnce = remedy.Define("alter.layout-once", func(a remedy.Advice) string {
+		return "give the layout by a curve or a sort order, or by setting " + a.Name + ", not both"
+	})
+	// RemedyUnsortedAlone: do not set the property Name (layouts.Prop)
+	// that unsorted removes.
+	RemedyUnsortedAlone = remedy.Define("alter.unsorted-alone", func(a remedy.Advice) string {
+		return "unsorted removes " + a.Name + ": do not set it too"
+	})
 )
 
 // Precheck checks what of the request no table's rules change: one of

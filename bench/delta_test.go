@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"errors"
 	"path"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/delta/deltatest"
+	"github.com/geocompact/geocompact/internal/remedy"
 	format "github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/deltatable"
 )
@@ -125,6 +127,10 @@ func TestMeasureDeltaRefusals(t *testing.T) {
 			_, err := Measure(t.Context(), openDelta(t, tbl, dir), Config{})
 			require.ErrorIs(t, err, ErrDeltaBBoxColumns)
 			assert.Contains(t, err.Error(), "bbox_minx")
+			assert.Contains(t, err.Error(), "has none: write them with the rows (an ingest adds them) or measure the table's metrics instead")
+			c, ok := errors.AsType[remedy.Carrier](err)
+			require.True(t, ok, "the error carries its remedy")
+			assert.Equal(t, RemedyBBoxColumns, c.Remedy().Kind)
 		})
 	}
 	tbl, dir := deltaArrivals(t, deltatest.Options{}, 3)

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/geocompact/geocompact/internal/remedy"
 	"github.com/geocompact/geocompact/internal/rowgroup"
 	"github.com/geocompact/geocompact/spatial"
 	format "github.com/geocompact/geocompact/table"
@@ -36,9 +37,11 @@ const (
 	deltaScratchBase = deltaScratchNS + ".delta"
 )
 
-// DeltaBBoxAdvice ends the error of a Delta table without bbox columns,
-// in library terms.
-const DeltaBBoxAdvice = "write them with the rows (an ingest adds them) or measure the table's metrics instead"
+// RemedyBBoxColumns: write a Delta table's bbox columns with its rows, or
+// measure its metrics instead (ErrDeltaBBoxColumns).
+var RemedyBBoxColumns = remedy.Define("bench.bbox-columns", func(remedy.Advice) string {
+	return "write them with the rows (an ingest adds them) or measure the table's metrics instead"
+})
 
 // statsFormat is what bench asks of a table format whose files it
 // measures by their own statistics: every format but Iceberg, whose scan
@@ -109,7 +112,7 @@ func statsSource(ctx context.Context, t format.Table) (*source, error) {
 	}
 	dcols, _, _ := t.Spatial() // the bbox columns suffice
 	if !dcols.HasBBox() {
-		return nil, fmt.Errorf("bench %s: %w: %s", t.Name, ErrDeltaBBoxColumns, DeltaBBoxAdvice)
+		return nil, fmt.Errorf("bench %s: %w", t.Name, &remedy.Error{Err: ErrDeltaBBoxColumns, Advice: remedy.Advice{Kind: RemedyBBoxColumns}})
 	}
 	scratch, err := statsScratch(t.Schema, sf.PartitionColumns(), t.Properties, dcols)
 	if err != nil {

@@ -1,11 +1,11 @@
 package engine
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 
 	"github.com/geocompact/geocompact/cluster"
+	"github.com/geocompact/geocompact/internal/remedy"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/table/optval"
 )
@@ -17,25 +17,67 @@ const (
 	FieldSortOrder = "sort order"
 )
 
-// Reasons a Request or a table refuses a layout for, in library terms; a
-// front end matches them (errors.Is) to word them as its own settings.
+// Reasons a Request or a table refuses a layout for. Each carries its
+// remedy (package remedy), which a front end words as its own settings;
+// errors.Is matches them.
 var (
 	// ErrCurveAndSortOrder: a request names a curve and a sort order.
-	ErrCurveAndSortOrder = errors.New("give a curve or a sort order, not both")
+	ErrCurveAndSortOrder error = &remedy.Error{Advice: remedy.Advice{Kind: RemedyOneOrder}}
 	// ErrBinPackSorts: a request names strategy binpack and an order.
-	ErrBinPackSorts = errors.New("strategy binpack does not sort; drop strategy binpack to use the sort order")
+	ErrBinPackSorts error = &remedy.Error{Facts: "strategy binpack does not sort", Sep: "; ", Advice: remedy.Advice{Kind: RemedyNoBinPack}}
 	// ErrNoOrder: strategy sort on a table that records no order.
-	ErrNoOrder = errors.New("give a curve (hilbert, zorder or linear) or a sort order")
+	ErrNoOrder error = &remedy.Error{Advice: remedy.Advice{Kind: RemedyGiveOrder}}
 	// ErrNoWhere: a predicate on a table whose format cannot scope files.
-	ErrNoWhere = errors.New("a where predicate is not available")
+	ErrNoWhere error = &remedy.Error{Advice: remedy.Advice{Kind: RemedyNoWhere}}
 	// ErrAutoNoBoxes: curve auto on a group none of whose rows has a box.
-	ErrAutoNoBoxes = errors.New("no row has a bounding box to place; give a curve or a sort order")
-	// ErrAutoDistributed refuses curve auto in a distributed rewrite.
-	ErrAutoDistributed = fmt.Errorf("%w: curve auto is chosen per group by a local rewrite; a distributed rewrite needs a fixed layout: "+
-		"a local dry run with curve auto shows the choice, then request that curve", optval.ErrBad)
+	ErrAutoNoBoxes error = &remedy.Error{Facts: "no row has a bounding box to place", Sep: "; ", Advice: remedy.Advice{Kind: RemedyNotAuto}}
+	// ErrAutoDistributed refuses curve auto in a distributed rewrite. It
+	// wraps optval.ErrBad.
+	ErrAutoDistributed error = &remedy.Error{Err: optval.ErrBad, Advice: remedy.Advice{Kind: RemedyFixedCurve}}
 	// ErrNameGeometry: a layout needs the rows' boxes and the table has
 	// neither bbox columns nor a known geometry column.
-	ErrNameGeometry = errors.New("no geometry column was found either: name the WKB column with the table property " + spatial.PropGeometryColumn)
+	ErrNameGeometry error = &remedy.Error{Facts: "no geometry column was found either",
+		Advice: remedy.Advice{Kind: RemedyNameGeometry, Name: spatial.PropGeometryColumn}}
+)
+
+// What a user can do about the errors above and GeometryError, in the
+// library's words; a front end words each as its own settings.
+var (
+	// RemedyOneOrder: give a curve or a sort order, not both.
+	RemedyOneOrder = remedy.Define("engine.one-order", func(remedy.Advice) string {
+		return "give a curve or a sort order, not both"
+	})
+	// RemedyNoBinPack: drop strategy binpack to sort.
+	RemedyNoBinPack = remedy.Define("engine.no-binpack", func(remedy.Advice) string {
+		return "drop strategy binpack to use the sort order"
+	})
+	// RemedyGiveOrder: give a curve or a sort order.
+	RemedyGiveOrder = remedy.Define("engine.give-order", func(remedy.Advice) string {
+		return "give a curve (hilbert, zorder or linear) or a sort order"
+	})
+	// RemedyNoWhere: leave the where predicate out; it is not available.
+	RemedyNoWhere = remedy.Define("engine.no-where", func(remedy.Advice) string {
+		return "a where predicate is not available"
+	})
+	// RemedyNotAuto: give a curve or a sort order in place of curve auto.
+	RemedyNotAuto = remedy.Define("engine.not-auto", func(remedy.Advice) string {
+		return "give a curve or a sort order"
+	})
+	// RemedyFixedCurve: choose the curve by a local dry run with curve
+	// auto, then request it.
+	RemedyFixedCurve = remedy.Define("engine.fixed-curve", func(remedy.Advice) string {
+		return "curve auto is chosen per group by a local rewrite; a distributed rewrite needs a fixed layout: " +
+			"a local dry run with curve auto shows the choice, then request that curve"
+	})
+	// RemedyNameGeometry: name the WKB column by the table property Name.
+	RemedyNameGeometry = remedy.Define("engine.name-geometry", func(a remedy.Advice) string {
+		return "name the WKB column with the table property " + a.Name
+	})
+	// RemedyValidate: validate table Table, or turn off the option Name
+	// (validate-geometry) to compact it as it is.
+	RemedyValidate = remedy.Define("engine.validate", func(a remedy.Advice) string {
+		return fmt.Sprintf("validate table %s, or set option %s=false to compact it as it is", a.Table, a.Name)
+	})
 )
 
 // RequestError is a value of a Request that does not parse, or values that

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/geocompact/geocompact/engine/verify"
+	"github.com/geocompact/geocompact/internal/remedy"
 	"github.com/geocompact/geocompact/table"
 )
 
@@ -30,10 +31,9 @@ type GeometryError struct {
 	First string
 }
 
-func (e *GeometryError) Error() string {
-	return fmt.Sprintf("%v: %s; nothing was written or committed: %s", ErrInvalidData, e.Facts(), e.Advice(
-		fmt.Sprintf("validate table %s", e.Table), fmt.Sprintf("set option %s=false", OptValidateGeometry)))
-}
+var _ remedy.Carrier = (*GeometryError)(nil)
+
+func (e *GeometryError) Error() string { return e.Say(remedy.Library) }
 
 // Facts says what was found: "3 geometry violations (wkb.ring); first at
 // row …".
@@ -41,10 +41,15 @@ func (e *GeometryError) Facts() string {
 	return fmt.Sprintf("%d geometry violations (%s)%s", e.Violations, strings.Join(e.Codes, ", "), e.First)
 }
 
-// Advice says what to do, given how to validate the table and how to
-// turn validation off in the caller's terms.
-func (e *GeometryError) Advice(validate, noValidation string) string {
-	return fmt.Sprintf("%s, or %s to compact it as it is", validate, noValidation)
+// Remedy is to validate the table, or to turn geometry validation off
+// (RemedyValidate).
+func (e *GeometryError) Remedy() remedy.Advice {
+	return remedy.Advice{Kind: RemedyValidate, Table: e.Table, Name: OptValidateGeometry}
+}
+
+// Say returns the message with the remedy worded by w.
+func (e *GeometryError) Say(w remedy.Wording) string {
+	return fmt.Sprintf("%v: %s; nothing was written or committed: %s", ErrInvalidData, e.Facts(), w(e.Remedy()))
 }
 
 // Unwrap returns ErrInvalidData.

@@ -15,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/internal/remedy"
 	"github.com/geocompact/geocompact/internal/suggest"
 	"github.com/geocompact/geocompact/maintain/posdeletes"
 )
@@ -53,16 +54,24 @@ type RetentionError struct {
 	Age  time.Duration
 }
 
-// ForceAdvice ends a RetentionError's message, in library terms.
-const ForceAdvice = "force it if you are sure"
+// RemedyForce: force the operation if sure, below the retention floor.
+var RemedyForce = remedy.Define("maintain.force", func(remedy.Advice) string { return "force it if you are sure" })
 
-func (e *RetentionError) Error() string {
+var _ remedy.Carrier = (*RetentionError)(nil)
+
+func (e *RetentionError) Error() string { return e.Say(remedy.Library) }
+
+// Remedy is to force it (RemedyForce).
+func (e *RetentionError) Remedy() remedy.Advice { return remedy.Advice{Kind: RemedyForce} }
+
+// Say returns the message with the remedy worded by w.
+func (e *RetentionError) Say(w remedy.Wording) string {
 	why := "readers mid-scan and time-travel consumers may still need the snapshots it would expire"
 	if e.What == "orphans" {
 		why = "a writer that has not committed yet may own files no metadata references"
 	}
-	return fmt.Sprintf("%s older than %s is below the %s retention floor: %s; "+ForceAdvice,
-		e.What, FormatDuration(e.Age), FormatDuration(MinRetention), why)
+	return fmt.Sprintf("%s older than %s is below the %s retention floor: %s; %s",
+		e.What, FormatDuration(e.Age), FormatDuration(MinRetention), why, w(e.Remedy()))
 }
 
 func (e *RetentionError) Unwrap() error { return ErrRetentionFloor }

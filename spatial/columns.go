@@ -6,15 +6,19 @@ import (
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/geocompact/geocompact/internal/remedy"
 )
 
 // ErrGeometryColumn is the category of problems that leave no usable
 // geometry column: none named, the named one absent, or of the wrong type.
 var ErrGeometryColumn = errors.New("spatial: no usable geometry column")
 
-// NoGeometryColumn is the reason of a ColumnError for a schema with no
-// geometry column found.
-const NoGeometryColumn = "no geometry column: name one with the geometry column setting, the table property " + PropGeometryColumn + " or GeoParquet metadata"
+// RemedyGeometryColumn: name the geometry column by a setting, the table
+// property Name (PropGeometryColumn) or GeoParquet metadata.
+var RemedyGeometryColumn = remedy.Define("spatial.geometry-column", func(a remedy.Advice) string {
+	return "name one with the geometry column setting, the table property " + a.Name + " or GeoParquet metadata"
+})
 
 // ColumnError reports a problem with a file's or table's geometry columns.
 // Code is the stable check code (geometry.column, geo.metadata, ...).
@@ -22,15 +26,30 @@ type ColumnError struct {
 	Column string
 	Code   string
 	Reason string
+	// Advice is what to do when Reason does not say it: its words follow
+	// Reason after ": ". Most ColumnErrors have none.
+	Advice remedy.Advice
 	err    error
 }
 
+var _ remedy.Carrier = (*ColumnError)(nil)
+
 // Error implements error.
-func (e *ColumnError) Error() string {
-	if e.Column == "" {
-		return e.Reason
+func (e *ColumnError) Error() string { return e.Say(remedy.Library) }
+
+// Remedy returns Advice.
+func (e *ColumnError) Remedy() remedy.Advice { return e.Advice }
+
+// Say returns the message with Advice worded by w.
+func (e *ColumnError) Say(w remedy.Wording) string {
+	msg := e.Reason
+	if s := w(e.Advice); s != "" {
+		msg += ": " + s
 	}
-	return fmt.Sprintf("column %q: %s", e.Column, e.Reason)
+	if e.Column == "" {
+		return msg
+	}
+	return fmt.Sprintf("column %q: %s", e.Column, msg)
 }
 
 // NewColumnError returns a ColumnError of category err (ErrGeometryColumn
@@ -131,7 +150,8 @@ func DiscoverColumns(sc *arrow.Schema, geo *GeoMetadata, hints Hints) (Columns, 
 		}
 	}
 	if c.Geometry == "" {
-		return c, &ColumnError{Code: "geometry.column", Reason: NoGeometryColumn, err: ErrGeometryColumn}
+		return c, &ColumnError{Code: "geometry.column", Reason: "no geometry column",
+			Advice: remedy.Advice{Kind: RemedyGeometryColumn, Name: PropGeometryColumn}, err: ErrGeometryColumn}
 	}
 	idx := sc.FieldIndices(c.Geometry)
 	if len(idx) != 1 {

@@ -293,10 +293,18 @@ func exitCode(err error) int {
 	return exitUsage
 }
 
-// internalPrefix is a Go package name used as an error prefix ("engine: ",
-// "cluster: "): it names where in the code an error came from, which means
-// nothing to a user, so userMessage drops it.
-var internalPrefix = regexp.MustCompile(`(^|: )(?:engine|cluster|spatial|validate|ingest|where|maintain|inspect|bench|delta|suggest|spill|config|sql|procedure|verify|job): `)
+// packagePrefixes are the Go package names the library's messages begin
+// with ("engine: ", "cluster: "): they name where in the code an error
+// came from, which means nothing to a user, so userMessage drops them.
+// TestPackagePrefixesAreDropped reads the source of every package the
+// binary links and fails when a message begins with a package name
+// missing here.
+var packagePrefixes = []string{"engine", "cluster", "spatial", "validate", "ingest", "where", "maintain", "inspect",
+	"bench", "delta", "suggest", "spill", "config", "sql", "procedure", "verify", "job"}
+
+// internalPrefix matches one of packagePrefixes at the start of a message
+// or of a wrapped one.
+var internalPrefix = regexp.MustCompile(`(^|: )(?:` + strings.Join(packagePrefixes, "|") + `): `)
 
 // userMessage is err as one line of stderr in the command line's terms
 // (cli.Words) without internal package prefixes.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/internal/remedy"
 	"github.com/geocompact/geocompact/sql"
 	"github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/deltatable"
@@ -63,12 +64,20 @@ func vacuumError(v *sql.Vacuum, err error) error {
 	if !ok {
 		return fmt.Errorf("VACUUM %s: %w", v.Location, err)
 	}
-	return fmt.Errorf("%w: VACUUM RETAIN %s HOURS is below the table's delta.deletedFileRetentionDuration of %s HOURS; "+
-		"readers of older versions and writers that have not committed yet may still need those files: "+
-		"retain at least %s HOURS, leave RETAIN out, or force it (as Spark's "+
-		"spark.databricks.delta.retentionDurationCheck.enabled=false does)",
-		ErrCall, hours(re.Retain.Hours()), hours(re.Floor.Hours()), hours(re.Floor.Hours()))
+	return &remedy.Error{Err: ErrCall, Facts: fmt.Sprintf("VACUUM RETAIN %s HOURS is below the table's delta.deletedFileRetentionDuration of %s HOURS; "+
+		"readers of older versions and writers that have not committed yet may still need those files", hours(re.Retain.Hours()), hours(re.Floor.Hours())),
+		Advice: remedy.Advice{Kind: RemedyRetain, Value: hours(re.Floor.Hours())}}
 }
+
+// RemedyRetain: retain at least Value hours, leave RETAIN out, or force
+// the VACUUM.
+var RemedyRetain = remedy.Define("procedure.retain", func(a remedy.Advice) string {
+	return "retain at least " + a.Value + " HOURS, leave RETAIN out, or force it (as Spark's " + sparkRetentionCheck + " does)"
+})
+
+// sparkRetentionCheck is Spark's setting that forces a VACUUM below the
+// retention floor.
+const sparkRetentionCheck = "spark.databricks.delta.retentionDurationCheck.enabled=false"
 
 func hours(h float64) string { return strconv.FormatFloat(h, 'f', -1, 64) }
 

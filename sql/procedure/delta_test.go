@@ -17,6 +17,7 @@ import (
 
 	"github.com/geocompact/geocompact/delta"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/internal/remedy"
 	"github.com/geocompact/geocompact/internal/testing/testenv"
 	"github.com/geocompact/geocompact/sql/procedure"
 	"github.com/geocompact/geocompact/table/optval"
@@ -103,7 +104,11 @@ func TestDeltaVacuumFloor(t *testing.T) {
 	assert.Equal(t, 2, se.Statement)
 	assert.Equal(t, "VACUUM", se.Procedure)
 	assert.Contains(t, err.Error(), "RETAIN 1 HOURS is below the table's delta.deletedFileRetentionDuration of 168 HOURS")
-	assert.Contains(t, err.Error(), "or force it")
+	assert.Contains(t, err.Error(), "those files: retain at least 168 HOURS, leave RETAIN out, or force it "+
+		"(as Spark's spark.databricks.delta.retentionDurationCheck.enabled=false does)")
+	c, ok := errors.AsType[remedy.Carrier](err)
+	require.True(t, ok, "the error carries its remedy")
+	assert.Equal(t, remedy.Advice{Kind: procedure.RemedyRetain, Value: "168"}, c.Remedy())
 	n, _ := deltaState(t, dir)
 	assert.Equal(t, 14, n, "nothing deleted")
 	files, _ := content(t, cat)

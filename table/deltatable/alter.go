@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/geocompact/geocompact/delta"
+	"github.com/geocompact/geocompact/internal/remedy"
 	"github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/catalogs"
 	"github.com/geocompact/geocompact/table/layouts"
@@ -13,8 +14,14 @@ import (
 
 // ErrTargetFileSize refuses Iceberg's target file size property on a
 // Delta table.
-var ErrTargetFileSize = errors.New("a Delta table's target file size is " + delta.PropTargetFileSize +
-	", which other Delta writers honour too: set it instead")
+var ErrTargetFileSize error = &remedy.Error{
+	Facts:  "a Delta table's target file size is " + delta.PropTargetFileSize + ", which other Delta writers honour too",
+	Advice: remedy.Advice{Kind: RemedyDeltaTargetSize, Name: delta.PropTargetFileSize},
+}
+
+// RemedyDeltaTargetSize: set the property Name, Delta's own target file
+// size, instead.
+var RemedyDeltaTargetSize = remedy.Define("deltatable.target-size", func(remedy.Advice) string { return "set it instead" })
 
 // propertyRules are the property rules of a Delta table: its own delta.*
 // properties as delta.CheckProperty allows them (changing most needs a

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/geocompact/geocompact/cluster"
+	"github.com/geocompact/geocompact/internal/remedy"
 	"github.com/geocompact/geocompact/table/optval"
 )
 
@@ -105,10 +106,21 @@ type ChangeError struct {
 	Requested string
 }
 
-func (e *ChangeError) Error() string {
-	return e.Facts() + ": request no layout to keep the table's layout, allow the layout change to rewrite it anyway, " +
-		"or record the new layout on table " + e.Table
+var (
+	_ remedy.Carrier = (*ChangeError)(nil)
+	_ remedy.Carrier = (*PropertyError)(nil)
+)
+
+func (e *ChangeError) Error() string { return e.Say(remedy.Library) }
+
+// Remedy is to keep the layout, allow the change or record the new layout
+// on the table (RemedyChange).
+func (e *ChangeError) Remedy() remedy.Advice {
+	return remedy.Advice{Kind: RemedyChange, Table: e.Table}
 }
+
+// Say returns the message with the remedy worded by w.
+func (e *ChangeError) Say(w remedy.Wording) string { return e.Facts() + ": " + w(e.Remedy()) }
 
 // Facts says what the rewrite would change, without advice.
 func (e *ChangeError) Facts() string {
@@ -123,9 +135,32 @@ type PropertyError struct {
 	Err          error
 }
 
-func (e *PropertyError) Error() string {
-	return e.Facts() + "; record a layout on the table, or remove property " + Prop
+func (e *PropertyError) Error() string { return e.Say(remedy.Library) }
+
+// Remedy is to record a layout on the table or remove Prop
+// (RemedyProperty).
+func (e *PropertyError) Remedy() remedy.Advice {
+	return remedy.Advice{Kind: RemedyProperty, Table: e.Table, Name: Prop}
 }
+
+// Say returns the message with the remedy worded by w.
+func (e *PropertyError) Say(w remedy.Wording) string { return e.Facts() + "; " + w(e.Remedy()) }
+
+// What a user can do about a ChangeError and a PropertyError, in the
+// library's words.
+var (
+	// RemedyChange: keep the layout of table Table, allow the change, or
+	// record the new layout.
+	RemedyChange = remedy.Define("layouts.change", func(a remedy.Advice) string {
+		return "request no layout to keep the table's layout, allow the layout change to rewrite it anyway, " +
+			"or record the new layout on table " + a.Table
+	})
+	// RemedyProperty: record a layout on table Table, or remove the
+	// property Name (Prop).
+	RemedyProperty = remedy.Define("layouts.property", func(a remedy.Advice) string {
+		return "record a layout on the table, or remove property " + a.Name
+	})
+)
 
 // Facts says which value is wrong and why, without advice.
 func (e *PropertyError) Facts() string {

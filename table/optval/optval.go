@@ -11,6 +11,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/geocompact/geocompact/internal/remedy"
 )
 
 // ErrBad marks a malformed option value.
@@ -20,8 +22,22 @@ var ErrBad = errors.New("engine: bad option")
 // ErrBad.
 type MissingError struct{ Option string }
 
-func (e *MissingError) Error() string {
-	return fmt.Sprintf("%v: option %s needs a value", ErrBad, e.Option)
+var (
+	_ remedy.Carrier = (*MissingError)(nil)
+	_ remedy.Carrier = (*PropertyError)(nil)
+)
+
+func (e *MissingError) Error() string { return e.Say(remedy.Library) }
+
+// Remedy is to give the option a value (RemedyValue).
+func (e *MissingError) Remedy() remedy.Advice {
+	return remedy.Advice{Kind: RemedyValue, Name: e.Option}
+}
+
+// Say returns the message with the remedy worded by w; the library's
+// words add nothing to it.
+func (e *MissingError) Say(w remedy.Wording) string {
+	return (&remedy.Error{Err: ErrBad, Facts: fmt.Sprintf("option %s needs a value", e.Option), Advice: e.Remedy()}).Say(w)
 }
 
 // Unwrap returns ErrBad.
@@ -35,9 +51,28 @@ type PropertyError struct {
 	Want, Example string
 }
 
-func (e *PropertyError) Error() string {
-	return fmt.Sprintf("%s; set it to a value such as %s", e.Facts(), e.Example)
+func (e *PropertyError) Error() string { return e.Say(remedy.Library) }
+
+// Remedy is to set the property to a value such as Example
+// (RemedyProperty).
+func (e *PropertyError) Remedy() remedy.Advice {
+	return remedy.Advice{Kind: RemedyProperty, Name: e.Property, Value: e.Example}
 }
+
+// Say returns the message with the remedy worded by w.
+func (e *PropertyError) Say(w remedy.Wording) string { return e.Facts() + "; " + w(e.Remedy()) }
+
+// What a user can do about a MissingError and a PropertyError, in the
+// library's words.
+var (
+	// RemedyValue: give the option Name a value. The library says nothing
+	// more than the error does.
+	RemedyValue = remedy.Define("optval.value", func(remedy.Advice) string { return "" })
+	// RemedyProperty: set the property Name to a value such as Value.
+	RemedyProperty = remedy.Define("optval.property", func(a remedy.Advice) string {
+		return "set it to a value such as " + a.Value
+	})
+)
 
 // Facts says which property is wrong and what it should be, without
 // advice.

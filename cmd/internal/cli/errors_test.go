@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -31,6 +32,7 @@ func TestWords(t *testing.T) {
 	_, errAlter := alter.Request{}.Check()
 	change := fmt.Errorf("rewrite: %w", &layouts.ChangeError{Table: "db.t", Recorded: "hilbert()", Source: layouts.FromProperty, Requested: "binpack"})
 	geometry := fmt.Errorf("rewrite group 1: %w", &engine.GeometryError{Table: "db.t", Violations: 2, Codes: []string{"wkb.ring"}})
+	_, errNoGeometry := spatial.DiscoverColumns(arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil), nil, spatial.Hints{})
 	for _, tc := range []struct {
 		err       error
 		lib, want string
@@ -51,7 +53,7 @@ func TestWords(t *testing.T) {
 		{&ingest.ExtraColumnsError{Columns: []string{"id"}}, ingest.ExtraColumnsAdvice,
 			`columns the table lacks: "id" (use --drop-extra-columns to leave them out, or --add-columns to add them to the table as optional columns)`},
 		{&maintain.RetentionError{What: "snapshots", Age: time.Hour}, "; force it if you are sure", "; use --force if you are sure"},
-		{fmt.Errorf("ingest: %w", &spatial.ColumnError{Reason: spatial.NoGeometryColumn}), "the geometry column setting", "name one with --geometry-column, the table property"},
+		{fmt.Errorf("ingest: %w", errNoGeometry), "the geometry column setting", "ingest: no geometry column: name one with --geometry-column, the table property"},
 	} {
 		require.Error(t, tc.err, tc.want)
 		assert.Contains(t, tc.err.Error(), tc.lib, "the library's own words")
