@@ -22,7 +22,6 @@ var keptPrefixes = map[string]string{
 	"geocompact": "the binary's own name begins each line it prints",
 	"zstdcodec":  "only a panic message, never an error, begins with it",
 	"remedy":     "only a panic message, never an error, begins with it",
-	"localpath":  "ErrNameTooLong has always reached users with it; dropping it changes their messages",
 }
 
 // TestPackagePrefixesAreDropped reads the string literals of every package

@@ -300,7 +300,7 @@ func exitCode(err error) int {
 // binary links and fails when a message begins with a package name
 // missing here.
 var packagePrefixes = []string{"engine", "cluster", "spatial", "validate", "ingest", "where", "maintain", "inspect",
-	"bench", "delta", "suggest", "spill", "config", "sql", "procedure", "verify", "job"}
+	"bench", "delta", "suggest", "spill", "config", "sql", "procedure", "verify", "job", "localpath"}
 
 // internalPrefix matches one of packagePrefixes at the start of a message
 // or of a wrapped one.
