@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/geocompact/geocompact/internal/remedy"
 	"github.com/geocompact/geocompact/validate"
 )
 
@@ -19,11 +20,15 @@ type ExtraColumnsError struct {
 	Columns []string
 }
 
-// ExtraColumnsAdvice is the two ways through an ExtraColumnsError, in
-// library terms.
-const ExtraColumnsAdvice = "leave them out, or add them to the table as optional columns"
+var _ remedy.Carrier = (*ExtraColumnsError)(nil)
 
-func (e *ExtraColumnsError) Error() string {
+func (e *ExtraColumnsError) Error() string { return e.Say(remedy.Library) }
+
+// Remedy is the two ways through: RemedyExtraColumns.
+func (e *ExtraColumnsError) Remedy() remedy.Advice { return remedy.Advice{Kind: RemedyExtraColumns} }
+
+// Say is the message with the two ways through worded by w.
+func (e *ExtraColumnsError) Say(w remedy.Wording) string {
 	quoted := make([]string, len(e.Columns))
 	for i, c := range e.Columns {
 		quoted[i] = fmt.Sprintf("%q", c)
@@ -32,7 +37,7 @@ func (e *ExtraColumnsError) Error() string {
 	if e.File != "" {
 		what = e.File + " has"
 	}
-	return fmt.Sprintf("%s columns the table lacks: %s (%s)", what, strings.Join(quoted, ", "), ExtraColumnsAdvice)
+	return fmt.Sprintf("%s columns the table lacks: %s (%s)", what, strings.Join(quoted, ", "), w(e.Remedy()))
 }
 
 // missingFrom returns the names of sc's fields that target lacks.

@@ -22,6 +22,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/geocompact/geocompact/internal/remedy"
 	format "github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/validate"
 )
@@ -40,13 +41,27 @@ var (
 	ErrPartitioning = format.ErrPartitioning
 	// ErrNoBBox: the files lack the bbox columns and Config.AddBBox is
 	// off.
-	ErrNoBBox = errors.New("compute the boxes from the geometry")
+	ErrNoBBox error = &remedy.Error{Advice: remedy.Advice{Kind: RemedyAddBBox}}
 	// ErrNoFiles: a directory without Parquet files at its top level.
-	ErrNoFiles = errors.New("read subdirectories too")
+	ErrNoFiles error = &remedy.Error{Advice: remedy.Advice{Kind: RemedyRecursive}}
 	// ErrNoAddColumns: adding columns to a table whose format cannot.
 	ErrNoAddColumns = format.ErrNoAddColumns
 	// ErrPartitionSpec marks a partition spec that cannot be used.
 	ErrPartitionSpec = format.ErrPartitionSpec
+)
+
+// What a user can do about the errors above and ExtraColumnsError, in
+// the library's words; a front end words them as its flags.
+var (
+	// RemedyAddBBox: compute the bbox columns from the geometry.
+	RemedyAddBBox = remedy.Define("ingest.add-bbox", func(remedy.Advice) string { return "compute the boxes from the geometry" })
+	// RemedyRecursive: read the directory's subdirectories too.
+	RemedyRecursive = remedy.Define("ingest.recursive", func(remedy.Advice) string { return "read subdirectories too" })
+	// RemedyExtraColumns: leave the columns the table lacks out, or add
+	// them to the table.
+	RemedyExtraColumns = remedy.Define("ingest.extra-columns", func(remedy.Advice) string {
+		return "leave them out, or add them to the table as optional columns"
+	})
 )
 
 // Config is one ingest.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/geocompact/geocompact/internal/remedy"
 	"github.com/geocompact/geocompact/spatial"
 )
 
@@ -135,17 +136,32 @@ type Appended struct {
 	Skipped []Skipped
 }
 
-// Reasons an append is refused, in library terms; ingest and the command
-// line word them (errors.Is).
+// Reasons an append is refused (errors.Is matches them). The first three
+// are their remedy (package remedy), which a front end words as its own
+// flags.
 var (
 	// ErrNoTable: the table does not exist and AppendSpec.Create is off.
-	ErrNoTable = errors.New("create it from the files")
+	ErrNoTable error = &remedy.Error{Advice: remedy.Advice{Kind: RemedyCreate}}
 	// ErrPartitioning: the spec's partitioning differs from the table's.
-	ErrPartitioning = errors.New("drop the requested partitioning")
+	ErrPartitioning error = &remedy.Error{Advice: remedy.Advice{Kind: RemedyTablePartitioning}}
+	// ErrNoAddColumns: a format that cannot add columns was asked to.
+	ErrNoAddColumns error = &remedy.Error{Advice: remedy.Advice{Kind: RemedyLeaveColumnsOut}}
 	// ErrPartitionSpec: a partitioning the format cannot use.
 	ErrPartitionSpec = errors.New("bad partition spec")
-	// ErrNoAddColumns: a format that cannot add columns was asked to.
-	ErrNoAddColumns = errors.New("leave the extra columns out")
 	// ErrCreatedMeanwhile: another writer made the table after Load.
 	ErrCreatedMeanwhile = errors.New("table created concurrently")
+)
+
+// What a user can do about the errors above, in the library's words.
+var (
+	// RemedyCreate: create the table from the files.
+	RemedyCreate = remedy.Define("table.create", func(remedy.Advice) string { return "create it from the files" })
+	// RemedyTablePartitioning: append with the table's partitioning.
+	RemedyTablePartitioning = remedy.Define("table.table-partitioning", func(remedy.Advice) string {
+		return "drop the requested partitioning"
+	})
+	// RemedyLeaveColumnsOut: leave the columns the table lacks out.
+	RemedyLeaveColumnsOut = remedy.Define("table.leave-columns-out", func(remedy.Advice) string {
+		return "leave the extra columns out"
+	})
 )

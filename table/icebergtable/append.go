@@ -51,7 +51,7 @@ func (a *icebergAppender) Name() string { return a.name }
 
 func (a *icebergAppender) CheckAppend(spec format.AppendSpec) error {
 	if _, err := catalogs.ParseIdentifier(a.name); err != nil {
-		return fmt.Errorf("table: %w", err)
+		return err
 	}
 	if spec.FormatVersion != 0 && spec.FormatVersion != 2 && spec.FormatVersion != 3 {
 		return fmt.Errorf("format version %d: want 2 or 3", spec.FormatVersion)

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/geocompact/geocompact/ingest"
 	"github.com/geocompact/geocompact/internal/remedy"
 	"github.com/geocompact/geocompact/maintain"
 	"github.com/geocompact/geocompact/sql"
@@ -34,30 +33,13 @@ func IsUsage(err error) bool {
 	return false
 }
 
-// phrases are the ingest package's reasons (matched with errors.Is, found
-// in the message by their text) and the command line's words for them.
-// The other packages' errors carry their remedy instead (see remedies).
-var phrases = []struct {
-	err   error
-	words string
-}{
-	{ingest.ErrNoTable, "use --create to make it from the files"},
-	{ingest.ErrPartitioning, "drop --partition-by"},
-	{ingest.ErrNoBBox, "use --add-bbox"},
-	{ingest.ErrNoFiles, "use --recursive for subdirectories"},
-	{ingest.ErrNoAddColumns, "use --drop-extra-columns to leave them out"},
-}
-
 // advice are library words in the messages of the errors is matches, and
-// the command line's words for them: the ingest package's closing advice,
-// and the where predicate, which a message names as a setting rather than
-// as a remedy.
+// the command line's words for them: the where predicate, which a message
+// names as a setting rather than as a remedy.
 var advice = []struct {
 	is         func(error) bool
 	lib, words string
 }{
-	{is[*ingest.ExtraColumnsError], ingest.ExtraColumnsAdvice,
-		"use --drop-extra-columns to leave them out, or --add-columns to add them to the table as optional columns"},
 	{anyError, "where predicate on ", "--where on "},
 	{anyError, "for the where predicate: ", "for --where: "},
 	{anyError, "which a where predicate cannot compare", "which --where cannot compare"},
@@ -93,11 +75,6 @@ func (w *worded) Unwrap() error { return w.err }
 func Words(err error) string {
 	msg := remedy.Message(err, sayRemedy)
 	say := func(lib, words string) { msg = strings.Replace(msg, lib, words, 1) }
-	for _, p := range phrases {
-		if errors.Is(err, p.err) {
-			say(p.err.Error(), p.words)
-		}
-	}
 	for _, a := range advice {
 		if a.is(err) {
 			say(a.lib, a.words)

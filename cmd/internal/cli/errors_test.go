@@ -50,7 +50,7 @@ func TestWords(t *testing.T) {
 			"nothing was written or committed: run geocompact validate --table db.t, or pass --option validate-geometry=false to compact it as it is"},
 		{fmt.Errorf("x: %w", engine.ErrAutoDistributed), "curve auto is chosen", "x: engine: bad option: --curve auto is chosen per group"},
 		{fmt.Errorf("table a.b does not exist (%w)", ingest.ErrNoTable), "create it from the files", "table a.b does not exist (use --create to make it from the files)"},
-		{&ingest.ExtraColumnsError{Columns: []string{"id"}}, ingest.ExtraColumnsAdvice,
+		{&ingest.ExtraColumnsError{Columns: []string{"id"}}, "leave them out, or add them to the table as optional columns",
 			`columns the table lacks: "id" (use --drop-extra-columns to leave them out, or --add-columns to add them to the table as optional columns)`},
 		{&maintain.RetentionError{What: "snapshots", Age: time.Hour}, "; force it if you are sure", "; use --force if you are sure"},
 		{fmt.Errorf("ingest: %w", errNoGeometry), "the geometry column setting", "ingest: no geometry column: name one with --geometry-column, the table property"},

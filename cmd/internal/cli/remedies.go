@@ -6,10 +6,12 @@ import (
 	"github.com/geocompact/geocompact/alter"
 	"github.com/geocompact/geocompact/bench"
 	"github.com/geocompact/geocompact/engine"
+	"github.com/geocompact/geocompact/ingest"
 	"github.com/geocompact/geocompact/internal/remedy"
 	"github.com/geocompact/geocompact/maintain"
 	"github.com/geocompact/geocompact/spatial"
 	"github.com/geocompact/geocompact/sql/procedure"
+	"github.com/geocompact/geocompact/table"
 	"github.com/geocompact/geocompact/table/deltatable"
 	"github.com/geocompact/geocompact/table/layouts"
 	"github.com/geocompact/geocompact/table/optval"
@@ -53,8 +55,14 @@ var remedyWords = map[*remedy.Kind]remedy.Wording{
 	spatial.RemedyGeometryColumn: func(a remedy.Advice) string {
 		return "name one with --geometry-column, the table property " + a.Name + " or GeoParquet metadata"
 	},
-	maintain.RemedyForce:    words("use --force if you are sure"),
-	bench.RemedyBBoxColumns: words("write them with the rows (ingest --delta adds them) or measure the table with metrics --delta"),
+	maintain.RemedyForce:          words("use --force if you are sure"),
+	bench.RemedyBBoxColumns:       words("write them with the rows (ingest --delta adds them) or measure the table with metrics --delta"),
+	table.RemedyCreate:            words("use --create to make it from the files"),
+	table.RemedyTablePartitioning: words("drop --partition-by"),
+	table.RemedyLeaveColumnsOut:   words("use --drop-extra-columns to leave them out"),
+	ingest.RemedyAddBBox:          words("use --add-bbox"),
+	ingest.RemedyRecursive:        words("use --recursive for subdirectories"),
+	ingest.RemedyExtraColumns:     words("use --drop-extra-columns to leave them out, or --add-columns to add them to the table as optional columns"),
 	procedure.RemedyRetain: func(a remedy.Advice) string {
 		return "retain at least " + a.Value + " HOURS, leave RETAIN out, or pass --force (as Spark's " +
 			"spark.databricks.delta.retentionDurationCheck.enabled=false does)"
