@@ -101,3 +101,22 @@ func TestSortedDeltaFilesCutRowGroups(t *testing.T) {
 	assert.Len(t, groups, 16)
 	assertCut(t, groups, 250)
 }
+
+// TestBinPackedDeltaFilesHoldWholeRowGroups bin-packs a Delta table of
+// eight files: the file written holds its rows in one row group, not a
+// row group per batch read.
+func TestBinPackedDeltaFilesHoldWholeRowGroups(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	deltatest.Fragmented(t, dir, 8, 500, deltatest.Options{})
+	tbl, err := deltatable.OpenLocation(t.Context(), dir, table.ForWrite)
+	require.NoError(t, err)
+	res, err := engine.Rewrite(t.Context(), tbl, engine.Request{Options: map[string]string{"min-input-files": "2"}})
+	require.NoError(t, err)
+	require.True(t, res.Verified)
+	require.Equal(t, 1, res.AddedDataFilesCount)
+	after, err := deltatable.OpenLocation(t.Context(), dir, table.ForRead)
+	require.NoError(t, err)
+	require.Len(t, after.Files, 1)
+	assert.Equal(t, []int64{4000}, rowGroupRows(t, filepath.Join(dir, after.Files[0].Path)))
+}

@@ -34,8 +34,40 @@ func (f *format) NewSink(ctx context.Context, group []table.PlanFile, _ *arrow.S
 	if dir != "" {
 		dir += "/"
 	}
-	w := &fileWriter{f: f, values: values, dir: dir, writeID: cfg.WriteID, rowGroupRows: cfg.RowGroupRows}
+	rowGroups := cfg.RowGroupRows
+	if rowGroups <= 0 {
+		rowGroups = defaultRowGroupRows(group)
+	}
+	w := &fileWriter{f: f, values: values, dir: dir, writeID: cfg.WriteID, rowGroupRows: rowGroups}
 	return cuts.NewSink(ctx, cuts.SinkConfig[table.OutFile]{FileRows: cfg.FileRows, Lanes: cfg.Lanes, Queue: cfg.Queue, Write: w.write})
+}
+
+// Row groups of the files of a group the engine does not cut itself (a
+// bin-packed one), which a Delta table has no property for: Spark's
+// Parquet writer closes a row group at 128 MiB, delta-rs's at 1,048,576
+// rows, and a row group per batch read made 76 of a 128 MiB file. Here a
+// row group holds at most rowGroupMaxRows, and no more than about
+// rowGroupMaxBytes at the group's bytes per row, the size a sorted rewrite
+// cuts a 128 MiB file into: the writer keeps a row group's pages in
+// memory until it closes, so larger ones cost memory (about 50 MiB more
+// at 8 MiB, 100 MiB at 16 MiB, for two files written at once) for little
+// time.
+const (
+	rowGroupMaxRows  = 1 << 20
+	rowGroupMaxBytes = 8 << 20
+)
+
+// defaultRowGroupRows is the most rows a row group of a file written from
+// group holds when the engine gives none.
+func defaultRowGroupRows(group []table.PlanFile) int64 {
+	var records, bytes int64
+	for _, f := range group {
+		records, bytes = records+f.Records, bytes+f.Size
+	}
+	if records <= 0 || bytes <= 0 {
+		return rowGroupMaxRows
+	}
+	return max(1, min(rowGroupMaxRows, rowGroupMaxBytes*records/bytes))
 }
 
 // fileWriter writes the data files of one group's partition; on a table
