@@ -5,10 +5,11 @@
 // leaves the table as it was and writes nothing; a table created for a
 // first ingest that fails is dropped again.
 //
-// Run takes the table as a table.Appender: Iceberg's is here (Iceberg),
-// Delta's in table/deltatable. What is the format's own (creating the
-// table, its record of the files ingested, the commit and its retry) is
-// the Appender's; the rest is here, the same for every format.
+// Run takes the table as a table.Appender, which each format gives
+// (icebergtable.Appender, deltatable.Appender). What is the format's own
+// (creating the table, its record of the files ingested, the commit and
+// its retry) is the Appender's; the rest is here, the same for every
+// format.
 package ingest
 
 import (
