@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"iter"
 	"math"
 	"os"
 
@@ -30,18 +29,14 @@ type conformOpts struct {
 	dropExtra bool
 }
 
-// conformStream reads the files and conforms their batches to the table's
+// conformStream reads a file and conforms its batches to the table's
 // schema as its consumer asks for them: it holds one batch at a time,
-// never a file's or the ingest's rows (see readParquet's budget). Each
-// pass over all reads the files again.
+// never a file's or the ingest's rows (see readParquet's budget).
 type conformStream struct {
 	ctx    context.Context
-	paths  []string
 	schema *arrow.Schema
 	conf   conformOpts
 	read   readOpts
-	// rows is the row count of the last complete pass.
-	rows int64
 }
 
 // ConformError is a file that does not fit the table, found while its
@@ -77,37 +72,6 @@ func (c *conformStream) file(path string, fn func(arrow.RecordBatch) error) erro
 		return &ConformError{Path: path, Err: err}
 	}
 	return nil
-}
-
-// all yields every file's conformed batches in file order. The consumer
-// releases each batch it takes (table.WriteRecords does); a batch it
-// refuses (yield returns false) is released here.
-func (c *conformStream) all() iter.Seq2[arrow.RecordBatch, error] {
-	return func(yield func(arrow.RecordBatch, error) bool) {
-		var rows int64
-		for _, path := range c.paths {
-			err := readParquet(c.ctx, path, c.read, func(rec arrow.RecordBatch) error {
-				out, err := conform(c.ctx, rec, c.schema, c.conf)
-				if err != nil {
-					return err
-				}
-				rows += out.NumRows()
-				if !yield(out, nil) {
-					out.Release()
-					return errStopRead
-				}
-				return nil
-			})
-			if errors.Is(err, errStopRead) {
-				return
-			}
-			if err != nil {
-				yield(nil, &ConformError{Path: path, Err: err})
-				return
-			}
-		}
-		c.rows = rows
-	}
 }
 
 // readOpts is how ingest reads a file: the allocator its batches come

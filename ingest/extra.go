@@ -76,11 +76,3 @@ func (in *ingester) extraColumns(ctx context.Context, target *arrow.Schema, file
 	}
 	return extra, nil
 }
-
-func fieldNames(fields []arrow.Field) []string {
-	out := make([]string, len(fields))
-	for i, f := range fields {
-		out[i] = f.Name
-	}
-	return out
-}

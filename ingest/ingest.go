@@ -17,7 +17,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -352,9 +351,7 @@ func (in *ingester) rows(tgt target) func(context.Context, format.Source, *arrow
 // skip records found in res.Skipped and returns srcs without them.
 func skip(res *Result, srcs []source, found []Skipped) []source {
 	res.Skipped = append(res.Skipped, found...)
-	return slices.DeleteFunc(slices.Clone(srcs), func(s source) bool {
-		return slices.ContainsFunc(found, func(f Skipped) bool { return f.Digest == s.Digest })
-	})
+	return format.Unskipped(srcs, found)
 }
 
 // validateAll validates every file and refuses the batch on any violation.

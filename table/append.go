@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -93,6 +94,14 @@ type Skipped struct {
 	Source
 	Previous string
 	Commit   *int64
+}
+
+// Unskipped returns srcs without the sources found skipped (by digest),
+// in a new slice.
+func Unskipped(srcs []Source, found []Skipped) []Source {
+	return slices.DeleteFunc(slices.Clone(srcs), func(s Source) bool {
+		return slices.ContainsFunc(found, func(f Skipped) bool { return f.Digest == s.Digest })
+	})
 }
 
 // AppendRequest is the rows an Append writes and how.

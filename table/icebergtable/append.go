@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -145,9 +144,7 @@ func (a *icebergAppender) Append(ctx context.Context, req format.AppendRequest) 
 		snapID, err := a.commit(ctx, req, sc)
 		if dup, ok := errors.AsType[*duplicateError](err); ok {
 			out.Skipped = append(out.Skipped, dup.found...)
-			srcs := slices.DeleteFunc(slices.Clone(a.sources), func(s format.Source) bool {
-				return slices.ContainsFunc(dup.found, func(f format.Skipped) bool { return f.Digest == s.Digest })
-			})
+			srcs := format.Unskipped(a.sources, dup.found)
 			if len(srcs) == 0 {
 				return out, nil
 			}
