@@ -18,3 +18,6 @@ func SetMinRowGroupBytes(n int64) func() {
 	minRowGroupBytes = n
 	return func() { minRowGroupBytes = was }
 }
+
+// FileParts is fileParts, for its tests.
+var FileParts = fileParts

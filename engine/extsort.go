@@ -211,12 +211,17 @@ func (ex *execution) spilledSorter(g *groupIO) (*cluster.Sorter, error) {
 // files end at the cells of runs when the layout decides where files are
 // cut (runs is not nil), else at equal row counts.
 func (ex *execution) spilledSink(ctx context.Context, g *groupIO, runs *cluster.CellRuns) table.Sink {
-	per := sortedFileRows(g.o.in.Rows, g.o.group.OutputFiles)
-	fileRows := func(int) int64 { return per }
+	return ex.newSink(ctx, g.o, g.sc, ex.spilledFileRows(g, runs), sinkQueue)
+}
+
+// spilledFileRows is the row count of each file of a group sorted
+// through spill files (see spilledSink).
+func (ex *execution) spilledFileRows(g *groupIO, runs *cluster.CellRuns) func(int) int64 {
 	if runs != nil {
-		fileRows = runFileRows(runs.Runs(), g.o.group.OutputFiles)
+		return runFileRows(runs.Runs(), g.o.group.OutputFiles)
 	}
-	return ex.newSink(ctx, g.o, g.sc, fileRows, sinkQueue)
+	per := sortedFileRows(g.o.in.Rows, g.o.group.OutputFiles)
+	return func(int) int64 { return per }
 }
 
 // sampleKeys reads the key and extent columns of the group once, and

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -74,7 +75,12 @@ func TestSpilledSortMatchesInMemory(t *testing.T) {
 				before := tableDigest(t, mustLoad(t, mem, name))
 				base := []string{"rewrite-all", "true", "target-file-size-bytes", "65536"}
 				resMem := rewrite(t, mem, name, engine.Request{Curve: curve, Options: opts(base...)})
-				resSpill := rewrite(t, spill, name, engine.Request{Curve: curve, Options: opts(append(base, "max-group-memory-bytes", spillBudget)...)})
+				// Two lanes whatever the machine: the last merge is cut
+				// into two parts written at once.
+				var parts atomic.Int32
+				ctx := engine.WithTestHooks(t.Context(), engine.TestHooks{Lanes: 2, MergeParts: func(n int) { parts.Store(int32(n)) }})
+				resSpill, err := enginetest.Rewrite(ctx, spill, name, engine.Request{Curve: curve, Options: opts(append(base, "max-group-memory-bytes", spillBudget)...)})
+				require.NoError(t, err)
 
 				require.Len(t, resMem.Plan.Groups, 1)
 				require.NotNil(t, resMem.Plan.Groups[0].Sort)
@@ -87,6 +93,7 @@ func TestSpilledSortMatchesInMemory(t *testing.T) {
 				} else {
 					assert.Greater(t, sp.Runs, 1, "a curve's key merges sorted runs")
 					assert.Zero(t, sp.Buckets)
+					assert.EqualValues(t, 2, parts.Load(), "the last merge wrote two parts at once")
 				}
 
 				checkUnchanged(t, before, mustLoad(t, spill, name))
@@ -265,5 +272,33 @@ func TestSpilledSortScaleFromFileStats(t *testing.T) {
 			}
 			assert.Equal(t, fileSums(t, mustLoad(t, mem, name)), fileSums(t, mustLoad(t, spilled, name)), "byte-identical files")
 		})
+	}
+}
+
+// TestFileParts cuts a group's files into parts of about equal rows that
+// each end where a file ends, never an empty part.
+func TestFileParts(t *testing.T) {
+	per := func(n int64) func(int) int64 { return func(int) int64 { return n } }
+	for _, tc := range []struct {
+		name      string
+		fileRows  func(int) int64
+		rows      int64
+		parts     int
+		wantFirst []int
+		wantCuts  []int64
+	}{
+		{"one part", per(10), 100, 1, []int{0}, nil},
+		{"even", per(10), 80, 2, []int{0, 4}, []int64{40}},
+		{"odd files, a tie to the earlier end", per(10), 90, 2, []int{0, 4}, []int64{40}},
+		{"short last file", per(30), 100, 2, []int{0, 2}, []int64{60}},
+		{"one file", per(100), 100, 2, []int{0}, nil},
+		{"two files", per(60), 100, 2, []int{0, 1}, []int64{60}},
+		{"more parts than files", per(40), 100, 5, []int{0, 1, 2}, []int64{40, 80}},
+		{"uneven files", func(i int) int64 { return []int64{70, 5, 5, 5, 5, 5, 5}[min(i, 6)] }, 100, 2, []int{0, 1}, []int64{70}},
+		{"no rows", per(10), 0, 2, []int{0}, nil},
+	} {
+		first, cuts := engine.FileParts(tc.fileRows, tc.rows, tc.parts)
+		assert.Equal(t, tc.wantFirst, first, tc.name)
+		assert.Equal(t, tc.wantCuts, cuts, tc.name)
 	}
 }

@@ -12,9 +12,11 @@ import (
 // each commit attempt; after a group's files are written (an error fails
 // the group); before each spill segment is written (an error fails the
 // write as a full disk would); in place of the free-space probe of the
-// spill directory; and on the extent a spilled group's file statistics
+// spill directory; on the extent a spilled group's file statistics
 // give, when its sort's scale is taken from them (the extent returned is
-// the one assumed instead). They travel in the rewrite's context, so only that
+// the one assumed instead); in place of the cores a group's files are
+// written with (Lanes, when positive); and on how many parts a spilled
+// group's last merge is cut into. They travel in the rewrite's context, so only that
 // rewrite sees them and tests that set them run in parallel with others;
 // only the package's tests set them (export_test.go).
 type testHooks struct {
@@ -26,6 +28,8 @@ type testHooks struct {
 	SpillWrite   func() error
 	FreeSpace    func(dir string) (int64, error)
 	FileExtent   func(spatial.Bound) spatial.Bound
+	Lanes        int
+	MergeParts   func(parts int)
 }
 
 type testHooksKey struct{}

@@ -180,6 +180,9 @@ func (r *rewriter) execute(ctx context.Context, res *Result, tf table.Format) (*
 	ex := &execution{r: r, tf: tf, groups: len(plan.Groups), bytes: plan.Bytes()}
 	// Cores left over by concurrent groups write files of a group in parallel.
 	ex.lanes = max(1, runtime.NumCPU()/min(r.concurrency(plan), len(plan.Groups)))
+	if h := hooksOf(ctx); h.Lanes > 0 {
+		ex.lanes = h.Lanes
+	}
 	if err := ex.run(ctx, plan, res); err != nil {
 		return res, err
 	}

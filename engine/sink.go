@@ -24,7 +24,12 @@ func closeSink(sink table.Sink, err error) ([]table.OutFile, error) {
 // newSink returns a sink writing the rows of group o's files with writer
 // schema sc into files of fileRows(0), fileRows(1), ... rows.
 func (ex *execution) newSink(ctx context.Context, o *groupOut, sc *arrow.Schema, fileRows func(int) int64, queue int) table.Sink {
-	return ex.tf.NewSink(ctx, o.files, sc, table.SinkConfig{FileRows: fileRows, Lanes: ex.lanes, Queue: queue, WriteID: ex.writeID,
+	return ex.newSinkLanes(ctx, o, sc, fileRows, queue, ex.lanes)
+}
+
+// newSinkLanes is newSink writing up to lanes files at once.
+func (ex *execution) newSinkLanes(ctx context.Context, o *groupOut, sc *arrow.Schema, fileRows func(int) int64, queue, lanes int) table.Sink {
+	return ex.tf.NewSink(ctx, o.files, sc, table.SinkConfig{FileRows: fileRows, Lanes: lanes, Queue: queue, WriteID: ex.writeID,
 		// A sorted group's files are written from buckets in a job and
 		// from one sort or merge locally: the same files either way.
 		SameBytes: ex.r.lay.strategy == Sort, RowGroupRows: ex.r.rowGroupRows(o.group)})

@@ -9,7 +9,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
@@ -22,7 +24,9 @@ import (
 // file of small batches (LZ4 saved a tenth of the bytes of bbox doubles
 // and WKB points, 114 MB against 128 MB for 1.5M points, for about 0.4 s
 // of CPU), beside a file of the rows' keys (little-endian uint64s, one
-// per row, in the same order). Merge reads them back in key order.
+// per row, in the same order). Merge reads them back in key order. Both
+// files are read at any row: the IPC file format indexes its batches,
+// whose row counts the run keeps, and a key is eight bytes at 8×row.
 type Runs struct {
 	dir    string
 	schema *arrow.Schema
@@ -38,6 +42,7 @@ type Runs struct {
 type run struct {
 	data, keys string
 	rows       int64
+	ends       []int64 // the row after each batch of the data file
 }
 
 // NewRuns returns an empty set of runs of rows of schema, spilled into dir.
@@ -74,8 +79,8 @@ func (rs *Runs) Write(recs []arrow.RecordBatch, perm []int32, keys []uint64, bat
 type runWriter struct {
 	run
 	df, kf *os.File
-	ipc    *ipc.Writer
-	kw     *bufio.Writer
+	ipc    *ipc.FileWriter
+	dw, kw *bufio.Writer
 	buf    []byte
 }
 
@@ -96,7 +101,14 @@ func (rs *Runs) create() (*runWriter, error) {
 		w.df.Close()
 		return nil, rs.full(w.keys, err)
 	}
-	w.ipc = ipc.NewWriter(w.df, ipc.WithSchema(rs.schema))
+	w.dw = bufio.NewWriterSize(w.df, 256<<10)
+	if w.ipc, err = ipc.NewFileWriter(w.dw, ipc.WithSchema(rs.schema)); err != nil {
+		w.df.Close()
+		w.kf.Close()
+		os.Remove(w.data)
+		os.Remove(w.keys)
+		return nil, fmt.Errorf("%w: write %s: %w", ErrDir, w.data, err)
+	}
 	w.kw = bufio.NewWriterSize(w.kf, 256<<10)
 	return w, nil
 }
@@ -111,6 +123,7 @@ func (w *runWriter) write(rec arrow.RecordBatch, keys []uint64) error {
 	}
 	_, err := w.kw.Write(w.buf)
 	w.rows += int64(len(keys))
+	w.ends = append(w.ends, w.rows)
 	return err
 }
 
@@ -129,8 +142,10 @@ func (rs *Runs) close(w *runWriter, err error) (run, error) {
 	if cerr := w.ipc.Close(); err == nil {
 		err = cerr
 	}
-	if ferr := w.kw.Flush(); err == nil {
-		err = ferr
+	for _, b := range []*bufio.Writer{w.dw, w.kw} {
+		if ferr := b.Flush(); err == nil {
+			err = ferr
+		}
 	}
 	for _, f := range []*os.File{w.df, w.kf} {
 		if st, serr := f.Stat(); serr == nil {
@@ -160,19 +175,86 @@ func (rs *Runs) full(path string, err error) error {
 // longer runs on disk, batchRows rows to a batch, up to lanes such merges
 // at once (see Shrinks). Every run file is removed once read.
 func (rs *Runs) Merge(fanIn, lanes, batchRows, outRows int, emit func(arrow.RecordBatch) error) error {
+	return rs.MergeParts(fanIn, lanes, batchRows, outRows, nil, func(_ int, rec arrow.RecordBatch) error { return emit(rec) })
+}
+
+// MergeParts is Merge with the order cut into parts merged at once: part
+// k is the rows from rank cuts[k-1] (0 for the first) up to rank cuts[k]
+// (every row for the last) of the order Merge gives, and its batches go
+// to emit(k, rec), called from that part's goroutine. cuts ascend within
+// the rows' count. The parts read the same run files, each from its own
+// rows on, so they take no more open files than one merge; each holds a
+// batch of every run, as one merge does. When a part fails, the others
+// stop and the first error is returned.
+func (rs *Runs) MergeParts(fanIn, lanes, batchRows, outRows int, cuts []int64, emit func(part int, rec arrow.RecordBatch) error) error {
 	fanIn, lanes = fitOpenFiles(fanIn, lanes, openFileLimit())
 	for len(rs.runs) > fanIn {
 		if err := rs.shrink(Shrinks(len(rs.runs), fanIn), lanes, batchRows); err != nil {
 			return err
 		}
 	}
-	err := rs.merge(rs.runs, outRows, func(rec arrow.RecordBatch, _ []uint64) error {
-		rec.Retain()
-		return emit(rec)
-	})
+	runs := rs.runs
 	rs.runs = nil
-	return err
+	srcs, err := openSources(runs)
+	defer closeSources(srcs)
+	if err != nil {
+		return err
+	}
+	var total int64
+	for _, r := range runs {
+		total += r.rows
+	}
+	// from[k] is where part k starts in each run.
+	from := [][]int64{make([]int64, len(srcs))}
+	for _, rank := range cuts {
+		if rank < 0 || rank > total || len(from) > 1 && rank < cuts[len(from)-2] {
+			return fmt.Errorf("merge: cut at row %d of %d out of order", rank, total)
+		}
+		at, err := split(srcs, rank)
+		if err != nil {
+			return err
+		}
+		from = append(from, at)
+	}
+	end := make([]int64, len(srcs))
+	for i, s := range srcs {
+		end[i] = s.rows
+	}
+	from = append(from, end)
+	var (
+		wg     sync.WaitGroup
+		failed atomic.Bool
+		errs   = make([]error, len(from)-1)
+	)
+	for k := range len(from) - 1 {
+		wg.Go(func() {
+			cs := make([]*cursor, len(srcs))
+			for i, s := range srcs {
+				cs[i] = s.cursor(rs.schema, from[k][i], from[k+1][i])
+			}
+			errs[k] = mergeCursors(rs.schema, cs, outRows, func(rec arrow.RecordBatch, _ []uint64) error {
+				if failed.Load() {
+					return errStopped
+				}
+				rec.Retain()
+				return emit(k, rec)
+			})
+			if errs[k] != nil {
+				failed.Store(true)
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, errStopped) {
+			return err
+		}
+	}
+	return nil
 }
+
+// errStopped ends a part of MergeParts once another has failed.
+var errStopped = errors.New("merge: stopped")
 
 // filesKept is how many open files fitOpenFiles leaves to the rest of
 // the process.
@@ -278,86 +360,231 @@ func (rs *Runs) Remove() {
 // merge reads runs in key order and hands emit batches of outRows rows
 // (which emit does not own) with their keys. It removes the runs' files.
 func (rs *Runs) merge(runs []run, outRows int, emit func(arrow.RecordBatch, []uint64) error) error {
-	cs := make([]*cursor, 0, len(runs))
+	srcs, err := openSources(runs)
+	defer closeSources(srcs)
+	if err != nil {
+		return err
+	}
+	cs := make([]*cursor, len(srcs))
+	for i, s := range srcs {
+		cs[i] = s.cursor(rs.schema, 0, s.rows)
+	}
+	return mergeCursors(rs.schema, cs, outRows, emit)
+}
+
+// mergeCursors merges cs by key into batches of outRows rows for emit,
+// and closes them.
+func mergeCursors(sc *arrow.Schema, cs []*cursor, outRows int, emit func(arrow.RecordBatch, []uint64) error) error {
 	defer func() {
 		for _, c := range cs {
 			c.close()
 		}
 	}()
-	for _, r := range runs {
-		c, err := openCursor(r, rs.schema)
-		if err != nil {
-			return err
-		}
-		cs = append(cs, c)
+	for _, c := range cs {
 		if err := c.next(); err != nil {
 			return err
 		}
 	}
-	m := newMerger(rs.schema, cs, outRows)
+	m := newMerger(sc, cs, outRows)
 	defer m.release()
 	return m.run(emit)
 }
 
-// cursor reads one run batch by batch.
-type cursor struct {
-	r      run
+// source is one run open for reading, shared by the cursors over it (its
+// files are read at offsets only).
+type source struct {
+	run
 	df, kf *os.File
-	schema *arrow.Schema
-	rd     *ipc.Reader
-	kr     *bufio.Reader
-	rec    arrow.RecordBatch // current batch, nil when the run is done
-	keys   []uint64
-	buf    []byte
-	pos    int
-	slot   int // index of rec in the merger's batch list, -1 when not in it
+	rd     *ipc.FileReader
 }
 
-func openCursor(r run, sc *arrow.Schema) (*cursor, error) {
-	c := &cursor{r: r, slot: -1}
-	var err error
-	if c.df, err = os.Open(r.data); err != nil {
-		return nil, fmt.Errorf("%w: read run: %w", ErrDir, err)
+// openSources opens runs for reading. Whatever it returns, closeSources
+// closes it and removes every run's files.
+func openSources(runs []run) ([]*source, error) {
+	srcs := make([]*source, len(runs))
+	for i, r := range runs {
+		srcs[i] = &source{run: r}
 	}
-	if c.kf, err = os.Open(r.keys); err != nil {
-		c.df.Close()
-		return nil, fmt.Errorf("%w: read run: %w", ErrDir, err)
+	for _, s := range srcs {
+		var err error
+		if s.df, err = os.Open(s.data); err != nil {
+			return srcs, fmt.Errorf("%w: read run: %w", ErrDir, err)
+		}
+		if s.kf, err = os.Open(s.keys); err != nil {
+			return srcs, fmt.Errorf("%w: read run: %w", ErrDir, err)
+		}
+		if s.rd, err = ipc.NewFileReader(s.df); err != nil {
+			return srcs, fmt.Errorf("%w: read run %s: %w", ErrDir, s.data, err)
+		}
+		if s.rd.NumRecords() != len(s.ends) {
+			return srcs, fmt.Errorf("%w: read run %s: %d batches, written %d", ErrDir, s.data, s.rd.NumRecords(), len(s.ends))
+		}
 	}
-	c.schema = sc
-	if c.rd, err = ipc.NewReader(c.df); err != nil {
-		c.kf.Close()
-		c.df.Close()
-		return nil, fmt.Errorf("%w: read run %s: %w", ErrDir, r.data, err)
-	}
-	c.kr = bufio.NewReaderSize(c.kf, 16<<10)
-	return c, nil
+	return srcs, nil
 }
 
-// next moves to the run's next batch (rec nil at the end).
+// closeSources closes the runs' files and removes them.
+func closeSources(srcs []*source) {
+	for _, s := range srcs {
+		if s.rd != nil {
+			s.rd.Close()
+		}
+		for _, f := range []*os.File{s.df, s.kf} {
+			if f != nil {
+				f.Close()
+			}
+		}
+		os.Remove(s.data)
+		os.Remove(s.keys)
+	}
+}
+
+// keyAt is the key of row i of the run.
+func (s *source) keyAt(i int64) (uint64, error) {
+	var b [8]byte
+	if _, err := s.kf.ReadAt(b[:], 8*i); err != nil {
+		return 0, fmt.Errorf("%w: read run keys %s: %w", ErrDir, s.keys, err)
+	}
+	return binary.LittleEndian.Uint64(b[:]), nil
+}
+
+// count is how many of the run's keys are below key (or at most key,
+// when orEqual).
+func (s *source) count(key uint64, orEqual bool) (int64, error) {
+	lo, hi := int64(0), s.rows
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		k, err := s.keyAt(mid)
+		if err != nil {
+			return 0, err
+		}
+		if k < key || orEqual && k == key {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo, nil
+}
+
+// split returns how many rows of each run come before rank of the merged
+// order (by key, ties to the earlier run): the key of the row at rank is
+// found by bisecting the keys, and the rows of that key before rank are
+// taken from the earliest runs.
+func split(srcs []*source, rank int64) ([]int64, error) {
+	at := make([]int64, len(srcs))
+	counted := func(key uint64, orEqual bool) (int64, error) {
+		var n int64
+		for i, s := range srcs {
+			c, err := s.count(key, orEqual)
+			if err != nil {
+				return 0, err
+			}
+			at[i] = c
+			n += c
+		}
+		return n, nil
+	}
+	var total int64
+	for i, s := range srcs {
+		at[i] = s.rows
+		total += s.rows
+	}
+	if rank >= total {
+		return at, nil
+	}
+	// The least key with more than rank rows at or below it.
+	lo, hi := uint64(0), ^uint64(0)
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		n, err := counted(mid, true)
+		if err != nil {
+			return nil, err
+		}
+		if n > rank {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	below, err := counted(lo, false)
+	if err != nil {
+		return nil, err
+	}
+	need := rank - below
+	for i, s := range srcs {
+		if need == 0 {
+			break
+		}
+		upto, err := s.count(lo, true)
+		if err != nil {
+			return nil, err
+		}
+		take := min(upto-at[i], need)
+		at[i] += take
+		need -= take
+	}
+	return at, nil
+}
+
+// cursor reads rows [at, end) of one run batch by batch.
+type cursor struct {
+	src     *source
+	schema  *arrow.Schema
+	at, end int64
+	kr      *bufio.Reader
+	rec     arrow.RecordBatch // current batch, nil when the range is done
+	keys    []uint64
+	buf     []byte
+	pos     int
+	slot    int // index of rec in the merger's batch list, -1 when not in it
+}
+
+func (s *source) cursor(sc *arrow.Schema, from, to int64) *cursor {
+	return &cursor{src: s, schema: sc, at: from, end: to, slot: -1,
+		kr: bufio.NewReaderSize(io.NewSectionReader(s.kf, 8*from, 8*(to-from)), 16<<10)}
+}
+
+// next moves to the range's next batch (rec nil at the end).
 func (c *cursor) next() error {
 	if c.rec != nil {
 		c.rec.Release()
 		c.rec = nil
 	}
 	c.pos, c.slot = 0, -1
-	if !c.rd.Next() {
-		if err := c.rd.Err(); err != nil && !errors.Is(err, io.EOF) {
-			return fmt.Errorf("%w: read run %s: %w", ErrDir, c.r.data, err)
-		}
+	if c.at >= c.end {
 		return nil
 	}
-	rec := c.rd.RecordBatch()
-	rec.Retain()
+	ends := c.src.ends
+	b := sort.Search(len(ends), func(i int) bool { return ends[i] > c.at })
+	if b == len(ends) {
+		return fmt.Errorf("%w: read run %s: row %d past its %d rows", ErrDir, c.src.data, c.at, c.src.rows)
+	}
+	first := int64(0)
+	if b > 0 {
+		first = ends[b-1]
+	}
+	rec, err := c.src.rd.RecordBatchAt(b)
+	if err != nil {
+		return fmt.Errorf("%w: read run %s: %w", ErrDir, c.src.data, err)
+	}
+	lo, hi := c.at-first, min(c.end, ends[b])-first
+	if lo > 0 || hi < rec.NumRows() {
+		part := rec.NewSlice(lo, hi)
+		rec.Release()
+		rec = part
+	}
 	n := int(rec.NumRows())
 	c.buf = append(c.buf[:0], make([]byte, 8*n)...)
 	if _, err := io.ReadFull(c.kr, c.buf); err != nil {
 		rec.Release()
-		return fmt.Errorf("%w: read run keys %s: %w", ErrDir, c.r.keys, err)
+		return fmt.Errorf("%w: read run keys %s: %w", ErrDir, c.src.keys, err)
 	}
 	c.keys = c.keys[:0]
 	for i := range n {
 		c.keys = append(c.keys, binary.LittleEndian.Uint64(c.buf[8*i:]))
 	}
+	c.at += int64(n)
 	c.rec = conformTo(c.schema, rec)
 	return nil
 }
@@ -366,16 +593,5 @@ func (c *cursor) close() {
 	if c.rec != nil {
 		c.rec.Release()
 		c.rec = nil
-	}
-	if c.rd != nil {
-		c.rd.Release()
-		c.rd = nil
-	}
-	if c.df != nil {
-		c.df.Close()
-		c.kf.Close()
-		os.Remove(c.r.data)
-		os.Remove(c.r.keys)
-		c.df = nil
 	}
 }

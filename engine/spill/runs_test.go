@@ -1,9 +1,13 @@
 package spill_test
 
 import (
+	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -32,7 +36,9 @@ func idBatch(lo, hi int) arrow.RecordBatch {
 // TestMergeIsStable checks that merging runs cut from one input, each
 // sorted stably, gives the stable order of the whole input: equal keys
 // (there are many) keep their input order across runs, whether the runs
-// are merged at once or first into longer runs (fan-in 3).
+// are merged at once or first into longer runs (fan-in 3), and whether
+// the order is merged whole or in parts at once (MergeParts), cut at
+// ranks that fall inside stretches of equal keys.
 func TestMergeIsStable(t *testing.T) {
 	for _, tc := range []struct {
 		name                    string
@@ -42,60 +48,135 @@ func TestMergeIsStable(t *testing.T) {
 		{"one pass", 64, 7, 11, 5000, 40, 600},
 		{"several passes", 3, 5, 13, 5000, 40, 300},
 		{"unique keys", 4, 64, 1000, 3000, 1 << 30, 250},
+		{"one key", 8, 16, 100, 2000, 1, 300},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(7, uint64(tc.fanIn)))
-			keys := make([]uint64, tc.rows)
-			for i := range keys {
-				keys[i] = uint64(rng.IntN(tc.distinctKeys))
+		rng := rand.New(rand.NewPCG(7, uint64(tc.fanIn)))
+		keys := make([]uint64, tc.rows)
+		for i := range keys {
+			keys[i] = uint64(rng.IntN(tc.distinctKeys))
+			if tc.distinctKeys == 1 {
+				keys[i] = ^uint64(0) // the largest key: the bisection's edge
 			}
-			root := t.TempDir()
-			dir, _, err := spill.OpenDir(root)
-			require.NoError(t, err)
-			defer dir.Close()
-			rs := spill.NewRuns(dir, idSchema)
-			for lo := 0; lo < tc.rows; {
-				hi := min(tc.rows, lo+1+rng.IntN(tc.cut))
-				// A run of two batches, sorted stably by key.
-				mid := lo + (hi-lo)/2
-				recs := []arrow.RecordBatch{idBatch(lo, mid), idBatch(mid, hi)}
-				perm := make([]int32, hi-lo)
-				for i := range perm {
-					perm[i] = int32(i)
+		}
+		want := make([]int64, tc.rows)
+		for i := range want {
+			want[i] = int64(i)
+		}
+		slices.SortStableFunc(want, func(a, b int64) int { return cmpKey(keys[a], keys[b]) })
+		for _, cuts := range [][]int64{nil, {int64(tc.rows) / 2}, {0, 1, 777, 777, 1999, int64(tc.rows) - 1, int64(tc.rows)}} {
+			t.Run(fmt.Sprintf("%s/cuts %v", tc.name, cuts), func(t *testing.T) {
+				root := t.TempDir()
+				rs := writeRuns(t, root, keys, tc.cut, tc.batchRows, rand.New(rand.NewPCG(11, uint64(tc.rows))))
+				if tc.name == "several passes" || tc.name == "unique keys" {
+					require.Greater(t, rs.Len(), tc.fanIn, "more runs than one merge reads")
+				} else {
+					require.Greater(t, rs.Len(), 1)
 				}
-				slices.SortStableFunc(perm, func(a, b int32) int { return cmpKey(keys[lo+int(a)], keys[lo+int(b)]) })
-				sorted := make([]uint64, len(perm))
-				for i, p := range perm {
-					sorted[i] = keys[lo+int(p)]
+				parts := make([][]int64, len(cuts)+1)
+				var mu sync.Mutex
+				require.NoError(t, rs.MergeParts(tc.fanIn, 2, tc.batchRows, tc.out, cuts, func(k int, rec arrow.RecordBatch) error {
+					defer rec.Release()
+					assert.LessOrEqual(t, int(rec.NumRows()), tc.out)
+					mu.Lock()
+					defer mu.Unlock()
+					parts[k] = append(parts[k], rec.Column(0).(*array.Int64).Int64Values()...)
+					return nil
+				}))
+				var got []int64
+				at := int64(0)
+				for k, p := range parts {
+					end := int64(tc.rows)
+					if k < len(cuts) {
+						end = cuts[k]
+					}
+					assert.Len(t, p, int(end-at), "part %d holds ranks [%d, %d)", k, at, end)
+					at = end
+					got = append(got, p...)
 				}
-				require.NoError(t, rs.Write(recs, perm, sorted, tc.batchRows))
-				for _, r := range recs {
-					r.Release()
-				}
-				lo = hi
-			}
-			if tc.name != "one pass" {
-				require.Greater(t, rs.Len(), tc.fanIn, "more runs than one merge reads")
-			} else {
-				require.Greater(t, rs.Len(), 1)
-			}
-			var got []int64
-			require.NoError(t, rs.Merge(tc.fanIn, 2, tc.batchRows, tc.out, func(rec arrow.RecordBatch) error {
-				defer rec.Release()
-				assert.LessOrEqual(t, int(rec.NumRows()), tc.out)
-				got = append(got, rec.Column(0).(*array.Int64).Int64Values()...)
-				return nil
-			}))
-			want := make([]int64, tc.rows)
-			for i := range want {
-				want[i] = int64(i)
-			}
-			slices.SortStableFunc(want, func(a, b int64) int { return cmpKey(keys[a], keys[b]) })
-			require.Equal(t, want, got)
-			left, err := os.ReadDir(dirPath(t, root))
-			require.NoError(t, err)
-			assert.Len(t, left, 1, "only the lock file is left: every run file was removed once read")
+				require.Equal(t, want, got)
+				left, err := os.ReadDir(dirPath(t, root))
+				require.NoError(t, err)
+				assert.Len(t, left, 1, "only the lock file is left: every run file was removed once read")
+			})
+		}
+	}
+}
+
+// writeRuns spills rows 0..len(keys)-1 with their keys as runs of up to
+// cut rows in root's spill directory, each run two batches sorted stably
+// by key and written batchRows rows to a batch.
+func writeRuns(t *testing.T, root string, keys []uint64, cut, batchRows int, rng *rand.Rand) *spill.Runs {
+	t.Helper()
+	dir, _, err := spill.OpenDir(root)
+	require.NoError(t, err)
+	t.Cleanup(func() { dir.Close() })
+	rs := spill.NewRuns(dir, idSchema)
+	for lo := 0; lo < len(keys); {
+		hi := min(len(keys), lo+1+rng.IntN(cut))
+		mid := lo + (hi-lo)/2
+		recs := []arrow.RecordBatch{idBatch(lo, mid), idBatch(mid, hi)}
+		perm := make([]int32, hi-lo)
+		for i := range perm {
+			perm[i] = int32(i)
+		}
+		slices.SortStableFunc(perm, func(a, b int32) int { return cmpKey(keys[lo+int(a)], keys[lo+int(b)]) })
+		sorted := make([]uint64, len(perm))
+		for i, p := range perm {
+			sorted[i] = keys[lo+int(p)]
+		}
+		require.NoError(t, rs.Write(recs, perm, sorted, batchRows))
+		for _, r := range recs {
+			r.Release()
+		}
+		lo = hi
+	}
+	return rs
+}
+
+// TestMergePartsStopsOnAFailedPart fails one part's first batch: the
+// merge returns that error, the other part stops, and no run file is left.
+func TestMergePartsStopsOnAFailedPart(t *testing.T) {
+	root := t.TempDir()
+	keys := make([]uint64, 4000)
+	for i := range keys {
+		keys[i] = uint64(i % 97)
+	}
+	rs := writeRuns(t, root, keys, 500, 10, rand.New(rand.NewPCG(1, 2)))
+	boom := errors.New("disk on fire")
+	var other atomic.Int64
+	failed := make(chan struct{})
+	err := rs.MergeParts(64, 2, 10, 10, []int64{2000}, func(k int, rec arrow.RecordBatch) error {
+		defer rec.Release()
+		if k == 0 {
+			close(failed)
+			return boom
+		}
+		<-failed // the other part's rows come once part 0 has failed
+		other.Add(rec.NumRows())
+		return nil
+	})
+	require.ErrorIs(t, err, boom)
+	assert.Less(t, other.Load(), int64(2000), "the other part stopped before its end")
+	left, err := os.ReadDir(dirPath(t, root))
+	require.NoError(t, err)
+	assert.Len(t, left, 1, "only the lock file is left")
+}
+
+// TestMergePartsRefusesCutsOutOfOrder: a cut below the one before it, or
+// past the rows, is an error, and the runs are still removed.
+func TestMergePartsRefusesCutsOutOfOrder(t *testing.T) {
+	for _, cuts := range [][]int64{{300, 200}, {1001}, {-1}} {
+		root := t.TempDir()
+		keys := make([]uint64, 1000)
+		rs := writeRuns(t, root, keys, 300, 50, rand.New(rand.NewPCG(3, 4)))
+		err := rs.MergeParts(64, 2, 50, 50, cuts, func(_ int, rec arrow.RecordBatch) error {
+			rec.Release()
+			return nil
 		})
+		require.ErrorContains(t, err, "out of order", "%v", cuts)
+		left, err := os.ReadDir(dirPath(t, root))
+		require.NoError(t, err)
+		assert.Len(t, left, 1, "only the lock file is left")
 	}
 }
 
