@@ -141,60 +141,20 @@ func (ex *execution) sortMerged(ctx context.Context, g *groupIO, recs iter.Seq2[
 	ex.r.log.Debug("spill: runs written", "partition", g.o.group.Partition, "runs", rs.Len(), "rows", g.o.in.Rows, "spill_bytes", rs.DiskBytes(), "duration", time.Since(start))
 	start = time.Now()
 	ex.progress(g.o.index, "merging", 0, 0)
+	// The merge's parts hold a batch of every run each, as the merges
+	// before the last do: at most maxShrinks of them.
 	fileRows := ex.spilledFileRows(g, cells)
 	first, cuts := fileParts(fileRows, g.o.in.Rows, min(ex.lanes, maxShrinks))
-	if h := hooksOf(ctx); h.MergeParts != nil {
-		h.MergeParts(len(first))
-	}
-	sinks := make([]table.Sink, len(first))
-	for k, f := range first {
-		sinks[k] = ex.newSinkLanes(ctx, g.o, g.sc, func(i int) int64 { return fileRows(f + i) }, sinkQueue, max(1, ex.lanes/len(first)))
-	}
+	sinks := ex.partSinks(ctx, g, fileRows, first)
 	err = rs.MergeParts(fan, min(ex.lanes, maxShrinks), size.runRows(batch), size.rows(gatherBytes), cuts, func(k int, rec arrow.RecordBatch) error {
 		if err := sinks[k].Write(rec); err != nil {
 			return fmt.Errorf("write: %w", err)
 		}
 		return nil
 	})
-	var files []table.OutFile
-	for _, sink := range sinks {
-		var written []table.OutFile
-		written, err = closeSink(sink, err)
-		files = append(files, written...)
-	}
+	files, err := closeSinks(sinks, err)
 	ex.r.log.Debug("spill: merged and written", "partition", g.o.group.Partition, "files", len(files), "parts", len(sinks), "duration", time.Since(start))
 	return files, err
-}
-
-// fileParts cuts the files of a group of rows rows, file i holding
-// fileRows(i) of them (the last the rest), into up to parts runs of
-// consecutive files of about equal rows, for a merge that writes them at
-// once: the first file of each part, and the rank of the row each part
-// after the first starts at (see spill.Runs.MergeParts). Each part ends
-// where one of its files ends, so the files written are those one merge
-// writes, row for row.
-func fileParts(fileRows func(int) int64, rows int64, parts int) (first []int, cuts []int64) {
-	ends := []int64{0}
-	for i := 0; ends[i] < rows; i++ {
-		ends = append(ends, min(rows, ends[i]+max(fileRows(i), 1)))
-	}
-	files := len(ends) - 1
-	parts = max(1, min(parts, files))
-	first = []int{0}
-	for k := 1; k < parts; k++ {
-		want := rows * int64(k) / int64(parts)
-		lo, hi := first[k-1]+1, files-(parts-k)
-		j := lo
-		for j < hi && ends[j+1] <= want {
-			j++
-		}
-		if j < hi && want-ends[j] > ends[j+1]-want {
-			j++
-		}
-		first = append(first, j)
-		cuts = append(cuts, ends[j])
-	}
-	return first, cuts
 }
 
 // runsScale returns sorter frozen to the scale the runs of g are keyed

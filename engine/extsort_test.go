@@ -11,6 +11,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -78,7 +79,7 @@ func TestSpilledSortMatchesInMemory(t *testing.T) {
 				// Two lanes whatever the machine: the last merge is cut
 				// into two parts written at once.
 				var parts atomic.Int32
-				ctx := engine.WithTestHooks(t.Context(), engine.TestHooks{Lanes: 2, MergeParts: func(n int) { parts.Store(int32(n)) }})
+				ctx := engine.WithTestHooks(t.Context(), engine.TestHooks{Lanes: 2, WriteParts: func(n int) { parts.Store(int32(n)) }})
 				resSpill, err := enginetest.Rewrite(ctx, spill, name, engine.Request{Curve: curve, Options: opts(append(base, "max-group-memory-bytes", spillBudget)...)})
 				require.NoError(t, err)
 
@@ -105,6 +106,34 @@ func TestSpilledSortMatchesInMemory(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestInMemorySortInParts checks that a group sorted in memory and written
+// by several lanes at once, each its own run of the files, writes the
+// files one lane writes, byte for byte.
+func TestInMemorySortInParts(t *testing.T) {
+	t.Parallel()
+	for _, curve := range []string{"hilbert", "kd"} {
+		t.Run(curve, func(t *testing.T) {
+			one, three, name := twinTables(t, bench.GenerateConfig{Rows: 20000, Commits: 12, Distribution: bench.Clustered}, nil)
+			before := tableDigest(t, mustLoad(t, three, name))
+			req := engine.Request{Curve: curve, Options: opts("rewrite-all", "true", "target-file-size-bytes", "65536")}
+			parts := map[int]*atomic.Int32{1: {}, 3: {}}
+			for lanes, cat := range map[int]catalog.Catalog{1: one, 3: three} {
+				ctx := engine.WithTestHooks(t.Context(), engine.TestHooks{Lanes: lanes, WriteParts: func(n int) { parts[lanes].Store(int32(n)) }})
+				res, err := enginetest.Rewrite(ctx, cat, name, req)
+				require.NoError(t, err)
+				require.Len(t, res.Plan.Groups, 1)
+				require.False(t, res.Plan.Groups[0].Sort.Spill, "sorted in memory")
+				require.Greater(t, res.AddedDataFilesCount, 3)
+			}
+			assert.EqualValues(t, 1, parts[1].Load())
+			assert.EqualValues(t, 3, parts[3].Load(), "three lanes write three parts")
+			checkUnchanged(t, before, mustLoad(t, three, name))
+			assert.Equal(t, fileRows(t, mustLoad(t, one, name)), fileRows(t, mustLoad(t, three, name)))
+			assert.Equal(t, fileSums(t, mustLoad(t, one, name)), fileSums(t, mustLoad(t, three, name)), "byte-identical files")
+		})
 	}
 }
 

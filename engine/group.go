@@ -1,10 +1,14 @@
 package engine
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"math"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -183,9 +187,45 @@ func (ex *execution) sortInMemory(ctx context.Context, g *groupIO, recs iter.Seq
 	if err != nil {
 		return nil, err
 	}
-	sink := ex.newSink(ctx, g.o, g.sc, fileRows, sinkQueue)
-	return closeSink(sink, gatherInto(sink, g.readSc, in, perm))
+	// Every row is in memory: each lane gathers and writes its own part
+	// of the files.
+	first, cuts := fileParts(fileRows, int64(len(perm)), ex.lanes)
+	sinks := ex.partSinks(ctx, g, fileRows, first)
+	cuts = append(append([]int64{0}, cuts...), int64(len(perm)))
+	errs := make([]error, len(sinks))
+	var (
+		wg     sync.WaitGroup
+		failed atomic.Bool
+	)
+	for k, sink := range sinks {
+		wg.Go(func() {
+			errs[k] = gatherEach(g.readSc, in, perm[cuts[k]:cuts[k+1]], func(rec arrow.RecordBatch) error {
+				if failed.Load() {
+					rec.Release()
+					return errPartStopped
+				}
+				if err := sink.Write(rec); err != nil {
+					return fmt.Errorf("write: %w", err)
+				}
+				return nil
+			})
+			if errs[k] != nil {
+				failed.Store(true)
+			}
+		})
+	}
+	wg.Wait()
+	var werr error
+	for _, e := range errs {
+		if e != nil && !errors.Is(e, errPartStopped) {
+			werr = cmp.Or(werr, e)
+		}
+	}
+	return closeSinks(sinks, werr)
 }
+
+// errPartStopped ends a part of a group's files once another has failed.
+var errPartStopped = errors.New("stopped: another part failed")
 
 // sorter returns a Sorter for the layout's order over schema sc, for a
 // group written as files files (STR sizes its slabs by it): the order of

@@ -15,8 +15,8 @@ import (
 // spill directory; on the extent a spilled group's file statistics
 // give, when its sort's scale is taken from them (the extent returned is
 // the one assumed instead); in place of the cores a group's files are
-// written with (Lanes, when positive); and on how many parts a spilled
-// group's last merge is cut into. They travel in the rewrite's context, so only that
+// written with (Lanes, when positive); and on how many parts a sorted
+// group's files are written in at once. They travel in the rewrite's context, so only that
 // rewrite sees them and tests that set them run in parallel with others;
 // only the package's tests set them (export_test.go).
 type testHooks struct {
@@ -29,7 +29,7 @@ type testHooks struct {
 	FreeSpace    func(dir string) (int64, error)
 	FileExtent   func(spatial.Bound) spatial.Bound
 	Lanes        int
-	MergeParts   func(parts int)
+	WriteParts   func(parts int)
 }
 
 type testHooksKey struct{}

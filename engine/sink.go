@@ -21,6 +21,62 @@ func closeSink(sink table.Sink, err error) ([]table.OutFile, error) {
 	return files, err
 }
 
+// closeSinks closes each of sinks as closeSink does, and returns the files
+// of all of them in order and the first error.
+func closeSinks(sinks []table.Sink, err error) ([]table.OutFile, error) {
+	var files []table.OutFile
+	for _, sink := range sinks {
+		var written []table.OutFile
+		written, err = closeSink(sink, err)
+		files = append(files, written...)
+	}
+	return files, err
+}
+
+// partSinks returns a sink for each part of a sorted group's files that
+// are written at once (see fileParts): part k's files are the group's
+// from file first[k] on, with the group's lanes shared among the parts.
+func (ex *execution) partSinks(ctx context.Context, g *groupIO, fileRows func(int) int64, first []int) []table.Sink {
+	if h := hooksOf(ctx); h.WriteParts != nil {
+		h.WriteParts(len(first))
+	}
+	sinks := make([]table.Sink, len(first))
+	for k, f := range first {
+		sinks[k] = ex.newSinkLanes(ctx, g.o, g.sc, func(i int) int64 { return fileRows(f + i) }, sinkQueue, max(1, ex.lanes/len(first)))
+	}
+	return sinks
+}
+
+// fileParts cuts the files of a group of rows rows, file i holding
+// fileRows(i) of them (the last the rest), into up to parts runs of
+// consecutive files of about equal rows, to be written at once: the
+// first file of each part, and the rank of the row each part after the
+// first starts at. Each part ends where one of its files ends, so the
+// files written are those one stream of the rows writes, row for row.
+func fileParts(fileRows func(int) int64, rows int64, parts int) (first []int, cuts []int64) {
+	ends := []int64{0}
+	for i := 0; ends[i] < rows; i++ {
+		ends = append(ends, min(rows, ends[i]+max(fileRows(i), 1)))
+	}
+	files := len(ends) - 1
+	parts = max(1, min(parts, files))
+	first = []int{0}
+	for k := 1; k < parts; k++ {
+		want := rows * int64(k) / int64(parts)
+		lo, hi := first[k-1]+1, files-(parts-k)
+		j := lo
+		for j < hi && ends[j+1] <= want {
+			j++
+		}
+		if j < hi && want-ends[j] > ends[j+1]-want {
+			j++
+		}
+		first = append(first, j)
+		cuts = append(cuts, ends[j])
+	}
+	return first, cuts
+}
+
 // newSink returns a sink writing the rows of group o's files with writer
 // schema sc into files of fileRows(0), fileRows(1), ... rows.
 func (ex *execution) newSink(ctx context.Context, o *groupOut, sc *arrow.Schema, fileRows func(int) int64, queue int) table.Sink {
