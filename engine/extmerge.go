@@ -21,11 +21,14 @@ const (
 	// batch of a run holds: the merge holds one per run it reads, plus
 	// the batches its pending output rows come from.
 	maxMergeBatchBytes = 256 << 10
-	minMergeBatchBytes = 64 << 10
+	minMergeBatchBytes = 16 << 10
 	// minFanIn and maxFanIn bound how many runs one merge reads at once
-	// (two files each).
+	// (two files each). A 10 GB group at the default budget makes about
+	// 1,900 runs: batches of about 17 KiB merge them in one pass, where
+	// 64 KiB batches, 512 runs to a merge, first merged 73% of the rows
+	// into longer runs (docs/perf.md, "10 GB in one group").
 	minFanIn = 16
-	maxFanIn = 512
+	maxFanIn = 2048
 	// maxShrinks is how many merges before the last run at once, when
 	// there are lanes for them: their batches take at most half the
 	// budget, as two runs do while they are cut.

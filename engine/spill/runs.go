@@ -542,7 +542,7 @@ type cursor struct {
 
 func (s *source) cursor(sc *arrow.Schema, from, to int64) *cursor {
 	return &cursor{src: s, schema: sc, at: from, end: to, slot: -1,
-		kr: bufio.NewReaderSize(io.NewSectionReader(s.kf, 8*from, 8*(to-from)), 16<<10)}
+		kr: bufio.NewReaderSize(io.NewSectionReader(s.kf, 8*from, 8*(to-from)), 4<<10)}
 }
 
 // next moves to the range's next batch (rec nil at the end).
