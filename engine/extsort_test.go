@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"errors"
 	"os"
@@ -329,5 +330,36 @@ func TestFileParts(t *testing.T) {
 		first, cuts := engine.FileParts(tc.fileRows, tc.rows, tc.parts)
 		assert.Equal(t, tc.wantFirst, first, tc.name)
 		assert.Equal(t, tc.wantCuts, cuts, tc.name)
+	}
+}
+
+// TestCancelledPartsLeaveNoFiles cancels a rewrite as its sorted group's
+// files start to be written in parts, in memory and spilled: the rewrite
+// fails with the cancellation, no file is left beside the table's and
+// nothing is committed.
+func TestCancelledPartsLeaveNoFiles(t *testing.T) {
+	t.Parallel()
+	for _, budget := range []string{"1GiB", spillBudget} {
+		t.Run(budget, func(t *testing.T) {
+			c := sqlite(t)
+			cat, name := newTable(t, c, bench.GenerateConfig{Rows: 20000, Commits: 12, Distribution: bench.Clustered})
+			tbl := mustLoad(t, cat, name)
+			dir := strings.TrimPrefix(tbl.Location(), "file://")
+			before, snap := dirFiles(t, dir), tbl.CurrentSnapshot().SnapshotID
+			ctx, cancel := context.WithCancelCause(t.Context())
+			stop := errors.New("interrupted")
+			var parts atomic.Int32
+			ctx = engine.WithTestHooks(ctx, engine.TestHooks{Lanes: 2, WriteParts: func(n int) {
+				parts.Store(int32(n))
+				cancel(stop)
+			}})
+			_, err := enginetest.Rewrite(ctx, cat, name, engine.Request{Curve: "hilbert",
+				Options: opts("rewrite-all", "true", "target-file-size-bytes", "65536", "max-group-memory-bytes", budget)})
+			require.Error(t, err)
+			assert.ErrorIs(t, err, stop)
+			assert.EqualValues(t, 2, parts.Load(), "written in two parts")
+			assert.Equal(t, before, dirFiles(t, dir), "no file left")
+			assert.Equal(t, snap, mustLoad(t, cat, name).CurrentSnapshot().SnapshotID, "nothing committed")
+		})
 	}
 }
