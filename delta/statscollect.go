@@ -1,6 +1,7 @@
 package delta
 
 import (
+	"cmp"
 	"encoding/json"
 	"math"
 	"strconv"
@@ -135,6 +136,13 @@ func (l *leafStats) add(arr arrow.Array, rest []string) {
 		return
 	}
 	l.nulls += int64(arr.NullN())
+	if lo, hi, typed := extremes(arr); typed {
+		if lo != nil {
+			l.update(lo)
+			l.update(hi)
+		}
+		return
+	}
 	for r := 0; r < arr.Len(); r++ {
 		if arr.IsNull(r) {
 			continue
@@ -143,6 +151,76 @@ func (l *leafStats) add(arr arrow.Array, rest []string) {
 			l.update(v)
 		}
 	}
+}
+
+// extremes returns the least and the greatest of arr's values that
+// statValue gives (nulls and NaNs skipped), as it gives them, for the
+// types whose order is their values': a typed pass over the batch instead
+// of a comparison of boxed values per row. typed is false for other
+// types; lo and hi are nil for a batch without such a value.
+func extremes(arr arrow.Array) (lo, hi any, typed bool) {
+	switch a := arr.(type) {
+	case *array.Int8:
+		return boxed(ordered(arr, a.Value, nil), func(v int8) any { return int64(v) })
+	case *array.Int16:
+		return boxed(ordered(arr, a.Value, nil), func(v int16) any { return int64(v) })
+	case *array.Int32:
+		return boxed(ordered(arr, a.Value, nil), func(v int32) any { return int64(v) })
+	case *array.Int64:
+		return boxed(ordered(arr, a.Value, nil), func(v int64) any { return v })
+	case *array.Date32:
+		return boxed(ordered(arr, a.Value, nil), func(v arrow.Date32) any { return int64(v) })
+	case *array.Float32:
+		return boxed(ordered(arr, a.Value, func(v float32) bool { return v != v }), func(v float32) any { return float64(v) })
+	case *array.Float64:
+		return boxed(ordered(arr, a.Value, math.IsNaN), func(v float64) any { return v })
+	case *array.String:
+		return boxed(ordered(arr, a.Value, nil), func(v string) any { return strings.Clone(v) })
+	case *array.LargeString:
+		return boxed(ordered(arr, a.Value, nil), func(v string) any { return strings.Clone(v) })
+	case *array.Timestamp:
+		// A later instant is a larger value in any unit, and UnixMicro
+		// keeps the order (it floors).
+		unit := a.DataType().(*arrow.TimestampType).Unit
+		return boxed(ordered(arr, a.Value, nil), func(v arrow.Timestamp) any { return v.ToTime(unit).UnixMicro() })
+	}
+	return nil, nil, false
+}
+
+// span is the least and greatest of a batch's values, ok when it has one.
+type span[T cmp.Ordered] struct {
+	lo, hi T
+	ok     bool
+}
+
+// ordered is the span of arr's non-null values at(r), skip(v) left out.
+// Of equal values the first is kept, as update keeps it.
+func ordered[T cmp.Ordered](arr arrow.Array, at func(int) T, skip func(T) bool) span[T] {
+	var s span[T]
+	nulls := arr.NullN() > 0
+	for r := range arr.Len() {
+		if nulls && arr.IsNull(r) {
+			continue
+		}
+		v := at(r)
+		switch {
+		case skip != nil && skip(v):
+		case !s.ok:
+			s = span[T]{v, v, true}
+		case v < s.lo:
+			s.lo = v
+		case v > s.hi:
+			s.hi = v
+		}
+	}
+	return s
+}
+
+func boxed[T cmp.Ordered](s span[T], box func(T) any) (lo, hi any, typed bool) {
+	if !s.ok {
+		return nil, nil, true
+	}
+	return box(s.lo), box(s.hi), true
 }
 
 // statValue returns a comparable value: int64, float64, string,
