@@ -192,6 +192,16 @@ func (ex *execution) sortInMemory(ctx context.Context, g *groupIO, recs iter.Seq
 	first, cuts := fileParts(fileRows, int64(len(perm)), ex.lanes)
 	sinks := ex.partSinks(ctx, g, fileRows, first)
 	cuts = append(append([]int64{0}, cuts...), int64(len(perm)))
+	return closeSinks(sinks, writeParts(sinks, func(k int, write func(arrow.RecordBatch) error) error {
+		return gatherEach(g.readSc, in, perm[cuts[k]:cuts[k+1]], write)
+	}))
+}
+
+// writeParts writes the parts of a group's files at once, part k's
+// batches into sinks[k]: feed(k, write) hands write (which owns each
+// batch) part k's batches. Once a part fails, the others stop at their
+// next batch. It returns the first failure.
+func writeParts(sinks []table.Sink, feed func(k int, write func(arrow.RecordBatch) error) error) error {
 	errs := make([]error, len(sinks))
 	var (
 		wg     sync.WaitGroup
@@ -199,7 +209,7 @@ func (ex *execution) sortInMemory(ctx context.Context, g *groupIO, recs iter.Seq
 	)
 	for k, sink := range sinks {
 		wg.Go(func() {
-			errs[k] = gatherEach(g.readSc, in, perm[cuts[k]:cuts[k+1]], func(rec arrow.RecordBatch) error {
+			errs[k] = feed(k, func(rec arrow.RecordBatch) error {
 				if failed.Load() {
 					rec.Release()
 					return errPartStopped
@@ -215,13 +225,13 @@ func (ex *execution) sortInMemory(ctx context.Context, g *groupIO, recs iter.Seq
 		})
 	}
 	wg.Wait()
-	var werr error
+	var err error
 	for _, e := range errs {
 		if e != nil && !errors.Is(e, errPartStopped) {
-			werr = cmp.Or(werr, e)
+			err = cmp.Or(err, e)
 		}
 	}
-	return closeSinks(sinks, werr)
+	return err
 }
 
 // errPartStopped ends a part of a group's files once another has failed.
