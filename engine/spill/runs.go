@@ -206,8 +206,8 @@ func (rs *Runs) MergeParts(fanIn, lanes, batchRows, outRows int, cuts []int64, e
 	}
 	// from[k] is where part k starts in each run.
 	from := [][]int64{make([]int64, len(srcs))}
-	for _, rank := range cuts {
-		if rank < 0 || rank > total || len(from) > 1 && rank < cuts[len(from)-2] {
+	for i, rank := range cuts {
+		if rank < 0 || rank > total || i > 0 && rank < cuts[i-1] {
 			return fmt.Errorf("merge: cut at row %d of %d out of order", rank, total)
 		}
 		at, err := split(srcs, rank)
@@ -473,18 +473,6 @@ func (s *source) count(key uint64, orEqual bool) (int64, error) {
 // taken from the earliest runs.
 func split(srcs []*source, rank int64) ([]int64, error) {
 	at := make([]int64, len(srcs))
-	counted := func(key uint64, orEqual bool) (int64, error) {
-		var n int64
-		for i, s := range srcs {
-			c, err := s.count(key, orEqual)
-			if err != nil {
-				return 0, err
-			}
-			at[i] = c
-			n += c
-		}
-		return n, nil
-	}
 	var total int64
 	for i, s := range srcs {
 		at[i] = s.rows
@@ -497,7 +485,7 @@ func split(srcs []*source, rank int64) ([]int64, error) {
 	lo, hi := uint64(0), ^uint64(0)
 	for lo < hi {
 		mid := lo + (hi-lo)/2
-		n, err := counted(mid, true)
+		_, n, err := counts(srcs, mid, true)
 		if err != nil {
 			return nil, err
 		}
@@ -507,24 +495,37 @@ func split(srcs []*source, rank int64) ([]int64, error) {
 			lo = mid + 1
 		}
 	}
-	below, err := counted(lo, false)
+	at, below, err := counts(srcs, lo, false)
+	if err != nil {
+		return nil, err
+	}
+	upto, _, err := counts(srcs, lo, true)
 	if err != nil {
 		return nil, err
 	}
 	need := rank - below
-	for i, s := range srcs {
-		if need == 0 {
-			break
-		}
-		upto, err := s.count(lo, true)
-		if err != nil {
-			return nil, err
-		}
-		take := min(upto-at[i], need)
+	for i := range at {
+		take := min(upto[i]-at[i], need)
 		at[i] += take
 		need -= take
 	}
 	return at, nil
+}
+
+// counts is how many keys of each run are below key (or at most key,
+// when orEqual), and their sum.
+func counts(srcs []*source, key uint64, orEqual bool) ([]int64, int64, error) {
+	each := make([]int64, len(srcs))
+	var n int64
+	for i, s := range srcs {
+		c, err := s.count(key, orEqual)
+		if err != nil {
+			return nil, 0, err
+		}
+		each[i] = c
+		n += c
+	}
+	return each, n, nil
 }
 
 // cursor reads rows [at, end) of one run batch by batch.
