@@ -126,7 +126,7 @@ type FileWriter struct {
 	logical   []string // logical names of the physical columns, in order
 	out       io.WriteCloser
 	counter   *countingWriter
-	pw        *pqarrow.FileWriter
+	pw        parquetWriter
 	stats     *StatsCollector
 	// rowGroupRows, when positive, is the rows of each row group, and
 	// inGroup the rows of the one being written (see CutRowGroups).
@@ -160,7 +160,7 @@ func (t *Table) NewFileWriter(ctx context.Context, s *Snapshot, name string, par
 		return nil, err
 	}
 	cw := &countingWriter{w: out}
-	pw, err := pqarrow.NewFileWriter(phys, cw, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	pw, err := newParquetWriter(phys, cw, props)
 	if err != nil {
 		out.Close()
 		return nil, fmt.Errorf("write %s: %w", name, err)
