@@ -13,7 +13,8 @@
 # embedded catalog records absolute paths, so a copy elsewhere would read
 # and write the original's files). Each way runs as a process of its own
 # under /usr/bin/time; iceberg-go's binpack runs in the cmd/geocompact test
-# binary (GEOCOMPACT_TEST_AS_ICEBERG_BINPACK). Results: DIR/runs.tsv (one
+# binary (GEOCOMPACT_TEST_AS_ICEBERG_BINPACK), built with the arrowzstd tag
+# so that its pages are compressed by arrow-go's codec, as it ships. Results: DIR/runs.tsv (one
 # line per run) and the summary on standard output: wall time, CPU time
 # (user + system, which other work on the machine disturbs less) and peak
 # RSS, medians, the ratios of both times, and each Hilbert way's throughput
@@ -37,7 +38,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$dir/bin"
 # The commit measured is the one built, whatever the tree holds by the end.
 commit="$(cd "$root" && git rev-parse --short HEAD)$(cd "$root" && git diff --quiet HEAD || echo '+changes')"
-(cd "$root" && go build -o "$dir/bin/geocompact" ./cmd/geocompact && go test -c -o "$dir/bin/geocompact.test" ./cmd/geocompact)
+# iceberg-go's binpack runs as it ships: its pages compressed by arrow-go's
+# zstd codec (at zstd's default level), not by geocompact's.
+(cd "$root" && go build -o "$dir/bin/geocompact" ./cmd/geocompact && go test -c -tags arrowzstd -o "$dir/bin/geocompact.test" ./cmd/geocompact)
 gc=$dir/bin/geocompact
 wh=$dir/wh
 table=bench.pings

@@ -32,7 +32,8 @@ const DefaultLevel = zstd.SpeedFastest
 // reach back, and about the history each encoder keeps.
 const Window = 1 << 20
 
-func init() {
+// register puts the codec in arrow-go's place (see register.go).
+func register() {
 	c, err := compress.GetCodec(compress.Codecs.Zstd)
 	if err != nil {
 		panic(err)
