@@ -177,3 +177,44 @@ func TestNestedColumnsFallBackToPqarrow(t *testing.T) {
 	require.IsType(t, &columnsWriter{}, w)
 	require.NoError(t, w.Close())
 }
+
+// failAfter fails every write once n bytes were written.
+type failAfter struct{ n int }
+
+func (f *failAfter) Write(p []byte) (int, error) {
+	if f.n < len(p) {
+		return 0, fmt.Errorf("disk full")
+	}
+	f.n -= len(p)
+	return len(p), nil
+}
+
+// A batch of another schema is refused, a failing sink fails the write or
+// the close (never silently), and a closed writer takes no more.
+func TestColumnsWriterRefuses(t *testing.T) {
+	sc := flatSchema()
+	rec := flatBatch(t, sc, 5000, 1, func(int) bool { return false })
+	defer rec.Release()
+	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd))
+	arrowProps := pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema())
+
+	cw, err := newColumnsWriter(sc, &bytes.Buffer{}, props, arrowProps)
+	require.NoError(t, err)
+	other := flatBatch(t, arrow.NewSchema(sc.Fields()[:3], nil), 10, 1, func(int) bool { return false })
+	defer other.Release()
+	require.ErrorContains(t, cw.Write(other), "schema does not match")
+	require.ErrorContains(t, cw.WriteBuffered(other), "schema does not match")
+	require.NoError(t, cw.Close())
+	require.ErrorContains(t, cw.Write(rec), "closed")
+
+	for _, budget := range []int{0, 100, 20000} {
+		cw, err := newColumnsWriter(sc, &failAfter{n: budget}, props, arrowProps)
+		if err == nil {
+			err = cw.Write(rec)
+		}
+		if err == nil {
+			err = cw.Close()
+		}
+		require.ErrorContains(t, err, "disk full", "budget %d", budget)
+	}
+}
