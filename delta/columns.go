@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -14,7 +15,6 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
-	"golang.org/x/sync/errgroup"
 )
 
 // parquetWriter is what a FileWriter needs of the Parquet file it writes:
@@ -207,38 +207,29 @@ func (c *columnsWriter) writeColumns(rec arrow.RecordBatch, off, n int64) error 
 		// pqarrow writes no page for no rows.
 		return nil
 	}
-	var g errgroup.Group
-	g.SetLimit(runtime.GOMAXPROCS(0))
-	for i := range int(rec.NumCols()) {
+	cws := make([]file.ColumnChunkWriter, rec.NumCols())
+	for i := range cws {
 		cw, err := c.rgw.Column(i)
 		if err != nil {
 			return err
 		}
-		g.Go(func() error {
-			col := rec.Column(i)
-			if off != 0 || n != int64(col.Len()) {
-				col = array.NewSlice(col, off, off+n)
-				defer col.Release()
-			}
-			nullable := c.sc.Field(i).Nullable
-			var def []int16
-			if cw.LevelInfo().DefLevel > 0 {
-				def = make([]int16, col.Len())
-				for j := range def {
-					if col.IsValid(j) {
-						def[j] = 1
-					}
-				}
-			}
-			ctx := pqarrow.NewArrowWriteContext(context.Background(), &c.arrowProps)
-			if err := pqarrow.WriteArrowToColumn(ctx, cw, col, def, nil, nullable); err != nil {
-				return fmt.Errorf("column %s: %w", c.sc.Field(i).Name, err)
-			}
-			return nil
+		cws[i] = cw
+	}
+	errs := make([]error, len(cws))
+	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, cw := range cws {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			errs[i] = c.writeColumn(cw, i, rec.Column(i), off, n)
 		})
 	}
-	if err := g.Wait(); err != nil {
-		return err
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
 	}
 	c.rows += n
 	return nil
@@ -246,6 +237,28 @@ func (c *columnsWriter) writeColumns(rec arrow.RecordBatch, off, n int64) error 
 
 func (c *columnsWriter) AppendKeyValueMetadata(key, value string) error {
 	return c.fw.AppendKeyValueMetadata(key, value)
+}
+
+// writeColumn writes rows [off, off+n) of column i, col, with cw.
+func (c *columnsWriter) writeColumn(cw file.ColumnChunkWriter, i int, col arrow.Array, off, n int64) error {
+	if off != 0 || n != int64(col.Len()) {
+		col = array.NewSlice(col, off, off+n)
+		defer col.Release()
+	}
+	var def []int16
+	if cw.LevelInfo().DefLevel > 0 {
+		def = make([]int16, col.Len())
+		for j := range def {
+			if col.IsValid(j) {
+				def[j] = 1
+			}
+		}
+	}
+	ctx := pqarrow.NewArrowWriteContext(context.Background(), &c.arrowProps)
+	if err := pqarrow.WriteArrowToColumn(ctx, cw, col, def, nil, c.sc.Field(i).Nullable); err != nil {
+		return fmt.Errorf("column %s: %w", c.sc.Field(i).Name, err)
+	}
+	return nil
 }
 
 func (c *columnsWriter) Close() error {
