@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"io"
 	"strings"
 
 	"github.com/geocompact/geocompact/internal/remedy"
@@ -80,8 +81,17 @@ func Words(err error) string {
 			say(a.lib, a.words)
 		}
 	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		msg += cutShort
+	}
 	return msg
 }
+
+// cutShort follows an error whose read ended before the data it expected:
+// a connection to the store closed mid-object (a server stopped, a proxy
+// timed out) or a truncated file. The library's words for it are only
+// "unexpected EOF".
+const cutShort = " (the read ended early: the connection to the store was cut, or the file is truncated)"
 
 // reasonWords turns the library's advice in a result's reason (why a
 // rewrite did nothing) into the command line's flags.

@@ -3,6 +3,9 @@ package cli_test
 import (
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,6 +81,17 @@ func TestIsUsage(t *testing.T) {
 	assert.True(t, cli.IsUsage(fmt.Errorf("%w: x", optval.ErrBad)))
 	assert.False(t, cli.IsUsage(&engine.GeometryError{}), "bad data is no usage mistake")
 	assert.False(t, cli.IsUsage(errors.New("catalog unreachable")))
+}
+
+// TestWordsReadCutShort checks that a read a stopped server cut short
+// names the connection, through the wrapping iceberg-go's file IO gives it.
+func TestWordsReadCutShort(t *testing.T) {
+	cut := fmt.Errorf("load table lake.pings: %w",
+		&fs.PathError{Op: "ReadFile", Path: "s3://b/t/metadata/v1.metadata.json", Err: fmt.Errorf("blob: %w", io.ErrUnexpectedEOF)})
+	msg := cli.Words(cut)
+	assert.True(t, strings.HasPrefix(msg, cut.Error()), msg)
+	assert.Contains(t, msg, "the connection to the store was cut")
+	assert.Equal(t, "x: catalog unreachable", cli.Words(errors.New("x: catalog unreachable")), "other errors keep their words")
 }
 
 func TestReasonWordsFlags(t *testing.T) {
