@@ -22,6 +22,12 @@ def spark_call(spark, statement: str):
     return df.columns, [r.asDict() for r in df.collect()]
 
 
+# The side-by-side rewrite's target-file-size-bytes, and Iceberg's default
+# min-file-size-bytes for it (0.75x the target).
+TARGET = 200000
+MIN_FILE = int(0.75 * TARGET)
+
+
 def expected_output_files(size: int, target: int) -> int:
     """Iceberg's expectedOutputFiles at the default min and max file sizes
     (0.75x and 1.8x the target)."""
@@ -58,7 +64,7 @@ def test_procedures_side_by_side(gc, spark, ns):
     assert spark_fingerprint(spark, a).shared() == spark_fingerprint(spark, b).shared()
 
     call = ("CALL system.rewrite_data_files(table => '{t}', strategy => 'binpack', "
-            "options => map('min-input-files', '2', 'target-file-size-bytes', '200000'))")
+            f"options => map('min-input-files', '2', 'target-file-size-bytes', '{TARGET}'))")
     cols, rows = spark_call(spark, call.format(t=a))
     ours = gc_call(gc, call.format(t=b))
     assert ours["columns"] == cols
@@ -71,7 +77,7 @@ def test_procedures_side_by_side(gc, spark, ns):
     # splits pack whole input files of up to the target each, so it writes
     # that count when the files pair up under the target and more when they
     # do not (docs/interop.md).
-    expected = expected_output_files(mine["rewritten_bytes_count"], 200000)
+    expected = expected_output_files(mine["rewritten_bytes_count"], TARGET)
     assert mine["added_data_files_count"] == expected, (expected, mine, theirs)
     assert expected <= theirs["added_data_files_count"] <= theirs["rewritten_data_files_count"], (expected, theirs)
     print("rewrite_data_files", theirs, mine)
@@ -82,7 +88,7 @@ def test_procedures_side_by_side(gc, spark, ns):
     # min-input-files of them.
     sizes = sorted(r[0] for r in spark.sql(
         f"SELECT file_size_in_bytes FROM {CATALOG}.{a}.files").collect())
-    small = sum(1 for n in sizes if n < 150000)
+    small = sum(1 for n in sizes if n < MIN_FILE)
     print("spark's files after the first call", sizes)
     cols, rows = spark_call(spark, call.format(t=a))
     ours = gc_call(gc, call.format(t=b))
