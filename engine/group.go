@@ -46,6 +46,9 @@ func (ex *execution) rewriteGroup(ctx context.Context, i int, g *Group) *groupOu
 }
 
 func (ex *execution) rewriteGroupErr(ctx context.Context, o *groupOut) error {
+	if parts := ex.binpackParts(o); len(parts) > 1 {
+		return ex.rewriteParts(ctx, o, parts)
+	}
 	g, recs, err := ex.readGroup(ctx, o, o.files)
 	if err != nil {
 		return err
@@ -61,6 +64,13 @@ func (ex *execution) rewriteGroupErr(ctx context.Context, o *groupOut) error {
 		files, err = ex.sortInMemory(ctx, g, recs)
 	}
 	ex.r.log.Debug("rewrite group written", "partition", o.group.Partition, "files", len(files), "duration", time.Since(start))
+	return ex.verifyWritten(ctx, o, g, files, err)
+}
+
+// verifyWritten records the files written for group o (err is how the
+// writing ended) and, when it succeeded, reads them back and checks them
+// against the rows read.
+func (ex *execution) verifyWritten(ctx context.Context, o *groupOut, g *groupIO, files []table.OutFile, err error) error {
 	o.newFiles = files
 	if h := hooksOf(ctx); err == nil && h.AfterWrite != nil {
 		err = h.AfterWrite()
@@ -76,6 +86,13 @@ func (ex *execution) rewriteGroupErr(ctx context.Context, o *groupOut) error {
 // planned version, deletes applied, and returns what reading and writing
 // the group needs; g.digest validates a batch and folds it into o.in.
 func (ex *execution) readGroup(ctx context.Context, o *groupOut, files []table.PlanFile) (*groupIO, iter.Seq2[arrow.RecordBatch, error], error) {
+	return ex.readGroupInto(ctx, o, files, &o.in, 0)
+}
+
+// readGroupInto is readGroup folding the rows into in, and counting the
+// rows it names in errors from first (the rows of the group before
+// files).
+func (ex *execution) readGroupInto(ctx context.Context, o *groupOut, files []table.PlanFile, in *verify.Digest, first int64) (*groupIO, iter.Seq2[arrow.RecordBatch, error], error) {
 	readSc, recs, err := ex.tf.Read(ctx, o.files, files, nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read: %w", err)
@@ -86,12 +103,12 @@ func (ex *execution) readGroup(ctx context.Context, o *groupOut, files []table.P
 	}
 	g := &groupIO{o: o, readSc: readSc, sc: sc}
 	g.geom, g.bbox = verify.Columns(sc, ex.geomName())
-	check := ex.geometryCheck()
+	check := ex.geometryCheck(first)
 	g.digest = func(rec arrow.RecordBatch) error {
 		if err := check(rec); err != nil {
 			return err
 		}
-		return o.in.Add(rec, g.geom, g.bbox)
+		return in.Add(rec, g.geom, g.bbox)
 	}
 	return g, recs, nil
 }
@@ -307,8 +324,9 @@ var evenChunks = cuts.Even
 
 // geometryCheck returns a function that validates each batch read from the
 // table's geometry column (a no-op for tables without one, or with
-// validate-geometry=false), so that nothing malformed is written.
-func (ex *execution) geometryCheck() func(arrow.RecordBatch) error {
+// validate-geometry=false), so that nothing malformed is written. Its
+// errors count the rows of the group from first on.
+func (ex *execution) geometryCheck(first int64) func(arrow.RecordBatch) error {
 	none := func(arrow.RecordBatch) error { return nil }
 	if !ex.r.opts.ValidateGeometry {
 		return none
@@ -321,7 +339,7 @@ func (ex *execution) geometryCheck() func(arrow.RecordBatch) error {
 	cfg.MaxExamples = 3
 	cfg.CRS = cols.CRS
 	cfg.Props = props
-	var rows int64
+	rows := first
 	return func(rec arrow.RecordBatch) error {
 		rep := validate.Batch(rec, cols, cfg)
 		defer func() { rows += rec.NumRows() }()

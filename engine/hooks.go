@@ -16,7 +16,8 @@ import (
 // give, when its sort's scale is taken from them (the extent returned is
 // the one assumed instead); in place of the cores a group's files are
 // written with (Lanes, when positive); and on how many parts a sorted
-// group's files are written in at once. They travel in the rewrite's
+// group's files are written in at once (and a bin-packed group's,
+// read and written in parts). They travel in the rewrite's
 // context, so only that rewrite sees them and tests that set them run in
 // parallel with others; only the package's tests set them
 // (export_test.go).

@@ -16,6 +16,23 @@ import (
 	"github.com/geocompact/geocompact/spatial"
 )
 
+// readLanesKey keys the files a read decodes at once (WithReadLanes).
+type readLanesKey struct{}
+
+// WithReadLanes returns ctx asking Format.Read to decode at most n files
+// at once (a format that decodes one at a time ignores it): a group read
+// in several parts at once keeps its read-ahead to one read's.
+func WithReadLanes(ctx context.Context, n int) context.Context {
+	return context.WithValue(ctx, readLanesKey{}, n)
+}
+
+// ReadLanes is how many files a read of ctx decodes at once, or 0 when
+// not asked (the format's default).
+func ReadLanes(ctx context.Context) int {
+	n, _ := ctx.Value(readLanesKey{}).(int)
+	return max(n, 0)
+}
+
 // PlanFile is what the planner needs to know of one data file.
 type PlanFile struct {
 	Path      string `json:"path"`

@@ -65,6 +65,9 @@ func (t *Table) Read(ctx context.Context, group, files []format.PlanFile, cols [
 	}
 	scanOpts, _, _ := t.ioOptions(tasksOf(group))
 	scanOpts = append(scanOpts, table.WithSnapshotID(t.SnapshotID), table.WithArrowBatchSize(t.batchRows(tasks)))
+	if n := format.ReadLanes(ctx); n > 0 {
+		scanOpts = append(scanOpts, table.WithMaxConcurrency(n))
+	}
 	if cols != nil {
 		scanOpts = append(scanOpts, table.WithSelectedFields(cols...))
 	}
