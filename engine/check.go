@@ -136,6 +136,13 @@ func (r Request) Check() (Request, error) {
 	return r, nil
 }
 
+// BinPacks reports whether r asks for a bin-pack: no sort strategy, curve
+// or sort order (false for a request that does not parse).
+func (r Request) BinPacks() bool {
+	l, err := r.layout()
+	return err == nil && l.strategy != Sort && !l.given
+}
+
 // layout is the layout r names: as Check parsed it, else parsed now.
 func (r Request) layout() (requestLayout, error) {
 	if r.checked != nil {

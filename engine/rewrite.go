@@ -71,6 +71,11 @@ func Prepare(ctx context.Context, t table.Table, req Request) (*Prepared, error)
 // table's properties and the defaults.
 func (p *Prepared) Options() Options { return p.r.opts }
 
+// BinPacks reports whether the rewrite bin-packs its groups, each read
+// and written in parts at once, one per lane (see binpackParts), rather
+// than sorting them.
+func (p *Prepared) BinPacks() bool { return p.r.lay.strategy != Sort }
+
 // Result is the result of the plan before anything runs: the groups
 // planned, or why there are none.
 func (p *Prepared) Result() *Result { return p.res }

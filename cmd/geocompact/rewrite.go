@@ -134,7 +134,7 @@ func runRewrite(ctx context.Context, o *rewriteOptions, cfg engine.Request) erro
 	if err == nil {
 		// The soft limit leaves room for the files being written, whose
 		// size may come from the table's properties.
-		cli.LimitMemoryTo(prep.Options())
+		cli.LimitMemoryTo(prep.Options(), prep.BinPacks())
 		res, err = prep.Run(ctx)
 	}
 	p.Done()

@@ -16,7 +16,8 @@ import (
 // user gave, in any form the engine accepts (units included), that a
 // value the engine refuses leaves the default budget in place, and that
 // the limit leaves room for the files being written, by the target file
-// size the request or else the table gives.
+// size the request or else the table gives, twice for a bin-pack (whose
+// parts each write a file at once).
 func TestLimitMemory(t *testing.T) {
 	t.Setenv("GOMEMLIMIT", "")
 	t.Cleanup(func() { debug.SetMemoryLimit(math.MaxInt64) })
@@ -36,7 +37,7 @@ func TestLimitMemory(t *testing.T) {
 		{"lots", def.MaxGroupMemoryBytes + room}, // refused: the default budget, no file room
 	} {
 		t.Run(tc.value, func(t *testing.T) {
-			req, _ := engine.Request{Options: map[string]string{
+			req, _ := engine.Request{Curve: "hilbert", Options: map[string]string{
 				engine.OptMaxGroupMemory: tc.value, engine.OptTargetFileSize: "1048576"}}.Check()
 			cli.LimitMemory(req, nil)
 			assert.Equal(t, tc.want, debug.SetMemoryLimit(-1))
@@ -44,14 +45,24 @@ func TestLimitMemory(t *testing.T) {
 	}
 
 	large := files * 2 * (64 << 20) // a row group of at most 64 MiB counted per file
-	cli.LimitMemory(engine.Request{}, nil)
+	sorted := engine.Request{Curve: "hilbert"}
+	cli.LimitMemory(sorted, nil)
 	assert.Equal(t, def.MaxGroupMemoryBytes+room+large, debug.SetMemoryLimit(-1), "Iceberg's default target, 512 MiB")
+	cli.LimitMemory(engine.Request{}, nil)
+	assert.Equal(t, def.MaxGroupMemoryBytes+room+2*large, debug.SetMemoryLimit(-1), "a bin-pack: twice the files' room")
+	cli.LimitMemory(engine.Request{Strategy: engine.Sort}, nil)
+	assert.Equal(t, def.MaxGroupMemoryBytes+room+large, debug.SetMemoryLimit(-1), "strategy sort by the table's order")
 
 	props := map[string]string{"write.target-file-size-bytes": "2097152"}
-	cli.LimitMemory(engine.Request{}, props)
+	cli.LimitMemory(sorted, props)
 	assert.Equal(t, def.MaxGroupMemoryBytes+room+files*2*(2<<20), debug.SetMemoryLimit(-1), "the table's target")
 
-	req, _ := engine.Request{Options: map[string]string{engine.OptTargetFileSize: "134217728"}}.Check()
+	req, _ := engine.Request{SortOrder: "bbox_minx", Options: map[string]string{engine.OptTargetFileSize: "134217728"}}.Check()
 	cli.LimitMemory(req, props)
 	assert.Equal(t, def.MaxGroupMemoryBytes+room+large, debug.SetMemoryLimit(-1), "the request's target over the table's")
+
+	cli.LimitMemoryTo(def, true)
+	assert.Equal(t, def.MaxGroupMemoryBytes+room+2*large, debug.SetMemoryLimit(-1), "a prepared bin-pack")
+	cli.LimitMemoryTo(def, false)
+	assert.Equal(t, def.MaxGroupMemoryBytes+room+large, debug.SetMemoryLimit(-1), "a prepared sort")
 }
