@@ -26,8 +26,8 @@ import (
 // sorted group, a group given one lane or to be written as one file, and
 // a group with deletes (the rows of its files are then not known before
 // they are read, and a part's share of the files is chosen by its rows).
-// Each part is a run of consecutive files ending where the rows before
-// its end are nearest an equal share, and holds at least one row.
+// The parts are fileParts' runs of consecutive files of about equal
+// rows, and each holds at least one row.
 func (ex *execution) binpackParts(o *groupOut) [][]table.PlanFile {
 	if ex.r.lay.strategy == Sort || ex.lanes < 2 || o.group.OutputFiles < 2 {
 		return nil
@@ -43,30 +43,11 @@ func (ex *execution) binpackParts(o *groupOut) [][]table.PlanFile {
 	if n < 2 || total != o.group.Records {
 		return nil
 	}
-	// starts[k] is the first file of part k; cum[i] the rows before file i.
-	cum := make([]int64, len(o.files)+1)
-	for i, f := range o.files {
-		cum[i+1] = cum[i] + f.Records
-	}
-	starts := []int{0}
-	for k := 1; k < n; k++ {
-		want := total * int64(k) / int64(n)
-		// Every part has a file: after the last part's start, before
-		// the files the parts left need.
-		lo, hi := starts[k-1]+1, len(o.files)-(n-k)
-		j := lo
-		for j < hi && cum[j+1] <= want {
-			j++
-		}
-		if j < hi && want-cum[j] > cum[j+1]-want {
-			j++
-		}
-		starts = append(starts, j)
-	}
-	parts := make([][]table.PlanFile, n)
+	starts, _ := fileParts(func(i int) int64 { return o.files[i].Records }, total, n)
+	parts := make([][]table.PlanFile, len(starts))
 	for k, s := range starts {
 		end := len(o.files)
-		if k+1 < n {
+		if k+1 < len(starts) {
 			end = starts[k+1]
 		}
 		parts[k] = o.files[s:end]
@@ -75,6 +56,9 @@ func (ex *execution) binpackParts(o *groupOut) [][]table.PlanFile {
 		if len(p) == 0 || records(p) == 0 {
 			return nil
 		}
+	}
+	if len(parts) < 2 {
+		return nil
 	}
 	return parts
 }
