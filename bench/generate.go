@@ -39,7 +39,7 @@ type GenerateConfig struct {
 	Commits int
 	// Geometry is points (default), lines or polygons.
 	Geometry GeometryKind
-	// Distribution is uniform (default), clustered or places.
+	// Distribution is uniform (default), clustered, places or tracks.
 	Distribution Distribution
 	// Extent bounds every geometry; the zero value means spatial.World.
 	Extent spatial.Bound
@@ -134,7 +134,7 @@ func (c GenerateConfig) Validate() error {
 	if _, err := ParseDistribution(string(c.Distribution)); err != nil {
 		return fmt.Errorf("%w: %w", ErrGenerate, err)
 	}
-	if c.Distribution == Places {
+	if c.Distribution == Places || c.Distribution == Tracks {
 		if _, err := newPlaceSet(c.Extent); err != nil {
 			return fmt.Errorf("%w: %w", ErrGenerate, err)
 		}

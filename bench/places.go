@@ -99,7 +99,7 @@ func newPlaceSet(extent spatial.Bound) (*placeSet, error) {
 		}
 	}
 	if len(ps.places) == 0 {
-		return nil, fmt.Errorf("distribution places: no populated place lies inside the extent %v (places are in degrees of longitude and latitude)", extent)
+		return nil, fmt.Errorf("distributions places and tracks: no populated place lies inside the extent %v (places are in degrees of longitude and latitude)", extent)
 	}
 	for i := range ps.cum {
 		ps.cum[i] /= total

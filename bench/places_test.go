@@ -84,7 +84,7 @@ func TestPlacesBadExtent(t *testing.T) {
 	require.ErrorIs(t, err, ErrGenerate)
 	assert.Contains(t, err.Error(), "places")
 	_, err = ParseDistribution("cities")
-	assert.ErrorContains(t, err, "uniform, clustered or places")
+	assert.ErrorContains(t, err, "uniform, clustered, places or tracks")
 	assert.InDelta(t, 16, placeSpread(1e6), 1e-9)
 	assert.False(t, math.IsNaN(placeSpread(0)))
 }

@@ -23,6 +23,11 @@ const (
 	// weighted by population (see places.go): real skew, with dense cores,
 	// long sparse tails and empty oceans. Positions are in degrees.
 	Places Distribution = "places"
+	// Tracks draws the pings of a fleet of vehicles driving between
+	// populated places (see tracks.go): rows along lines, interleaved
+	// over the fleet as a telemetry stream arrives. Positions are in
+	// degrees.
+	Tracks Distribution = "tracks"
 )
 
 // GeometryKind is the shape of generated geometries.
@@ -38,10 +43,10 @@ const (
 // ParseDistribution checks a --distribution value.
 func ParseDistribution(s string) (Distribution, error) {
 	switch d := Distribution(s); d {
-	case Uniform, Clustered, Places:
+	case Uniform, Clustered, Places, Tracks:
 		return d, nil
 	}
-	return "", fmt.Errorf("distribution %q: want uniform, clustered or places", s)
+	return "", fmt.Errorf("distribution %q: want uniform, clustered, places or tracks", s)
 }
 
 // ParseGeometryKind checks a --geometry value.
@@ -67,6 +72,7 @@ type sampler struct {
 	kind     GeometryKind
 	hotspots []hotspot
 	places   *placeSet
+	fleet    *fleet
 	scale    float64 // a typical small feature size: 1/2000 of the extent's width
 }
 
@@ -76,11 +82,14 @@ func newSampler(seed uint64, extent spatial.Bound, dist Distribution, kind Geome
 		extent: extent, dist: dist, kind: kind,
 		scale: extent.Width() / 2000,
 	}
-	if dist == Places {
+	if dist == Places || dist == Tracks {
 		var err error
 		if s.places, err = newPlaceSet(extent); err != nil {
 			return nil, err
 		}
+	}
+	if dist == Tracks {
+		s.fleet = s.newFleet(trackFleet)
 	}
 	if dist == Clustered {
 		// 40 hotspots with Zipf-like weights: a handful of huge cities and
@@ -104,8 +113,11 @@ func newSampler(seed uint64, extent spatial.Bound, dist Distribution, kind Geome
 
 // position draws one point of the distribution, inside the extent.
 func (s *sampler) position() (x, y float64) {
-	if s.dist == Places {
+	switch s.dist {
+	case Places:
 		return s.placePosition()
+	case Tracks:
+		return s.trackPosition()
 	}
 	e := s.extent
 	if s.dist == Uniform || s.rng.Float64() < 0.05 {

@@ -46,7 +46,7 @@ so bbox filters prune nothing until the table is compacted.`,
 	f.Int64Var(&o.cfg.Rows, "rows", 100000, "number of rows")
 	f.IntVar(&o.cfg.Commits, "commits", 50, "number of append commits the rows arrive in")
 	f.StringVar(&o.geometry, "geometry", "points", "geometry kind: points, lines or polygons")
-	f.StringVar(&o.distribution, "distribution", "uniform", "where geometries fall: uniform, clustered (generated hotspots) or places (GPS-like pings around real populated places, by population)")
+	f.StringVar(&o.distribution, "distribution", "uniform", "where geometries fall: uniform, clustered (generated hotspots), places (GPS-like pings around real populated places, by population) or tracks (pings of a fleet driving between real places)")
 	f.StringVar(&o.extent, "extent", "-180,-90,180,90", "extent minx,miny,maxx,maxy")
 	f.IntVar(&o.cfg.FormatVersion, "format-version", 2, "Iceberg format version: 2 (WKB binary + bbox columns) or 3 (geometry type)")
 	f.BoolVar(&o.cfg.BBoxColumns, "bbox-columns", false, "add bbox columns to a v3 table (v2 tables always have them)")
