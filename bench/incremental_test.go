@@ -44,8 +44,9 @@ var incrementalVariants = []struct{ name, key, value string }{
 //
 //	GEOCOMPACT_LONG=1 go test ./bench -run TestIncrementalMaintenance -v -timeout 60m
 //
-// GEOCOMPACT_INCREMENTAL_ROWS overrides the base row count (100,000) and
-// GEOCOMPACT_INCREMENTAL_ROUNDS the number of rounds (10).
+// GEOCOMPACT_INCREMENTAL_ROWS overrides the base row count (100,000),
+// GEOCOMPACT_INCREMENTAL_ROUNDS the number of rounds (10) and
+// GEOCOMPACT_INCREMENTAL_SEED the generator's seed (1).
 func TestIncrementalMaintenance(t *testing.T) {
 	t.Parallel()
 	if os.Getenv("GEOCOMPACT_LONG") == "" {
@@ -59,11 +60,11 @@ func TestIncrementalMaintenance(t *testing.T) {
 // incrementalSource generates the rows of the base (286 equal commits)
 // and of rounds rounds of 20 arrival commits each, 7.0% of the base per
 // round; same seed, so arrivals follow the same places.
-func incrementalSource(t *testing.T, cat catalog.Catalog, dist Distribution, base, rounds int) (*table.Table, []table.FileScanTask) {
+func incrementalSource(t *testing.T, cat catalog.Catalog, dist Distribution, base, rounds, seed int) (*table.Table, []table.FileScanTask) {
 	t.Helper()
 	ctx := t.Context()
 	commits := incrementalBase + incrementalArrivals*rounds
-	_, err := Generate(ctx, cat, GenerateConfig{Table: "inc.src", Rows: int64(base) * int64(commits) / incrementalBase, Commits: commits, Distribution: dist, Seed: 1})
+	_, err := Generate(ctx, cat, GenerateConfig{Table: "inc.src", Rows: int64(base) * int64(commits) / incrementalBase, Commits: commits, Distribution: dist, Seed: uint64(seed)})
 	require.NoError(t, err)
 	src, err := catalogs.LoadTable(ctx, cat, "inc.src")
 	require.NoError(t, err)
@@ -88,8 +89,9 @@ type incFigures struct {
 func incrementalMaintenance(t *testing.T, dist Distribution) {
 	n := layoutEnv(t, "GEOCOMPACT_INCREMENTAL_ROWS", 100_000)
 	rounds := layoutEnv(t, "GEOCOMPACT_INCREMENTAL_ROUNDS", 10)
+	seed := layoutEnv(t, "GEOCOMPACT_INCREMENTAL_SEED", 1)
 	cat := newCatalog(t)
-	src, tasks := incrementalSource(t, cat, dist, n, rounds)
+	src, tasks := incrementalSource(t, cat, dist, n, rounds, seed)
 	round := func(r int) []table.FileScanTask {
 		at := incrementalBase + incrementalArrivals*(r-1)
 		return tasks[at : at+incrementalArrivals]
@@ -114,7 +116,7 @@ func incrementalMaintenance(t *testing.T, dist Distribution) {
 		fmt.Fprintf(&out, "| %s | %d | %d | %.1f%% | %d | %.2f | %.3f× | %.2f | %.3f× |\n", incrementalVariants[i].name, g.files, g.bytes,
 			100*float64(g.bytes)/float64(full.bytes), g.filesAfter, g.planned[0], g.planned[0]/full.planned[0], g.planned[1], g.planned[1]/full.planned[1])
 	}
-	t.Logf("%s: %d base rows, %d arrival files, %d windows per area, round 1\n\n%s", dist, n, incrementalArrivals, len(windows[0]), out.String())
+	t.Logf("%s, seed %d: %d base rows, %d arrival files, %d windows per area, round 1\n\n%s", dist, seed, n, incrementalArrivals, len(windows[0]), out.String())
 	checkIncremental(t, 1, got[1], full)
 	incrementalRoundsAfter(t, cat, src, round, rounds, windows, got[1], full)
 }
