@@ -73,14 +73,16 @@ func meanLowerBound(rows, windows []spatial.Bound, files int) float64 {
 }
 
 // layoutDistributions are the data sets the layout goals hold on:
-// generated hotspots and pings around real places.
-var layoutDistributions = []Distribution{Clustered, Places}
+// generated hotspots, pings around real places and a fleet's pings
+// between them.
+var layoutDistributions = []Distribution{Clustered, Places, Tracks}
 
-// TestLayoutEstimates measures, on generated clustered points and on
-// pings around real places, the files planned that the sample-based
-// estimate predicts for each layout against the figure for cutting all
-// the rows, the lower bound (the fewest files of an even share that hold
-// a window's rows), and what Choose picks against the best fixed curve.
+// TestLayoutEstimates measures, on generated clustered points, on pings
+// around real places and on a fleet's pings between them, the files
+// planned that the sample-based estimate predicts for each layout against
+// the figure for cutting all the rows, the lower bound (the fewest files
+// of an even share that hold a window's rows), and what Choose picks
+// against the best fixed curve.
 // It prints markdown tables (docs/layouts.md) and fails when an estimate
 // is more than 10% off, when auto's pick plans more than 5% more files
 // than the best of linear, zorder and hilbert, or when at 50 files and 1%
