@@ -1,8 +1,10 @@
 package reliability
 
 import (
+	"net"
 	"net/http"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -93,5 +95,28 @@ func TestServerStopsAndRestarts(t *testing.T) {
 	}
 	if !up() {
 		t.Fatal("server does not answer after Restart")
+	}
+}
+
+// TestFreeAddrAvoidsEphemeralPorts checks that a server's port is below
+// the kernel's ephemeral range, so that no listener on port 0 takes it
+// while the server is stopped and answers in its place.
+func TestFreeAddrAvoidsEphemeralPorts(t *testing.T) {
+	lo := ephemeralLow()
+	if lo <= 10000 {
+		t.Skipf("ephemeral ports start at %d: nothing below them to choose from", lo)
+	}
+	for range 20 {
+		addr, err := freeAddr()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p, _ := strconv.Atoi(port); p < 10000 || p >= lo {
+			t.Fatalf("freeAddr() = %s: want a port in [10000, %d)", addr, lo)
+		}
 	}
 }

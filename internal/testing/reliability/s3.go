@@ -5,11 +5,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -241,13 +243,45 @@ func (s *Server) Stop() {
 	s.cmd = nil
 }
 
+// freeAddr returns a free loopback address for a server that Stop and
+// Restart take down and up again. Its port is below the kernel's range of
+// ephemeral ports when it can be: a port of that range, freed by Stop, can
+// be taken meanwhile by any other listener on port 0 (another test's
+// server), which then answers in its place and the server seems up.
 func freeAddr() (string, error) {
+	if lo := ephemeralLow(); lo > 10000 {
+		for range 64 {
+			addr := fmt.Sprintf("127.0.0.1:%d", 10000+mrand.IntN(lo-10000))
+			if l, err := net.Listen("tcp", addr); err == nil {
+				l.Close()
+				return addr, nil
+			}
+		}
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", err
 	}
 	defer l.Close()
 	return l.Addr().String(), nil
+}
+
+// ephemeralLow is the lowest port the kernel hands out for port 0, or 0
+// when it cannot be read.
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 2 {
+		return 0
+	}
+	lo, err := strconv.Atoi(f[0])
+	if err != nil {
+		return 0
+	}
+	return lo
 }
 
 func randomHex(n int) string {
