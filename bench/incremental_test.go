@@ -156,9 +156,9 @@ func scheduledRewrite(t *testing.T, cat catalog.Catalog, name, key, value string
 
 // incrementalGoals are the files planned by the default selection, as a
 // multiple of a full re-sort's (1% windows, 0.1% windows), that the test
-// holds on incrementalDistributions after every round: the goals. Over ten rounds
-// the places data's 1% windows come closest (1.141× at round 7) and
-// clustered points' (1.147× at round 9, docs/layouts.md).
+// holds on incrementalDistributions after every round: the goals. Over
+// ten rounds the places data's 1% windows come closest (1.141× at round
+// 7) and clustered points' (1.147× at round 9, docs/layouts.md).
 var incrementalGoals = [2]float64{1.15, 1.30}
 
 // checkIncremental checks inc against full on the goals after round, and

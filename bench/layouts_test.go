@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -77,6 +76,51 @@ func meanLowerBound(rows, windows []spatial.Bound, files int) float64 {
 // between them.
 var layoutDistributions = []Distribution{Clustered, Places, Tracks}
 
+// dataSets draws 400 data-placed windows (seed 7) of each of auto's areas
+// over rows, and returns them with the rows' extent.
+func dataSets(t testing.TB, rows []spatial.Bound) ([]cluster.WindowSet, spatial.Bound) {
+	t.Helper()
+	extent := spatial.EmptyBound()
+	for _, r := range rows {
+		extent = extent.Extend(r)
+	}
+	var sets []cluster.WindowSet
+	for _, a := range cluster.AutoAreas {
+		ws, err := cluster.DataWindows(rows, extent, a, 400, 7)
+		require.NoError(t, err)
+		sets = append(sets, cluster.WindowSet{Name: cluster.AreaName(a), Windows: ws})
+	}
+	return sets, extent
+}
+
+// plannedByLayout cuts rows into files by each of auto's candidates and
+// returns, by candidate, the mean files planned per window of each set.
+func plannedByLayout(t testing.TB, rows []spatial.Bound, extent spatial.Bound, files int, sets []cluster.WindowSet) map[string][]float64 {
+	t.Helper()
+	out := map[string][]float64{}
+	for _, name := range cluster.AutoCandidates() {
+		o, err := cluster.CurveOrder(name)
+		require.NoError(t, err)
+		fb, err := cluster.FileBounds(rows, o, cluster.SortOptions{Extent: extent}, files)
+		require.NoError(t, err)
+		for _, s := range sets {
+			out[name] = append(out[name], meanInts(cluster.CountPlanned(fb, s.Windows)))
+		}
+	}
+	return out
+}
+
+// bestCurve is the fewest files planned on set i by a fixed curve.
+func bestCurve(planned map[string][]float64, i int) float64 {
+	best := 0.0
+	for _, name := range fixedCurves {
+		if v := planned[name][i]; best == 0 || v < best {
+			best = v
+		}
+	}
+	return best
+}
+
 // TestLayoutEstimates measures, on generated clustered points, on pings
 // around real places and on a fleet's pings between them, the files
 // planned that the sample-based estimate predicts for each layout against
@@ -108,49 +152,24 @@ func layoutEstimates(t *testing.T, dist Distribution) {
 	rows, err := RowBounds(GenerateConfig{Rows: int64(n), Distribution: dist, Seed: 1})
 	require.NoError(t, err)
 	sample := strideSample(rows, m)
-	extent := spatial.EmptyBound()
-	for _, r := range rows {
-		extent = extent.Extend(r)
-	}
-	var sets []cluster.WindowSet
-	for _, a := range cluster.AutoAreas {
-		ws, err := cluster.DataWindows(rows, extent, a, 400, 7)
-		require.NoError(t, err)
-		sets = append(sets, cluster.WindowSet{Name: cluster.AreaName(a), Windows: ws})
-	}
+	sets, extent := dataSets(t, rows)
 	var est, pick strings.Builder
 	fmt.Fprintf(&est, "| files | window | lower bound | %s |\n|---|---|---|%s\n", strings.Join(cluster.AutoCandidates(), " | "), strings.Repeat("---|", len(cluster.AutoCandidates())))
 	fmt.Fprintf(&pick, "| files | auto picks | window | lower bound | auto (true) | best of linear/zorder/hilbert | auto vs best curve | auto / lower bound | best curve / lower bound |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, files := range []int{10, 50, 500} {
-		truth := map[string][]float64{}
-		pred := map[string][]float64{}
-		opts := cluster.SortOptions{Extent: extent}
-		for _, name := range cluster.AutoCandidates() {
-			o, err := cluster.CurveOrder(name)
-			require.NoError(t, err)
-			full, err := cluster.FileBounds(rows, o, opts, files)
-			require.NoError(t, err)
-			part, err := cluster.FileBounds(sample, o, opts, files)
-			require.NoError(t, err)
-			for _, s := range sets {
-				truth[name] = append(truth[name], meanInts(cluster.CountPlanned(full, s.Windows)))
-				pred[name] = append(pred[name], meanInts(cluster.CountPlanned(part, s.Windows)))
-			}
-		}
+		truth := plannedByLayout(t, rows, extent, files, sets)
+		pred := plannedByLayout(t, sample, extent, files, sets)
 		ch, err := cluster.Choose(sample, cluster.ChooseConfig{Files: files, Extent: extent})
 		require.NoError(t, err)
 		for i, s := range sets {
 			lb := meanLowerBound(rows, s.Windows, files)
 			fmt.Fprintf(&est, "| %d | %s | %.2f |", files, s.Name, lb)
-			best := 0.0
 			for _, name := range cluster.AutoCandidates() {
 				fmt.Fprintf(&est, " %.2f (est. %.2f) |", truth[name][i], pred[name][i])
 				assert.InEpsilon(t, truth[name][i], pred[name][i], 0.1, "%d files, %s windows, %s: estimate", files, s.Name, name)
-				if slices.Contains(fixedCurves, name) && (best == 0 || truth[name][i] < best) {
-					best = truth[name][i]
-				}
 			}
 			est.WriteString("\n")
+			best := bestCurve(truth, i)
 			got := truth[ch.Curve][i]
 			fmt.Fprintf(&pick, "| %d | %s | %s | %.2f | %.2f | %.2f | %+.1f%% | %.2f | %.2f |\n", files, ch.Curve, s.Name, lb, got, best, 100*(got/best-1), got/lb, best/lb)
 			assert.LessOrEqual(t, got, 1.05*best, "%d files, %s windows: auto's %s is more than 5%% worse than the best curve", files, s.Name, ch.Curve)

@@ -67,8 +67,15 @@ func TestPlacesDistribution(t *testing.T) {
 	assert.Greater(t, in, 100, "pings around Tokyo")
 	assert.Less(t, ocean, 20, "pings on the open Pacific")
 
+	checkStaysInExtent(t, Places)
+}
+
+// checkStaysInExtent checks that dist, given an extent (Europe), puts
+// every row inside it.
+func checkStaysInExtent(t *testing.T, dist Distribution) {
+	t.Helper()
 	europe := spatial.Bound{MinX: -10, MinY: 35, MaxX: 30, MaxY: 60}
-	rows, err = RowBounds(GenerateConfig{Rows: 2000, Distribution: Places, Seed: 3, Extent: europe})
+	rows, err := RowBounds(GenerateConfig{Rows: 2000, Distribution: dist, Seed: 3, Extent: europe})
 	require.NoError(t, err)
 	for _, r := range rows {
 		assert.True(t, europe.Contains(r.MinX, r.MinY))

@@ -3,7 +3,6 @@ package bench
 import (
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 	"testing"
 
@@ -11,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geocompact/geocompact/cluster"
-	"github.com/geocompact/geocompact/spatial"
 )
 
 // TestLayoutSeeds measures auto's pick against the best fixed curve on
@@ -42,46 +40,23 @@ func TestLayoutSeeds(t *testing.T) {
 	t.Logf("%d rows, %d files, 400 windows per area\n\n%s", rows, files, out.String())
 }
 
-// layoutSeed measures one table and returns its rows of the table.
+// layoutSeed measures one table and returns its lines of the table.
 func layoutSeed(t *testing.T, dist Distribution, seed uint64, n, files int) string {
 	rows, err := RowBounds(GenerateConfig{Rows: int64(n), Distribution: dist, Seed: seed})
 	require.NoError(t, err)
-	extent := spatial.EmptyBound()
-	for _, r := range rows {
-		extent = extent.Extend(r)
-	}
-	var sets [][]spatial.Bound
-	for _, a := range cluster.AutoAreas {
-		ws, err := cluster.DataWindows(rows, extent, a, 400, 7)
-		require.NoError(t, err)
-		sets = append(sets, ws)
-	}
-	planned := map[string][]float64{}
-	for _, name := range cluster.AutoCandidates() {
-		o, err := cluster.CurveOrder(name)
-		require.NoError(t, err)
-		fb, err := cluster.FileBounds(rows, o, cluster.SortOptions{Extent: extent}, files)
-		require.NoError(t, err)
-		for _, ws := range sets {
-			planned[name] = append(planned[name], meanInts(cluster.CountPlanned(fb, ws)))
-		}
-	}
+	sets, extent := dataSets(t, rows)
+	planned := plannedByLayout(t, rows, extent, files, sets)
 	ch, err := cluster.Choose(strideSample(rows, 1<<16), cluster.ChooseConfig{Files: files, Extent: extent})
 	require.NoError(t, err)
 	var out strings.Builder
-	for i, a := range cluster.AutoAreas {
-		best := 0.0
-		fmt.Fprintf(&out, "| %s | %d | %s |", dist, seed, cluster.AreaName(a))
+	for i, s := range sets {
+		fmt.Fprintf(&out, "| %s | %d | %s |", dist, seed, s.Name)
 		for _, name := range cluster.AutoCandidates() {
-			v := planned[name][i]
-			fmt.Fprintf(&out, " %.2f |", v)
-			if slices.Contains(fixedCurves, name) && (best == 0 || v < best) {
-				best = v
-			}
+			fmt.Fprintf(&out, " %.2f |", planned[name][i])
 		}
-		got := planned[ch.Curve][i]
+		best, got := bestCurve(planned, i), planned[ch.Curve][i]
 		fmt.Fprintf(&out, " %s | %.3f× |\n", ch.Curve, got/best)
-		assert.LessOrEqual(t, got, 1.05*best, "%s windows: auto's %s is more than 5%% worse than the best curve", cluster.AreaName(a), ch.Curve)
+		assert.LessOrEqual(t, got, 1.05*best, "%s windows: auto's %s is more than 5%% worse than the best curve", s.Name, ch.Curve)
 	}
 	return out.String()
 }

@@ -65,13 +65,13 @@ func trackCellOf(x, y float64) [2]int {
 // nextStop draws where a vehicle at (x, y) drives next: a place in the
 // cells around it other than where it is, by population, or any place by
 // population when none is near.
-func (s *sampler) nextStop(f *fleet, x, y float64) place {
+func (s *sampler) nextStop(x, y float64) place {
 	c := trackCellOf(x, y)
 	var near []place
 	total := 0.0
 	for dx := -1; dx <= 1; dx++ {
 		for dy := -1; dy <= 1; dy++ {
-			for _, p := range f.cells[[2]int{c[0] + dx, c[1] + dy}] {
+			for _, p := range s.fleet.cells[[2]int{c[0] + dx, c[1] + dy}] {
 				if p.x == x && p.y == y {
 					continue
 				}
@@ -101,10 +101,10 @@ func (s *sampler) trackPosition() (x, y float64) {
 	case v.dwell > 0:
 		v.dwell--
 	case !v.moving:
-		v.to = s.nextStop(s.fleet, v.x, v.y)
+		v.to = s.nextStop(v.x, v.y)
 		v.moving = true
 	}
-	if v.moving && v.dwell == 0 {
+	if v.moving {
 		dx, dy := v.to.x-v.x, v.to.y-v.y
 		if d := math.Hypot(dx, dy); d <= v.step {
 			v.x, v.y = v.to.x, v.to.y

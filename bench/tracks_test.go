@@ -43,12 +43,7 @@ func TestTracksDistribution(t *testing.T) {
 	t.Logf("median distance to the nearest ping: tracks %.5f°, places %.5f°", tracks, clouds)
 	assert.Less(t, tracks, clouds/3)
 
-	europe := spatial.Bound{MinX: -10, MinY: 35, MaxX: 30, MaxY: 60}
-	rows, err = RowBounds(GenerateConfig{Rows: 2000, Distribution: Tracks, Seed: 3, Extent: europe})
-	require.NoError(t, err)
-	for _, r := range rows {
-		assert.True(t, europe.Contains(r.MinX, r.MinY))
-	}
+	checkStaysInExtent(t, Tracks)
 }
 
 // TestTrackVehicleDrives checks one vehicle's pings: each within a step
