@@ -32,4 +32,4 @@ if [[ -z "${GEOCOMPACT_BIN:-}" ]]; then
 	GEOCOMPACT_BIN="$bindir/geocompact"
 fi
 
-exec "$GEOCOMPACT_INTEROP_PYTHON" "$here/deletebench.py" --geocompact "$GEOCOMPACT_BIN" "$@"
+"$GEOCOMPACT_INTEROP_PYTHON" "$here/deletebench.py" --geocompact "$GEOCOMPACT_BIN" "$@"

@@ -37,4 +37,4 @@ if [[ -z "${GEOCOMPACT_BIN:-}" ]]; then
 	GEOCOMPACT_BIN="$bindir/geocompact"
 fi
 
-exec "$GEOCOMPACT_INTEROP_PYTHON" "$here/peerbench.py" --geocompact "$GEOCOMPACT_BIN" "$@"
+"$GEOCOMPACT_INTEROP_PYTHON" "$here/peerbench.py" --geocompact "$GEOCOMPACT_BIN" "$@"

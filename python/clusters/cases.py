@@ -6,9 +6,11 @@ driver's run function and module."""
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -27,16 +29,24 @@ OPTS = {"min-input-files": 2}
 
 
 class Lake:
-    """A warehouse of generated tables in a fresh folder, with an empty
-    config file so that no machine config is read."""
+    """A warehouse of generated tables in a fresh folder, removed when the
+    process exits, with an empty config file so that no machine config is
+    read."""
 
     def __init__(self, prefix: str) -> None:
         self.bin = os.environ["GEOCOMPACT_BINARY"]
         self.work = tempfile.mkdtemp(prefix=prefix)
+        atexit.register(self._remove, os.getpid())
         self.wh = os.path.join(self.work, "warehouse")
         self.cfg = os.path.join(self.work, "geocompact.yaml")
         with open(self.cfg, "w") as f:
             f.write("{}\n")
+
+    def _remove(self, owner: int) -> None:
+        """Removes the folder when the process that made it exits (not a
+        forked child of it)."""
+        if os.getpid() == owner:
+            shutil.rmtree(self.work, ignore_errors=True)
 
     def gc(self, *args: str) -> str:
         p = subprocess.run([self.bin, "--warehouse", self.wh, "--config", self.cfg, *args],

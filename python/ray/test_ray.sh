@@ -33,4 +33,4 @@ export PYTHONPATH="$root/python/src${PYTHONPATH:+:$PYTHONPATH}"
 # The cluster stays on loopback, with no dashboard or usage report.
 export RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 RAY_USAGE_STATS_ENABLED=0 RAY_DISABLE_DOCKER_CPU_WARNING=1
 cd "$tmp"
-exec "$venv/bin/python" "$here/test_ray.py"
+"$venv/bin/python" "$here/test_ray.py"

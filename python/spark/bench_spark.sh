@@ -21,4 +21,4 @@ fi
 export PYTHONPATH="$root/python/src${PYTHONPATH:+:$PYTHONPATH}"
 export PYSPARK_PYTHON="$py" PYSPARK_DRIVER_PYTHON="$py" SPARK_LOCAL_IP=127.0.0.1
 cd "$tmp"
-exec "$py" "$here/bench_spark.py" "$@"
+"$py" "$here/bench_spark.py" "$@"

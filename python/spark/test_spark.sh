@@ -28,4 +28,4 @@ export PYSPARK_PYTHON="$py" PYSPARK_DRIVER_PYTHON="$py"
 # Keep the cluster's traffic on loopback.
 export SPARK_LOCAL_IP=127.0.0.1
 cd "$tmp"
-exec "$py" "$here/test_spark.py"
+"$py" "$here/test_spark.py"
