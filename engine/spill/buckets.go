@@ -31,7 +31,7 @@ type Buckets struct {
 
 // NewBuckets returns n empty buckets of rows of schema, spilled into dir.
 func NewBuckets(dir *Dir, schema *arrow.Schema, n int) *Buckets {
-	return &Buckets{dir: dir.path, schema: schema, segments: make([][]string, n), bytes: make([]int64, n)}
+	return &Buckets{dir: dir.Path(), schema: schema, segments: make([][]string, n), bytes: make([]int64, n)}
 }
 
 // Bytes returns the Arrow bytes written to each bucket: what loading it

@@ -47,7 +47,7 @@ type run struct {
 
 // NewRuns returns an empty set of runs of rows of schema, spilled into dir.
 func NewRuns(dir *Dir, schema *arrow.Schema) *Runs {
-	return &Runs{dir: dir.path, schema: schema}
+	return &Runs{dir: dir.Path(), schema: schema}
 }
 
 // Len is how many runs are on disk.
