@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -17,6 +18,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
+
+	"github.com/geocompact/geocompact/internal/scratch"
 )
 
 // S3Storage is Storage on an S3 bucket, or an S3-compatible object store,
@@ -192,18 +195,30 @@ func (s *S3Storage) Put(ctx context.Context, name string, data []byte) error {
 	return nil
 }
 
-// Create implements Storage: the object is staged in a local temporary file
-// and uploaded on Close, so a killed writer leaves nothing in the bucket.
+// stagePrefix starts the name of the local directory an object is staged
+// in before its upload.
+const stagePrefix = "geocompact-stage-"
+
+// Create implements Storage: the object is staged in a local file and
+// uploaded on Close, so a killed writer leaves nothing in the bucket. The
+// file is in a private directory of the temporary directory, locked while
+// the writer lives (see scratch.Dir): a killed writer's staging is
+// removed by the next upload staged there.
 func (s *S3Storage) Create(ctx context.Context, name string) (io.WriteCloser, error) {
 	k, err := s.key(name)
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.CreateTemp("", "geocompact-delta-*")
+	dir, _, err := scratch.Open(os.TempDir(), stagePrefix)
 	if err != nil {
-		return nil, fmt.Errorf("create %s: %w", name, err)
+		return nil, fmt.Errorf("create %s: stage locally: %w", name, err)
 	}
-	return &s3Upload{File: f, ctx: ctx, s: s, key: k, name: name}, nil
+	f, err := os.Create(filepath.Join(dir.Path(), "object"))
+	if err != nil {
+		dir.Close()
+		return nil, fmt.Errorf("create %s: stage locally: %w", name, err)
+	}
+	return &s3Upload{File: f, dir: dir, ctx: ctx, s: s, key: k, name: name}, nil
 }
 
 // Delete implements Storage.
@@ -234,13 +249,14 @@ func isS3Status(err error, codes ...string) bool {
 
 type s3Upload struct {
 	*os.File
+	dir       *scratch.Dir // where File is staged
 	ctx       context.Context
 	s         *S3Storage
 	key, name string
 }
 
 func (u *s3Upload) Close() error {
-	defer os.Remove(u.File.Name())
+	defer u.dir.Close()
 	_, err := u.File.Seek(0, io.SeekStart)
 	if err == nil {
 		_, err = u.s.Client.PutObject(u.ctx, &s3.PutObjectInput{Bucket: &u.s.Bucket, Key: &u.key, Body: u.File})

@@ -68,14 +68,17 @@ func s3CrashArgs(t *testing.T, loc string) []string {
 // complete OPTIMIZE put with If-None-Match: *, and every file it
 // references exists; a forced zero-retention vacuum leaves exactly those
 // files. A rerun then completes with the same rows and digest as one more
-// conditionally put OPTIMIZE, and loses no version, the killed run's
-// included. GEOCOMPACT_LONG=1 kills 10 times; otherwise once, in the
-// writing phase.
+// conditionally put OPTIMIZE, loses no version, the killed run's
+// included, and leaves nothing in the temporary directory: what the
+// killed run staged for upload or spilled is removed. GEOCOMPACT_LONG=1
+// kills 10 times; otherwise once, in the writing phase.
 func TestRewriteDeltaS3SurvivesSIGKILL(t *testing.T) {
 	kills, seed, rng := crashSchedule(t, 10)
 	srv := reliability.UseS3(t)
 	puts, endpoint := newPutLog(t, srv.Endpoint)
 	t.Setenv("AWS_ENDPOINT_URL_S3", endpoint)
+	scratchRoot := t.TempDir() // where the children stage and spill
+	t.Setenv("TMPDIR", scratchRoot)
 	pristine := filepath.Join(t.TempDir(), "table")
 	buildCrashDelta(t, pristine, true, seed)
 	st := s3CrashState{rows: deltaContent(t, pristine), digest: deltaDigest(t, pristine), version: latestVersion(t, pristine),
@@ -111,9 +114,25 @@ func TestRewriteDeltaS3SurvivesSIGKILL(t *testing.T) {
 		t.Logf("attempt %d after %v (from the first data PUT: %v): %s", i, delay.Round(time.Millisecond), inWriting, out)
 		vacuumS3AfterKill(t, tbl, st)
 		rerunS3Crash(t, tbl, puts, st)
+		assert.Empty(t, scratchLeft(t, scratchRoot), "the rerun leaves nothing the killed run staged or spilled locally")
 		return out != finishedBeforeKill
 	})
 	t.Logf("SUMMARY outcomes %v, rows checked per run: %d", counts, len(st.rows))
+}
+
+// scratchLeft lists what geocompact left in root, the temporary directory
+// its runs staged uploads and spilled in.
+func scratchLeft(t *testing.T, root string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(root)
+	require.NoError(t, err)
+	var left []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "geocompact-") {
+			left = append(left, e.Name())
+		}
+	}
+	return left
 }
 
 // uploadS3Table copies the local Delta table src to NAME under prefix in
