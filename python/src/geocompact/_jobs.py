@@ -11,13 +11,13 @@ import json
 import logging
 import os
 import subprocess
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ._binary import find_binary
 from ._run import Catalog, catalog_env
+from ._scratch import scratch_dir
 from .errors import GeocompactError, error_for
 from .results import RewriteResult, from_json
 
@@ -47,7 +47,7 @@ class Work:
             return []
         child_env = dict(os.environ)
         child_env.update(self.env)
-        with tempfile.TemporaryDirectory(prefix="geocompact-work-") as tmp:
+        with scratch_dir("geocompact-work-") as tmp:
             job_file = os.path.join(tmp, "job.json")
             with open(job_file, "w") as f:
                 f.write(self.job_line + "\n")
@@ -153,7 +153,7 @@ def run_job(
     job_line, units = lines[0], lines[1:]
     job_doc = json.loads(job_line)
     job_id, staged = job_doc["id"], bool(job_doc.get("shuffled"))
-    with tempfile.TemporaryDirectory(prefix="geocompact-job-") as tmp:
+    with scratch_dir("geocompact-job-") as tmp:
         job_file = os.path.join(tmp, "job.json")
         with open(job_file, "w") as f:
             f.write(job_line + "\n")
