@@ -40,9 +40,33 @@ func (b Bound) Extend(o Bound) Bound {
 		return o
 	}
 	return Bound{
-		MinX: math.Min(b.MinX, o.MinX), MinY: math.Min(b.MinY, o.MinY),
-		MaxX: math.Max(b.MaxX, o.MaxX), MaxY: math.Max(b.MaxY, o.MaxY),
+		MinX: minOf(b.MinX, o.MinX), MinY: minOf(b.MinY, o.MinY),
+		MaxX: maxOf(b.MaxX, o.MaxX), MaxY: maxOf(b.MaxY, o.MaxY),
 	}
+}
+
+// minOf is math.Min, its special cases (equal values, so ±0; NaN) left to
+// it: Extend runs for every row's box, and two comparisons settle all
+// others without math.Min's checks.
+func minOf(a, b float64) float64 {
+	if a < b {
+		return a
+	}
+	if b < a {
+		return b
+	}
+	return math.Min(a, b)
+}
+
+// maxOf is math.Max, as minOf is math.Min.
+func maxOf(a, b float64) float64 {
+	if a > b {
+		return a
+	}
+	if b > a {
+		return b
+	}
+	return math.Max(a, b)
 }
 
 // ExtendPoint returns the smallest box containing b and the point (x, y).

@@ -124,10 +124,13 @@ func hashColumn(h []uint64, arr arrow.Array, salt uint64) error {
 	}
 	const nullHash = 0x6a09e667f3bcc909
 	fold := func(i int, v uint64) { h[i] = (h[i]+salt)*0x9e3779b97f4a7c15 ^ v }
+	// Most columns hold no null, even those that may: they skip every
+	// row's validity bit.
+	nullable := arr.NullN() > 0
 	switch a := arr.(type) {
 	case interface{ Value(int) []byte }: // binary and large binary
 		for i := range h {
-			if arr.IsNull(i) {
+			if nullable && arr.IsNull(i) {
 				fold(i, nullHash)
 				continue
 			}
@@ -135,7 +138,7 @@ func hashColumn(h []uint64, arr arrow.Array, salt uint64) error {
 		}
 	case *array.String:
 		for i := range h {
-			if a.IsNull(i) {
+			if nullable && a.IsNull(i) {
 				fold(i, nullHash)
 				continue
 			}
@@ -144,7 +147,7 @@ func hashColumn(h []uint64, arr arrow.Array, salt uint64) error {
 	case *array.Boolean:
 		for i := range h {
 			switch {
-			case a.IsNull(i):
+			case nullable && a.IsNull(i):
 				fold(i, nullHash)
 			case a.Value(i):
 				fold(i, 1)
@@ -156,7 +159,7 @@ func hashColumn(h []uint64, arr arrow.Array, salt uint64) error {
 		fw, ok := arr.DataType().(arrow.FixedWidthDataType)
 		if !ok || fw.BitWidth()%8 != 0 || len(arr.Data().Buffers()) < 2 {
 			for i := range h { // nested and rare types: their string form
-				if arr.IsNull(i) {
+				if nullable && arr.IsNull(i) {
 					fold(i, nullHash)
 					continue
 				}
@@ -167,7 +170,7 @@ func hashColumn(h []uint64, arr arrow.Array, salt uint64) error {
 		w := fw.BitWidth() / 8
 		buf := arr.Data().Buffers()[1].Bytes()[arr.Data().Offset()*w:]
 		for i := range h {
-			if arr.IsNull(i) {
+			if nullable && arr.IsNull(i) {
 				fold(i, nullHash)
 				continue
 			}

@@ -183,3 +183,46 @@ func TestColumns(t *testing.T) {
 	assert.Equal(t, 2, geom)
 	assert.Equal(t, [4]int{-1, -1, -1, -1}, bbox, "two of four bbox columns count as none")
 }
+
+// TestDigestSameWithOrWithoutValidityBitmap: a column that holds no null
+// digests alike whether or not it carries a validity bitmap (writers and
+// readers differ on whether they allocate one), sliced or whole, and a
+// null still counts where there is one.
+func TestDigestSameWithOrWithoutValidityBitmap(t *testing.T) {
+	t.Parallel()
+	rows := testRows()
+	for i := range rows {
+		rows[i].ok = true
+	}
+	geom, bbox := verify.Columns(rowSchema, "geometry")
+	rec := batch(t, rows)
+	cols := make([]arrow.Array, rec.NumCols())
+	for c, col := range rec.Columns() {
+		require.NotNil(t, col.Data().Buffers()[0], "the builder gave column %d a bitmap", c)
+		bufs := append([]*memory.Buffer{nil}, col.Data().Buffers()[1:]...)
+		data := array.NewData(col.DataType(), col.Len(), bufs, nil, 0, col.Data().Offset())
+		cols[c] = array.MakeFromData(data)
+		data.Release()
+	}
+	bare := array.NewRecordBatch(rowSchema, cols, rec.NumRows())
+	defer bare.Release()
+	for _, c := range cols {
+		c.Release()
+	}
+	with, without := verify.NewDigest(), verify.NewDigest()
+	require.NoError(t, with.Add(rec, geom, bbox))
+	require.NoError(t, without.Add(bare, geom, bbox))
+	assert.Equal(t, with, without)
+
+	sliced := verify.NewDigest()
+	for _, r := range []arrow.RecordBatch{rec.NewSlice(0, 2), bare.NewSlice(2, 5)} {
+		require.NoError(t, sliced.Add(r, geom, bbox))
+		r.Release()
+	}
+	assert.Equal(t, with, sliced)
+
+	nulls := testRows() // one null name
+	assert.NotEqual(t, with, digest(t, nulls))
+	nulls[2].ok, nulls[2].name = true, ""
+	assert.NotEqual(t, digest(t, testRows()), digest(t, nulls), "a null and an empty string differ")
+}
