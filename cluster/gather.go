@@ -3,7 +3,8 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"sort"
+	"math"
+	"math/bits"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -50,17 +51,37 @@ type rowLoc struct{ b, i int32 }
 
 func locate(recs []arrow.RecordBatch, rows []int32) []rowLoc {
 	starts := make([]int64, len(recs)+1)
+	least := int64(math.MaxInt64)
 	for b, r := range recs {
 		starts[b+1] = starts[b] + r.NumRows()
+		if n := r.NumRows(); n > 0 {
+			least = min(least, n)
+		}
 	}
 	loc := make([]rowLoc, len(rows))
+	total := starts[len(recs)]
+	if total == 0 || len(rows) == 0 {
+		return loc
+	}
+	// first[row>>shift] is the batch of the first row of a stretch of
+	// 1<<shift rows, no longer than the shortest batch: a row is in that
+	// batch or in one of the next few that start within its stretch.
+	shift := bits.Len64(uint64(least)) - 1
+	first := make([]int32, total>>shift+1)
 	b := 0
+	for i := range first {
+		for b < len(recs)-1 && starts[b+1] <= int64(i)<<shift {
+			b++
+		}
+		first[i] = int32(b)
+	}
 	for k, r := range rows {
 		row := int64(r)
-		if row < starts[b] || row >= starts[b+1] {
-			b = sort.Search(len(recs), func(j int) bool { return starts[j+1] > row })
+		b := first[row>>shift]
+		for row >= starts[b+1] {
+			b++
 		}
-		loc[k] = rowLoc{int32(b), int32(row - starts[b])}
+		loc[k] = rowLoc{b, int32(row - starts[b])}
 	}
 	return loc
 }
