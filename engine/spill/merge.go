@@ -12,7 +12,7 @@ import (
 type merger struct {
 	schema  *arrow.Schema
 	cs      []*cursor
-	heap    []int // cursor indices, a binary min-heap by (key, index)
+	heap    []head // a binary min-heap of the cursors with rows, by (key, index)
 	outRows int
 	batches []arrow.RecordBatch // batches the pending rows come from
 	base    []int32             // first row number of each batch in the list
@@ -21,22 +21,26 @@ type merger struct {
 	keys    []uint64            // their keys
 }
 
+// head is a cursor in the merge's heap, with the key of its next row
+// held beside it, so that ordering the heap reads no cursor.
+type head struct {
+	key uint64
+	ci  int
+}
+
+func (h head) less(o head) bool { return h.key < o.key || h.key == o.key && h.ci < o.ci }
+
 func newMerger(sc *arrow.Schema, cs []*cursor, outRows int) *merger {
 	m := &merger{schema: sc, cs: cs, outRows: max(outRows, 1)}
 	for i, c := range cs {
 		if c.rec != nil {
-			m.heap = append(m.heap, i)
+			m.heap = append(m.heap, head{c.keys[c.pos], i})
 		}
 	}
 	for i := len(m.heap)/2 - 1; i >= 0; i-- {
 		m.down(i)
 	}
 	return m
-}
-
-func (m *merger) less(a, b int) bool {
-	ka, kb := m.cs[a].keys[m.cs[a].pos], m.cs[b].keys[m.cs[b].pos]
-	return ka < kb || ka == kb && a < b
 }
 
 func (m *merger) down(i int) {
@@ -47,10 +51,10 @@ func (m *merger) down(i int) {
 			return
 		}
 		j := l
-		if r := l + 1; r < len(h) && m.less(h[r], h[l]) {
+		if r := l + 1; r < len(h) && h[r].less(h[l]) {
 			j = r
 		}
-		if !m.less(h[j], h[i]) {
+		if !h[j].less(h[i]) {
 			return
 		}
 		h[i], h[j] = h[j], h[i]
@@ -61,16 +65,16 @@ func (m *merger) down(i int) {
 // run merges every row and hands emit each gathered batch with its keys.
 func (m *merger) run(emit func(arrow.RecordBatch, []uint64) error) error {
 	for len(m.heap) > 0 {
-		ci := m.heap[0]
+		ci := m.heap[0].ci
 		c := m.cs[ci]
 		// Take every row of c that sorts before the runner-up's next row.
 		limit, tieOK := ^uint64(0), true
 		if len(m.heap) > 1 {
 			o := m.heap[1]
-			if len(m.heap) > 2 && m.less(m.heap[2], o) {
+			if len(m.heap) > 2 && m.heap[2].less(o) {
 				o = m.heap[2]
 			}
-			limit, tieOK = m.cs[o].keys[m.cs[o].pos], ci < o
+			limit, tieOK = o.key, ci < o.ci
 		}
 		if c.slot < 0 {
 			c.rec.Retain()
@@ -98,6 +102,9 @@ func (m *merger) run(emit func(arrow.RecordBatch, []uint64) error) error {
 				m.heap[0] = m.heap[last]
 				m.heap = m.heap[:last]
 			}
+		}
+		if c.rec != nil {
+			m.heap[0].key = c.keys[c.pos]
 		}
 		if len(m.heap) > 0 {
 			m.down(0)
