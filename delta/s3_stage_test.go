@@ -7,13 +7,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/geocompact/geocompact/internal/testing/reliability"
 )
 
 // envStageChild makes TestS3StagingWriterChild stage an object and wait
@@ -36,15 +37,9 @@ func unreachableS3() *S3Storage {
 // staged lists what S3 uploads left in dir.
 func staged(t *testing.T, dir string) []string {
 	t.Helper()
-	entries, err := os.ReadDir(dir)
+	left, err := reliability.LocalLeftovers(dir)
 	require.NoError(t, err)
-	var names []string
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), "geocompact-") {
-			names = append(names, e.Name())
-		}
-	}
-	return names
+	return left
 }
 
 // TestS3StagingWriterChild is the writer TestS3StagingOfKilledWriterIsRemoved

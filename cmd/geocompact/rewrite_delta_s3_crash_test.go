@@ -114,25 +114,12 @@ func TestRewriteDeltaS3SurvivesSIGKILL(t *testing.T) {
 		t.Logf("attempt %d after %v (from the first data PUT: %v): %s", i, delay.Round(time.Millisecond), inWriting, out)
 		vacuumS3AfterKill(t, tbl, st)
 		rerunS3Crash(t, tbl, puts, st)
-		assert.Empty(t, scratchLeft(t, scratchRoot), "the rerun leaves nothing the killed run staged or spilled locally")
+		left, err := reliability.LocalLeftovers(scratchRoot)
+		require.NoError(t, err)
+		assert.Empty(t, left, "the rerun leaves nothing the killed run staged or spilled locally")
 		return out != finishedBeforeKill
 	})
 	t.Logf("SUMMARY outcomes %v, rows checked per run: %d", counts, len(st.rows))
-}
-
-// scratchLeft lists what geocompact left in root, the temporary directory
-// its runs staged uploads and spilled in.
-func scratchLeft(t *testing.T, root string) []string {
-	t.Helper()
-	entries, err := os.ReadDir(root)
-	require.NoError(t, err)
-	var left []string
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), "geocompact-") {
-			left = append(left, e.Name())
-		}
-	}
-	return left
 }
 
 // uploadS3Table copies the local Delta table src to NAME under prefix in

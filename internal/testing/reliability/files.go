@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"os"
 	"slices"
 	"strings"
 
@@ -136,3 +137,19 @@ func normalize(p string) string {
 // Normalize is normalize for callers comparing paths from different
 // sources.
 func Normalize(p string) string { return normalize(p) }
+
+// LocalLeftovers lists what geocompact left in dir, a temporary directory
+// its processes spilled or staged in: the entries named "geocompact-…".
+func LocalLeftovers(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var left []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "geocompact-") {
+			left = append(left, e.Name())
+		}
+	}
+	return left, nil
+}
